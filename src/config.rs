@@ -1,0 +1,147 @@
+//! `baton.toml`: where the project is, where the store lives, and the tunables of every module.
+//!
+//! The project directory is the nearest ancestor of the working directory holding `baton.toml`,
+//! else the nearest holding `.git`, else the working directory itself. Every path in the file is
+//! relative to the project directory and must stay inside it.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+pub const FILE_NAME: &str = "baton.toml";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub paths: Paths,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Paths {
+    /// Root of the task store (seed 002: `docs/orchestrator`).
+    pub root: PathBuf,
+    /// Machine-local state: runs, scratch files, sessions (gitignored).
+    pub local: PathBuf,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Paths {
+            root: "docs/orchestrator".into(),
+            local: ".baton".into(),
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            paths: Paths::default(),
+        }
+    }
+}
+
+/// A loaded project: its directory and its configuration.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub config: Config,
+}
+
+impl Project {
+    /// Find the project from `start` upwards and load its `baton.toml` if there is one.
+    pub fn discover(start: &Path) -> Result<Project> {
+        let dir = find_project_dir(start);
+        let file = dir.join(FILE_NAME);
+        let config = if file.is_file() {
+            load(&file)?
+        } else {
+            Config::default()
+        };
+        Ok(Project { dir, config })
+    }
+
+    /// The store root: `--root` if given (relative to the working directory), else from config.
+    pub fn store_root(&self, override_root: Option<&Path>) -> PathBuf {
+        match override_root {
+            Some(p) => p.to_path_buf(),
+            None => self.dir.join(&self.config.paths.root),
+        }
+    }
+
+    pub fn local_dir(&self) -> PathBuf {
+        self.dir.join(&self.config.paths.local)
+    }
+}
+
+fn find_project_dir(start: &Path) -> PathBuf {
+    for marker in [FILE_NAME, ".git"] {
+        for dir in start.ancestors() {
+            if dir.join(marker).exists() {
+                return dir.to_path_buf();
+            }
+        }
+    }
+    start.to_path_buf()
+}
+
+pub fn load(file: &Path) -> Result<Config> {
+    let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+    let config: Config = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+        Error::corrupt(file, line, e.message().to_string())
+    })?;
+    for (key, p) in [
+        ("paths.root", &config.paths.root),
+        ("paths.local", &config.paths.local),
+    ] {
+        confined(p).map_err(|why| Error::corrupt(file, None, format!("{key} = {:?}: {why}", p)))?;
+    }
+    Ok(config)
+}
+
+/// A configured path must be relative and must not climb out of the project.
+pub fn confined(p: &Path) -> std::result::Result<(), &'static str> {
+    if p.as_os_str().is_empty() {
+        return Err("must not be empty");
+    }
+    for c in p.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => return Err("must not contain `..`"),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err("must be relative to the project directory");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confined_paths() {
+        assert!(confined(Path::new("docs/orchestrator")).is_ok());
+        assert!(confined(Path::new("../x")).is_err());
+        assert!(confined(Path::new("/etc")).is_err());
+        assert!(confined(Path::new("a/../../b")).is_err());
+    }
+
+    #[test]
+    fn bad_toml_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(FILE_NAME);
+        std::fs::write(&f, "[paths]\nroot = \"x\"\nbogus = 1\n").unwrap();
+        let err = load(&f).unwrap_err().to_string();
+        assert!(err.contains("baton.toml line 3"), "{err}");
+        std::fs::write(&f, "[paths]\nroot = \"../outside\"\n").unwrap();
+        let err = load(&f).unwrap_err().to_string();
+        assert!(err.contains("paths.root"), "{err}");
+    }
+}

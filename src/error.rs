@@ -1,0 +1,126 @@
+//! One error type for the library. Each variant maps to a documented exit code, so scripts
+//! and agents can tell bad input from a refused transition from a damaged store.
+
+use std::path::{Path, PathBuf};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: an argument, a name, content that is not UTF-8. Exit code 2.
+    #[error("{msg}")]
+    Invalid { msg: String, hint: Option<String> },
+    /// The command is well-formed but the task's state does not allow it. Exit code 3.
+    #[error("{msg}")]
+    State { msg: String, hint: Option<String> },
+    /// Something asked for does not exist (task, artifact, section). Exit code 4.
+    #[error("{msg}")]
+    NotFound { msg: String, hint: Option<String> },
+    /// A store file is damaged. Exit code 5.
+    #[error("{}: {msg}", location(path, *line))]
+    Corrupt {
+        path: PathBuf,
+        line: Option<usize>,
+        msg: String,
+    },
+    /// The file system refused. Exit code 6.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn location(path: &Path, line: Option<usize>) -> String {
+    match line {
+        Some(l) => format!("{} line {l}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
+impl Error {
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::Invalid {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub fn state(msg: impl Into<String>) -> Self {
+        Error::State {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub fn not_found(msg: impl Into<String>) -> Self {
+        Error::NotFound {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub fn corrupt(path: impl Into<PathBuf>, line: Option<usize>, msg: impl Into<String>) -> Self {
+        Error::Corrupt {
+            path: path.into(),
+            line,
+            msg: msg.into(),
+        }
+    }
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Attach "what to do next" to an error that can carry one.
+    pub fn hint(mut self, text: impl Into<String>) -> Self {
+        match &mut self {
+            Error::Invalid { hint, .. }
+            | Error::State { hint, .. }
+            | Error::NotFound { hint, .. } => *hint = Some(text.into()),
+            _ => {}
+        }
+        self
+    }
+
+    pub fn hint_text(&self) -> Option<String> {
+        match self {
+            Error::Invalid { hint, .. }
+            | Error::State { hint, .. }
+            | Error::NotFound { hint, .. } => hint.clone(),
+            Error::Corrupt { .. } => Some(
+                "run `baton doctor` to check the store and rebuild manifests from events".into(),
+            ),
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some("check the directory's permissions, or point --root elsewhere".into())
+            }
+            Error::Io { .. } => None,
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Invalid { .. } => 2,
+            Error::State { .. } => 3,
+            Error::NotFound { .. } => 4,
+            Error::Corrupt { .. } => 5,
+            Error::Io { .. } => 6,
+        }
+    }
+
+    /// Stable machine name of the error kind (used by `--json` and the seed's command language).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Invalid { .. } => "invalid",
+            Error::State { .. } => "state",
+            Error::NotFound { .. } => "not_found",
+            Error::Corrupt { .. } => "corrupt",
+            Error::Io { .. } => "io",
+        }
+    }
+}
+
+/// `io_err(path)` turns a bare `std::io::Error` into one that names the file.
+pub fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |e| Error::io(path, e)
+}

@@ -1,0 +1,1 @@
+//! The seed's command language (`BEGIN_PHASE phase: architect needs: memory`).

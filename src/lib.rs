@@ -1,0 +1,13 @@
+//! baton: context management for multi-agent LLM coding workflows.
+//!
+//! The library holds every operation; `cli` only parses arguments and renders results.
+//! See `docs/ARCHITECTURE.md` for the module map.
+
+pub mod cli;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod exec;
+pub mod store;
+
+pub use error::{Error, Result};

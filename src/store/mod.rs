@@ -1,0 +1,1 @@
+//! The durable task store (seed 002).
