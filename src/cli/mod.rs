@@ -10,7 +10,21 @@ use clap::{Parser, Subcommand};
 use crate::config::Project;
 use crate::error::{Error, Result};
 
+mod doctor;
+mod exec;
+mod gate;
+mod history;
+mod metrics;
 mod output;
+mod pause;
+mod phase;
+mod query;
+mod resume;
+mod retrieve;
+mod store;
+mod task;
+mod walkthrough;
+
 pub use output::Out;
 
 #[derive(Debug, Parser)]
@@ -40,7 +54,37 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Create, list, summarize and select tasks (INIT, LIST, SUMMARY)
+    #[command(subcommand)]
+    Task(task::TaskCmd),
+    /// Record phases: start, end, begin (RETRIEVE+START), complete (STORE+END)
+    #[command(subcommand)]
+    Phase(phase::PhaseCmd),
+    /// Pause the task for a human (PAUSE)
+    Pause(pause::Args),
+    /// Stop the task at a gate for human approval (SET_GATE), or show the open gate
+    #[command(subcommand)]
+    Gate(gate::GateCmd),
+    /// Answer a pause or a gate with a decision (RESUME)
+    Resume(resume::Args),
+    /// Store a phase's output as an artifact of the task (STORE)
+    Store(store::Args),
+    /// Print the condensed context a phase needs (RETRIEVE)
+    Retrieve(retrieve::Args),
+    /// Execution metrics of the task (METRICS)
+    Metrics(metrics::Args),
+    /// Search every task's artifacts and the history (QUERY)
+    Query(query::Args),
+    /// The global history log, newest last (HISTORY)
+    History(history::Args),
+    /// Verify the store and repair what can be repaired
+    Doctor(doctor::Args),
+    /// Run commands written in the seed's context-manager language
+    Exec(exec::Args),
+    /// Walk through a whole task in a scratch store, showing each command and its output
+    Walkthrough(walkthrough::Args),
+}
 
 /// Everything a command needs from the environment.
 pub struct Ctx {
@@ -50,7 +94,6 @@ pub struct Ctx {
     pub out: Out,
 }
 
-#[allow(unreachable_code, unused_variables)]
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
@@ -63,7 +106,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-#[allow(unreachable_code, unused_variables)]
 fn run(cli: Cli) -> Result<ExitCode> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let project = Project::discover(&cwd)?;
@@ -73,10 +115,71 @@ fn run(cli: Cli) -> Result<ExitCode> {
         task: cli.task,
         out: Out { json: cli.json },
     };
-    #[allow(unreachable_code, unused_variables, clippy::diverging_sub_expression)]
-    let code: ExitCode = match cli.command {};
-    #[allow(unreachable_code)]
-    Ok(code)
+    match cli.command {
+        Command::Task(c) => task::run(&ctx, c),
+        Command::Phase(c) => phase::run(&ctx, c),
+        Command::Pause(a) => pause::run(&ctx, a),
+        Command::Gate(c) => gate::run(&ctx, c),
+        Command::Resume(a) => resume::run(&ctx, a),
+        Command::Store(a) => store::run(&ctx, a),
+        Command::Retrieve(a) => retrieve::run(&ctx, a),
+        Command::Metrics(a) => metrics::run(&ctx, a),
+        Command::Query(a) => query::run(&ctx, a),
+        Command::History(a) => history::run(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
+        Command::Exec(a) => exec::run(&ctx, a),
+        Command::Walkthrough(a) => walkthrough::run(&ctx, a),
+    }
+}
+
+impl Ctx {
+    pub fn store(&self) -> crate::store::Store {
+        crate::store::Store::new(self.project.store_root(self.root.as_deref()))
+    }
+
+    /// The task to work on: `--task` or the current one.
+    pub fn slug(&self, store: &crate::store::Store) -> Result<String> {
+        store.resolve(self.task.as_deref())
+    }
+}
+
+/// Content for STORE / COMPLETE_PHASE: from `--file`, else from stdin. Must be UTF-8.
+pub fn read_content(file: Option<&std::path::Path>) -> Result<String> {
+    use std::io::{IsTerminal, Read};
+    let (bytes, source) = match file {
+        Some(f) if f.as_os_str() != "-" => {
+            if f.is_dir() {
+                return Err(Error::invalid(format!(
+                    "{} is a directory, not a file",
+                    f.display()
+                )));
+            }
+            (
+                std::fs::read(f).map_err(|e| Error::io(f, e))?,
+                f.display().to_string(),
+            )
+        }
+        _ => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                return Err(Error::invalid("no content: nothing was piped on stdin")
+                    .hint("pipe the content in (`… | baton store spec`) or pass --file PATH"));
+            }
+            let mut buf = Vec::new();
+            stdin
+                .lock()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io("<stdin>", e))?;
+            (buf, "stdin".to_string())
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        Error::invalid(format!(
+            "content from {source} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+        .hint("store text (Markdown); convert the file to UTF-8 first")
+    })
 }
 
 fn report(e: &Error, json: bool) {

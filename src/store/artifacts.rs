@@ -1,0 +1,223 @@
+//! STORE: which file each phase's content goes to (seed 002's layout). Nothing is ever
+//! rewritten: storing a phase again writes the next version beside the first
+//! (`spec.md`, `spec.v2.md`, …), and readers take the latest.
+
+use std::path::{Path, PathBuf};
+
+use super::names;
+use crate::error::{Error, Result};
+
+/// The phases STORE accepts, in seed 002's order.
+pub const STORE_PHASES: &[&str] = &[
+    "architect",
+    "spec",
+    "implementation",
+    "tests",
+    "test-results",
+    "impl-audit",
+    "design-audit",
+    "architect-revision",
+    "implementation-fix",
+    "debt",
+    "graduate-complete",
+];
+
+pub fn is_store_phase(phase: &str) -> bool {
+    STORE_PHASES.contains(&phase)
+}
+
+/// Decide the file (relative to the task directory) for a STORE.
+pub fn target(
+    task_dir: &Path,
+    phase: &str,
+    task_id: Option<&str>,
+    iteration: Option<u32>,
+) -> Result<String> {
+    if !is_store_phase(phase) {
+        return Err(Error::invalid(format!("unknown STORE phase `{phase}`"))
+            .hint(format!("STORE takes one of: {}", STORE_PHASES.join(", "))));
+    }
+    if let Some(id) = task_id {
+        names::check_task_id(id)?;
+    }
+    if iteration == Some(0) {
+        return Err(Error::invalid("iteration counts from 1"));
+    }
+    match phase {
+        "implementation" | "tests" => {
+            let id = task_id.ok_or_else(|| {
+                Error::invalid(format!("STORE {phase} needs a task id")).hint(format!(
+                    "pass --task-id N (the spec task this {phase} belongs to)"
+                ))
+            })?;
+            let dir = if phase == "implementation" {
+                "implementations"
+            } else {
+                "tests"
+            };
+            Ok(next_version(task_dir, &format!("{dir}/task-{id}")))
+        }
+        "architect-revision" | "implementation-fix" => match iteration {
+            Some(n) => {
+                let rel = format!("{phase}-{n}.md");
+                if task_dir.join(&rel).exists() {
+                    return Err(Error::state(format!("{rel} already exists and is never rewritten"))
+                        .hint("store the next iteration, or omit --iteration to take the next free number"));
+                }
+                Ok(rel)
+            }
+            None => {
+                let mut n = 1;
+                while task_dir.join(format!("{phase}-{n}.md")).exists() {
+                    n += 1;
+                }
+                Ok(format!("{phase}-{n}.md"))
+            }
+        },
+        _ => Ok(next_version(task_dir, phase)),
+    }
+}
+
+/// `stem.md` if free, else the first free `stem.vK.md` (K ≥ 2).
+fn next_version(task_dir: &Path, stem: &str) -> String {
+    let first = format!("{stem}.md");
+    if !task_dir.join(&first).exists() {
+        return first;
+    }
+    let mut k = 2;
+    loop {
+        let rel = format!("{stem}.v{k}.md");
+        if !task_dir.join(&rel).exists() {
+            return rel;
+        }
+        k += 1;
+    }
+}
+
+/// The latest version of `stem` (`spec` → `spec.v3.md` if it exists, else `spec.md`).
+pub fn latest(task_dir: &Path, stem: &str) -> Option<PathBuf> {
+    let first = task_dir.join(format!("{stem}.md"));
+    if !first.exists() {
+        return None;
+    }
+    let mut best = first;
+    let mut k = 2;
+    loop {
+        let p = task_dir.join(format!("{stem}.v{k}.md"));
+        if !p.exists() {
+            return Some(best);
+        }
+        best = p;
+        k += 1;
+    }
+}
+
+/// The highest-numbered `<prefix>-<n>.md` (architect-revision-3.md).
+pub fn latest_numbered(task_dir: &Path, prefix: &str) -> Option<PathBuf> {
+    let mut n = 1;
+    let mut found = None;
+    loop {
+        let p = task_dir.join(format!("{prefix}-{n}.md"));
+        if !p.exists() {
+            return found;
+        }
+        found = Some(p);
+        n += 1;
+    }
+}
+
+/// Latest version of every `task-<id>` file in `implementations/` or `tests/`, by id.
+pub fn latest_per_task(task_dir: &Path, sub: &str) -> Vec<PathBuf> {
+    let dir = task_dir.join(sub);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let mut ids: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| {
+            let rest = n.strip_prefix("task-")?.strip_suffix(".md")?;
+            // `task-3.md` or `task-3.v2.md`: the id is what precedes an optional `.vK`.
+            let id = match rest.rsplit_once(".v") {
+                Some((id, k)) if k.bytes().all(|b| b.is_ascii_digit()) && !k.is_empty() => id,
+                _ => rest,
+            };
+            Some(id.to_string())
+        })
+        .collect();
+    ids.sort_by_key(|a| natural_key(a));
+    ids.dedup();
+    ids.iter()
+        .filter_map(|id| latest(task_dir, &format!("{sub}/task-{id}")))
+        .collect()
+}
+
+/// Sort `2` before `10`.
+fn natural_key(s: &str) -> (u64, String) {
+    (s.parse().unwrap_or(u64::MAX), s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_and_versions() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path();
+        assert_eq!(target(t, "architect", None, None).unwrap(), "architect.md");
+        std::fs::write(t.join("architect.md"), "a").unwrap();
+        assert_eq!(
+            target(t, "architect", None, None).unwrap(),
+            "architect.v2.md"
+        );
+        std::fs::write(t.join("architect.v2.md"), "b").unwrap();
+        assert_eq!(latest(t, "architect").unwrap(), t.join("architect.v2.md"));
+        assert_eq!(
+            target(t, "implementation", Some("3"), None).unwrap(),
+            "implementations/task-3.md"
+        );
+        assert!(
+            target(t, "implementation", None, None)
+                .unwrap_err()
+                .to_string()
+                .contains("task id")
+        );
+        assert!(target(t, "tests", Some("../x"), None).is_err());
+        assert_eq!(
+            target(t, "architect-revision", None, None).unwrap(),
+            "architect-revision-1.md"
+        );
+        std::fs::write(t.join("architect-revision-1.md"), "r").unwrap();
+        assert_eq!(
+            target(t, "architect-revision", None, None).unwrap(),
+            "architect-revision-2.md"
+        );
+        assert!(target(t, "architect-revision", None, Some(1)).is_err());
+        assert_eq!(
+            target(t, "implementation-fix", None, Some(4)).unwrap(),
+            "implementation-fix-4.md"
+        );
+        assert!(
+            target(t, "checkpoint", None, None)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown STORE phase")
+        );
+    }
+
+    #[test]
+    fn latest_per_task_orders_naturally() {
+        let d = tempfile::tempdir().unwrap();
+        let i = d.path().join("implementations");
+        std::fs::create_dir(&i).unwrap();
+        for f in ["task-10.md", "task-2.md", "task-2.v2.md", "task-a.md"] {
+            std::fs::write(i.join(f), f).unwrap();
+        }
+        let got: Vec<String> = latest_per_task(d.path(), "implementations")
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(got, vec!["task-2.v2.md", "task-10.md", "task-a.md"]);
+    }
+}

@@ -1,0 +1,118 @@
+//! File-system primitives of the store: locks, atomic replacement, durable appends.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use crate::error::{Error, Result, io_err};
+
+/// An exclusive advisory lock held until dropped (flock via `File::lock`).
+pub struct Lock {
+    _file: File,
+}
+
+pub fn lock(path: &Path) -> Result<Lock> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    file.lock().map_err(io_err(path))?;
+    Ok(Lock { _file: file })
+}
+
+pub fn create_dir_all(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(io_err(dir))
+}
+
+/// Replace `path` with `bytes` all at once: a reader sees the old file or the new one, never
+/// a mix. Not fsync'd: the files written this way are derived and rebuilt from the fsync'd
+/// event log if a power loss ever leaves one behind.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = temp_in(dir)?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// Create `path` with `bytes`, durably, refusing to replace an existing file
+/// ("never delete context, only add").
+pub fn write_new_durable(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = temp_in(dir)?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.as_file().sync_data().map_err(io_err(path))?;
+    tmp.persist_noclobber(path)
+        .map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// A temp file beside its target. Store files are documents meant to be committed and read,
+/// so they get the usual 0644 rather than tempfile's private 0600.
+fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    b.tempfile_in(dir).map_err(io_err(dir))
+}
+
+/// Append `bytes` and fsync before returning: the caller reports success only after this.
+pub fn append_durable(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    f.write_all(bytes).map_err(io_err(path))?;
+    f.sync_data().map_err(io_err(path))
+}
+
+/// Append without fsync (human-readable logs that are not a source of truth).
+pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    f.write_all(bytes).map_err(io_err(path))
+}
+
+/// The last `max` bytes of a file (all of it when smaller), and the file's length.
+pub fn read_tail(path: &Path, max: u64) -> Result<(Vec<u8>, u64)> {
+    let mut f = File::open(path).map_err(io_err(path))?;
+    let len = f.metadata().map_err(io_err(path))?.len();
+    let start = len.saturating_sub(max);
+    f.seek(SeekFrom::Start(start)).map_err(io_err(path))?;
+    let mut buf = Vec::with_capacity((len - start) as usize);
+    f.read_to_end(&mut buf).map_err(io_err(path))?;
+    Ok((buf, len))
+}
+
+/// Read a file that must be UTF-8 text; the error names the file.
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::corrupt(
+            path,
+            None,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Read a text file if it exists.
+pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
+    match std::fs::metadata(path) {
+        Ok(_) => read_text(path).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}

@@ -1,0 +1,403 @@
+//! The task state machine: pure, no IO. `apply` validates one event against the manifest and
+//! returns the next manifest. The same function checks a command before its event is written
+//! and replays the log when a manifest is rebuilt, so what is accepted and what is replayed
+//! can never disagree.
+
+use jiff::Timestamp;
+
+use super::model::*;
+use crate::error::{Error, Result};
+
+/// What applying an event tells the caller beyond the new manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effect {
+    /// For a phase that ended: its duration.
+    pub duration_ms: Option<u64>,
+    /// For a resume: the phase the workflow continues at (None when the task stopped).
+    pub continue_at: Option<String>,
+}
+
+/// Apply `event` to `state` (None before the task exists). On error nothing changes.
+pub fn apply(state: Option<&Manifest>, event: &Event) -> Result<(Manifest, Effect)> {
+    let ts = event.ts.as_str();
+    let (mut m, effect) = match (&event.kind, state) {
+        (
+            EventKind::TaskCreated {
+                name,
+                mode,
+                workflow,
+            },
+            None,
+        ) => (
+            Manifest {
+                name: name.clone(),
+                mode: *mode,
+                workflow: *workflow,
+                status: Status::Running,
+                current_phase: None,
+                running_phases: vec![],
+                completed_phases: vec![],
+                failure_context: None,
+                gate_context: None,
+                shelf_context: None,
+                metrics: Metrics::default(),
+                waves: Waves::default(),
+                created_at: ts.to_string(),
+                updated_at: ts.to_string(),
+                version: 0,
+            },
+            Effect::default(),
+        ),
+        (EventKind::TaskCreated { name, .. }, Some(_)) => {
+            return Err(Error::state(format!("task `{name}` already exists"))
+                .hint("pick another name, or work on the existing task with --task"));
+        }
+        (_, None) => {
+            return Err(
+                Error::state("no task: the event log does not start with task_created")
+                    .hint("create the task first: baton task init <name>"),
+            );
+        }
+        (kind, Some(m)) => {
+            let mut m = m.clone();
+            let effect = transition(&mut m, kind, ts)?;
+            (m, effect)
+        }
+    };
+    m.updated_at = ts.to_string();
+    m.version = event.seq;
+    Ok((m, effect))
+}
+
+fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
+    match kind {
+        EventKind::TaskCreated { .. } => unreachable!("handled by apply"),
+        EventKind::PhaseStarted { phase, task_id } => {
+            require_running(m, &format!("start phase `{phase}`"))?;
+            let label = phase_label(phase, task_id.as_deref());
+            if m.running_phases.iter().any(|r| r.label() == label) {
+                return Err(
+                    Error::state(format!("phase `{label}` is already running")).hint(format!(
+                        "end it first: baton phase end {phase} --status success|failed"
+                    )),
+                );
+            }
+            let attempt = 1 + m
+                .completed_phases
+                .iter()
+                .filter(|c| c.phase == *phase && c.task_id == *task_id)
+                .count() as u32;
+            m.running_phases.push(RunningPhase {
+                phase: phase.clone(),
+                task_id: task_id.clone(),
+                started_at: ts.to_string(),
+                attempt,
+            });
+            m.current_phase = Some(label);
+            Ok(Effect::default())
+        }
+        EventKind::PhaseEnded {
+            phase,
+            task_id,
+            status,
+        } => {
+            let label = phase_label(phase, task_id.as_deref());
+            let Some(idx) = m.running_phases.iter().position(|r| r.label() == label) else {
+                let running: Vec<String> = m.running_phases.iter().map(|r| r.label()).collect();
+                let msg = if running.is_empty() {
+                    format!("phase `{label}` is not running (no phase is running)")
+                } else {
+                    format!(
+                        "phase `{label}` is not running (running: {})",
+                        running.join(", ")
+                    )
+                };
+                return Err(
+                    Error::state(msg).hint(format!("start it first: baton phase start {phase}"))
+                );
+            };
+            let run = m.running_phases.remove(idx);
+            let duration_ms = millis_between(&run.started_at, ts);
+            m.completed_phases.push(CompletedPhase {
+                phase: run.phase,
+                task_id: run.task_id,
+                status: *status,
+                started_at: run.started_at,
+                ended_at: ts.to_string(),
+                duration_ms,
+                attempt: run.attempt,
+            });
+            if *status == PhaseStatus::Failed {
+                m.metrics.total_retries += 1;
+            }
+            if m.current_phase.as_deref() == Some(label.as_str()) {
+                m.current_phase = m.running_phases.last().map(|r| r.label());
+            }
+            recompute_durations(m);
+            Ok(Effect {
+                duration_ms: Some(duration_ms),
+                continue_at: None,
+            })
+        }
+        EventKind::ArtifactStored { phase, .. } => {
+            if m.status.is_terminal() {
+                return Err(Error::state(format!(
+                    "task `{}` is {}: no more artifacts can be stored",
+                    m.name, m.status
+                ))
+                .hint("start a new task with baton task init"));
+            }
+            if phase == "debt" && m.mode != Mode::Poc {
+                return Err(Error::state(format!(
+                    "`debt` is stored only in poc mode; task `{}` is in {} mode",
+                    m.name, m.mode
+                ))
+                .hint(
+                    "debt.md records shortcuts of a proof of concept; a standard task has none",
+                ));
+            }
+            Ok(Effect::default())
+        }
+        EventKind::Paused {
+            reason,
+            recommendations,
+        } => {
+            require_stoppable(m, "pause")?;
+            let failed_phase = m
+                .completed_phases
+                .last()
+                .filter(|c| c.status == PhaseStatus::Failed)
+                .map(|c| c.phase.clone());
+            m.status = Status::Paused;
+            m.failure_context = Some(FailureContext {
+                reason: reason.clone(),
+                recommendations: recommendations.clone(),
+                failed_phase,
+                paused_at: ts.to_string(),
+            });
+            Ok(Effect::default())
+        }
+        EventKind::GateSet {
+            gate,
+            prompt,
+            artifacts,
+        } => {
+            require_stoppable(m, &format!("set the {gate} gate"))?;
+            m.status = Status::WaitingGate;
+            m.gate_context = Some(GateContext {
+                gate: *gate,
+                prompt: prompt.clone(),
+                artifacts: artifacts.clone(),
+                set_at: ts.to_string(),
+            });
+            Ok(Effect::default())
+        }
+        EventKind::Resumed {
+            decision,
+            investigation_summary,
+        } => resume(m, *decision, investigation_summary.as_deref(), ts),
+    }
+}
+
+/// Seed 002's decision routing table, row by row.
+fn resume(m: &mut Manifest, decision: Decision, summary: Option<&str>, ts: &str) -> Result<Effect> {
+    use Decision::*;
+    let go = |at: &str| Effect {
+        duration_ms: None,
+        continue_at: Some(at.to_string()),
+    };
+    let stop = Effect::default();
+    let effect = match (m.status, m.gate_context.as_ref().map(|g| g.gate)) {
+        (Status::Paused, _) => match decision {
+            Retry => {
+                let at = m
+                    .failure_context
+                    .as_ref()
+                    .and_then(|f| f.failed_phase.clone())
+                    .or_else(|| {
+                        m.completed_phases
+                            .last()
+                            .map(|c| format!("after {}", c.phase))
+                    })
+                    .unwrap_or_else(|| "start".to_string());
+                m.status = Status::Running;
+                m.failure_context = None;
+                go(&at)
+            }
+            Reject => {
+                m.status = Status::Failed;
+                stop
+            }
+            _ => return Err(misfit(decision, "a paused task", "retry, reject")),
+        },
+        (Status::WaitingGate, Some(Gate::Design)) => match decision {
+            Approve => {
+                m.status = Status::Running;
+                go("spec")
+            }
+            Reject => {
+                m.status = Status::Failed;
+                stop
+            }
+            _ => return Err(misfit(decision, "the design gate", "approve, reject")),
+        },
+        (Status::WaitingGate, Some(Gate::Investigation)) => match decision {
+            Full => {
+                m.status = Status::Running;
+                go("spec")
+            }
+            Lite => {
+                m.status = Status::Running;
+                m.workflow = Workflow::Poc;
+                m.mode = Mode::Poc;
+                go("implementation")
+            }
+            Shelf => {
+                m.status = Status::Shelved;
+                m.shelf_context = Some(ShelfContext {
+                    investigation_summary: summary.unwrap_or_default().to_string(),
+                    shelved_at: ts.to_string(),
+                    shelved_phase: m
+                        .completed_phases
+                        .last()
+                        .map(|c| c.label())
+                        .unwrap_or_else(|| "investigation".to_string()),
+                    completed_phases: m.completed_phases.iter().map(|c| c.label()).collect(),
+                });
+                stop
+            }
+            Cancel => {
+                m.status = Status::Cancelled;
+                stop
+            }
+            Reject => {
+                m.status = Status::Failed;
+                stop
+            }
+            _ => {
+                return Err(misfit(
+                    decision,
+                    "the investigation gate",
+                    "full, lite, shelf, cancel, reject",
+                ));
+            }
+        },
+        (Status::WaitingGate, Some(Gate::Final)) => match decision {
+            Approve => {
+                m.status = Status::Completed;
+                stop
+            }
+            Reject => {
+                m.status = Status::Failed;
+                stop
+            }
+            _ => return Err(misfit(decision, "the final gate", "approve, reject")),
+        },
+        (status, _) => {
+            return Err(Error::state(format!(
+                "nothing to resume: task `{}` is {status}, not paused or waiting at a gate",
+                m.name
+            ))
+            .hint("RESUME answers a PAUSE or a SET_GATE; see `baton task summary`"));
+        }
+    };
+    m.gate_context = None;
+    Ok(effect)
+}
+
+fn misfit(decision: Decision, what: &str, fits: &str) -> Error {
+    Error::state(format!("decision `{decision}` does not fit {what}"))
+        .hint(format!("decide one of: {fits}"))
+}
+
+fn require_running(m: &Manifest, action: &str) -> Result<()> {
+    match m.status {
+        Status::Running => Ok(()),
+        Status::Paused => {
+            let reason = m
+                .failure_context
+                .as_ref()
+                .map(|f| f.reason.as_str())
+                .unwrap_or("");
+            Err(Error::state(format!(
+                "cannot {action}: task `{}` is paused ({reason})",
+                m.name
+            ))
+            .hint("resume it first: baton resume --decision retry"))
+        }
+        Status::WaitingGate => {
+            let gate = m
+                .gate_context
+                .as_ref()
+                .map(|g| g.gate.as_str())
+                .unwrap_or("?");
+            Err(Error::state(format!(
+                "cannot {action}: task `{}` is waiting at the {gate} gate",
+                m.name
+            ))
+            .hint("decide first: baton resume --decision <decision> (see baton task summary)"))
+        }
+        s => Err(
+            Error::state(format!("cannot {action}: task `{}` is {s}", m.name))
+                .hint("start a new task with baton task init"),
+        ),
+    }
+}
+
+/// PAUSE and SET_GATE stop the task: it must be running with no phase in flight.
+fn require_stoppable(m: &Manifest, action: &str) -> Result<()> {
+    require_running(m, action)?;
+    if !m.running_phases.is_empty() {
+        let running: Vec<String> = m.running_phases.iter().map(|r| r.label()).collect();
+        return Err(Error::state(format!(
+            "cannot {action}: phases still running: {}",
+            running.join(", ")
+        ))
+        .hint("end every phase first: baton phase end <phase> --status success|failed"));
+    }
+    Ok(())
+}
+
+/// Milliseconds from `a` to `b`; 0 when either is unparseable or the clock went backwards.
+pub fn millis_between(a: &str, b: &str) -> u64 {
+    match (a.parse::<Timestamp>(), b.parse::<Timestamp>()) {
+        (Ok(a), Ok(b)) => b.duration_since(a).as_millis().max(0) as u64,
+        _ => 0,
+    }
+}
+
+/// Busy wall-clock time (the union of phase intervals) and the savings of overlap.
+fn recompute_durations(m: &mut Manifest) {
+    let mut spans: Vec<(i64, i64)> = m
+        .completed_phases
+        .iter()
+        .filter_map(|c| {
+            let s = c.started_at.parse::<Timestamp>().ok()?.as_millisecond();
+            let e = c.ended_at.parse::<Timestamp>().ok()?.as_millisecond();
+            Some((s, e.max(s)))
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut busy = 0i64;
+    let mut cur: Option<(i64, i64)> = None;
+    for (s, e) in spans {
+        cur = match cur {
+            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                busy += ce - cs;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some((cs, ce)) = cur {
+        busy += ce - cs;
+    }
+    let sum: u64 = m.completed_phases.iter().map(|c| c.duration_ms).sum();
+    m.metrics.total_duration_ms = Some(busy as u64);
+    m.metrics.parallelization_savings_ms = Some(sum.saturating_sub(busy as u64));
+}
+
+#[cfg(test)]
+#[path = "machine_tests.rs"]
+mod tests;
