@@ -18,7 +18,11 @@ fn baton() -> PathBuf {
 
 fn time(cmd: &mut Command) -> Duration {
     let t = Instant::now();
-    let st = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("spawn");
+    let st = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("spawn");
     let d = t.elapsed();
     assert!(st.success(), "{cmd:?} failed");
     d
@@ -51,7 +55,9 @@ fn store_with(dir: &Path, phases: usize) -> PathBuf {
     run(&["task", "init", "bench"], None);
     let mut script = String::new();
     for i in 0..phases {
-        script.push_str(&format!("START_PHASE phase: p{i}\nEND_PHASE phase: p{i} status: success\n"));
+        script.push_str(&format!(
+            "START_PHASE phase: p{i}\nEND_PHASE phase: p{i} status: success\n"
+        ));
     }
     run(&["exec"], Some(&script));
     root
@@ -63,17 +69,26 @@ fn main() {
         println!("store bench: run with `cargo bench --bench store`");
         return;
     }
-    let n: usize = std::env::var("BATON_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let n: usize = std::env::var("BATON_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
     let tmp = tempfile::tempdir().unwrap();
     let dd_file = tmp.path().join("dd.bin");
     let content = tmp.path().join("content.md");
-    std::fs::write(&content, "## Task\nImplemented the thing; tests pass.\n".repeat(4)).unwrap();
+    std::fs::write(
+        &content,
+        "## Task\nImplemented the thing; tests pass.\n".repeat(4),
+    )
+    .unwrap();
     let small = store_with(tmp.path(), 10);
     let big = store_with(tmp.path(), 1000);
 
     let dd = || {
         let mut c = Command::new("dd");
-        c.arg("if=/dev/zero").arg(format!("of={}", dd_file.display())).args(["bs=200", "count=1", "oflag=append", "conv=notrunc,fsync"]);
+        c.arg("if=/dev/zero")
+            .arg(format!("of={}", dd_file.display()))
+            .args(["bs=200", "count=1", "oflag=append", "conv=notrunc,fsync"]);
         c
     };
     let op = |root: &Path, args: &[&str]| {
@@ -81,32 +96,120 @@ fn main() {
         c.arg("--root").arg(root).args(args);
         c
     };
-    let (mut t_dd, mut t_begin, mut t_complete, mut t_begin_big, mut t_complete_big) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut t_dd, mut t_begin, mut t_complete, mut t_begin_big, mut t_complete_big) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for i in 0..n {
         let id = i.to_string();
         t_dd.push(time(&mut dd()));
-        t_begin.push(time(&mut op(&small, &["phase", "begin", "implementation", "--task-id", &id, "--needs", "memory"])));
-        t_complete.push(time(&mut op(&small, &["phase", "complete", "implementation", "--task-id", &id, "--status", "success", "--file", content.to_str().unwrap()])));
-        t_begin_big.push(time(&mut op(&big, &["phase", "begin", "implementation", "--task-id", &id, "--needs", "memory"])));
-        t_complete_big.push(time(&mut op(&big, &["phase", "complete", "implementation", "--task-id", &id, "--status", "success", "--file", content.to_str().unwrap()])));
+        t_begin.push(time(&mut op(
+            &small,
+            &[
+                "phase",
+                "begin",
+                "implementation",
+                "--task-id",
+                &id,
+                "--needs",
+                "memory",
+            ],
+        )));
+        t_complete.push(time(&mut op(
+            &small,
+            &[
+                "phase",
+                "complete",
+                "implementation",
+                "--task-id",
+                &id,
+                "--status",
+                "success",
+                "--file",
+                content.to_str().unwrap(),
+            ],
+        )));
+        t_begin_big.push(time(&mut op(
+            &big,
+            &[
+                "phase",
+                "begin",
+                "implementation",
+                "--task-id",
+                &id,
+                "--needs",
+                "memory",
+            ],
+        )));
+        t_complete_big.push(time(&mut op(
+            &big,
+            &[
+                "phase",
+                "complete",
+                "implementation",
+                "--task-id",
+                &id,
+                "--status",
+                "success",
+                "--file",
+                content.to_str().unwrap(),
+            ],
+        )));
     }
     let dd50 = p50(&mut t_dd);
-    let (b, c, bb, cb) = (p50(&mut t_begin), p50(&mut t_complete), p50(&mut t_begin_big), p50(&mut t_complete_big));
+    let (b, c, bb, cb) = (
+        p50(&mut t_begin),
+        p50(&mut t_complete),
+        p50(&mut t_begin_big),
+        p50(&mut t_complete_big),
+    );
     println!("samples per case: {n}");
     println!("{:<48} {:>9} {:>8}", "case (p50)", "ms", "ratio");
-    println!("{:<48} {:>9.2} {:>8}", "dd 200 B append + fsync (floor)", ms(dd50), "1.00");
-    println!("{:<48} {:>9.2} {:>8.2}", "baton phase begin, 10 phases", ms(b), ms(b) / ms(dd50));
-    println!("{:<48} {:>9.2} {:>8.2}", "baton phase complete (+store), 10 phases", ms(c), ms(c) / ms(dd50));
-    println!("{:<48} {:>9.2} {:>8.2}", "baton phase begin, 1000 phases (vs 10)", ms(bb), ms(bb) / ms(b));
-    println!("{:<48} {:>9.2} {:>8.2}", "baton phase complete, 1000 phases (vs 10)", ms(cb), ms(cb) / ms(c));
+    println!(
+        "{:<48} {:>9.2} {:>8}",
+        "dd 200 B append + fsync (floor)",
+        ms(dd50),
+        "1.00"
+    );
+    println!(
+        "{:<48} {:>9.2} {:>8.2}",
+        "baton phase begin, 10 phases",
+        ms(b),
+        ms(b) / ms(dd50)
+    );
+    println!(
+        "{:<48} {:>9.2} {:>8.2}",
+        "baton phase complete (+store), 10 phases",
+        ms(c),
+        ms(c) / ms(dd50)
+    );
+    println!(
+        "{:<48} {:>9.2} {:>8.2}",
+        "baton phase begin, 1000 phases (vs 10)",
+        ms(bb),
+        ms(bb) / ms(b)
+    );
+    println!(
+        "{:<48} {:>9.2} {:>8.2}",
+        "baton phase complete, 1000 phases (vs 10)",
+        ms(cb),
+        ms(cb) / ms(c)
+    );
 
     // History: 1,000,000 lines in history.md.
     let hist_root = store_with(tmp.path(), 0);
     let hist = hist_root.join("context/history.md");
     {
-        let mut f = std::io::BufWriter::new(std::fs::OpenOptions::new().append(true).open(&hist).unwrap());
+        let mut f = std::io::BufWriter::new(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&hist)
+                .unwrap(),
+        );
         for i in 0..1_000_000 {
-            writeln!(f, "- 2026-11-22T13:00:00.000Z [bench] END_PHASE implementation#{i} success").unwrap();
+            writeln!(
+                f,
+                "- 2026-11-22T13:00:00.000Z [bench] END_PHASE implementation#{i} success"
+            )
+            .unwrap();
         }
     }
     let (mut t_tail, mut t_hist) = (vec![], vec![]);
@@ -115,6 +218,16 @@ fn main() {
         t_hist.push(time(&mut op(&hist_root, &["history", "--tail", "50"])));
     }
     let (t, h) = (p50(&mut t_tail), p50(&mut t_hist));
-    println!("{:<48} {:>9.2} {:>8}", "tail -n 50, 1M-line history", ms(t), "1.00");
-    println!("{:<48} {:>9.2} {:>8.2}", "baton history --tail 50, 1M-line history", ms(h), ms(h) / ms(t));
+    println!(
+        "{:<48} {:>9.2} {:>8}",
+        "tail -n 50, 1M-line history",
+        ms(t),
+        "1.00"
+    );
+    println!(
+        "{:<48} {:>9.2} {:>8.2}",
+        "baton history --tail 50, 1M-line history",
+        ms(h),
+        ms(h) / ms(t)
+    );
 }

@@ -139,16 +139,20 @@ pub fn read_all(path: &Path) -> Result<Vec<Event>> {
 /// Rebuild the manifest by replaying every event through the state machine.
 pub fn replay(path: &Path) -> Result<Option<Manifest>> {
     let events = read_all(path)?;
-    let mut state: Option<Manifest> = None;
-    for (i, e) in events.iter().enumerate() {
-        let (m, _) = machine::apply(state.as_ref(), e).map_err(|err| {
-            Error::corrupt(
-                path,
-                Some(i + 1),
-                format!("event cannot be replayed: {err}"),
-            )
-        })?;
-        state = Some(m);
+    let mut iter = events.iter().enumerate();
+    let Some((_, first)) = iter.next() else {
+        return Ok(None);
+    };
+    let bad = |i: usize, err: Error| {
+        Error::corrupt(
+            path,
+            Some(i + 1),
+            format!("event cannot be replayed: {err}"),
+        )
+    };
+    let mut m = machine::create(first).map_err(|e| bad(0, e))?;
+    for (i, e) in iter {
+        machine::step(&mut m, e).map_err(|err| bad(i, err))?;
     }
-    Ok(state)
+    Ok(Some(m))
 }

@@ -19,54 +19,60 @@ pub struct Effect {
 
 /// Apply `event` to `state` (None before the task exists). On error nothing changes.
 pub fn apply(state: Option<&Manifest>, event: &Event) -> Result<(Manifest, Effect)> {
-    let ts = event.ts.as_str();
-    let (mut m, effect) = match (&event.kind, state) {
-        (
-            EventKind::TaskCreated {
-                name,
-                mode,
-                workflow,
-            },
-            None,
-        ) => (
-            Manifest {
-                name: name.clone(),
-                mode: *mode,
-                workflow: *workflow,
-                status: Status::Running,
-                current_phase: None,
-                running_phases: vec![],
-                completed_phases: vec![],
-                failure_context: None,
-                gate_context: None,
-                shelf_context: None,
-                metrics: Metrics::default(),
-                waves: Waves::default(),
-                created_at: ts.to_string(),
-                updated_at: ts.to_string(),
-                version: 0,
-            },
-            Effect::default(),
-        ),
-        (EventKind::TaskCreated { name, .. }, Some(_)) => {
-            return Err(Error::state(format!("task `{name}` already exists"))
-                .hint("pick another name, or work on the existing task with --task"));
-        }
-        (_, None) => {
-            return Err(
-                Error::state("no task: the event log does not start with task_created")
-                    .hint("create the task first: baton task init <name>"),
-            );
-        }
-        (kind, Some(m)) => {
+    match state {
+        None => create(event).map(|m| (m, Effect::default())),
+        Some(m) => {
             let mut m = m.clone();
-            let effect = transition(&mut m, kind, ts)?;
-            (m, effect)
+            let effect = step(&mut m, event)?;
+            Ok((m, effect))
         }
+    }
+}
+
+/// The first event of a log: it must create the task.
+pub fn create(event: &Event) -> Result<Manifest> {
+    let EventKind::TaskCreated {
+        name,
+        mode,
+        workflow,
+    } = &event.kind
+    else {
+        return Err(
+            Error::state("no task: the event log does not start with task_created")
+                .hint("create the task first: baton task init <name>"),
+        );
     };
-    m.updated_at = ts.to_string();
+    Ok(Manifest {
+        name: name.clone(),
+        mode: *mode,
+        workflow: *workflow,
+        status: Status::Running,
+        current_phase: None,
+        running_phases: vec![],
+        completed_phases: vec![],
+        failure_context: None,
+        gate_context: None,
+        shelf_context: None,
+        metrics: Metrics::default(),
+        waves: Waves::default(),
+        created_at: event.ts.clone(),
+        updated_at: event.ts.clone(),
+        version: event.seq,
+    })
+}
+
+/// Apply one event to an existing task in place, without copying it (the manifest of a long
+/// task is large). Every rule is checked before anything is changed, so on error `m` is
+/// exactly as it was.
+pub fn step(m: &mut Manifest, event: &Event) -> Result<Effect> {
+    if let EventKind::TaskCreated { name, .. } = &event.kind {
+        return Err(Error::state(format!("task `{name}` already exists"))
+            .hint("pick another name, or work on the existing task with --task"));
+    }
+    let effect = transition(m, &event.kind, &event.ts)?;
+    m.updated_at = event.ts.clone();
     m.version = event.seq;
-    Ok((m, effect))
+    Ok(effect)
 }
 
 fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
@@ -360,10 +366,48 @@ fn require_stoppable(m: &Manifest, action: &str) -> Result<()> {
 
 /// Milliseconds from `a` to `b`; 0 when either is unparseable or the clock went backwards.
 pub fn millis_between(a: &str, b: &str) -> u64 {
-    match (a.parse::<Timestamp>(), b.parse::<Timestamp>()) {
-        (Ok(a), Ok(b)) => b.duration_since(a).as_millis().max(0) as u64,
+    match (epoch_ms(a), epoch_ms(b)) {
+        (Some(a), Some(b)) => (b - a).max(0) as u64,
         _ => 0,
     }
+}
+
+/// Milliseconds since the epoch of an RFC 3339 timestamp. baton writes the fixed form
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, read here without a general parser because every END_PHASE
+/// recomputes durations over all completed phases (cost must not grow with history);
+/// anything else goes through jiff.
+pub fn epoch_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let fixed = b.len() == 24
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'.'
+        && b[23] == b'Z';
+    if !fixed {
+        return s.parse::<Timestamp>().ok().map(|t| t.as_millisecond());
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        b[r].iter().try_fold(0i64, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0'))
+        })
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec, ms) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return s.parse::<Timestamp>().ok().map(|t| t.as_millisecond());
+    }
+    // Days from the civil date (H. Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + ms)
 }
 
 /// Busy wall-clock time (the union of phase intervals) and the savings of overlap.
@@ -372,8 +416,8 @@ fn recompute_durations(m: &mut Manifest) {
         .completed_phases
         .iter()
         .filter_map(|c| {
-            let s = c.started_at.parse::<Timestamp>().ok()?.as_millisecond();
-            let e = c.ended_at.parse::<Timestamp>().ok()?.as_millisecond();
+            let s = epoch_ms(&c.started_at)?;
+            let e = epoch_ms(&c.ended_at)?;
             Some((s, e.max(s)))
         })
         .collect();

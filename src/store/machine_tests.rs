@@ -25,7 +25,10 @@ impl Sim {
     fn event(&mut self, kind: EventKind) -> Event {
         self.seq += 1;
         self.clock += 1000;
-        let ts = Timestamp::from_millisecond(self.clock).unwrap().to_string();
+        let ts = Timestamp::from_millisecond(self.clock)
+            .unwrap()
+            .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string();
         Event {
             v: EVENT_FORMAT,
             seq: self.seq,
@@ -511,4 +514,25 @@ fn clock_going_backwards_gives_zero_not_a_panic() {
         millis_between("2026-01-01T00:00:00Z", "2026-01-01T00:00:01.5Z"),
         1500
     );
+}
+
+#[test]
+fn fast_timestamps_agree_with_jiff() {
+    for ms in [
+        0i64,
+        1,
+        999,
+        951_782_400_000,
+        1_700_000_000_123,
+        4_102_444_799_999,
+        1_709_164_800_000,
+    ] {
+        let t = Timestamp::from_millisecond(ms).unwrap();
+        let fixed = t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        assert_eq!(fixed.len(), 24, "{fixed}");
+        assert_eq!(epoch_ms(&fixed), Some(ms), "{fixed}");
+        assert_eq!(epoch_ms(&t.to_string()), Some(ms), "jiff's own form: {t}");
+    }
+    assert_eq!(epoch_ms("2026-13-01T00:00:00.000Z"), None);
+    assert_eq!(epoch_ms("not a time"), None);
 }

@@ -64,9 +64,11 @@ pub struct Content {
     pub text: String,
 }
 
+/// Now, as `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width, so timestamps sort as text and parse fast.
 pub fn now() -> String {
-    let t = jiff::Timestamp::now();
-    t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 impl Store {
@@ -140,7 +142,7 @@ impl Store {
                 workflow,
             },
         };
-        let (manifest, _) = machine::apply(None, &event)?;
+        let manifest = machine::create(&event)?;
         log::append(&events, &[event])?;
         self.write_manifest(&dir, &manifest)?;
         let _global = self.global_lock()?;
@@ -325,6 +327,7 @@ impl Store {
         let mut state = current;
         let mut effects = Vec::with_capacity(plan.events.len());
         let mut events = Vec::with_capacity(plan.events.len());
+        // `state` is ours: a refused event returns the error and nothing is written.
         for (i, kind) in plan.events.into_iter().enumerate() {
             let e = Event {
                 v: EVENT_FORMAT,
@@ -332,9 +335,7 @@ impl Store {
                 ts: ts.clone(),
                 kind,
             };
-            let (next, eff) = machine::apply(Some(&state), &e)?;
-            state = next;
-            effects.push(eff);
+            effects.push(machine::step(&mut state, &e)?);
             events.push(e);
         }
         let mut stored = Vec::new();
