@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 pub const FILE_NAME: &str = "baton.toml";
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
@@ -33,14 +33,6 @@ impl Default for Paths {
         Paths {
             root: "docs/orchestrator".into(),
             local: ".baton".into(),
-        }
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            paths: Paths::default(),
         }
     }
 }

@@ -90,7 +90,7 @@ pub fn sections(text: &str) -> Vec<Section> {
 }
 
 /// Sections whose title matches `pred`, without sections nested inside an already chosen one.
-pub fn select<'a>(all: &'a [Section], mut pred: impl FnMut(&str) -> bool) -> Vec<&'a Section> {
+pub fn select(all: &[Section], mut pred: impl FnMut(&str) -> bool) -> Vec<&Section> {
     let mut chosen: Vec<&Section> = Vec::new();
     for s in all {
         if chosen.last().is_some_and(|c| s.start < c.end) {
