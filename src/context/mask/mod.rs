@@ -87,8 +87,15 @@ pub fn summarizer(kind: Kind, command: &[String]) -> Box<dyn Summarizer> {
 
 /// Summarize a complete text (tests, and callers that already hold the output).
 pub fn summarize_text(kind: Kind, text: &[u8]) -> Summary {
-    let mut m = Masker::new(std::io::sink(), summarizer(kind, &[]), 0);
-    m.feed(text);
+    summarize_command_output(kind, &[], text)
+}
+
+/// Summarize the output of `command` (its name helps `--kind auto`).
+pub fn summarize_command_output(kind: Kind, command: &[String], text: &[u8]) -> Summary {
+    let mut m = Masker::new(std::io::sink(), summarizer(kind, command), 0);
+    for chunk in text.chunks(CHUNK) {
+        m.feed(chunk);
+    }
     m.finish().summary
 }
 
