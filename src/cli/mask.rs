@@ -66,11 +66,16 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // Chunks are 256 KB, so the file is written without a buffer of its own.
-    let mut masker = Masker::new(file, mask::summarizer(args.kind, &argv), args.threshold);
-    let exit = if args.command.is_empty() {
-        mask::pump(std::io::stdin().lock(), &mut masker).map_err(|e| Error::io("<stdin>", e))?;
-        None
+    let masker = Masker::new(
+        std::io::sink(),
+        mask::summarizer(args.kind, &argv),
+        args.threshold,
+    );
+    // The scratch file is written in large chunks, so it needs no buffer of its own.
+    let mut file = file;
+    let (read, write_error, mut fin, exit) = if args.command.is_empty() {
+        let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut file, masker);
+        (r.map_err(|e| Error::io("<stdin>", e)), w, f, None)
     } else {
         let mut running = match mask::spawn(&args.command) {
             Ok(r) => r,
@@ -80,12 +85,17 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(f.exit_code));
             }
         };
-        let pumped = mask::pump(&mut running.output, &mut masker);
+        let (r, w, f) = mask::pump_threaded(&mut running.output, &mut file, masker);
         let exit = mask::wait(&mut running.child)?;
-        pumped.map_err(|e| Error::io("<command output>", e))?;
-        Some(exit)
+        (
+            r.map_err(|e| Error::io("<command output>", e)),
+            w,
+            f,
+            Some(exit),
+        )
     };
-    let fin = masker.finish();
+    read?;
+    fin.write_error = write_error;
     let outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
     if !outcome.masked && !args.keep {
         let _ = std::fs::remove_file(&path);

@@ -197,7 +197,7 @@ pub fn detect(text: &[u8], hint: Option<Kind>) -> Kind {
 pub struct Detector {
     hint: Option<Kind>,
     buf: Vec<u8>,
-    inner: Option<Box<dyn Summarizer>>,
+    inner: Option<Box<dyn Summarizer + Send>>,
 }
 
 impl Detector {
@@ -209,7 +209,7 @@ impl Detector {
         }
     }
 
-    fn decide(&mut self) -> &mut Box<dyn Summarizer> {
+    fn decide(&mut self) -> &mut Box<dyn Summarizer + Send> {
         if self.inner.is_none() {
             let kind = detect(&self.buf, self.hint);
             let mut s = for_kind(kind);

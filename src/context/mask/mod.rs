@@ -7,7 +7,6 @@
 //! `threshold × 16` bytes are kept for the passthrough decision.
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -29,7 +28,7 @@ use summarize::Summarizer;
 /// Default threshold in tokens (seed 001: "> 2000 tokens?").
 pub const DEFAULT_THRESHOLD: usize = 2000;
 /// Read size: large reads keep syscalls few on gigabyte outputs.
-const CHUNK: usize = 256 * 1024;
+const CHUNK: usize = 128 * 1024;
 /// A line longer than this is handed to the summarizer in pieces (the scratch file keeps it whole).
 const MAX_LINE: usize = 64 * 1024;
 /// Bytes per token above which output is masked without an exact count. o200k averages about
@@ -78,7 +77,7 @@ impl Kind {
 }
 
 /// The summarizer for `kind`; `Auto` detects from the first 64 KB (and the command, if any).
-pub fn summarizer(kind: Kind, command: &[String]) -> Box<dyn Summarizer> {
+pub fn summarizer(kind: Kind, command: &[String]) -> Box<dyn Summarizer + Send> {
     match kind {
         Kind::Auto => Box::new(detect::Detector::new(detect::kind_from_command(command))),
         k => summarize::for_kind(k),
@@ -121,7 +120,7 @@ impl ExitInfo {
 pub struct Masker<W: Write> {
     out: W,
     write_error: Option<std::io::Error>,
-    summarizer: Box<dyn Summarizer>,
+    summarizer: Box<dyn Summarizer + Send>,
     carry: Vec<u8>,
     prefix: Option<Vec<u8>>,
     prefix_cap: usize,
@@ -145,7 +144,7 @@ pub struct Finished<W> {
 }
 
 impl<W: Write> Masker<W> {
-    pub fn new(out: W, summarizer: Box<dyn Summarizer>, threshold: usize) -> Masker<W> {
+    pub fn new(out: W, summarizer: Box<dyn Summarizer + Send>, threshold: usize) -> Masker<W> {
         let prefix_cap = threshold
             .saturating_mul(BYTES_PER_TOKEN_CAP)
             .clamp(PREFIX_MIN, PREFIX_MAX);
@@ -273,7 +272,77 @@ impl<W: Write> Masker<W> {
     }
 }
 
-/// Read `reader` to the end into the masker.
+/// Buffers in flight between the reading and the summarizing thread (memory: 4 × CHUNK).
+const IN_FLIGHT: usize = 4;
+
+/// Read `reader` to the end: this thread reads and appends to `out` (the scratch file) while a
+/// second thread runs the masker's line work, so scanning overlaps the kernel's copying.
+/// Returns the read result, the first write error and what the masker saw.
+pub fn pump_threaded<W: Write + Send>(
+    mut reader: impl Read,
+    out: &mut W,
+    masker: Masker<std::io::Sink>,
+) -> (
+    std::io::Result<()>,
+    Option<std::io::Error>,
+    Finished<std::io::Sink>,
+) {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let mut m = masker;
+            for buf in rx {
+                m.feed(&buf);
+                // Recycle the buffer; the reader may have finished, then it is just dropped.
+                let _ = back_tx.send(buf);
+            }
+            m.finish()
+        });
+        let mut write_error = None;
+        let read_result = loop {
+            let mut buf = back_rx.try_recv().unwrap_or_default();
+            buf.resize(CHUNK, 0);
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => break Err(e),
+            };
+            buf.truncate(n);
+            if write_error.is_none()
+                && let Err(e) = out.write_all(&buf)
+            {
+                // Keep draining so the command is not blocked; reported at the end.
+                write_error = Some(e);
+            }
+            if tx.send(buf).is_err() {
+                break Err(std::io::Error::other("summarizer thread stopped"));
+            }
+        };
+        drop(tx);
+        if write_error.is_none()
+            && let Err(e) = out.flush()
+        {
+            write_error = Some(e);
+        }
+        let fin = match worker.join() {
+            Ok(fin) => fin,
+            // A summarizer bug must not lose the run: the scratch file is complete.
+            Err(_) => Finished {
+                out: std::io::sink(),
+                write_error: None,
+                summary: Summary::new(Kind::Generic, "summarizer failed".into()),
+                prefix: None,
+                bytes: 0,
+                lines: 0,
+            },
+        };
+        (read_result, write_error, fin)
+    })
+}
+
+/// Read `reader` to the end into the masker (single-threaded).
 pub fn pump<W: Write>(mut reader: impl Read, masker: &mut Masker<W>) -> std::io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -377,8 +446,8 @@ pub struct Outcome {
 /// Decide passthrough vs mask. Tokens are counted exactly (o200k_base via `bpe-openai`) only
 /// for outputs small enough to be kept; each token is at least one byte, so an output of at
 /// most `threshold` bytes passes without counting.
-pub fn decide(
-    fin: Finished<File>,
+pub fn decide<W>(
+    fin: Finished<W>,
     threshold: usize,
     exit: Option<ExitInfo>,
     scratch: PathBuf,

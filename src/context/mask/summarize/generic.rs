@@ -15,11 +15,30 @@ const HEAD: usize = 10;
 const TAIL: usize = 10;
 const MAX_ERROR_LINES: usize = 20;
 
+/// Error words in lower, Capitalized and UPPER case. Spelled out rather than `(?i)`: case
+/// folding multiplies the literal prefixes the prefilter must track and halves its speed.
 static ERRORISH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i-u)\b(?:error|errors|fail|failed|failure|fatal|panic|panicked|exception|traceback|segmentation fault|assertion)\b",
-    )
-    .expect("regex")
+    let words = [
+        "error",
+        "errors",
+        "fail",
+        "failed",
+        "failure",
+        "fatal",
+        "panic",
+        "panicked",
+        "exception",
+        "traceback",
+        "assertion",
+        "segmentation fault",
+    ];
+    let mut alts = Vec::new();
+    for w in words {
+        let mut cap = w.to_string();
+        cap[..1].make_ascii_uppercase();
+        alts.extend([w.to_string(), cap, w.to_ascii_uppercase()]);
+    }
+    Regex::new(&format!(r"(?-u)\b(?:{})\b", alts.join("|"))).expect("regex")
 });
 
 #[derive(Debug, Default)]

@@ -176,7 +176,7 @@ pub trait Summarizer {
 }
 
 /// The summarizer for an explicit kind (`Auto` is handled by the detector).
-pub fn for_kind(kind: Kind) -> Box<dyn Summarizer> {
+pub fn for_kind(kind: Kind) -> Box<dyn Summarizer + Send> {
     match kind {
         Kind::CargoTest => Box::new(cargo::CargoTest::new(false)),
         Kind::Nextest => Box::new(cargo::CargoTest::new(true)),
