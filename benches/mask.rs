@@ -65,6 +65,8 @@ fn generate(path: &Path, bytes: u64) -> std::io::Result<u64> {
 
 struct Run {
     wall: Duration,
+    /// user + system CPU time: less sensitive than wall time to other load on the machine.
+    cpu: Duration,
     max_rss_kb: i64,
     ok: bool,
 }
@@ -88,8 +90,10 @@ fn measure(mut cmd: Command, input: &Path, stdout: Stdio) -> Run {
     let wall = start.elapsed();
     assert_eq!(r, pid, "wait4 failed");
     let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     Run {
         wall,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
         max_rss_kb: usage.ru_maxrss,
         ok,
     }
@@ -132,6 +136,7 @@ fn main() {
     measure(Command::new("cat"), &log, Stdio::null());
 
     let (mut tee_t, mut baton_t) = (Vec::new(), Vec::new());
+    let (mut tee_cpu, mut baton_cpu) = (Vec::new(), Vec::new());
     let (mut tee_rss, mut baton_rss) = (0, 0);
     for round in 0..runs {
         let mut tee = Command::new("tee");
@@ -139,6 +144,7 @@ fn main() {
         let r = measure(tee, &log, Stdio::null());
         assert!(r.ok, "tee failed");
         tee_t.push(r.wall);
+        tee_cpu.push(r.cpu);
         tee_rss = tee_rss.max(r.max_rss_kb);
         std::fs::remove_file(&tee_out).ok();
 
@@ -152,6 +158,7 @@ fn main() {
             "not masked: {printed}"
         );
         baton_t.push(r.wall);
+        baton_cpu.push(r.cpu);
         baton_rss = baton_rss.max(r.max_rss_kb);
         for e in std::fs::read_dir(project.join(".baton/scratch"))
             .unwrap()
@@ -175,20 +182,23 @@ fn main() {
         "input: {:.1} MiB generated log, {runs} round(s), {cores} cores",
         bytes as f64 / 1048576.0
     );
-    println!("| command | best | median | throughput (best) | peak RSS |");
-    println!("|---|---|---|---|---|");
+    let (tee_cpu, baton_cpu) = (median(tee_cpu), median(baton_cpu));
+    println!("| command | wall best | wall median | throughput (best) | CPU median | peak RSS |");
+    println!("|---|---|---|---|---|---|");
     println!(
-        "| `tee FILE >/dev/null` | {:.2} s | {:.2} s | {:.0} MiB/s | {:.1} MB |",
+        "| `tee FILE >/dev/null` | {:.2} s | {:.2} s | {:.0} MiB/s | {:.2} s | {:.1} MB |",
         tee_best.as_secs_f64(),
         tee_med.as_secs_f64(),
         mb_s(bytes, tee_best),
+        tee_cpu.as_secs_f64(),
         tee_rss as f64 / 1024.0
     );
     println!(
-        "| `baton mask --kind generic < FILE` | {:.2} s | {:.2} s | {:.0} MiB/s | {:.1} MB |",
+        "| `baton mask --kind generic < FILE` | {:.2} s | {:.2} s | {:.0} MiB/s | {:.2} s | {:.1} MB |",
         baton_best.as_secs_f64(),
         baton_med.as_secs_f64(),
         mb_s(bytes, baton_best),
+        baton_cpu.as_secs_f64(),
         baton_rss as f64 / 1024.0
     );
     println!(
