@@ -84,7 +84,7 @@ fn find_project_dir(start: &Path) -> PathBuf {
 pub fn load(file: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
     let config: Config = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
         Error::corrupt(file, line, e.message().to_string())
     })?;
     for (key, p) in [
