@@ -14,6 +14,7 @@ mod doctor;
 mod exec;
 mod gate;
 mod history;
+mod mask;
 mod metrics;
 mod output;
 mod pause;
@@ -84,6 +85,8 @@ pub enum Command {
     Exec(exec::Args),
     /// Walk through a whole task in a scratch store, showing each command and its output
     Walkthrough(walkthrough::Args),
+    /// Run a command and print its output, or a summary + scratch path when it is large
+    Mask(mask::MaskArgs),
 }
 
 /// Everything a command needs from the environment.
@@ -129,6 +132,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Exec(a) => exec::run(&ctx, a),
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
+        Command::Mask(a) => mask::run(&ctx, a),
     }
 }
 
@@ -182,7 +186,7 @@ pub fn read_content(file: Option<&std::path::Path>) -> Result<String> {
     })
 }
 
-fn report(e: &Error, json: bool) {
+pub(crate) fn report(e: &Error, json: bool) {
     let mut err = std::io::stderr().lock();
     if json {
         let v = serde_json::json!({"error": {"kind": e.kind(), "message": e.to_string(), "hint": e.hint_text()}});

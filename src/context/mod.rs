@@ -2,3 +2,4 @@
 //! tokens, masking, extraction and summary blocks live here too).
 
 pub mod markdown;
+pub mod mask;

@@ -1,0 +1,126 @@
+//! `baton mask`: run a command (or read stdin) and print its output, or a summary of it when
+//! it is over the token threshold.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::Ctx;
+use crate::context::mask::{self, Kind, Masker};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  baton mask -- cargo test                 run, mask if the output is over 2000 tokens
+  baton mask --kind pytest -- pytest -q    force the pytest summarizer
+  baton mask --threshold 500 -- go test ./...
+  baton mask -- sh -c 'make 2>&1 | tail'   shell syntax only through an explicit shell
+  git diff | baton mask --kind git-diff    stdin mode (no command)
+
+Output under the threshold passes through verbatim; above it, a JSON object is printed:
+  {\"masked\": true, \"summary\": \"54 passed, 1 failed\", \"first_failure\": {...},
+   \"full_output_path\": \".baton/scratch/….log\", ...}
+The full output is kept in <project>/.baton/scratch/ (mode 0600, gitignored). Secrets (API keys,
+tokens, private keys, PASSWORD=… assignments) are redacted from everything printed.
+Exit code: the command's own (128+N when killed by signal N; 127 command not found).")]
+pub struct MaskArgs {
+    /// Mask when the output is over this many tokens (o200k_base)
+    #[arg(long, default_value_t = mask::DEFAULT_THRESHOLD, value_name = "TOKENS")]
+    pub threshold: usize,
+    /// Output format to summarize (auto: detect from the output and the command name)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kind: Kind,
+    /// Keep the scratch file even when the output passes through
+    #[arg(long)]
+    pub keep: bool,
+    /// The command and its arguments (after `--`); without one, stdin is read
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
+    if args.command.is_empty() && std::io::stdin().is_terminal() {
+        return Err(
+            Error::invalid("nothing to mask: no command and stdin is a terminal")
+                .hint("give a command after `--` (baton mask -- cargo test) or pipe output in"),
+        );
+    }
+    let dir = mask::scratch::scratch_dir(&ctx.project.local_dir())?;
+    let label = match args.command.first() {
+        Some(c) => std::path::Path::new(c)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "cmd".into()),
+        None => "stdin".into(),
+    };
+    let (file, path) = mask::scratch::create(&dir, &label)?;
+    let argv: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let masker = Masker::new(
+        std::io::sink(),
+        mask::summarizer(args.kind, &argv),
+        args.threshold,
+    );
+    // The scratch file is written in large chunks, so it needs no buffer of its own.
+    let mut file = file;
+    let (read, write_error, mut fin, exit) = if args.command.is_empty() {
+        let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut file, masker);
+        (r.map_err(|e| Error::io("<stdin>", e)), w, f, None)
+    } else {
+        let mut running = match mask::spawn(&args.command) {
+            Ok(r) => r,
+            Err(f) => {
+                let _ = std::fs::remove_file(&path);
+                super::report(&f.error, ctx.out.json);
+                return Ok(ExitCode::from(f.exit_code));
+            }
+        };
+        let (r, w, f) = mask::pump_threaded(&mut running.output, &mut file, masker);
+        let exit = mask::wait(&mut running.child)?;
+        (
+            r.map_err(|e| Error::io("<command output>", e)),
+            w,
+            f,
+            Some(exit),
+        )
+    };
+    read?;
+    fin.write_error = write_error;
+    let outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
+    if !outcome.masked && !args.keep {
+        let _ = std::fs::remove_file(&path);
+    }
+    print(ctx, &outcome);
+    Ok(ExitCode::from(exit.map_or(0, |e| e.shell_code())))
+}
+
+fn print(ctx: &Ctx, outcome: &mask::Outcome) {
+    let mut stdout = std::io::stdout().lock();
+    if outcome.masked || ctx.out.json {
+        // The masked form is JSON for people too: it is what an agent reads back.
+        let _ = serde_json::to_writer_pretty(&mut stdout, &outcome.to_json())
+            .map_err(std::io::Error::other)
+            .and_then(|_| writeln!(stdout));
+        return;
+    }
+    if let Some(p) = &outcome.passthrough {
+        let _ = stdout.write_all(p);
+        let _ = stdout.flush();
+    }
+    if let Some(sig) = outcome.exit.and_then(|e| e.signal) {
+        let name = mask::signal_name(sig)
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        eprintln!("baton: command killed by signal {sig}{name}");
+    }
+}
