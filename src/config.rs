@@ -12,11 +12,17 @@ use crate::error::{Error, Result};
 
 pub const FILE_NAME: &str = "baton.toml";
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
     pub paths: Paths,
+    /// Token budgets: window, zones, refresh triggers, per-phase budgets.
+    #[serde(default)]
+    pub budget: crate::context::budget::BudgetConfig,
+    /// Spec extraction: the task-type routing table.
+    #[serde(default)]
+    pub extract: crate::context::extract::ExtractConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,14 +39,6 @@ impl Default for Paths {
         Paths {
             root: "docs/orchestrator".into(),
             local: ".baton".into(),
-        }
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            paths: Paths::default(),
         }
     }
 }
@@ -92,7 +90,7 @@ fn find_project_dir(start: &Path) -> PathBuf {
 pub fn load(file: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
     let config: Config = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
         Error::corrupt(file, line, e.message().to_string())
     })?;
     for (key, p) in [

@@ -27,7 +27,14 @@ impl Section {
 
 /// Every section of `text`, in document order.
 pub fn sections(text: &str) -> Vec<Section> {
-    let opts = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+    sections_opts(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
+}
+
+pub fn sections_strict(text: &str) -> Vec<Section> {
+    sections_opts(text, Options::empty())
+}
+
+fn sections_opts(text: &str, opts: Options) -> Vec<Section> {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
@@ -90,7 +97,7 @@ pub fn sections(text: &str) -> Vec<Section> {
 }
 
 /// Sections whose title matches `pred`, without sections nested inside an already chosen one.
-pub fn select<'a>(all: &'a [Section], mut pred: impl FnMut(&str) -> bool) -> Vec<&'a Section> {
+pub fn select(all: &[Section], mut pred: impl FnMut(&str) -> bool) -> Vec<&Section> {
     let mut chosen: Vec<&Section> = Vec::new();
     for s in all {
         if chosen.last().is_some_and(|c| s.start < c.end) {
@@ -115,19 +122,17 @@ mod tests {
             .iter()
             .map(|s| (s.level, s.title.as_str(), s.start_line, s.end_line))
             .collect();
+        // `Two` is a setext level-2 heading: `One` runs on to the next level-1 heading.
         assert_eq!(
             titles,
             vec![
-                (1, "One", 4, 9),
-                (2, "Two", 10, 14),
-                (3 - 1, "Two.a", 13, 14),
+                (1, "One", 4, 14),
+                (2, "Two", 10, 12),
+                (2, "Two.a", 13, 14),
                 (1, "Three", 15, 15)
             ]
-            .into_iter()
-            .map(|(l, t, a, b)| (l as u8, t, a, b))
-            .collect::<Vec<_>>()
         );
-        assert_eq!(s[0].text(doc), "# One\ntext\n```\n# not a heading\n```\n\n");
+        assert_eq!(s[1].text(doc), "Two\n---\nbody\n");
     }
 
     #[test]
