@@ -92,15 +92,44 @@ pub struct Pick {
 /// Titles compared loosely: case, runs of whitespace, a leading section number ("3.2 ") and a
 /// trailing colon do not matter.
 pub fn normalize(title: &str) -> String {
-    static NUM: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^(?:\d+(?:\.\d+)*[.)]?|[A-Za-z][.)])\s+").expect("regex"));
-    let t = title.trim();
-    let t = NUM.replace(t, "");
+    let t = strip_number(title.trim());
     let t = t.trim_end_matches(':');
-    t.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
+    let mut out = String::with_capacity(t.len());
+    for w in t.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out.to_lowercase()
+}
+
+/// Strip a leading section number: `3 `, `3.2 `, `3.2.1) `, `A. ` (must be followed by space).
+/// A scan, not a regex: it runs on every heading of the document.
+fn strip_number(t: &str) -> &str {
+    let b = t.as_bytes();
+    let mut i = 0;
+    if b.first().is_some_and(u8::is_ascii_digit) {
+        while i < b.len()
+            && (b[i].is_ascii_digit()
+                || (b[i] == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
+        {
+            i += 1;
+        }
+        if matches!(b.get(i), Some(b'.' | b')')) {
+            i += 1;
+        }
+    } else if b.first().is_some_and(u8::is_ascii_alphabetic)
+        && matches!(b.get(1), Some(b'.' | b')'))
+    {
+        i = 2;
+    } else {
+        return t;
+    }
+    match b.get(i) {
+        Some(c) if c.is_ascii_whitespace() => t[i..].trim_start(),
+        _ => t,
+    }
 }
 
 /// The path of a section: its ancestors' titles and its own, joined by " > ".
@@ -401,6 +430,11 @@ mod tests {
         let all = sections(DOC);
         assert_eq!(find(&all, "data model").unwrap().start_line, 3);
         assert_eq!(find(&all, "DATA MODEL:").unwrap().start_line, 3);
+        assert_eq!(normalize(" 3.2.1)  Data   Model: "), "data model");
+        assert_eq!(normalize("A. Intro"), "intro");
+        assert_eq!(normalize("2026 roadmap"), "roadmap");
+        assert_eq!(normalize("3.5x faster"), "3.5x faster");
+        assert_eq!(normalize("Ab. c"), "ab. c");
         assert_eq!(find(&all, "Compo").unwrap().start_line, 9);
         assert_eq!(find(&all, "Migrations").unwrap().start_line, 5);
         // "API" is a prefix of "API Contracts" and "API client": ambiguous.
