@@ -33,8 +33,10 @@ ADR decisions (`traces_to`): --decision ID finds, in order, a heading naming it 
 number (from its title \"ADR 001: …\" / \"4. …\" or file name \"0004-….md\"), its Decision
 section (\"Decision\", \"Decision Outcome\"); else ID is taken as a heading title.
 
---max-tokens N bounds the whole output, markers included; a cut piece ends with
+--max-tokens N bounds the whole output, markers included: pieces are taken in order, each
+within what the earlier ones left; a cut piece ends with
   [… truncated by baton at N tokens; full section: FILE lines A-B]
+(a piece that finds no room left is reduced to its marker, which may then exceed N).
 
 Examples:
   baton extract docs/TECHNICAL_DESIGN.md --section \"Data Model\"

@@ -149,19 +149,21 @@ pub fn path_of(all: &[Section], s: &Section) -> String {
 pub fn find<'a>(all: &'a [Section], query: &str) -> Result<&'a Section> {
     let mut found: Option<&Section> = None;
     for part in query.split(" > ") {
-        let within: Vec<Section> = match found {
-            Some(p) => all
-                .iter()
-                .filter(|s| s.start >= p.start && s.end <= p.end && s.level > p.level)
-                .cloned()
-                .collect(),
-            None => all.to_vec(),
-        };
-        let pick = find_one(&within, part).map_err(|e| annotate(e, all, query))?;
-        // Map back to the section in `all` (same byte range and level).
-        found = all
-            .iter()
-            .find(|s| s.start == pick.start && s.level == pick.level && s.title == pick.title);
+        found = Some(match found {
+            // Only the parent's subtree is searched (a small copy; the top level is not copied).
+            Some(p) => {
+                let within: Vec<Section> = all
+                    .iter()
+                    .filter(|s| s.start >= p.start && s.end <= p.end && s.level > p.level)
+                    .cloned()
+                    .collect();
+                let pick = find_one(&within, part).map_err(|e| annotate(e, all, query))?;
+                all.iter()
+                    .find(|s| s.start == pick.start && s.level == pick.level)
+                    .ok_or_else(|| missing(all, query))?
+            }
+            None => find_one(all, part).map_err(|e| annotate(e, all, query))?,
+        });
     }
     found.ok_or_else(|| missing(all, query))
 }
