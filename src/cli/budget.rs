@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let files = if a.files.is_empty() && a.used > 0 {
         Vec::new()
     } else {
-        names(&a.files)
+        names(&a.files)?
     };
     let mut counted = Vec::new();
     for f in files {

@@ -66,20 +66,27 @@ pub fn read(name: &str, lossy: bool) -> Result<input::Input> {
     input::read(name, if lossy { Utf8::Lossy } else { Utf8::Strict })
 }
 
-/// The inputs named on the command line; none means stdin.
-pub fn names(files: &[String]) -> Vec<String> {
-    if files.is_empty() {
-        vec!["-".to_string()]
-    } else {
-        files.to_vec()
+/// The inputs named on the command line; none means stdin (refused when it is a terminal,
+/// where waiting for EOF would look like a hang).
+pub fn names(files: &[String]) -> Result<Vec<String>> {
+    use std::io::IsTerminal;
+    if !files.is_empty() {
+        return Ok(files.to_vec());
     }
+    if std::io::stdin().is_terminal() {
+        return Err(
+            crate::error::Error::invalid("no input: name a FILE or pipe text in")
+                .hint("e.g. `baton tokens spec.md` or `git diff | baton tokens -`"),
+        );
+    }
+    Ok(vec!["-".to_string()])
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let counter = counter(ctx, &a.encoding, a.model.as_deref())?;
     let mut files = Vec::new();
     // Read and count one file at a time so only one text is in memory.
-    for name in names(&a.files) {
+    for name in names(&a.files)? {
         let inp = read(&name, a.lossy)?;
         files.push(FileCount {
             tokens: counter.count(&inp.text),
