@@ -17,6 +17,12 @@ pub const FILE_NAME: &str = "baton.toml";
 pub struct Config {
     #[serde(default)]
     pub paths: Paths,
+    /// Token budgets: window, zones, refresh triggers, per-phase budgets.
+    #[serde(default)]
+    pub budget: crate::context::budget::BudgetConfig,
+    /// Spec extraction: the task-type routing table.
+    #[serde(default)]
+    pub extract: crate::context::extract::ExtractConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -10,8 +10,10 @@ use clap::{Parser, Subcommand};
 use crate::config::Project;
 use crate::error::{Error, Result};
 
+mod budget;
 mod doctor;
 mod exec;
+mod extract;
 mod gate;
 mod history;
 mod mask;
@@ -22,10 +24,12 @@ mod phase;
 mod query;
 mod resume;
 mod retrieve;
+mod session;
 mod store;
+mod summary;
 mod task;
+mod tokens;
 mod walkthrough;
-
 pub use output::Out;
 
 #[derive(Debug, Parser)]
@@ -87,6 +91,16 @@ pub enum Command {
     Walkthrough(walkthrough::Args),
     /// Run a command and print its output, or a summary + scratch path when it is large
     Mask(mask::MaskArgs),
+    /// Count tokens exactly (o200k_base, cl100k_base; Claude estimated)
+    Tokens(tokens::Args),
+    /// Check a context against its window or phase budget: ok, warn or rotate
+    Budget(budget::Args),
+    /// Print only the spec section or ADR decision a task needs
+    Extract(extract::Args),
+    /// Validate or extract a sub-agent's summary block
+    Summary(summary::Args),
+    /// Create, list and clean session directories for shared context files
+    Session(session::Args),
 }
 
 /// Everything a command needs from the environment.
@@ -133,6 +147,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Exec(a) => exec::run(&ctx, a),
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
         Command::Mask(a) => mask::run(&ctx, a),
+        Command::Tokens(a) => tokens::run(&ctx, a),
+        Command::Budget(a) => budget::run(&ctx, a),
+        Command::Extract(a) => extract::run(&ctx, a),
+        Command::Summary(a) => summary::run(&ctx, a),
+        Command::Session(a) => session::run(&ctx, a),
     }
 }
 

@@ -1,5 +1,11 @@
-//! The context toolkit: what keeps every agent context small (markdown sections for now;
-//! tokens, masking, extraction and summary blocks live here too).
+//! The context toolkit: what keeps every agent context small — markdown sections, token
+//! counts and budgets, spec extraction, summary blocks and session directories.
 
+pub mod budget;
+pub mod extract;
+pub mod input;
 pub mod markdown;
 pub mod mask;
+pub mod session;
+pub mod summary;
+pub mod tokens;

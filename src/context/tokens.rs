@@ -1,0 +1,189 @@
+//! Exact token counts (OpenAI's o200k_base / cl100k_base through `bpe-openai`, which matches
+//! tiktoken's `encode_ordinary`) and the documented estimate used for Claude, whose tokenizer
+//! is not public.
+
+use bpe_openai::Tokenizer;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// A BPE vocabulary baton can count exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    #[default]
+    O200kBase,
+    Cl100kBase,
+}
+
+impl Encoding {
+    pub fn parse(name: &str) -> Result<Encoding> {
+        match name.to_ascii_lowercase().as_str() {
+            "o200k_base" | "o200k" => Ok(Encoding::O200kBase),
+            "cl100k_base" | "cl100k" => Ok(Encoding::Cl100kBase),
+            _ => Err(Error::invalid(format!("unknown encoding {name:?}"))
+                .hint("use o200k_base (GPT-4o and later) or cl100k_base (GPT-4, GPT-3.5)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    fn tokenizer(self) -> &'static Tokenizer {
+        match self {
+            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        }
+    }
+
+    /// Exact number of tokens of `text` (no special tokens).
+    pub fn count(self, text: &str) -> usize {
+        self.tokenizer().count(text)
+    }
+
+    /// The longest prefix of `text` that is at most `max` tokens, cut at a token boundary and
+    /// at a char boundary. Returns the prefix and its token count.
+    pub fn truncate(self, text: &str, max: usize) -> (&str, usize) {
+        let tok = self.tokenizer();
+        let mut used = 0;
+        let mut end = 0;
+        // Pre-tokenizer pieces tile the text; whole pieces are cheap to count.
+        for piece in tok.split(text) {
+            let n = tok.bpe.count(piece.as_bytes());
+            if used + n > max {
+                // Take as many tokens of this piece as fit, backing off to a char boundary.
+                let ids = tok.bpe.encode_via_backtracking(piece.as_bytes());
+                let room = max - used;
+                let bytes = tok.bpe.decode_tokens(&ids[..room.min(ids.len())]);
+                let valid = match std::str::from_utf8(&bytes) {
+                    Ok(s) => s.len(),
+                    Err(e) => e.valid_up_to(),
+                };
+                end += valid;
+                break;
+            }
+            used += n;
+            end += piece.len();
+        }
+        // Splitting the prefix alone can differ from splitting it inside the whole text at the
+        // cut (e.g. trailing whitespace); re-count and shrink until the promise holds.
+        let mut prefix = &text[..end];
+        let mut n = tok.count(prefix);
+        while n > max && !prefix.is_empty() {
+            let mut cut = prefix.len() - 1;
+            while !prefix.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            prefix = &prefix[..cut];
+            n = tok.count(prefix);
+        }
+        (prefix, n)
+    }
+}
+
+/// How tokens are counted for a model: exactly, or estimated with a safety factor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Counter {
+    pub encoding: Encoding,
+    /// Multiplier applied to the exact count (1.0 = exact).
+    pub factor: f64,
+    /// True when the count is an estimate (Claude models).
+    pub estimate: bool,
+}
+
+impl Counter {
+    pub fn exact(encoding: Encoding) -> Counter {
+        Counter {
+            encoding,
+            factor: 1.0,
+            estimate: false,
+        }
+    }
+
+    /// The counter for `model`: `claude-*` is estimated as o200k × `claude_factor` (Anthropic
+    /// publishes no tokenizer; its tokenizer yields more tokens than o200k on code and prose,
+    /// so the factor errs on the side of rotating early). Everything else is exact.
+    pub fn for_model(model: &str, encoding: Encoding, claude_factor: f64) -> Result<Counter> {
+        let m = model.to_ascii_lowercase();
+        if m.starts_with("claude") {
+            if !(claude_factor.is_finite() && claude_factor >= 1.0) {
+                return Err(Error::invalid(format!(
+                    "budget.claude_factor = {claude_factor} must be a number >= 1.0"
+                ))
+                .hint("set it in baton.toml [budget], e.g. claude_factor = 1.15"));
+            }
+            return Ok(Counter {
+                encoding: Encoding::O200kBase,
+                factor: claude_factor,
+                estimate: true,
+            });
+        }
+        if m.starts_with("gpt-3.5") || m.starts_with("gpt-4-") || m == "gpt-4" {
+            return Ok(Counter::exact(Encoding::Cl100kBase));
+        }
+        if m.starts_with("gpt-") || m.starts_with('o') {
+            return Ok(Counter::exact(Encoding::O200kBase));
+        }
+        if m.is_empty() {
+            return Ok(Counter::exact(encoding));
+        }
+        Err(Error::invalid(format!("unknown model {model:?}"))
+            .hint("use claude-* (estimated), gpt-4o/gpt-4.1/o3/… (o200k_base), gpt-4/gpt-3.5 (cl100k_base), or --encoding"))
+    }
+
+    /// Tokens of `text` under this counter (rounded up when estimated).
+    pub fn count(&self, text: &str) -> usize {
+        self.apply(self.encoding.count(text))
+    }
+
+    pub fn apply(&self, exact: usize) -> usize {
+        if self.estimate {
+            (exact as f64 * self.factor).ceil() as usize
+        } else {
+            exact
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_truncation() {
+        let e = Encoding::O200kBase;
+        assert_eq!(e.count(""), 0);
+        assert_eq!(e.count("hello world"), 2);
+        let text = "The quick brown fox jumps over the lazy dog. 日本語のテキスト 🎉🎉 end\n";
+        let total = e.count(text);
+        for max in 0..=total + 2 {
+            let (p, n) = e.truncate(text, max);
+            assert!(n <= max, "max {max}: {n}");
+            assert_eq!(n, e.count(p));
+            assert!(text.starts_with(p));
+            if max >= total {
+                assert_eq!(p, text);
+            }
+        }
+    }
+
+    #[test]
+    fn claude_is_an_estimate() {
+        let c = Counter::for_model("claude-sonnet-4-5", Encoding::Cl100kBase, 1.15).unwrap();
+        assert!(c.estimate);
+        assert_eq!(c.encoding, Encoding::O200kBase);
+        assert_eq!(c.apply(100), 115);
+        assert!(Counter::for_model("claude-x", Encoding::O200kBase, 0.5).is_err());
+        assert_eq!(
+            Counter::for_model("gpt-4", Encoding::O200kBase, 1.15)
+                .unwrap()
+                .encoding,
+            Encoding::Cl100kBase
+        );
+        assert!(Counter::for_model("llama", Encoding::O200kBase, 1.15).is_err());
+    }
+}
