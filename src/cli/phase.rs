@@ -107,7 +107,14 @@ pub fn run(ctx: &Ctx, cmd: PhaseCmd) -> Result<ExitCode> {
             task_id,
         } => {
             let (o, got) = store.begin_phase(&slug, &phase, task_id.as_deref(), &needs)?;
-            let value = serde_json::json!({"manifest": o.manifest, "context": got});
+            // Borrowed, not a serde_json::Value: building a Value of a long task's manifest on every
+            // call would make the command's cost grow with history even without --json.
+            #[derive(serde::Serialize)]
+            struct Begun<'a> {
+                manifest: &'a crate::store::model::Manifest,
+                context: &'a crate::store::Retrieved,
+            }
+            let value = Begun { manifest: &o.manifest, context: &got };
             ctx.out.emit(&value, |w| {
                 writeln!(
                     w,

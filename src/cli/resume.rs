@@ -27,7 +27,21 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let decision: Decision = a.decision.parse()?;
     let o = store.resume(&slug, decision)?;
     let at = o.effects.first().and_then(|e| e.continue_at.clone());
-    let value = serde_json::json!({"task": slug, "decision": decision, "status": o.manifest.status, "continue_at": at, "manifest": o.manifest});
+    #[derive(serde::Serialize)]
+    struct Resumed<'a> {
+        task: &'a str,
+        decision: Decision,
+        status: crate::store::model::Status,
+        continue_at: Option<&'a str>,
+        manifest: &'a crate::store::model::Manifest,
+    }
+    let value = Resumed {
+        task: &slug,
+        decision,
+        status: o.manifest.status,
+        continue_at: at.as_deref(),
+        manifest: &o.manifest,
+    };
     ctx.out.emit(&value, |w| match &at {
         Some(p) => writeln!(
             w,

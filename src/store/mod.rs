@@ -281,7 +281,7 @@ impl Store {
     }
 
     pub(crate) fn write_manifest(&self, dir: &Path, m: &Manifest) -> Result<()> {
-        let mut bytes = serde_json::to_vec_pretty(m).map_err(|e| Error::invalid(e.to_string()))?;
+        let mut bytes = serde_json::to_vec(m).map_err(|e| Error::invalid(e.to_string()))?;
         bytes.push(b'\n');
         fs::write_atomic(&dir.join(MANIFEST), &bytes)
     }
