@@ -49,7 +49,7 @@ pub fn create(event: &Event) -> Result<Manifest> {
         status: Status::Running,
         current_phase: None,
         running_phases: vec![],
-        completed_phases: vec![],
+        completed_phases: Default::default(),
         failure_context: None,
         gate_context: None,
         shelf_context: None,
@@ -88,11 +88,7 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
                     )),
                 );
             }
-            let attempt = 1 + m
-                .completed_phases
-                .iter()
-                .filter(|c| c.phase == *phase && c.task_id == *task_id)
-                .count() as u32;
+            let attempt = 1 + m.completed_phases.attempts(phase, task_id.as_deref()) as u32;
             m.running_phases.push(RunningPhase {
                 phase: phase.clone(),
                 task_id: task_id.clone(),
@@ -124,6 +120,7 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
             };
             let run = m.running_phases.remove(idx);
             let duration_ms = millis_between(&run.started_at, ts);
+            add_busy_time(m, &run.started_at, ts, duration_ms);
             m.completed_phases.push(CompletedPhase {
                 phase: run.phase,
                 task_id: run.task_id,
@@ -139,7 +136,6 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
             if m.current_phase.as_deref() == Some(label.as_str()) {
                 m.current_phase = m.running_phases.last().map(|r| r.label());
             }
-            recompute_durations(m);
             Ok(Effect {
                 duration_ms: Some(duration_ms),
                 continue_at: None,
@@ -410,36 +406,53 @@ pub fn epoch_ms(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + ms)
 }
 
-/// Busy wall-clock time (the union of phase intervals) and the savings of overlap.
-fn recompute_durations(m: &mut Manifest) {
-    let mut spans: Vec<(i64, i64)> = m
-        .completed_phases
-        .iter()
-        .filter_map(|c| {
-            let s = epoch_ms(&c.started_at)?;
-            let e = epoch_ms(&c.ended_at)?;
-            Some((s, e.max(s)))
-        })
-        .collect();
+/// Add a phase that ran from `start` to `end` to the busy wall-clock time (the union of all
+/// phase intervals) and to the savings of overlap, without rereading the whole history:
+/// phases complete in time order (each end is stamped inside the task's lock), so only the
+/// newest entries — those that ended after `start` — can overlap the new one. Were the clock
+/// to step backwards the figures would be approximate, but replay computes exactly the same.
+fn add_busy_time(m: &mut Manifest, start: &str, end: &str, duration_ms: u64) {
+    let busy = m.metrics.total_duration_ms.unwrap_or(0);
+    let sum = busy + m.metrics.parallelization_savings_ms.unwrap_or(0) + duration_ms;
+    let new_busy = match (epoch_ms(start), epoch_ms(end)) {
+        (Some(s), Some(e)) if e > s => {
+            let mut spans: Vec<(i64, i64)> = Vec::new();
+            for c in m.completed_phases.newest_first() {
+                let (Some(cs), Some(ce)) = (epoch_ms(&c.started_at), epoch_ms(&c.ended_at)) else {
+                    continue;
+                };
+                if ce <= s {
+                    break;
+                }
+                let (a, b) = (cs.max(s), ce.min(e));
+                if a < b {
+                    spans.push((a, b));
+                }
+            }
+            busy + (e - s - union_len(&mut spans)).max(0) as u64
+        }
+        _ => busy,
+    };
+    m.metrics.total_duration_ms = Some(new_busy);
+    m.metrics.parallelization_savings_ms = Some(sum.saturating_sub(new_busy));
+}
+
+/// Total length covered by a set of intervals.
+fn union_len(spans: &mut [(i64, i64)]) -> i64 {
     spans.sort_unstable();
-    let mut busy = 0i64;
+    let mut total = 0;
     let mut cur: Option<(i64, i64)> = None;
-    for (s, e) in spans {
+    for &(s, e) in spans.iter() {
         cur = match cur {
             Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
             Some((cs, ce)) => {
-                busy += ce - cs;
+                total += ce - cs;
                 Some((s, e))
             }
             None => Some((s, e)),
         };
     }
-    if let Some((cs, ce)) = cur {
-        busy += ce - cs;
-    }
-    let sum: u64 = m.completed_phases.iter().map(|c| c.duration_ms).sum();
-    m.metrics.total_duration_ms = Some(busy as u64);
-    m.metrics.parallelization_savings_ms = Some(sum.saturating_sub(busy as u64));
+    total + cur.map_or(0, |(cs, ce)| ce - cs)
 }
 
 #[cfg(test)]

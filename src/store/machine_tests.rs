@@ -191,7 +191,7 @@ fn start_and_end_record_duration_attempts_and_retries() {
     s.start("architect");
     assert_eq!(s.m().running_phases[0].attempt, 2);
     s.end("architect", PhaseStatus::Success);
-    let c = &s.m().completed_phases;
+    let c: Vec<_> = s.m().completed_phases.iter().cloned().collect();
     assert_eq!(
         (c.len(), c[1].attempt, c[1].status),
         (2, 2, PhaseStatus::Success)
@@ -535,4 +535,69 @@ fn fast_timestamps_agree_with_jiff() {
     }
     assert_eq!(epoch_ms("2026-13-01T00:00:00.000Z"), None);
     assert_eq!(epoch_ms("not a time"), None);
+}
+
+#[test]
+fn incremental_busy_time_equals_the_union_of_all_intervals() {
+    let mut seed = 42u64;
+    let mut rnd = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut s = Sim::new(Mode::Standard);
+    let mut running: Vec<String> = vec![];
+    for i in 0..400 {
+        if running.is_empty() || (running.len() < 6 && rnd(2) == 0) {
+            let id = format!("{i}");
+            s.ok(EventKind::PhaseStarted {
+                phase: "impl".into(),
+                task_id: Some(id.clone()),
+            });
+            running.push(id);
+        } else {
+            let id = running.remove(rnd(running.len() as u64) as usize);
+            s.ok(EventKind::PhaseEnded {
+                phase: "impl".into(),
+                task_id: Some(id),
+                status: PhaseStatus::Success,
+            });
+        }
+        // Idle gaps between bursts.
+        if rnd(10) == 0 {
+            s.clock += 5000;
+        }
+    }
+    let mut spans: Vec<(i64, i64)> = s
+        .m()
+        .completed_phases
+        .iter()
+        .map(|c| {
+            (
+                epoch_ms(&c.started_at).unwrap(),
+                epoch_ms(&c.ended_at).unwrap(),
+            )
+        })
+        .collect();
+    spans.sort();
+    let mut busy = 0;
+    let mut cur = spans[0];
+    for &(a, b) in &spans[1..] {
+        if a <= cur.1 {
+            cur.1 = cur.1.max(b);
+        } else {
+            busy += cur.1 - cur.0;
+            cur = (a, b);
+        }
+    }
+    busy += cur.1 - cur.0;
+    let sum: i64 = spans.iter().map(|(a, b)| b - a).sum();
+    assert!(spans.len() > 150);
+    assert_eq!(s.m().metrics.total_duration_ms, Some(busy as u64));
+    assert_eq!(
+        s.m().metrics.parallelization_savings_ms,
+        Some((sum - busy) as u64)
+    );
+    assert!(sum > busy, "the run had overlap to save");
 }

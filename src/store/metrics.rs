@@ -32,7 +32,7 @@ pub struct PhaseStat {
 
 pub fn report(m: &Manifest) -> Report {
     let mut per_phase: Vec<PhaseStat> = Vec::new();
-    for c in &m.completed_phases {
+    for c in m.completed_phases.iter() {
         let failed = usize::from(c.status == PhaseStatus::Failed);
         match per_phase.iter_mut().find(|p| p.phase == c.phase) {
             Some(p) => {

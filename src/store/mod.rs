@@ -8,6 +8,7 @@
 //! command (or `baton doctor`) replays.
 
 pub mod artifacts;
+pub mod completed;
 pub mod doctor;
 pub mod fs;
 pub mod log;

@@ -79,7 +79,7 @@ pub struct Manifest {
     pub status: Status,
     pub current_phase: Option<String>,
     pub running_phases: Vec<RunningPhase>,
-    pub completed_phases: Vec<CompletedPhase>,
+    pub completed_phases: super::completed::Completed,
     pub failure_context: Option<FailureContext>,
     pub gate_context: Option<GateContext>,
     pub shelf_context: Option<ShelfContext>,
