@@ -30,6 +30,8 @@ mod summary;
 mod task;
 mod tokens;
 mod walkthrough;
+mod workflow;
+mod agent_sim;
 pub use output::Out;
 
 #[derive(Debug, Parser)]
@@ -91,6 +93,12 @@ pub enum Command {
     Walkthrough(walkthrough::Args),
     /// Run a command and print its output, or a summary + scratch path when it is large
     Mask(mask::MaskArgs),
+    /// Workflow definitions: list them, print one to copy and change
+    #[command(subcommand)]
+    Workflow(workflow::WorkflowCmd),
+    /// The simulated agent (for demos and tests)
+    #[command(hide = true)]
+    AgentSim(agent_sim::Args),
     /// Count tokens exactly (o200k_base, cl100k_base; Claude estimated)
     Tokens(tokens::Args),
     /// Check a context against its window or phase budget: ok, warn or rotate
@@ -147,6 +155,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Exec(a) => exec::run(&ctx, a),
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
         Command::Mask(a) => mask::run(&ctx, a),
+        Command::Workflow(c) => workflow::run(&ctx, c),
+        Command::AgentSim(a) => agent_sim::run(&ctx, a),
         Command::Tokens(a) => tokens::run(&ctx, a),
         Command::Budget(a) => budget::run(&ctx, a),
         Command::Extract(a) => extract::run(&ctx, a),

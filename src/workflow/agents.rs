@@ -1,0 +1,48 @@
+//! How the engine calls agents: one request, one fresh process, one reply. The adapters that
+//! spawn and parse each CLI live in `crate::agent`; this is the engine's narrow view of them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::journal::Usage;
+use crate::error::Result;
+
+/// The agent and model that run one role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// claude | codex | gemini | command | sim
+    pub agent: String,
+    pub model: Option<String>,
+}
+
+pub struct Request<'a> {
+    /// Names the log files: `<log_dir>/<name>.log`.
+    pub name: String,
+    pub prompt: &'a str,
+    pub cwd: PathBuf,
+    pub log_dir: PathBuf,
+    pub timeout: Duration,
+    pub grace: Duration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// The process exited 0 and the agent reported no error.
+    pub ok: bool,
+    /// Why not, when not (exit code, signal, timeout, the agent's own error).
+    pub error: Option<String>,
+    pub timed_out: bool,
+    /// Rate limit or server overload: worth a retry after a pause, not a task failure.
+    pub transient: bool,
+    /// The agent's final text (bounded): where the signal is looked for.
+    pub text: String,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    pub session_id: Option<String>,
+    pub duration_ms: u64,
+    pub log: PathBuf,
+}
+
+pub trait Agents {
+    fn run(&self, who: &Assignment, req: &Request) -> Result<Reply>;
+}

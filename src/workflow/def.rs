@@ -1,0 +1,197 @@
+//! Workflow definitions: TOML, with the built-ins embedded in the binary. A project overrides
+//! one by putting a file of the same name in `.baton/workflows/`; prompts are minijinja
+//! templates, overridable the same way in `.baton/prompts/`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+pub const BUILTIN: &[(&str, &str)] = &[("epic-execute", include_str!("builtin/epic-execute.toml"))];
+
+pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
+    ("kickoff", include_str!("builtin/prompts/kickoff.md.j2")),
+    ("dev", include_str!("builtin/prompts/dev.md.j2")),
+    ("review", include_str!("builtin/prompts/review.md.j2")),
+    ("party-review", include_str!("builtin/prompts/party-review.md.j2")),
+    ("failure-analysis", include_str!("builtin/prompts/failure-analysis.md.j2")),
+    ("uat", include_str!("builtin/prompts/uat.md.j2")),
+    ("retro", include_str!("builtin/prompts/retro.md.j2")),
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub policy: Policy,
+    #[serde(default)]
+    pub roles: BTreeMap<String, Role>,
+    #[serde(default)]
+    pub story_phases: Vec<Phase>,
+    pub failure_phase: Option<Phase>,
+    #[serde(default)]
+    pub epic_phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Policy {
+    pub max_attempts: u32,
+    pub timeout_secs: u64,
+    pub grace_secs: u64,
+    pub max_failed_stories: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { max_attempts: 2, timeout_secs: 1800, grace_secs: 10, max_failed_stories: 0 }
+    }
+}
+
+/// Who runs a role: an agent kind (claude, codex, gemini, command, sim) and a model.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Role {
+    pub agent: Option<String>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    pub name: String,
+    pub role: String,
+    pub template: String,
+    /// Template used instead when `party_flag` is on (party review).
+    pub party_template: Option<String>,
+    pub party_flag: Option<String>,
+    /// The phase runs only when this party flag is on.
+    pub flag: Option<String>,
+    /// The phase is skipped when this flag is on (`--skip-review`).
+    pub skip_flag: Option<String>,
+    #[serde(default = "yes")]
+    pub blocking: bool,
+    /// Story status set before the phase runs.
+    pub status_before: Option<String>,
+    #[serde(default)]
+    pub signal: Vec<String>,
+    #[serde(default)]
+    pub fail_signal: Vec<String>,
+    /// Section the agent must append to the story file.
+    pub record: Option<String>,
+    #[serde(default)]
+    pub needs_staged_diff: bool,
+    /// Files the phase must write (`{epic}` is replaced).
+    #[serde(default)]
+    pub writes: Vec<String>,
+    /// Token budget of the prompt.
+    pub budget: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Workflow {
+    pub fn phases(&self) -> impl Iterator<Item = &Phase> {
+        self.story_phases.iter().chain(self.failure_phase.iter()).chain(self.epic_phases.iter())
+    }
+
+    fn validate(&self, source: &str, text: &str) -> Result<()> {
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map(|i| i + 1);
+        let mut seen = Vec::new();
+        for p in self.phases() {
+            if seen.contains(&p.name.as_str()) {
+                return Err(Error::corrupt(source, line_of(&format!("\"{}\"", p.name)), format!("phase `{}` is defined twice", p.name)));
+            }
+            seen.push(&p.name);
+            if !self.roles.contains_key(&p.role) {
+                let known: Vec<&str> = self.roles.keys().map(String::as_str).collect();
+                return Err(Error::corrupt(
+                    source,
+                    line_of(&format!("role = \"{}\"", p.role)),
+                    format!("phase `{}` has role `{}`, which [roles] does not define (defined: {})", p.name, p.role, known.join(", ")),
+                ));
+            }
+            if p.signal.is_empty() {
+                return Err(Error::corrupt(source, line_of(&format!("\"{}\"", p.name)), format!("phase `{}` has no `signal`", p.name)));
+            }
+        }
+        if self.policy.max_attempts == 0 {
+            return Err(Error::corrupt(source, line_of("max_attempts"), "max_attempts must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Load a workflow by name: the project's override if there is one, else the built-in.
+pub fn load(name: &str, override_dir: &Path) -> Result<(Workflow, String)> {
+    let file = override_dir.join(format!("{name}.toml"));
+    let (source, text) = if file.is_file() {
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        (file.display().to_string(), text)
+    } else {
+        let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
+            let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+            return Err(Error::not_found(format!("no workflow `{name}`"))
+                .hint(format!("built-in workflows: {}; or add {}", names.join(", "), file.display())));
+        };
+        (format!("built-in {name}.toml"), text.to_string())
+    };
+    let wf = parse(&source, &text)?;
+    Ok((wf, text))
+}
+
+pub fn parse(source: &str, text: &str) -> Result<Workflow> {
+    let wf: Workflow = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+        Error::corrupt(PathBuf::from(source), line, e.message().to_string())
+    })?;
+    wf.validate(source, text)?;
+    Ok(wf)
+}
+
+/// A prompt template: the project's `<dir>/<name>.md.j2` if present, else the built-in.
+pub fn template(name: &str, override_dir: &Path) -> Result<String> {
+    let file = override_dir.join(format!("{name}.md.j2"));
+    if file.is_file() {
+        return std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e));
+    }
+    BUILTIN_PROMPTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| t.to_string())
+        .ok_or_else(|| Error::not_found(format!("no prompt template `{name}`")).hint(format!("add {}", file.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_parse_and_reference_existing_templates() {
+        for (name, text) in BUILTIN {
+            let wf = parse(name, text).unwrap();
+            for p in wf.phases() {
+                assert!(BUILTIN_PROMPTS.iter().any(|(n, _)| *n == p.template), "{}", p.template);
+                if let Some(t) = &p.party_template {
+                    assert!(BUILTIN_PROMPTS.iter().any(|(n, _)| n == t));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_definitions_name_file_and_line() {
+        let text = BUILTIN[0].1.replace("role = \"review\"", "role = \"critic\"");
+        let e = parse("wf.toml", &text).unwrap_err().to_string();
+        assert!(e.contains("wf.toml line") && e.contains("critic"), "{e}");
+        let e = parse("wf.toml", "name = \"x\"\nbogus = 1\n").unwrap_err().to_string();
+        assert!(e.contains("wf.toml line 2"), "{e}");
+    }
+}

@@ -1,0 +1,167 @@
+//! Git, through the `git` CLI (it respects the user's hooks, signing and config). Arguments go
+//! to git as argv, never through a shell.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::error::{Error, Result};
+
+/// Paths an agent must never get committed: environment files and private keys.
+pub fn looks_secret(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let lower = name.to_ascii_lowercase();
+    lower == ".env"
+        || (lower.starts_with(".env.") && !lower.ends_with(".example") && !lower.ends_with(".sample") && !lower.ends_with(".template"))
+        || lower.ends_with(".pem")
+        || lower.ends_with(".key")
+        || lower.ends_with(".p12")
+        || lower.ends_with(".pfx")
+        || matches!(lower.as_str(), "id_rsa" | "id_ed25519" | "id_ecdsa" | "id_dsa" | ".npmrc" | ".pypirc" | "credentials.json" | ".netrc")
+}
+
+#[derive(Debug, Clone)]
+pub struct Git {
+    dir: PathBuf,
+}
+
+impl Git {
+    pub fn new(dir: impl Into<PathBuf>) -> Git {
+        Git { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn raw(&self, args: &[&str]) -> Result<Output> {
+        Command::new("git")
+            .args(args)
+            .current_dir(&self.dir)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .map_err(|e| {
+                Error::invalid(format!("cannot run git: {e}")).hint("install git and make sure it is on PATH")
+            })
+    }
+
+    /// Run git; a failure is an error quoting git's own message.
+    pub fn run(&self, args: &[&str]) -> Result<String> {
+        let o = self.raw(args)?;
+        if !o.status.success() {
+            let msg = String::from_utf8_lossy(&o.stderr);
+            return Err(Error::state(format!("git {} failed in {}: {}", args.join(" "), self.dir.display(), msg.trim())));
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    /// Whether git succeeds (for questions such as "is this a repository").
+    pub fn ok(&self, args: &[&str]) -> bool {
+        self.raw(args).is_ok_and(|o| o.status.success())
+    }
+
+    pub fn toplevel(&self) -> Result<PathBuf> {
+        let out = self.run(&["rev-parse", "--show-toplevel"]).map_err(|_| {
+            Error::invalid(format!("{} is not inside a git repository", self.dir.display()))
+                .hint("run baton from your project's repository (git init first if it has none)")
+        })?;
+        Ok(PathBuf::from(out.trim()))
+    }
+
+    pub fn branch(&self) -> Result<String> {
+        Ok(self.run(&["rev-parse", "--abbrev-ref", "HEAD"])?.trim().to_string())
+    }
+
+    pub fn head(&self) -> Option<String> {
+        self.run(&["rev-parse", "--verify", "-q", "HEAD"]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// Paths staged for the next commit.
+    pub fn staged(&self) -> Result<Vec<String>> {
+        let out = self.run(&["diff", "--cached", "--name-only", "-z"])?;
+        Ok(out.split('\0').filter(|s| !s.is_empty()).map(str::to_string).collect())
+    }
+
+    /// `git diff --cached --stat` summary line, e.g. "3 files changed, 45 insertions(+)".
+    pub fn staged_stat(&self) -> Result<String> {
+        let out = self.run(&["diff", "--cached", "--shortstat"])?;
+        Ok(out.trim().to_string())
+    }
+
+    /// Paths changed but not staged, and untracked files (not ignored).
+    pub fn unstaged(&self) -> Result<Vec<String>> {
+        let out = self.run(&["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
+        Ok(out
+            .split('\0')
+            .filter(|e| e.len() > 3 && e.as_bytes()[1] != b' ')
+            .map(|e| e[3..].to_string())
+            .collect())
+    }
+
+    pub fn add_paths(&self, paths: &[&str]) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let mut args = vec!["add", "--"];
+        args.extend_from_slice(paths);
+        self.run(&args).map(|_| ())
+    }
+
+    /// Commit what is staged; returns the new commit's hash.
+    pub fn commit(&self, message: &str) -> Result<String> {
+        self.run(&["commit", "-q", "-m", message])?;
+        Ok(self.head().unwrap_or_default())
+    }
+
+    /// The commit on the current branch carrying every trailer `key: value` given, if any.
+    pub fn find_commit(&self, trailers: &[(&str, &str)]) -> Result<Option<String>> {
+        if self.head().is_none() {
+            return Ok(None);
+        }
+        let log = self.run(&["log", "--format=%H%x00%(trailers:only,unfold)%x1e"])?;
+        for rec in log.split('\u{1e}') {
+            let mut parts = rec.trim_start_matches('\n').splitn(2, '\0');
+            let (Some(sha), Some(body)) = (parts.next(), parts.next()) else { continue };
+            let has = |k: &str, v: &str| {
+                body.lines().any(|l| l.split_once(':').is_some_and(|(a, b)| a.trim().eq_ignore_ascii_case(k) && b.trim() == v))
+            };
+            if trailers.iter().all(|(k, v)| has(k, v)) {
+                return Ok(Some(sha.trim().to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Set aside everything not committed (staged, unstaged, untracked) except `keep`, in a
+    /// stash named `message`: a failed story's edits leave the tree without being lost.
+    /// Returns whether anything was stashed.
+    pub fn stash_except(&self, message: &str, keep: &[&str]) -> Result<bool> {
+        let before = self.run(&["stash", "list"])?.lines().count();
+        let mut args = vec!["stash", "push", "--include-untracked", "-q", "-m", message, "--", "."];
+        let excludes: Vec<String> = keep.iter().map(|k| format!(":(exclude){k}")).collect();
+        args.extend(excludes.iter().map(String::as_str));
+        // Nothing to stash is not an error.
+        let o = self.raw(&args)?;
+        if !o.status.success() {
+            let msg = String::from_utf8_lossy(&o.stderr);
+            if !msg.contains("No local changes") && !msg.trim().is_empty() {
+                return Err(Error::state(format!("git stash failed: {}", msg.trim())));
+            }
+        }
+        Ok(self.run(&["stash", "list"])?.lines().count() > before)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets() {
+        for p in [".env", "config/.env.local", "deploy/key.pem", "id_rsa", "a/b/server.key", ".npmrc"] {
+            assert!(looks_secret(p), "{p}");
+        }
+        for p in [".env.example", "src/env.rs", "docs/keys.md", "keyboard.rs"] {
+            assert!(!looks_secret(p), "{p}");
+        }
+    }
+}

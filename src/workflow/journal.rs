@@ -1,0 +1,234 @@
+//! A run's journal: `.baton/runs/<run-id>/events.jsonl`, append-only and fsync'd before the
+//! step it records is acted on. The engine is written as plain sequential code that asks the
+//! journal before every step; on `--resume` it runs again from the top and every step the
+//! journal already holds returns its recorded outcome instead of running: a completed agent
+//! call is never repeated, a committed story never committed again, and the first unfinished
+//! step is where real work starts.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result, io_err};
+use crate::store::fs;
+
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input: u64,
+    pub cache_creation: u64,
+    pub cache_read: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, o: &Usage) {
+        self.input += o.input;
+        self.cache_creation += o.cache_creation;
+        self.cache_read += o.cache_read;
+        self.output += o.output;
+    }
+    /// Tokens the prompt really took: input + cache creation + cache read.
+    pub fn prompt(&self) -> u64 {
+        self.input + self.cache_creation + self.cache_read
+    }
+    pub fn total(&self) -> u64 {
+        self.prompt() + self.output
+    }
+}
+
+/// How a phase ended, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseOutcome {
+    pub ok: bool,
+    /// The signal line that decided it, or the reason it failed.
+    pub detail: String,
+    /// For failure analysis: Retry | Skip | Escalate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommendation: Option<String>,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Prompt tokens as counted by baton before sending.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Entry {
+    RunStarted {
+        run_id: String,
+        workflow: String,
+        epics: Vec<String>,
+        options: serde_json::Value,
+    },
+    PhaseStarted {
+        epic: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        phase: String,
+        attempt: u32,
+    },
+    PhaseFinished {
+        epic: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        phase: String,
+        attempt: u32,
+        outcome: PhaseOutcome,
+    },
+    StoryCommitted {
+        epic: String,
+        story: String,
+        sha: String,
+    },
+    StoryFinished {
+        epic: String,
+        story: String,
+        result: String,
+        reason: String,
+    },
+    EpicFinished {
+        epic: String,
+    },
+    RunFinished {
+        done: u32,
+        failed: u32,
+        skipped: u32,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub v: u32,
+    pub seq: u64,
+    pub ts: String,
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
+/// The open journal of one run.
+pub struct Journal {
+    pub dir: PathBuf,
+    path: PathBuf,
+    pub records: Vec<Record>,
+}
+
+impl Journal {
+    pub fn runs_dir(local: &Path) -> PathBuf {
+        local.join("runs")
+    }
+
+    pub fn create(local: &Path, run_id: &str) -> Result<Journal> {
+        let dir = Self::runs_dir(local).join(run_id);
+        if dir.exists() {
+            return Err(Error::state(format!("run {run_id} already exists")));
+        }
+        fs::create_dir_all(&dir.join("prompts"))?;
+        fs::create_dir_all(&dir.join("logs"))?;
+        crate::context::session::ensure_gitignore(local)?;
+        let path = dir.join("events.jsonl");
+        Ok(Journal { dir, path, records: vec![] })
+    }
+
+    pub fn open(local: &Path, run_id: &str) -> Result<Journal> {
+        crate::store::names::check_slug(&run_id.to_ascii_lowercase())
+            .map_err(|_| Error::invalid(format!("`{run_id}` is not a run id")))?;
+        let dir = Self::runs_dir(local).join(run_id);
+        let path = dir.join("events.jsonl");
+        if !path.is_file() {
+            return Err(Error::not_found(format!("no run {run_id} in {}", Self::runs_dir(local).display()))
+                .hint("list the runs with `baton status`"));
+        }
+        let records = read(&path)?;
+        Ok(Journal { dir, path, records })
+    }
+
+    /// Append and fsync: the step is acted on only after this returns.
+    pub fn log(&mut self, entry: Entry) -> Result<()> {
+        let rec = Record { v: FORMAT, seq: self.records.len() as u64 + 1, ts: crate::store::now(), entry };
+        let mut line = serde_json::to_vec(&rec).map_err(|e| Error::invalid(e.to_string()))?;
+        line.push(b'\n');
+        fs::append_durable(&self.path, &line)?;
+        self.records.push(rec);
+        Ok(())
+    }
+
+    pub fn finished_phase(&self, epic: &str, story: Option<&str>, phase: &str, attempt: u32) -> Option<&PhaseOutcome> {
+        self.records.iter().find_map(|r| match &r.entry {
+            Entry::PhaseFinished { epic: e, story: s, phase: p, attempt: a, outcome }
+                if e == epic && s.as_deref() == story && p == phase && *a == attempt =>
+            {
+                Some(outcome)
+            }
+            _ => None,
+        })
+    }
+
+    pub fn story_result(&self, epic: &str, story: &str) -> Option<(String, String)> {
+        self.records.iter().find_map(|r| match &r.entry {
+            Entry::StoryFinished { epic: e, story: s, result, reason } if e == epic && s == story => {
+                Some((result.clone(), reason.clone()))
+            }
+            _ => None,
+        })
+    }
+
+    pub fn committed(&self, epic: &str, story: &str) -> Option<String> {
+        self.records.iter().find_map(|r| match &r.entry {
+            Entry::StoryCommitted { epic: e, story: s, sha } if e == epic && s == story => Some(sha.clone()),
+            _ => None,
+        })
+    }
+
+    pub fn epic_finished(&self, epic: &str) -> bool {
+        self.records.iter().any(|r| matches!(&r.entry, Entry::EpicFinished { epic: e } if e == epic))
+    }
+
+    pub fn run_finished(&self) -> bool {
+        self.records.iter().any(|r| matches!(r.entry, Entry::RunFinished { .. }))
+    }
+
+    /// Agent calls that completed (for tests and `baton status`).
+    pub fn agent_calls(&self) -> usize {
+        self.records.iter().filter(|r| matches!(r.entry, Entry::PhaseFinished { .. })).count()
+    }
+
+    pub fn started(&self) -> Option<(&str, &str, &[String], &serde_json::Value)> {
+        self.records.first().and_then(|r| match &r.entry {
+            Entry::RunStarted { run_id, workflow, epics, options } => Some((run_id.as_str(), workflow.as_str(), epics.as_slice(), options)),
+            _ => None,
+        })
+    }
+}
+
+/// Every record; a torn last line (crash mid-append) is ignored: it was never acted on.
+pub fn read(path: &Path) -> Result<Vec<Record>> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut out = Vec::new();
+    for (i, line) in bytes[..end].split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let rec: Record = serde_json::from_slice(line).map_err(|e| Error::corrupt(path, Some(i + 1), format!("not a run event: {e}")))?;
+        if rec.v != FORMAT {
+            return Err(Error::corrupt(path, Some(i + 1), format!("run event format v{} is not supported", rec.v)));
+        }
+        out.push(rec);
+    }
+    if end < bytes.len() {
+        // Cut the torn line so later appends start on a fresh line.
+        let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err(path))?;
+        f.set_len(end as u64).map_err(io_err(path))?;
+    }
+    Ok(out)
+}

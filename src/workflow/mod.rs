@@ -1,0 +1,8 @@
+//! The run engine: workflow definitions, prompts, git, the simulated agent.
+
+pub mod def;
+pub mod git;
+pub mod journal;
+
+pub mod agents;
+pub mod sim;
