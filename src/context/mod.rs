@@ -7,5 +7,6 @@ pub mod input;
 pub mod markdown;
 pub mod mask;
 pub mod session;
+pub mod signals;
 pub mod summary;
 pub mod tokens;
