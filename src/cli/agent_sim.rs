@@ -10,9 +10,11 @@ use crate::error::{Error, Result};
 use crate::workflow::sim;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  echo 'Story ID: 1.1 ... IMPLEMENTATION COMPLETE: 1.1' | baton agent-sim --scenario sim.toml\n\n\
+#[command(
+    after_help = "Examples:\n  echo 'Story ID: 1.1 ... IMPLEMENTATION COMPLETE: 1.1' | baton agent-sim --scenario sim.toml\n\n\
 A simulated agent for demos and tests: reads the prompt on stdin, acts on the working\n\
-directory as the scenario says, prints Claude Code stream-json.")]
+directory as the scenario says, prints Claude Code stream-json."
+)]
 pub struct Args {
     /// Scenario file (TOML); default: $BATON_SIM_SCENARIO, else every phase succeeds
     #[arg(long)]
@@ -22,7 +24,9 @@ pub struct Args {
 pub fn run(_ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let scenario = sim::Scenario::load(a.scenario.as_deref())?;
     let mut prompt = String::new();
-    std::io::stdin().read_to_string(&mut prompt).map_err(|e| Error::io("<stdin>", e))?;
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .map_err(|e| Error::io("<stdin>", e))?;
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     Ok(ExitCode::from(sim::run(&prompt, &cwd, &scenario)?))
 }

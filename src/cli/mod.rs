@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use crate::config::Project;
 use crate::error::{Error, Result};
 
+mod agent_sim;
 mod budget;
 mod doctor;
 mod exec;
@@ -31,7 +32,6 @@ mod task;
 mod tokens;
 mod walkthrough;
 mod workflow;
-mod agent_sim;
 pub use output::Out;
 
 #[derive(Debug, Parser)]

@@ -38,7 +38,11 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
             ctx.out.emit(&rows, |w| {
                 for r in &rows {
                     match r["overridden_by"].as_str() {
-                        Some(p) => writeln!(w, "{}  (project's own: {p})", r["name"].as_str().unwrap_or(""))?,
+                        Some(p) => writeln!(
+                            w,
+                            "{}  (project's own: {p})",
+                            r["name"].as_str().unwrap_or("")
+                        )?,
                         None => writeln!(w, "{}  (built-in)", r["name"].as_str().unwrap_or(""))?,
                     }
                 }
@@ -50,7 +54,10 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
                 Some(p) => def::template(&p, &local.join("prompts"))?,
                 None => def::load(&name, &local.join("workflows"))?.1,
             };
-            ctx.out.emit(&serde_json::json!({"name": name, "text": text}), |w| write!(w, "{text}"));
+            ctx.out
+                .emit(&serde_json::json!({"name": name, "text": text}), |w| {
+                    write!(w, "{text}")
+                });
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -15,8 +15,14 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
     ("kickoff", include_str!("builtin/prompts/kickoff.md.j2")),
     ("dev", include_str!("builtin/prompts/dev.md.j2")),
     ("review", include_str!("builtin/prompts/review.md.j2")),
-    ("party-review", include_str!("builtin/prompts/party-review.md.j2")),
-    ("failure-analysis", include_str!("builtin/prompts/failure-analysis.md.j2")),
+    (
+        "party-review",
+        include_str!("builtin/prompts/party-review.md.j2"),
+    ),
+    (
+        "failure-analysis",
+        include_str!("builtin/prompts/failure-analysis.md.j2"),
+    ),
     ("uat", include_str!("builtin/prompts/uat.md.j2")),
     ("retro", include_str!("builtin/prompts/retro.md.j2")),
 ];
@@ -49,7 +55,12 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { max_attempts: 2, timeout_secs: 1800, grace_secs: 10, max_failed_stories: 0 }
+        Policy {
+            max_attempts: 2,
+            timeout_secs: 1800,
+            grace_secs: 10,
+            max_failed_stories: 0,
+        }
     }
 }
 
@@ -99,7 +110,10 @@ fn yes() -> bool {
 
 impl Workflow {
     pub fn phases(&self) -> impl Iterator<Item = &Phase> {
-        self.story_phases.iter().chain(self.failure_phase.iter()).chain(self.epic_phases.iter())
+        self.story_phases
+            .iter()
+            .chain(self.failure_phase.iter())
+            .chain(self.epic_phases.iter())
     }
 
     fn validate(&self, source: &str, text: &str) -> Result<()> {
@@ -107,7 +121,11 @@ impl Workflow {
         let mut seen = Vec::new();
         for p in self.phases() {
             if seen.contains(&p.name.as_str()) {
-                return Err(Error::corrupt(source, line_of(&format!("\"{}\"", p.name)), format!("phase `{}` is defined twice", p.name)));
+                return Err(Error::corrupt(
+                    source,
+                    line_of(&format!("\"{}\"", p.name)),
+                    format!("phase `{}` is defined twice", p.name),
+                ));
             }
             seen.push(&p.name);
             if !self.roles.contains_key(&p.role) {
@@ -115,15 +133,28 @@ impl Workflow {
                 return Err(Error::corrupt(
                     source,
                     line_of(&format!("role = \"{}\"", p.role)),
-                    format!("phase `{}` has role `{}`, which [roles] does not define (defined: {})", p.name, p.role, known.join(", ")),
+                    format!(
+                        "phase `{}` has role `{}`, which [roles] does not define (defined: {})",
+                        p.name,
+                        p.role,
+                        known.join(", ")
+                    ),
                 ));
             }
             if p.signal.is_empty() {
-                return Err(Error::corrupt(source, line_of(&format!("\"{}\"", p.name)), format!("phase `{}` has no `signal`", p.name)));
+                return Err(Error::corrupt(
+                    source,
+                    line_of(&format!("\"{}\"", p.name)),
+                    format!("phase `{}` has no `signal`", p.name),
+                ));
             }
         }
         if self.policy.max_attempts == 0 {
-            return Err(Error::corrupt(source, line_of("max_attempts"), "max_attempts must be at least 1"));
+            return Err(Error::corrupt(
+                source,
+                line_of("max_attempts"),
+                "max_attempts must be at least 1",
+            ));
         }
         Ok(())
     }
@@ -138,8 +169,13 @@ pub fn load(name: &str, override_dir: &Path) -> Result<(Workflow, String)> {
     } else {
         let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
             let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-            return Err(Error::not_found(format!("no workflow `{name}`"))
-                .hint(format!("built-in workflows: {}; or add {}", names.join(", "), file.display())));
+            return Err(
+                Error::not_found(format!("no workflow `{name}`")).hint(format!(
+                    "built-in workflows: {}; or add {}",
+                    names.join(", "),
+                    file.display()
+                )),
+            );
         };
         (format!("built-in {name}.toml"), text.to_string())
     };
@@ -166,7 +202,10 @@ pub fn template(name: &str, override_dir: &Path) -> Result<String> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, t)| t.to_string())
-        .ok_or_else(|| Error::not_found(format!("no prompt template `{name}`")).hint(format!("add {}", file.display())))
+        .ok_or_else(|| {
+            Error::not_found(format!("no prompt template `{name}`"))
+                .hint(format!("add {}", file.display()))
+        })
 }
 
 #[cfg(test)]
@@ -178,7 +217,11 @@ mod tests {
         for (name, text) in BUILTIN {
             let wf = parse(name, text).unwrap();
             for p in wf.phases() {
-                assert!(BUILTIN_PROMPTS.iter().any(|(n, _)| *n == p.template), "{}", p.template);
+                assert!(
+                    BUILTIN_PROMPTS.iter().any(|(n, _)| *n == p.template),
+                    "{}",
+                    p.template
+                );
                 if let Some(t) = &p.party_template {
                     assert!(BUILTIN_PROMPTS.iter().any(|(n, _)| n == t));
                 }
@@ -188,10 +231,14 @@ mod tests {
 
     #[test]
     fn bad_definitions_name_file_and_line() {
-        let text = BUILTIN[0].1.replace("role = \"review\"", "role = \"critic\"");
+        let text = BUILTIN[0]
+            .1
+            .replace("role = \"review\"", "role = \"critic\"");
         let e = parse("wf.toml", &text).unwrap_err().to_string();
         assert!(e.contains("wf.toml line") && e.contains("critic"), "{e}");
-        let e = parse("wf.toml", "name = \"x\"\nbogus = 1\n").unwrap_err().to_string();
+        let e = parse("wf.toml", "name = \"x\"\nbogus = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("wf.toml line 2"), "{e}");
     }
 }

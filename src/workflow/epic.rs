@@ -96,10 +96,30 @@ impl EpicReport {
 }
 
 const PERSONAS: &[(&str, &str, &str, &str)] = &[
-    ("Winston", "Architect", "Pattern adherence, scalability, API design consistency", "Calm, pragmatic, balances \"what could be\" with \"what should be\""),
-    ("Murat", "Test Architect", "Test coverage, security vulnerabilities, edge cases", "Data-driven, \"strong opinions weakly held\", risk calculations"),
-    ("Amelia", "Developer", "Code quality, readability, maintainability, error handling", "Direct and precise"),
-    ("Bob", "Scrum Master", "Requirements, scope and process", "Crisp, checklist-driven"),
+    (
+        "Winston",
+        "Architect",
+        "Pattern adherence, scalability, API design consistency",
+        "Calm, pragmatic, balances \"what could be\" with \"what should be\"",
+    ),
+    (
+        "Murat",
+        "Test Architect",
+        "Test coverage, security vulnerabilities, edge cases",
+        "Data-driven, \"strong opinions weakly held\", risk calculations",
+    ),
+    (
+        "Amelia",
+        "Developer",
+        "Code quality, readability, maintainability, error handling",
+        "Direct and precise",
+    ),
+    (
+        "Bob",
+        "Scrum Master",
+        "Requirements, scope and process",
+        "Crisp, checklist-driven",
+    ),
 ];
 
 pub struct Engine<'a> {
@@ -121,7 +141,12 @@ impl Engine<'_> {
     fn assignment(&self, role: &str) -> Assignment {
         let r = self.wf.roles.get(role).cloned().unwrap_or_default();
         Assignment {
-            agent: self.opts.agent.clone().or(r.agent).unwrap_or_else(|| self.opts.default_agent.clone()),
+            agent: self
+                .opts
+                .agent
+                .clone()
+                .or(r.agent)
+                .unwrap_or_else(|| self.opts.default_agent.clone()),
             model: r.model,
         }
     }
@@ -141,14 +166,26 @@ impl Engine<'_> {
     /// Run one epic; `handoff` is the previous epic's handoff file (epic-chain).
     pub fn run_epic(&mut self, epic: &EpicRef, handoff: Option<&Path>) -> Result<EpicReport> {
         let started = Instant::now();
-        let mut report = EpicReport { epic: epic.id.clone(), ..EpicReport::default() };
+        let mut report = EpicReport {
+            epic: epic.id.clone(),
+            ..EpicReport::default()
+        };
         let mut reached_start = self.opts.start_from.is_none();
         let mut failed = 0;
         for story in &epic.stories {
             if !reached_start {
-                reached_start = self.opts.start_from.as_deref().is_some_and(|f| signals::normalize_id(f) == signals::normalize_id(&story.id));
+                reached_start =
+                    self.opts.start_from.as_deref().is_some_and(|f| {
+                        signals::normalize_id(f) == signals::normalize_id(&story.id)
+                    });
                 if !reached_start {
-                    report.stories.push(StoryReport { id: story.id.clone(), title: story.title.clone(), result: "skipped".into(), reason: "before --start-from".into(), ..StoryReport::default() });
+                    report.stories.push(StoryReport {
+                        id: story.id.clone(),
+                        title: story.title.clone(),
+                        result: "skipped".into(),
+                        reason: "before --start-from".into(),
+                        ..StoryReport::default()
+                    });
                     continue;
                 }
             }
@@ -161,7 +198,9 @@ impl Engine<'_> {
             report.stories.push(r);
             let max = self.wf.policy.max_failed_stories;
             if max > 0 && failed >= max {
-                self.progress.note(&format!("stopping: {failed} stories failed (max_failed_stories = {max})"));
+                self.progress.note(&format!(
+                    "stopping: {failed} stories failed (max_failed_stories = {max})"
+                ));
                 break;
             }
         }
@@ -171,7 +210,11 @@ impl Engine<'_> {
             if phase.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
                 continue;
             }
-            let writes: Vec<String> = phase.writes.iter().map(|w| w.replace("{epic}", &epic.id)).collect();
+            let writes: Vec<String> = phase
+                .writes
+                .iter()
+                .map(|w| w.replace("{epic}", &epic.id))
+                .collect();
             let ctx = self.epic_context(epic, &report, &writes, started.elapsed());
             let out = self.phase(epic, None, phase, 1, ctx, &writes)?;
             report.usage.add(&out.usage);
@@ -179,9 +222,13 @@ impl Engine<'_> {
             if out.ok {
                 report.artifacts.extend(writes.iter().cloned());
             } else if phase.blocking {
-                self.progress.note(&format!("{} failed: {}", phase.name, out.detail));
+                self.progress
+                    .note(&format!("{} failed: {}", phase.name, out.detail));
             } else {
-                self.progress.note(&format!("{} failed (non-blocking, the epic stands): {}", phase.name, out.detail));
+                self.progress.note(&format!(
+                    "{} failed (non-blocking, the epic stands): {}",
+                    phase.name, out.detail
+                ));
             }
         }
         if !self.opts.dry_run && !self.opts.no_commit && !report.artifacts.is_empty() {
@@ -190,18 +237,30 @@ impl Engine<'_> {
         if let Some(j) = self.journal.as_mut()
             && !j.epic_finished(&epic.id)
         {
-            j.log(Entry::EpicFinished { epic: epic.id.clone() })?;
+            j.log(Entry::EpicFinished {
+                epic: epic.id.clone(),
+            })?;
         }
         report.duration_ms = started.elapsed().as_millis() as u64;
         Ok(report)
     }
 
-    fn epic_context(&self, epic: &EpicRef, report: &EpicReport, writes: &[String], elapsed: Duration) -> serde_json::Value {
+    fn epic_context(
+        &self,
+        epic: &EpicRef,
+        report: &EpicReport,
+        writes: &[String],
+        elapsed: Duration,
+    ) -> serde_json::Value {
         let stories: Vec<serde_json::Value> = epic
             .stories
             .iter()
             .map(|s| {
-                let result = report.stories.iter().find(|r| r.id == s.id).map_or("not run", |r| r.result.as_str());
+                let result = report
+                    .stories
+                    .iter()
+                    .find(|r| r.id == s.id)
+                    .map_or("not run", |r| r.result.as_str());
                 serde_json::json!({"id": s.id, "title": s.title, "path": s.path, "result": result})
             })
             .collect();
@@ -215,8 +274,17 @@ impl Engine<'_> {
         })
     }
 
-    fn story(&mut self, epic: &EpicRef, story: &StoryRef, handoff: Option<&Path>) -> Result<StoryReport> {
-        let mut rep = StoryReport { id: story.id.clone(), title: story.title.clone(), ..StoryReport::default() };
+    fn story(
+        &mut self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        handoff: Option<&Path>,
+    ) -> Result<StoryReport> {
+        let mut rep = StoryReport {
+            id: story.id.clone(),
+            title: story.title.clone(),
+            ..StoryReport::default()
+        };
         let started = Instant::now();
         if let Some(j) = &self.journal
             && let Some((result, reason)) = j.story_result(&epic.id, &story.id)
@@ -251,7 +319,11 @@ impl Engine<'_> {
                 if phase.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
                     continue;
                 }
-                if phase.skip_flag.as_deref().is_some_and(|f| self.opts.flag_on(f)) {
+                if phase
+                    .skip_flag
+                    .as_deref()
+                    .is_some_and(|f| self.opts.flag_on(f))
+                {
                     continue;
                 }
                 // Non-blocking phases before the pipeline (kickoff) run once per story.
@@ -294,11 +366,18 @@ impl Engine<'_> {
             // The failed story's edits are set aside, not lost, and cannot reach the next
             // story's commit; its record-bearing story file is committed on its own.
             let mut keep: Vec<String> = vec![story.path.display().to_string()];
-            keep.extend(self.status.status_files().iter().map(|p| p.display().to_string()));
+            keep.extend(
+                self.status
+                    .status_files()
+                    .iter()
+                    .map(|p| p.display().to_string()),
+            );
             let keep_refs: Vec<&str> = keep.iter().map(String::as_str).collect();
             let msg = format!("baton {}: story {} failed", self.run_id, story.id);
             if self.git.stash_except(&msg, &keep_refs)? {
-                rep.reason.push_str(&format!(" (its changes are in `git stash list`: \"{msg}\")"));
+                rep.reason.push_str(&format!(
+                    " (its changes are in `git stash list`: \"{msg}\")"
+                ));
             }
             if !self.opts.no_commit {
                 rep.commit = Some(self.commit_story(epic, story, "failed")?);
@@ -312,7 +391,13 @@ impl Engine<'_> {
     fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
         if let Some(j) = &self.journal {
             for r in &j.records {
-                if let Entry::PhaseFinished { epic: e, story: Some(s), outcome, attempt, .. } = &r.entry
+                if let Entry::PhaseFinished {
+                    epic: e,
+                    story: Some(s),
+                    outcome,
+                    attempt,
+                    ..
+                } = &r.entry
                     && e == epic
                     && s == story
                 {
@@ -328,14 +413,30 @@ impl Engine<'_> {
     fn finish_story(&mut self, epic: &EpicRef, story: &StoryRef, rep: &StoryReport) -> Result<()> {
         self.progress.story_done(rep);
         if let Some(j) = self.journal.as_mut() {
-            j.log(Entry::StoryFinished { epic: epic.id.clone(), story: story.id.clone(), result: rep.result.clone(), reason: rep.reason.clone() })?;
+            j.log(Entry::StoryFinished {
+                epic: epic.id.clone(),
+                story: story.id.clone(),
+                result: rep.result.clone(),
+                reason: rep.reason.clone(),
+            })?;
         }
         Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn failure_analysis(&mut self, epic: &EpicRef, story: &StoryRef, failed: &Phase, attempt: u32, out: &PhaseOutcome, base: &serde_json::Value, rep: &mut StoryReport) -> Result<()> {
-        let Some(fp) = self.wf.failure_phase.clone() else { return Ok(()) };
+    fn failure_analysis(
+        &mut self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        failed: &Phase,
+        attempt: u32,
+        out: &PhaseOutcome,
+        base: &serde_json::Value,
+        rep: &mut StoryReport,
+    ) -> Result<()> {
+        let Some(fp) = self.wf.failure_phase.clone() else {
+            return Ok(());
+        };
         if fp.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
             return Ok(());
         }
@@ -360,15 +461,34 @@ impl Engine<'_> {
 
     /// One phase: render the prompt, check its budget, run a fresh agent, check its claims
     /// against the disk. Journaled: a phase the journal holds is not run again.
-    fn phase(&mut self, epic: &EpicRef, story: Option<&StoryRef>, phase: &Phase, attempt: u32, ctx: serde_json::Value, writes: &[String]) -> Result<PhaseOutcome> {
+    fn phase(
+        &mut self,
+        epic: &EpicRef,
+        story: Option<&StoryRef>,
+        phase: &Phase,
+        attempt: u32,
+        ctx: serde_json::Value,
+        writes: &[String],
+    ) -> Result<PhaseOutcome> {
         let sid = story.map(|s| s.id.as_str());
-        if let Some(done) = self.journal.as_ref().and_then(|j| j.finished_phase(&epic.id, sid, &phase.name, attempt)) {
+        if let Some(done) = self
+            .journal
+            .as_ref()
+            .and_then(|j| j.finished_phase(&epic.id, sid, &phase.name, attempt))
+        {
             let done = done.clone();
             self.progress.replayed(sid, &phase.name, &done);
             return Ok(done);
         }
-        let party = phase.party_flag.as_deref().is_some_and(|f| self.opts.flag_on(f));
-        let template_name = if party { phase.party_template.as_deref().unwrap_or(&phase.template) } else { &phase.template };
+        let party = phase
+            .party_flag
+            .as_deref()
+            .is_some_and(|f| self.opts.flag_on(f));
+        let template_name = if party {
+            phase.party_template.as_deref().unwrap_or(&phase.template)
+        } else {
+            &phase.template
+        };
         let template = super::def::template(template_name, &self.prompts_dir)?;
         let prompt = render(template_name, &template, &ctx)?;
         let prompt_tokens = Encoding::O200kBase.count(&prompt) as u64;
@@ -377,11 +497,28 @@ impl Engine<'_> {
             None => format!("{}-{}-{}", epic.id, phase.name, attempt),
         };
         if self.opts.dry_run {
-            let title = format!("{} PHASE: {}", phase.name.to_uppercase(), sid.map_or(format!("epic {}", epic.id), |s| format!("story {s}")));
+            let title = format!(
+                "{} PHASE: {}",
+                phase.name.to_uppercase(),
+                sid.map_or(format!("epic {}", epic.id), |s| format!("story {s}"))
+            );
             self.dry_prompts.push((title, prompt));
-            return Ok(PhaseOutcome { ok: true, detail: "dry run".into(), recommendation: None, usage: Usage::default(), cost_usd: None, duration_ms: 0, session_id: None, prompt_tokens, log: None });
+            return Ok(PhaseOutcome {
+                ok: true,
+                detail: "dry run".into(),
+                recommendation: None,
+                usage: Usage::default(),
+                cost_usd: None,
+                duration_ms: 0,
+                session_id: None,
+                prompt_tokens,
+                log: None,
+            });
         }
-        let journal = self.journal.as_mut().ok_or_else(|| Error::invalid("internal: no journal"))?;
+        let journal = self
+            .journal
+            .as_mut()
+            .ok_or_else(|| Error::invalid("internal: no journal"))?;
         let prompt_file = journal.dir.join("prompts").join(format!("{label}.md"));
         crate::store::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
         if let Some(budget) = phase.budget
@@ -390,7 +527,10 @@ impl Engine<'_> {
             // Prompts pass paths, not contents; one still over budget is refused, not sent.
             let out = PhaseOutcome {
                 ok: false,
-                detail: format!("prompt is {prompt_tokens} tokens, over the phase budget of {budget} (see {})", prompt_file.display()),
+                detail: format!(
+                    "prompt is {prompt_tokens} tokens, over the phase budget of {budget} (see {})",
+                    prompt_file.display()
+                ),
                 recommendation: None,
                 usage: Usage::default(),
                 cost_usd: None,
@@ -399,14 +539,26 @@ impl Engine<'_> {
                 prompt_tokens,
                 log: None,
             };
-            journal.log(Entry::PhaseFinished { epic: epic.id.clone(), story: sid.map(Into::into), phase: phase.name.clone(), attempt, outcome: out.clone() })?;
+            journal.log(Entry::PhaseFinished {
+                epic: epic.id.clone(),
+                story: sid.map(Into::into),
+                phase: phase.name.clone(),
+                attempt,
+                outcome: out.clone(),
+            })?;
             self.progress.phase_done(sid, &phase.name, &out);
             return Ok(out);
         }
-        journal.log(Entry::PhaseStarted { epic: epic.id.clone(), story: sid.map(Into::into), phase: phase.name.clone(), attempt })?;
+        journal.log(Entry::PhaseStarted {
+            epic: epic.id.clone(),
+            story: sid.map(Into::into),
+            phase: phase.name.clone(),
+            attempt,
+        })?;
         let log_dir = journal.dir.join("logs");
         self.progress.phase(sid, &phase.name, attempt);
-        let records_before = story.map(|s| count_record(&self.read_story(s), phase.record.as_deref()));
+        let records_before =
+            story.map(|s| count_record(&self.read_story(s), phase.record.as_deref()));
         let who = self.assignment(&phase.role);
         let req = Request {
             name: label.clone(),
@@ -428,7 +580,9 @@ impl Engine<'_> {
             prompt_tokens,
             log: Some(reply.log.display().to_string()),
         };
-        let expected = sid.map(str::to_string).unwrap_or_else(|| format!("Epic {}", epic.id));
+        let expected = sid
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("Epic {}", epic.id));
         out.detail = match judge(phase, &reply.text, &expected) {
             Err(why) => why,
             Ok((line, rec)) => {
@@ -447,30 +601,59 @@ impl Engine<'_> {
             let cause = reply.error.clone().unwrap_or_else(|| "agent failed".into());
             out.detail = format!("{cause}; {}", out.detail);
         }
-        let journal = self.journal.as_mut().ok_or_else(|| Error::invalid("internal: no journal"))?;
-        journal.log(Entry::PhaseFinished { epic: epic.id.clone(), story: sid.map(Into::into), phase: phase.name.clone(), attempt, outcome: out.clone() })?;
+        let journal = self
+            .journal
+            .as_mut()
+            .ok_or_else(|| Error::invalid("internal: no journal"))?;
+        journal.log(Entry::PhaseFinished {
+            epic: epic.id.clone(),
+            story: sid.map(Into::into),
+            phase: phase.name.clone(),
+            attempt,
+            outcome: out.clone(),
+        })?;
         self.progress.phase_done(sid, &phase.name, &out);
         Ok(out)
     }
 
     /// Check the agent's claims against the disk (bmad-loop's lesson).
-    fn verify(&self, story: Option<&StoryRef>, phase: &Phase, records_before: Option<usize>, writes: &[String]) -> std::result::Result<(), String> {
+    fn verify(
+        &self,
+        story: Option<&StoryRef>,
+        phase: &Phase,
+        records_before: Option<usize>,
+        writes: &[String],
+    ) -> std::result::Result<(), String> {
         if phase.needs_staged_diff {
             let staged = self.git.staged().map_err(|e| e.to_string())?;
             let story_file = story.map(|s| s.path.display().to_string());
-            let code: Vec<&String> = staged.iter().filter(|p| Some(*p) != story_file.as_ref()).collect();
+            let code: Vec<&String> = staged
+                .iter()
+                .filter(|p| Some(*p) != story_file.as_ref())
+                .collect();
             if code.is_empty() {
                 return Err("the agent signalled completion but staged no code changes (git diff --staged is empty)".into());
             }
             let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
             if !secrets.is_empty() {
-                return Err(format!("refusing to go on: likely secrets are staged: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+                return Err(format!(
+                    "refusing to go on: likely secrets are staged: {}",
+                    secrets
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
             }
         }
-        if let (Some(s), Some(record), Some(before)) = (story, phase.record.as_deref(), records_before)
+        if let (Some(s), Some(record), Some(before)) =
+            (story, phase.record.as_deref(), records_before)
             && count_record(&self.read_story(s), Some(record)) <= before
         {
-            return Err(format!("the agent did not append a `## {record}` section to {}", s.path.display()));
+            return Err(format!(
+                "the agent did not append a `## {record}` section to {}",
+                s.path.display()
+            ));
         }
         for w in writes {
             if !self.project_dir.join(w).is_file() {
@@ -481,15 +664,27 @@ impl Engine<'_> {
     }
 
     fn commit_story(&mut self, epic: &EpicRef, story: &StoryRef, result: &str) -> Result<String> {
-        if let Some(sha) = self.journal.as_ref().and_then(|j| j.committed(&epic.id, &story.id)) {
+        if let Some(sha) = self
+            .journal
+            .as_ref()
+            .and_then(|j| j.committed(&epic.id, &story.id))
+        {
             return Ok(sha);
         }
         // A crash between `git commit` and the journal entry must not commit twice.
-        let sha = match self.git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])? {
+        let sha = match self
+            .git
+            .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
+        {
             Some(sha) => sha,
             None => {
                 let mut paths = vec![story.path.display().to_string()];
-                paths.extend(self.status.status_files().iter().map(|p| p.display().to_string()));
+                paths.extend(
+                    self.status
+                        .status_files()
+                        .iter()
+                        .map(|p| p.display().to_string()),
+                );
                 let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
                 self.git.add_paths(&refs)?;
                 let staged = self.git.staged()?;
@@ -503,18 +698,29 @@ impl Engine<'_> {
                 } else {
                     format!("docs(story {}): failed — records of the attempts", story.id)
                 };
-                let msg = format!("{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n", epic.id, story.id, self.run_id, self.run_id, story.id);
+                let msg = format!(
+                    "{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n",
+                    epic.id, story.id, self.run_id, self.run_id, story.id
+                );
                 self.git.commit(&msg)?
             }
         };
         if let Some(j) = self.journal.as_mut() {
-            j.log(Entry::StoryCommitted { epic: epic.id.clone(), story: story.id.clone(), sha: sha.clone() })?;
+            j.log(Entry::StoryCommitted {
+                epic: epic.id.clone(),
+                story: story.id.clone(),
+                sha: sha.clone(),
+            })?;
         }
         Ok(sha)
     }
 
     fn commit_epic_docs(&mut self, epic: &EpicRef, files: &[String]) -> Result<()> {
-        if self.git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?.is_some() {
+        if self
+            .git
+            .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?
+            .is_some()
+        {
             return Ok(());
         }
         let refs: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -522,7 +728,10 @@ impl Engine<'_> {
         if self.git.staged()?.is_empty() {
             return Ok(());
         }
-        let msg = format!("docs(epic {}): UAT and retrospective\n\nBaton-Run: {}\nBaton-Epic: {}\n", epic.id, self.run_id, epic.id);
+        let msg = format!(
+            "docs(epic {}): UAT and retrospective\n\nBaton-Run: {}\nBaton-Epic: {}\n",
+            epic.id, self.run_id, epic.id
+        );
         self.git.commit(&msg)?;
         Ok(())
     }
@@ -531,12 +740,23 @@ impl Engine<'_> {
 /// How many `## <record>` sections a story file has.
 fn count_record(text: &str, record: Option<&str>) -> usize {
     let Some(r) = record else { return 0 };
-    text.lines().filter(|l| l.trim_start().starts_with("## ") && l.contains(r)).count()
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("## ") && l.contains(r))
+        .count()
 }
 
 /// Decide a phase from the agent's text: Ok(signal line, recommendation) or Err(reason).
-fn judge(phase: &Phase, text: &str, expected_id: &str) -> std::result::Result<(String, Option<String>), String> {
-    let wanted: Vec<&str> = phase.signal.iter().chain(phase.fail_signal.iter()).map(String::as_str).collect();
+fn judge(
+    phase: &Phase,
+    text: &str,
+    expected_id: &str,
+) -> std::result::Result<(String, Option<String>), String> {
+    let wanted: Vec<&str> = phase
+        .signal
+        .iter()
+        .chain(phase.fail_signal.iter())
+        .map(String::as_str)
+        .collect();
     // Signals the shared parser knows are parsed by it; the others (UAT COMPLETE) by keyword.
     let known = |k: &str| SignalKind::ALL.iter().any(|s| s.keyword() == k);
     if wanted.iter().all(|k| known(k)) {
@@ -545,7 +765,11 @@ fn judge(phase: &Phase, text: &str, expected_id: &str) -> std::result::Result<(S
             Verdict::Success => {
                 let sig = res.signal.as_ref().expect("success has a signal");
                 if !phase.signal.iter().any(|k| k == sig.kind.keyword()) {
-                    return Err(format!("unexpected signal {} for the {} phase", sig.kind.keyword(), phase.name));
+                    return Err(format!(
+                        "unexpected signal {} for the {} phase",
+                        sig.kind.keyword(),
+                        phase.name
+                    ));
                 }
                 let rec = sig.recommendation.map(|r| format!("{r:?}"));
                 Ok((format!("{}: {}", sig.kind.keyword(), sig.id), rec))
@@ -568,19 +792,32 @@ fn judge(phase: &Phase, text: &str, expected_id: &str) -> std::result::Result<(S
         if in_fence {
             continue;
         }
-        if let Some(k) = phase.signal.iter().find(|k| l.trim_matches('*').starts_with(&format!("{k}:"))) {
-            found = Some(format!("{k}: {}", l.trim_matches('*')[k.len() + 1..].trim()));
+        if let Some(k) = phase
+            .signal
+            .iter()
+            .find(|k| l.trim_matches('*').starts_with(&format!("{k}:")))
+        {
+            found = Some(format!(
+                "{k}: {}",
+                l.trim_matches('*')[k.len() + 1..].trim()
+            ));
         }
     }
-    found.map(|f| (f, None)).ok_or_else(|| "no completion signal".to_string())
+    found
+        .map(|f| (f, None))
+        .ok_or_else(|| "no completion signal".to_string())
 }
 
 fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
-    env.add_template(name, template).map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    let t = env.get_template(name).map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    t.render(ctx).map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
+    env.add_template(name, template)
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
+    let t = env
+        .get_template(name)
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
+    t.render(ctx)
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
 }
 
 /// Seed 001's file read strategy, for the implementer and reviewer prompts.

@@ -11,12 +11,25 @@ pub fn looks_secret(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let lower = name.to_ascii_lowercase();
     lower == ".env"
-        || (lower.starts_with(".env.") && !lower.ends_with(".example") && !lower.ends_with(".sample") && !lower.ends_with(".template"))
+        || (lower.starts_with(".env.")
+            && !lower.ends_with(".example")
+            && !lower.ends_with(".sample")
+            && !lower.ends_with(".template"))
         || lower.ends_with(".pem")
         || lower.ends_with(".key")
         || lower.ends_with(".p12")
         || lower.ends_with(".pfx")
-        || matches!(lower.as_str(), "id_rsa" | "id_ed25519" | "id_ecdsa" | "id_dsa" | ".npmrc" | ".pypirc" | "credentials.json" | ".netrc")
+        || matches!(
+            lower.as_str(),
+            "id_rsa"
+                | "id_ed25519"
+                | "id_ecdsa"
+                | "id_dsa"
+                | ".npmrc"
+                | ".pypirc"
+                | "credentials.json"
+                | ".netrc"
+        )
 }
 
 #[derive(Debug, Clone)]
@@ -40,7 +53,8 @@ impl Git {
             .env("GIT_TERMINAL_PROMPT", "0")
             .output()
             .map_err(|e| {
-                Error::invalid(format!("cannot run git: {e}")).hint("install git and make sure it is on PATH")
+                Error::invalid(format!("cannot run git: {e}"))
+                    .hint("install git and make sure it is on PATH")
             })
     }
 
@@ -49,7 +63,12 @@ impl Git {
         let o = self.raw(args)?;
         if !o.status.success() {
             let msg = String::from_utf8_lossy(&o.stderr);
-            return Err(Error::state(format!("git {} failed in {}: {}", args.join(" "), self.dir.display(), msg.trim())));
+            return Err(Error::state(format!(
+                "git {} failed in {}: {}",
+                args.join(" "),
+                self.dir.display(),
+                msg.trim()
+            )));
         }
         Ok(String::from_utf8_lossy(&o.stdout).into_owned())
     }
@@ -61,24 +80,37 @@ impl Git {
 
     pub fn toplevel(&self) -> Result<PathBuf> {
         let out = self.run(&["rev-parse", "--show-toplevel"]).map_err(|_| {
-            Error::invalid(format!("{} is not inside a git repository", self.dir.display()))
-                .hint("run baton from your project's repository (git init first if it has none)")
+            Error::invalid(format!(
+                "{} is not inside a git repository",
+                self.dir.display()
+            ))
+            .hint("run baton from your project's repository (git init first if it has none)")
         })?;
         Ok(PathBuf::from(out.trim()))
     }
 
     pub fn branch(&self) -> Result<String> {
-        Ok(self.run(&["rev-parse", "--abbrev-ref", "HEAD"])?.trim().to_string())
+        Ok(self
+            .run(&["rev-parse", "--abbrev-ref", "HEAD"])?
+            .trim()
+            .to_string())
     }
 
     pub fn head(&self) -> Option<String> {
-        self.run(&["rev-parse", "--verify", "-q", "HEAD"]).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+        self.run(&["rev-parse", "--verify", "-q", "HEAD"])
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
     }
 
     /// Paths staged for the next commit.
     pub fn staged(&self) -> Result<Vec<String>> {
         let out = self.run(&["diff", "--cached", "--name-only", "-z"])?;
-        Ok(out.split('\0').filter(|s| !s.is_empty()).map(str::to_string).collect())
+        Ok(out
+            .split('\0')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 
     /// `git diff --cached --stat` summary line, e.g. "3 files changed, 45 insertions(+)".
@@ -120,9 +152,14 @@ impl Git {
         let log = self.run(&["log", "--format=%H%x00%(trailers:only,unfold)%x1e"])?;
         for rec in log.split('\u{1e}') {
             let mut parts = rec.trim_start_matches('\n').splitn(2, '\0');
-            let (Some(sha), Some(body)) = (parts.next(), parts.next()) else { continue };
+            let (Some(sha), Some(body)) = (parts.next(), parts.next()) else {
+                continue;
+            };
             let has = |k: &str, v: &str| {
-                body.lines().any(|l| l.split_once(':').is_some_and(|(a, b)| a.trim().eq_ignore_ascii_case(k) && b.trim() == v))
+                body.lines().any(|l| {
+                    l.split_once(':')
+                        .is_some_and(|(a, b)| a.trim().eq_ignore_ascii_case(k) && b.trim() == v)
+                })
             };
             if trailers.iter().all(|(k, v)| has(k, v)) {
                 return Ok(Some(sha.trim().to_string()));
@@ -136,7 +173,16 @@ impl Git {
     /// Returns whether anything was stashed.
     pub fn stash_except(&self, message: &str, keep: &[&str]) -> Result<bool> {
         let before = self.run(&["stash", "list"])?.lines().count();
-        let mut args = vec!["stash", "push", "--include-untracked", "-q", "-m", message, "--", "."];
+        let mut args = vec![
+            "stash",
+            "push",
+            "--include-untracked",
+            "-q",
+            "-m",
+            message,
+            "--",
+            ".",
+        ];
         let excludes: Vec<String> = keep.iter().map(|k| format!(":(exclude){k}")).collect();
         args.extend(excludes.iter().map(String::as_str));
         // Nothing to stash is not an error.
@@ -157,7 +203,14 @@ mod tests {
 
     #[test]
     fn secrets() {
-        for p in [".env", "config/.env.local", "deploy/key.pem", "id_rsa", "a/b/server.key", ".npmrc"] {
+        for p in [
+            ".env",
+            "config/.env.local",
+            "deploy/key.pem",
+            "id_rsa",
+            "a/b/server.key",
+            ".npmrc",
+        ] {
             assert!(looks_secret(p), "{p}");
         }
         for p in [".env.example", "src/env.rs", "docs/keys.md", "keyboard.rs"] {

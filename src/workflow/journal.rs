@@ -136,7 +136,11 @@ impl Journal {
         fs::create_dir_all(&dir.join("logs"))?;
         crate::context::session::ensure_gitignore(local)?;
         let path = dir.join("events.jsonl");
-        Ok(Journal { dir, path, records: vec![] })
+        Ok(Journal {
+            dir,
+            path,
+            records: vec![],
+        })
     }
 
     pub fn open(local: &Path, run_id: &str) -> Result<Journal> {
@@ -145,8 +149,11 @@ impl Journal {
         let dir = Self::runs_dir(local).join(run_id);
         let path = dir.join("events.jsonl");
         if !path.is_file() {
-            return Err(Error::not_found(format!("no run {run_id} in {}", Self::runs_dir(local).display()))
-                .hint("list the runs with `baton status`"));
+            return Err(Error::not_found(format!(
+                "no run {run_id} in {}",
+                Self::runs_dir(local).display()
+            ))
+            .hint("list the runs with `baton status`"));
         }
         let records = read(&path)?;
         Ok(Journal { dir, path, records })
@@ -154,7 +161,12 @@ impl Journal {
 
     /// Append and fsync: the step is acted on only after this returns.
     pub fn log(&mut self, entry: Entry) -> Result<()> {
-        let rec = Record { v: FORMAT, seq: self.records.len() as u64 + 1, ts: crate::store::now(), entry };
+        let rec = Record {
+            v: FORMAT,
+            seq: self.records.len() as u64 + 1,
+            ts: crate::store::now(),
+            entry,
+        };
         let mut line = serde_json::to_vec(&rec).map_err(|e| Error::invalid(e.to_string()))?;
         line.push(b'\n');
         fs::append_durable(&self.path, &line)?;
@@ -162,49 +174,81 @@ impl Journal {
         Ok(())
     }
 
-    pub fn finished_phase(&self, epic: &str, story: Option<&str>, phase: &str, attempt: u32) -> Option<&PhaseOutcome> {
+    pub fn finished_phase(
+        &self,
+        epic: &str,
+        story: Option<&str>,
+        phase: &str,
+        attempt: u32,
+    ) -> Option<&PhaseOutcome> {
         self.records.iter().find_map(|r| match &r.entry {
-            Entry::PhaseFinished { epic: e, story: s, phase: p, attempt: a, outcome }
-                if e == epic && s.as_deref() == story && p == phase && *a == attempt =>
-            {
-                Some(outcome)
-            }
+            Entry::PhaseFinished {
+                epic: e,
+                story: s,
+                phase: p,
+                attempt: a,
+                outcome,
+            } if e == epic && s.as_deref() == story && p == phase && *a == attempt => Some(outcome),
             _ => None,
         })
     }
 
     pub fn story_result(&self, epic: &str, story: &str) -> Option<(String, String)> {
         self.records.iter().find_map(|r| match &r.entry {
-            Entry::StoryFinished { epic: e, story: s, result, reason } if e == epic && s == story => {
-                Some((result.clone(), reason.clone()))
-            }
+            Entry::StoryFinished {
+                epic: e,
+                story: s,
+                result,
+                reason,
+            } if e == epic && s == story => Some((result.clone(), reason.clone())),
             _ => None,
         })
     }
 
     pub fn committed(&self, epic: &str, story: &str) -> Option<String> {
         self.records.iter().find_map(|r| match &r.entry {
-            Entry::StoryCommitted { epic: e, story: s, sha } if e == epic && s == story => Some(sha.clone()),
+            Entry::StoryCommitted {
+                epic: e,
+                story: s,
+                sha,
+            } if e == epic && s == story => Some(sha.clone()),
             _ => None,
         })
     }
 
     pub fn epic_finished(&self, epic: &str) -> bool {
-        self.records.iter().any(|r| matches!(&r.entry, Entry::EpicFinished { epic: e } if e == epic))
+        self.records
+            .iter()
+            .any(|r| matches!(&r.entry, Entry::EpicFinished { epic: e } if e == epic))
     }
 
     pub fn run_finished(&self) -> bool {
-        self.records.iter().any(|r| matches!(r.entry, Entry::RunFinished { .. }))
+        self.records
+            .iter()
+            .any(|r| matches!(r.entry, Entry::RunFinished { .. }))
     }
 
     /// Agent calls that completed (for tests and `baton status`).
     pub fn agent_calls(&self) -> usize {
-        self.records.iter().filter(|r| matches!(r.entry, Entry::PhaseFinished { .. })).count()
+        self.records
+            .iter()
+            .filter(|r| matches!(r.entry, Entry::PhaseFinished { .. }))
+            .count()
     }
 
     pub fn started(&self) -> Option<(&str, &str, &[String], &serde_json::Value)> {
         self.records.first().and_then(|r| match &r.entry {
-            Entry::RunStarted { run_id, workflow, epics, options } => Some((run_id.as_str(), workflow.as_str(), epics.as_slice(), options)),
+            Entry::RunStarted {
+                run_id,
+                workflow,
+                epics,
+                options,
+            } => Some((
+                run_id.as_str(),
+                workflow.as_str(),
+                epics.as_slice(),
+                options,
+            )),
             _ => None,
         })
     }
@@ -219,15 +263,23 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
         if line.is_empty() {
             continue;
         }
-        let rec: Record = serde_json::from_slice(line).map_err(|e| Error::corrupt(path, Some(i + 1), format!("not a run event: {e}")))?;
+        let rec: Record = serde_json::from_slice(line)
+            .map_err(|e| Error::corrupt(path, Some(i + 1), format!("not a run event: {e}")))?;
         if rec.v != FORMAT {
-            return Err(Error::corrupt(path, Some(i + 1), format!("run event format v{} is not supported", rec.v)));
+            return Err(Error::corrupt(
+                path,
+                Some(i + 1),
+                format!("run event format v{} is not supported", rec.v),
+            ));
         }
         out.push(rec);
     }
     if end < bytes.len() {
         // Cut the torn line so later appends start on a fresh line.
-        let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err(path))?;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(io_err(path))?;
         f.set_len(end as u64).map_err(io_err(path))?;
     }
     Ok(out)

@@ -39,11 +39,20 @@ impl Progress {
         };
         let bar = (mode == Mode::Live).then(|| {
             let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             b.enable_steady_tick(Duration::from_millis(120));
             b
         });
-        Progress { mode, bar, started: Instant::now(), tokens: 0, cost: 0.0 }
+        Progress {
+            mode,
+            bar,
+            started: Instant::now(),
+            tokens: 0,
+            cost: 0.0,
+        }
     }
 
     fn line(&self, text: &str) {
@@ -75,7 +84,10 @@ impl Progress {
     pub fn phase(&self, story: Option<&str>, phase: &str, attempt: u32) {
         let who = story.map_or("epic".to_string(), |s| format!("story {s}"));
         if let Some(b) = &self.bar {
-            b.set_message(format!("{who} · {phase} (attempt {attempt}) · {} tokens · ${:.2}", self.tokens, self.cost));
+            b.set_message(format!(
+                "{who} · {phase} (attempt {attempt}) · {} tokens · ${:.2}",
+                self.tokens, self.cost
+            ));
         }
         self.json(serde_json::json!({"event": "phase_started", "story": story, "phase": phase, "attempt": attempt}));
     }
@@ -94,13 +106,24 @@ impl Progress {
     }
 
     pub fn replayed(&self, story: Option<&str>, phase: &str, out: &PhaseOutcome) {
-        self.line(&format!("  {phase:<17} {:<6} (recorded; not run again)", if out.ok { "ok" } else { "FAILED" }));
+        self.line(&format!(
+            "  {phase:<17} {:<6} (recorded; not run again)",
+            if out.ok { "ok" } else { "FAILED" }
+        ));
         self.json(serde_json::json!({"event": "phase_replayed", "story": story, "phase": phase, "outcome": out}));
     }
 
     pub fn story_done(&self, r: &StoryReport) {
-        let commit = r.commit.as_deref().map(|c| format!(" commit {}", &c[..c.len().min(10)])).unwrap_or_default();
-        let reason = if r.reason.is_empty() { String::new() } else { format!(" — {}", r.reason) };
+        let commit = r
+            .commit
+            .as_deref()
+            .map(|c| format!(" commit {}", &c[..c.len().min(10)]))
+            .unwrap_or_default();
+        let reason = if r.reason.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", r.reason)
+        };
         self.line(&format!("  → {}{commit}{reason}", r.result));
         self.json(serde_json::json!({"event": "story_finished", "story": r}));
     }

@@ -41,8 +41,12 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn load(path: Option<&Path>) -> Result<Scenario> {
-        let path = path.map(Path::to_path_buf).or_else(|| std::env::var_os("BATON_SIM_SCENARIO").map(PathBuf::from));
-        let Some(path) = path else { return Ok(Scenario::default()) };
+        let path = path
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::var_os("BATON_SIM_SCENARIO").map(PathBuf::from));
+        let Some(path) = path else {
+            return Ok(Scenario::default());
+        };
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
@@ -88,13 +92,20 @@ fn read_prompt(prompt: &str) -> Ask {
         if let Some(v) = l.strip_prefix("Story ID:") {
             ask.story_id = Some(v.trim().to_string());
         } else if let Some(v) = l.strip_prefix("Story file:") {
-            ask.story_file = Some(v.trim().split_whitespace().next().unwrap_or("").to_string());
-        } else if let Some(v) = l.strip_prefix("Epic:").or_else(|| l.strip_prefix("Epic file:").map(|_| "")) {
+            ask.story_file = Some(v.split_whitespace().next().unwrap_or("").to_string());
+        } else if let Some(v) = l
+            .strip_prefix("Epic:")
+            .or_else(|| l.strip_prefix("Epic file:").map(|_| ""))
+        {
             if !v.trim().is_empty() && ask.epic.is_none() {
-                ask.epic = Some(v.trim().split_whitespace().next().unwrap_or("").to_string());
+                ask.epic = Some(v.split_whitespace().next().unwrap_or("").to_string());
             }
         } else if let Some(v) = l.strip_prefix("Files to write:") {
-            ask.writes = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+            ask.writes = v
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
         }
         if ask.phase.is_empty()
             && let Some((_, p)) = PHASES.iter().find(|(sig, _)| l.starts_with(sig))
@@ -122,12 +133,25 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
     let ask = read_prompt(prompt);
     let mut out = std::io::stdout().lock();
     let session = format!("sim-{}", std::process::id());
-    let _ = writeln!(out, "{}", serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd}));
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
+    );
     if ask.phase.is_empty() {
-        return emit(&mut out, &session, prompt, "(simulated agent) The prompt asks for no signal I know.", 1);
+        return emit(
+            &mut out,
+            &session,
+            prompt,
+            "(simulated agent) The prompt asks for no signal I know.",
+            1,
+        );
     }
     let story_path = ask.story_file.as_ref().map(|p| cwd.join(p));
-    let story_text = story_path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default();
+    let story_text = story_path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
     let record_count = |title: &str| story_text.matches(&format!("## {title}")).count();
     let attempt = match ask.phase {
         "dev" => record_count("Dev Agent Record") + 1,
@@ -149,7 +173,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
             return Ok(0);
         }
         "crash" => {
-            let _ = writeln!(out, "{}", serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "(simulated agent) crashing mid-phase"}]}}));
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "(simulated agent) crashing mid-phase"}]}})
+            );
             return Ok(3);
         }
         "flood" => {
@@ -208,11 +236,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
             (Some(record), signal)
         }
         "kickoff" => (
-            Some(format!("\n## Story Kickoff Insights\n\n**Discussion Date**: simulated\n**Participants**: Winston (Architect), Amelia (Developer), Murat (Test Architect)\n\n### Architectural Notes\n- (simulated) follow the existing module layout\n### Implementation Strategy\n- (simulated) smallest change first\n### Testing Approach\n- (simulated) unit tests for each criterion\n### Identified Risks\n- (simulated) none\n")),
+            Some(("\n## Story Kickoff Insights\n\n**Discussion Date**: simulated\n**Participants**: Winston (Architect), Amelia (Developer), Murat (Test Architect)\n\n### Architectural Notes\n- (simulated) follow the existing module layout\n### Implementation Strategy\n- (simulated) smallest change first\n### Testing Approach\n- (simulated) unit tests for each criterion\n### Identified Risks\n- (simulated) none\n").to_string()),
             format!("KICKOFF COMPLETE: {id}"),
         ),
         "failure-analysis" => (
-            Some(format!("\n## Failure Analysis Record\n\n_Simulated agent (baton sim)._\n\n- Root cause: (simulated) the scenario made the phase fail.\n- Recommendation: Retry\n")),
+            Some(("\n## Failure Analysis Record\n\n_Simulated agent (baton sim)._\n\n- Root cause: (simulated) the scenario made the phase fail.\n- Recommendation: Retry\n").to_string()),
             format!("ANALYSIS COMPLETE: {id} - Retry"),
         ),
         "uat" | "retro" => {
@@ -234,7 +262,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
     {
         let _ = append(p, &r);
     }
-    let text = if action == "nosignal" { "(simulated agent) done, but I forgot to say so.".to_string() } else { format!("(simulated agent)\n{signal}") };
+    let text = if action == "nosignal" {
+        "(simulated agent) done, but I forgot to say so.".to_string()
+    } else {
+        format!("(simulated agent)\n{signal}")
+    };
     emit(&mut out, &session, prompt, &text, 0)
 }
 
@@ -243,9 +275,17 @@ fn emit(out: &mut impl Write, session: &str, prompt: &str, text: &str, code: u8)
     let input = (prompt.len() / 4) as u64;
     let output = (text.len() / 4) as u64 + 1;
     let usage = serde_json::json!({"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": output});
-    let _ = writeln!(out, "{}", serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}], "usage": usage}, "session_id": session}));
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}], "usage": usage}, "session_id": session})
+    );
     let cost = (input as f64 * 3.0 + output as f64 * 15.0) / 1_000_000.0;
-    let _ = writeln!(out, "{}", serde_json::json!({"type": "result", "subtype": "success", "is_error": code != 0, "result": text, "num_turns": 1, "session_id": session, "total_cost_usd": cost, "usage": usage}));
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::json!({"type": "result", "subtype": "success", "is_error": code != 0, "result": text, "num_turns": 1, "session_id": session, "total_cost_usd": cost, "usage": usage})
+    );
     Ok(code)
 }
 
@@ -255,10 +295,23 @@ mod tests {
 
     #[test]
     fn reads_what_the_prompt_asks() {
-        let a = read_prompt("Story ID: 1.2\nStory file: docs/stories/1.2.x.md\nEpic: 1\n...\nIMPLEMENTATION COMPLETE: 1.2\n");
-        assert_eq!((a.phase, a.story_id.as_deref(), a.story_file.as_deref(), a.epic.as_deref()), ("dev", Some("1.2"), Some("docs/stories/1.2.x.md"), Some("1")));
+        let a = read_prompt(
+            "Story ID: 1.2\nStory file: docs/stories/1.2.x.md\nEpic: 1\n...\nIMPLEMENTATION COMPLETE: 1.2\n",
+        );
+        assert_eq!(
+            (
+                a.phase,
+                a.story_id.as_deref(),
+                a.story_file.as_deref(),
+                a.epic.as_deref()
+            ),
+            ("dev", Some("1.2"), Some("docs/stories/1.2.x.md"), Some("1"))
+        );
         let a = read_prompt("Files to write: docs/uat/epic-3-uat.md\nUAT COMPLETE: Epic 3\n");
-        assert_eq!((a.phase, a.epic.as_deref(), a.writes.len()), ("uat", Some("3"), 1));
+        assert_eq!(
+            (a.phase, a.epic.as_deref(), a.writes.len()),
+            ("uat", Some("3"), 1)
+        );
     }
 
     #[test]
