@@ -23,6 +23,30 @@ pub struct Config {
     /// Spec extraction: the task-type routing table.
     #[serde(default)]
     pub extract: crate::context::extract::ExtractConfig,
+    /// The run engine: default agent, protected branches.
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Agent of every role a workflow does not assign (claude, codex, gemini, sim).
+    pub default_agent: String,
+    /// Branches `baton run` refuses to commit on.
+    pub protected_branches: Vec<String>,
+    /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
+    pub skip_permissions: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            default_agent: "claude".into(),
+            protected_branches: vec!["main".into(), "master".into()],
+            skip_permissions: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -10,7 +10,6 @@ use clap::{Parser, Subcommand};
 use crate::config::Project;
 use crate::error::{Error, Result};
 
-mod agent_sim;
 mod budget;
 mod doctor;
 mod exec;
@@ -31,6 +30,9 @@ mod summary;
 mod task;
 mod tokens;
 mod walkthrough;
+mod demo;
+mod run;
+mod status;
 mod workflow;
 pub use output::Out;
 
@@ -93,12 +95,15 @@ pub enum Command {
     Walkthrough(walkthrough::Args),
     /// Run a command and print its output, or a summary + scratch path when it is large
     Mask(mask::MaskArgs),
+    /// Run a workflow: epic-execute, epic-chain (agents in fresh processes)
+    Run(run::Args),
+    /// Every run and task, and what each waits for
+    Status(status::Args),
+    /// A small epic run end to end with the simulated agent, in a temporary repository
+    Demo(demo::Args),
     /// Workflow definitions: list them, print one to copy and change
     #[command(subcommand)]
     Workflow(workflow::WorkflowCmd),
-    /// The simulated agent (for demos and tests)
-    #[command(hide = true)]
-    AgentSim(agent_sim::Args),
     /// Count tokens exactly (o200k_base, cl100k_base; Claude estimated)
     Tokens(tokens::Args),
     /// Check a context against its window or phase budget: ok, warn or rotate
@@ -120,6 +125,16 @@ pub struct Ctx {
 }
 
 pub fn main() -> ExitCode {
+    // Started by the engine as the simulated agent: act as the agent, not as the CLI.
+    if std::env::var_os(crate::workflow::cli_agents::SIM_ENV).is_some() {
+        return match sim_main() {
+            Ok(code) => code,
+            Err(e) => {
+                report(&e, false);
+                ExitCode::from(e.exit_code())
+            }
+        };
+    }
     let cli = Cli::parse();
     let json = cli.json;
     match run(cli) {
@@ -129,6 +144,20 @@ pub fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+fn sim_main() -> Result<ExitCode> {
+    use std::io::Read;
+    let scenario = crate::workflow::sim::Scenario::load(None)?;
+    let mut prompt = String::new();
+    std::io::stdin().read_to_string(&mut prompt).map_err(|e| Error::io("<stdin>", e))?;
+    let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+    Ok(ExitCode::from(crate::workflow::sim::run(&prompt, &cwd, &scenario)?))
+}
+
+/// Write the demo's BMAD project into `dir` (used by `baton demo` and the tests).
+pub fn demo_project(dir: &std::path::Path) -> Result<()> {
+    demo::write_project(dir)
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -156,7 +185,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
         Command::Mask(a) => mask::run(&ctx, a),
         Command::Workflow(c) => workflow::run(&ctx, c),
-        Command::AgentSim(a) => agent_sim::run(&ctx, a),
+        Command::Run(a) => run::run(&ctx, a),
+        Command::Status(a) => status::run(&ctx, a),
+        Command::Demo(a) => demo::run(&ctx, a),
         Command::Tokens(a) => tokens::run(&ctx, a),
         Command::Budget(a) => budget::run(&ctx, a),
         Command::Extract(a) => extract::run(&ctx, a),

@@ -170,7 +170,9 @@ impl Journal {
         let mut line = serde_json::to_vec(&rec).map_err(|e| Error::invalid(e.to_string()))?;
         line.push(b'\n');
         fs::append_durable(&self.path, &line)?;
+        let seq = rec.seq;
         self.records.push(rec);
+        crash_point(seq);
         Ok(())
     }
 
@@ -251,6 +253,21 @@ impl Journal {
             )),
             _ => None,
         })
+    }
+}
+
+/// Crash testing: with `BATON_CRASH_AFTER_EVENT=N` the process dies (SIGKILL, no clean-up)
+/// right after journal event N is on disk — the harshest place a real crash can hit.
+fn crash_point(seq: u64) {
+    if let Some(n) = std::env::var("BATON_CRASH_AFTER_EVENT").ok().and_then(|v| v.parse::<u64>().ok())
+        && n == seq
+    {
+        #[cfg(unix)]
+        // SAFETY: kill(2) on our own pid with SIGKILL; nothing after it runs.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+        std::process::abort();
     }
 }
 

@@ -8,3 +8,5 @@ pub mod progress;
 
 pub mod agents;
 pub mod sim;
+pub mod cli_agents;
+pub mod project;

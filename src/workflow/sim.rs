@@ -168,7 +168,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
     match action.as_str() {
         "hang" => {
             // A child that would outlive us unless the whole process group is killed.
-            let _ = Command::new("sleep").arg("3600").spawn();
+            if let Ok(child) = Command::new("sleep").arg("3600").spawn() {
+                // Tests check this pid is gone once the engine killed the process group.
+                let _ = std::fs::create_dir_all(cwd.join(".baton"));
+                let _ = std::fs::write(cwd.join(".baton/sim-hang.pid"), child.id().to_string());
+            }
             std::thread::sleep(std::time::Duration::from_secs(3600));
             return Ok(0);
         }

@@ -1,0 +1,261 @@
+//! `baton run`: execute a workflow (epic-execute, epic-chain) with agents in fresh processes.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::workflow::cli_agents::CliAgents;
+use crate::workflow::epic::{Engine, EpicReport, Options};
+use crate::workflow::git::Git;
+use crate::workflow::journal::{Entry, Journal};
+use crate::workflow::progress::Progress;
+use crate::workflow::project::{self, BmadStatus};
+use crate::workflow::def;
+
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Examples:\n  baton run epic-execute 1 --agent sim\n  \
+baton run epic-execute 2 --party-all --start-from 2.3\n  baton run epic-execute 1 --dry-run --verbose   # print every prompt, run nothing\n  \
+baton run epic-chain 1 2 3                     # the handoff of each epic feeds the next\n  \
+baton run --resume 20261122T130501-7f3a9c       # after a crash or kill -9\n\n\
+Each phase is a fresh agent process; context moves through the story file and git staging.\n\
+Agents: claude (default), codex, gemini, sim (the built-in simulated agent; scenario from\n\
+--scenario or .baton/sim.toml). Exit code 1 when a story failed.")]
+pub struct Args {
+    /// epic-execute or epic-chain
+    pub workflow: Option<String>,
+    /// Epic id(s): `1`, or several for epic-chain
+    pub epics: Vec<String>,
+    /// Continue an interrupted run where it stopped
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["workflow", "epics"])]
+    pub resume: Option<String>,
+    /// Run every phase with this agent (claude, codex, gemini, sim)
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Scenario of the simulated agent (TOML)
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    #[arg(long)]
+    pub party_kickoff: bool,
+    #[arg(long)]
+    pub party_review: bool,
+    #[arg(long)]
+    pub party_failure: bool,
+    #[arg(long)]
+    pub party_retro: bool,
+    /// All four party phases
+    #[arg(long)]
+    pub party_all: bool,
+    /// Personas of party phases, comma-separated (Winston, Murat, Amelia, Bob)
+    #[arg(long, value_delimiter = ',')]
+    pub party_agents: Vec<String>,
+    /// Print every prompt that would be sent; run no agent, change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: the prompts in full
+    #[arg(long)]
+    pub verbose: bool,
+    /// Start at this story (the ones before it are skipped)
+    #[arg(long)]
+    pub start_from: Option<String>,
+    /// Skip stories whose status is already done
+    #[arg(long)]
+    pub skip_done: bool,
+    /// Leave changes staged instead of committing each story
+    #[arg(long)]
+    pub no_commit: bool,
+    /// No review phase
+    #[arg(long)]
+    pub skip_review: bool,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    workflow: String,
+    epics: Vec<String>,
+    options: Options,
+    scenario: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    let project_dir = Git::new(&ctx.project.dir).toplevel()?;
+    let local = ctx.project.local_dir();
+    let (saved, mut journal) = match &a.resume {
+        Some(id) => {
+            let j = Journal::open(&local, id)?;
+            if j.run_finished() {
+                return Err(Error::state(format!("run {id} already finished")).hint("see its summary with `baton status`"));
+            }
+            let (_, _, _, opts) = j.started().ok_or_else(|| Error::corrupt(j.dir.join("events.jsonl"), Some(1), "does not start with run_started"))?;
+            let saved: Saved = serde_json::from_value(opts.clone()).map_err(|e| Error::corrupt(j.dir.join("events.jsonl"), Some(1), e.to_string()))?;
+            (saved, Some(j))
+        }
+        None => (fresh(ctx, &a)?, None),
+    };
+    let (wf, _) = def::load(if saved.workflow == "epic-chain" { "epic-execute" } else { &saved.workflow }, &local.join("workflows"))?;
+    let git = Git::new(&project_dir);
+    let branch = git.branch().unwrap_or_default();
+    if !saved.options.dry_run && !saved.options.no_commit && saved.options.protected_branches.iter().any(|b| *b == branch) {
+        return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
+            .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
+    }
+    // Find every epic before anything changes: a typo fails now, not after an hour of work.
+    let epics: Vec<_> = saved.epics.iter().map(|e| project::load_epic(&project_dir, e)).collect::<Result<_>>()?;
+    for e in &epics {
+        if e.stories.is_empty() {
+            return Err(Error::not_found(format!("epic {} has no story files", e.id)).hint(format!("see what baton finds with `baton stories {}`", e.id)));
+        }
+    }
+    let run_id = match &journal {
+        Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
+        None => crate::context::session::new_id(),
+    };
+    if journal.is_none() && !saved.options.dry_run {
+        let mut j = Journal::create(&local, &run_id)?;
+        let options = serde_json::to_value(&saved).map_err(|e| Error::invalid(e.to_string()))?;
+        j.log(Entry::RunStarted { run_id: run_id.clone(), workflow: saved.workflow.clone(), epics: saved.epics.clone(), options })?;
+        journal = Some(j);
+    }
+    let agents = CliAgents::new(&project_dir, saved.scenario.clone());
+    let status = BmadStatus::new(&project_dir);
+    let progress = Progress::new(ctx.out.json, saved.options.dry_run);
+    if !saved.options.dry_run && !ctx.out.json {
+        eprintln!("run {run_id}: {} epic {} ({})", saved.workflow, saved.epics.join(", "), if a.resume.is_some() { "resumed" } else { "started" });
+    }
+    let mut engine = Engine {
+        project_dir: project_dir.clone(),
+        git,
+        wf,
+        opts: saved.options.clone(),
+        journal,
+        agents: &agents,
+        status: &status,
+        prompts_dir: local.join("prompts"),
+        progress,
+        run_id: run_id.clone(),
+        dry_prompts: vec![],
+    };
+    let mut reports: Vec<EpicReport> = Vec::new();
+    let mut handoff: Option<PathBuf> = None;
+    for epic in &epics {
+        let r = engine.run_epic(epic, handoff.as_deref())?;
+        let h = PathBuf::from(format!("docs/handoffs/epic-{}-handoff.md", epic.id));
+        handoff = project_dir.join(&h).is_file().then_some(h);
+        reports.push(r);
+    }
+    engine.progress.finish();
+    if saved.options.dry_run {
+        print_dry(&engine.dry_prompts, saved.options.verbose);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| (d + r.count("done"), f + r.count("failed"), s + r.count("skipped")));
+    if let Some(j) = engine.journal.as_mut()
+        && !j.run_finished()
+    {
+        j.log(Entry::RunFinished { done, failed, skipped })?;
+    }
+    let run_dir = engine.journal.as_ref().map(|j| j.dir.clone()).unwrap_or_default();
+    let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir});
+    if ctx.out.json {
+        let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({"event": "run_finished", "summary": value}));
+    } else {
+        print_summary(&reports, &run_dir, &project_dir);
+    }
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
+    let workflow = a.workflow.clone().ok_or_else(|| Error::invalid("which workflow? e.g. `baton run epic-execute 1`").hint("or continue a run: baton run --resume RUN_ID"))?;
+    if workflow != "epic-execute" && workflow != "epic-chain" {
+        return Err(Error::not_found(format!("no workflow `{workflow}`")).hint("baton run epic-execute EPIC, or epic-chain EPIC…"));
+    }
+    if a.epics.is_empty() {
+        return Err(Error::invalid(format!("{workflow} needs an epic id")).hint(format!("e.g. baton run {workflow} 1 (see `baton stories 1`)")));
+    }
+    if workflow == "epic-execute" && a.epics.len() > 1 {
+        return Err(Error::invalid("epic-execute runs one epic").hint(format!("for several in order: baton run epic-chain {}", a.epics.join(" "))));
+    }
+    let mut party = BTreeSet::new();
+    for (on, name) in [(a.party_kickoff, "kickoff"), (a.party_review, "review"), (a.party_failure, "failure"), (a.party_retro, "retro")] {
+        if on || a.party_all {
+            party.insert(name.to_string());
+        }
+    }
+    let cfg = &ctx.project.config;
+    let scenario = a.scenario.clone().or_else(|| {
+        let p = ctx.project.local_dir().join("sim.toml");
+        p.is_file().then_some(p)
+    });
+    let scenario = match scenario {
+        Some(p) if p.is_relative() => Some(std::env::current_dir().map_err(|e| Error::io(".", e))?.join(p)),
+        other => other,
+    };
+    Ok(Saved {
+        workflow,
+        epics: a.epics.clone(),
+        options: Options {
+            party,
+            party_agents: a.party_agents.clone(),
+            dry_run: a.dry_run,
+            verbose: a.verbose,
+            start_from: a.start_from.clone(),
+            skip_done: a.skip_done,
+            no_commit: a.no_commit,
+            skip_review: a.skip_review,
+            agent: a.agent.clone(),
+            default_agent: cfg.run.default_agent.clone(),
+            protected_branches: cfg.run.protected_branches.clone(),
+        },
+        scenario,
+    })
+}
+
+fn print_dry(prompts: &[(String, String)], verbose: bool) {
+    let mut out = std::io::stdout().lock();
+    for (title, prompt) in prompts {
+        let _ = writeln!(out, "===== {title} =====");
+        if verbose {
+            let _ = writeln!(out, "{prompt}");
+        } else {
+            for l in prompt.lines().take(6) {
+                let _ = writeln!(out, "{l}");
+            }
+            let _ = writeln!(out, "… ({} lines; --verbose prints it all)\n", prompt.lines().count());
+        }
+    }
+    let _ = writeln!(out, "dry run: {} prompts, no agent run, nothing changed", prompts.len());
+}
+
+fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
+    use crate::store::metrics::human_ms;
+    let mut out = std::io::stdout().lock();
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "\nepic {}: {} done, {} failed, {} skipped in {} · {} tokens · ${:.2}",
+            r.epic,
+            r.count("done"),
+            r.count("failed"),
+            r.count("skipped"),
+            human_ms(r.duration_ms),
+            r.usage.total(),
+            r.cost_usd
+        );
+        let _ = writeln!(out, "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7}  commit", "story", "title", "result", "attempts", "tokens", "cost");
+        for s in &r.stories {
+            let title: String = s.title.chars().take(34).collect();
+            let commit = s.commit.as_deref().map(|c| &c[..c.len().min(10)]).unwrap_or("-");
+            let _ = writeln!(out, "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7.3}  {commit}", s.id, title, s.result, s.attempts, s.usage.total(), s.cost_usd);
+            if !s.reason.is_empty() {
+                let _ = writeln!(out, "           ↳ {}", s.reason);
+            }
+        }
+        if !r.artifacts.is_empty() {
+            let _ = writeln!(out, "  artifacts: {}", r.artifacts.join(", "));
+        }
+    }
+    let rel = run_dir.strip_prefix(project).unwrap_or(run_dir);
+    let _ = writeln!(out, "\nrun log: {} (events.jsonl, prompts/, logs/)", rel.display());
+}

@@ -1,0 +1,77 @@
+//! The engine's agents: the real CLIs through `crate::agent`, and the simulated agent — this
+//! very binary, started as a separate process with `BATON_AGENT_SIM=1`, speaking Claude Code's
+//! stream-json so it goes through exactly the parser `claude -p` does.
+
+use std::path::{Path, PathBuf};
+
+use super::agents::{Agents, Assignment, Reply, Request};
+use super::journal::Usage;
+use crate::agent::{self, AgentKind, AgentRequest, AgentSpec};
+use crate::error::{Error, Result};
+
+/// Set in the simulated agent's environment; `baton` started with it acts as the agent.
+pub const SIM_ENV: &str = "BATON_AGENT_SIM";
+
+pub struct CliAgents {
+    scenario: Option<PathBuf>,
+    skip_permissions: bool,
+}
+
+impl CliAgents {
+    pub fn new(_project_dir: &Path, scenario: Option<PathBuf>) -> CliAgents {
+        CliAgents { scenario, skip_permissions: false }
+    }
+
+    pub fn skip_permissions(mut self, yes: bool) -> Self {
+        self.skip_permissions = yes;
+        self
+    }
+
+    fn spec(&self, who: &Assignment, req: &Request) -> Result<AgentSpec> {
+        let mut spec = match who.agent.as_str() {
+            "claude" => AgentSpec::new(AgentKind::Claude),
+            "codex" => AgentSpec::new(AgentKind::Codex),
+            "gemini" => AgentSpec::new(AgentKind::Gemini),
+            "sim" => {
+                let exe = std::env::current_exe().map_err(|e| Error::io("baton", e))?;
+                let mut s = AgentSpec::new(AgentKind::Claude);
+                s.program = Some(exe);
+                s.env.push((SIM_ENV.into(), "1".into()));
+                if let Some(sc) = &self.scenario {
+                    s.env.push(("BATON_SIM_SCENARIO".into(), sc.display().to_string()));
+                }
+                s
+            }
+            other => {
+                return Err(Error::invalid(format!("unknown agent `{other}`")).hint("agents: claude, codex, gemini, sim"));
+            }
+        };
+        if who.agent != "sim" {
+            spec.model = who.model.clone();
+            spec.skip_permissions = self.skip_permissions;
+        }
+        spec.timeout = req.timeout;
+        spec.grace = req.grace;
+        Ok(spec)
+    }
+}
+
+impl Agents for CliAgents {
+    fn run(&self, who: &Assignment, req: &Request) -> Result<Reply> {
+        let spec = self.spec(who, req)?;
+        let r = AgentRequest::new(req.prompt, req.cwd.clone(), req.log_dir.clone(), req.name.clone());
+        let out = agent::run(&spec, &r)?;
+        Ok(Reply {
+            ok: !out.is_error(),
+            error: out.error.clone(),
+            timed_out: out.timed_out(),
+            transient: out.transient,
+            text: out.text_tail.clone(),
+            usage: Usage { input: out.usage.input, cache_creation: out.usage.cache_creation, cache_read: out.usage.cache_read, output: out.usage.output },
+            cost_usd: out.cost_usd,
+            session_id: out.session_id.clone(),
+            duration_ms: out.duration_ms,
+            log: out.log_path.clone(),
+        })
+    }
+}
