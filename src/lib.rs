@@ -9,5 +9,6 @@ pub mod context;
 pub mod error;
 pub mod exec;
 pub mod store;
+pub mod workflow;
 
 pub use error::{Error, Result};
