@@ -26,6 +26,7 @@ mod resume;
 mod retrieve;
 mod session;
 mod store;
+mod stories;
 mod summary;
 mod task;
 mod tokens;
@@ -114,6 +115,8 @@ pub enum Command {
     Summary(summary::Args),
     /// Create, list and clean session directories for shared context files
     Session(session::Args),
+    /// List an epic's stories in a BMAD project: ids, statuses, files, sprint-status
+    Stories(stories::Args),
 }
 
 /// Everything a command needs from the environment.
@@ -193,6 +196,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Extract(a) => extract::run(&ctx, a),
         Command::Summary(a) => summary::run(&ctx, a),
         Command::Session(a) => session::run(&ctx, a),
+        Command::Stories(a) => stories::run(&ctx, a),
     }
 }
 

@@ -43,7 +43,7 @@ pub trait StatusWriter {
     fn status_files(&self) -> Vec<PathBuf>;
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Options {
     /// Party phases switched on: kickoff, review, failure, retro.
     pub party: BTreeSet<String>,

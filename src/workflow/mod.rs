@@ -1,12 +1,13 @@
-//! The run engine: workflow definitions, prompts, git, the simulated agent.
+//! The run engine: workflow definitions and prompts, the epic-execute engine and its journal,
+//! git, agents (the simulated one included), and reading BMAD projects as they are (`bmad`).
 
+pub mod agents;
+pub mod bmad;
+pub mod cli_agents;
 pub mod def;
 pub mod epic;
 pub mod git;
 pub mod journal;
 pub mod progress;
-
-pub mod agents;
-pub mod sim;
-pub mod cli_agents;
 pub mod project;
+pub mod sim;
