@@ -3,6 +3,7 @@
 //! The library holds every operation; `cli` only parses arguments and renders results.
 //! See `docs/ARCHITECTURE.md` for the module map.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod context;
