@@ -1,0 +1,187 @@
+//! Gemini CLI: `gemini --output-format json`, prompt on stdin (headless when stdin is not a
+//! TTY; `--prompt=` with [`PromptVia::Argv`]). Prints one JSON document
+//! `{session_id, response, stats{models{<name>{tokens{…}}}}, error?{type, message, code}}`,
+//! possibly pretty-printed, so the whole stdout (bounded) is parsed at the end. Documented exit
+//! codes: 41 auth, 42 input, 52 config, 53 turn limit, 54 tool error, 130 SIGINT.
+
+use serde_json::Value;
+
+use super::{
+    AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES, Usage,
+    tail_str, unsupported,
+};
+use crate::Result;
+
+/// Larger JSON output is not parsed (the log still has it).
+const MAX_DOC: usize = 16 * 1024 * 1024;
+
+pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> {
+    for (set, what) in [
+        (spec.max_turns.is_some(), "max_turns"),
+        (spec.append_system_prompt.is_some(), "append_system_prompt"),
+        (spec.full_auto, "full_auto"),
+        (spec.sandbox.is_some(), "sandbox"),
+    ] {
+        if set {
+            return Err(unsupported(spec, what));
+        }
+    }
+    let mut a: Vec<String> = vec!["--output-format".into(), "json".into()];
+    if let Some(m) = &spec.model {
+        a.extend(["--model".into(), m.clone()]);
+    }
+    if let Some(m) = &spec.permission_mode {
+        a.extend(["--approval-mode".into(), m.clone()]);
+    }
+    if spec.skip_permissions {
+        a.push("--yolo".into());
+    }
+    if let Some(id) = &req.resume {
+        a.extend(["--resume".into(), id.clone()]);
+    }
+    a.extend(spec.args.iter().cloned());
+    if spec.prompt_via == PromptVia::Argv {
+        // `=` form: a prompt starting with `-` stays the option's value.
+        a.push(format!("--prompt={}", req.prompt));
+    }
+    Ok(a)
+}
+
+/// The documented exit codes.
+pub(super) fn exit_failure(code: i32) -> FailureKind {
+    match code {
+        41 => FailureKind::Auth,
+        42 => FailureKind::InvalidInput,
+        52 => FailureKind::Config,
+        53 => FailureKind::TurnLimit,
+        54 => FailureKind::Tool,
+        130 => FailureKind::Interrupted,
+        1 => FailureKind::Api,
+        _ => FailureKind::ExitCode,
+    }
+}
+
+#[derive(Default)]
+pub(super) struct Parser {
+    doc: String,
+    too_big: bool,
+}
+
+impl OutputParser for Parser {
+    fn line(&mut self, line: &str) {
+        if self.too_big {
+            return;
+        }
+        if self.doc.len() + line.len() > MAX_DOC {
+            self.too_big = true;
+            self.doc = String::new();
+            return;
+        }
+        self.doc.push_str(line);
+        self.doc.push('\n');
+    }
+
+    fn finish(&mut self) -> Parsed {
+        let doc = std::mem::take(&mut self.doc);
+        // Noise before the document (a warning line) is skipped: start at the first line
+        // that opens an object.
+        let v: Option<Value> = serde_json::from_str(&doc).ok().or_else(|| {
+            let start = doc
+                .match_indices('\n')
+                .map(|(i, _)| i + 1)
+                .find(|&i| doc[i..].starts_with('{'))?;
+            serde_json::from_str(&doc[start..]).ok()
+        });
+        let Some(v) = v.filter(Value::is_object) else {
+            return Parsed::default();
+        };
+        let mut usage = Usage::default();
+        let mut model = None;
+        if let Some(models) = v.pointer("/stats/models").and_then(Value::as_object) {
+            for (name, m) in models {
+                let t = m.get("tokens");
+                let n = |k: &str| t.and_then(|t| t.get(k)).and_then(Value::as_u64);
+                let cached = n("cached").unwrap_or(0);
+                // Newer releases give `input` (uncached); older only `prompt` (which includes
+                // the cached part).
+                let input =
+                    n("input").unwrap_or_else(|| n("prompt").unwrap_or(0).saturating_sub(cached));
+                usage.add(&Usage {
+                    input,
+                    cache_creation: 0,
+                    cache_read: cached,
+                    output: n("candidates").unwrap_or(0) + n("thoughts").unwrap_or(0),
+                });
+                model.get_or_insert_with(|| name.clone());
+            }
+        }
+        let failure = v.get("error").filter(|e| !e.is_null()).map(|e| {
+            let msg = e
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("gemini reported an error")
+                .to_string();
+            let kind = e
+                .get("code")
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok())
+                .map(exit_failure)
+                .filter(|k| *k != FailureKind::ExitCode)
+                .unwrap_or(FailureKind::Api);
+            (kind, tail_str(&msg, 4096))
+        });
+        Parsed {
+            text: v
+                .get("response")
+                .and_then(Value::as_str)
+                .map(|t| tail_str(t, TEXT_TAIL_BYTES)),
+            session_id: v
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            usage,
+            model,
+            saw_result: v.get("response").is_some() || failure.is_some(),
+            failure,
+            ..Parsed::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_before_document_and_old_token_fields() {
+        let mut p = Parser::default();
+        for l in [
+            "Loaded cached credentials.",
+            "{",
+            r#"  "response": "hi","#,
+            r#"  "stats": {"models": {"gemini-2.5-pro": {"tokens": {"prompt": 100, "cached": 40, "candidates": 5, "thoughts": 2}}}}"#,
+            "}",
+        ] {
+            p.line(l);
+        }
+        let r = p.finish();
+        assert_eq!(r.text.as_deref(), Some("hi"));
+        assert_eq!(
+            r.usage,
+            Usage {
+                input: 60,
+                cache_creation: 0,
+                cache_read: 40,
+                output: 7
+            }
+        );
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
+    }
+
+    #[test]
+    fn not_json_is_no_result() {
+        let mut p = Parser::default();
+        p.line("plain words");
+        assert!(!p.finish().saw_result);
+    }
+}

@@ -1,0 +1,638 @@
+//! Agent adapters: run one LLM CLI invocation (a fresh **context**) and report what happened.
+//!
+//! ```no_run
+//! use baton::agent::{AgentKind, AgentRequest, AgentSpec, Agent};
+//! # fn main() -> baton::Result<()> {
+//! let spec = AgentSpec::new(AgentKind::Claude);
+//! let req = AgentRequest::new("Implement story 1.2 …", ".", ".baton/runs/r1/outputs", "dev-1.2");
+//! let out = spec.run(&req)?;           // Err only if the process could not be started
+//! if out.is_error() { /* out.failure, out.error, out.transient */ }
+//! let sig = baton::context::signals::parse_signal(&out.text_tail, "1.2");
+//! # Ok(()) }
+//! ```
+//!
+//! # API
+//! - [`AgentSpec`] is configuration (kind, binary override, model, flags, timeout, grace);
+//!   [`AgentRequest`] is one call (prompt, cwd, log directory and name, env, session to resume).
+//! - [`Agent`] is the extension point: `AgentSpec` implements it for the real CLIs; the engine
+//!   implements it for the `sim` agent ([`AgentKind::Sim`] is refused by [`run`]).
+//! - [`run`] returns `Err` only when nothing ran (missing binary or cwd, bad configuration, log
+//!   files not creatable). Everything that happens once the process started — non-zero exit,
+//!   timeout, an API error reported inside the output — is an [`AgentOutcome`] with
+//!   [`AgentOutcome::failure`] set. [`AgentOutcome::transient`] marks rate limits and
+//!   overloaded/5xx answers, so the engine can back off and retry them separately from task
+//!   failures.
+//! - [`invocation`] shows the exact argv without running anything (dry runs, logs, tests).
+//!
+//! # Processes
+//! Each call is a fresh process, leader of its own process group (`CommandExt::process_group(0)`),
+//! never started through a shell. The prompt goes on stdin (or argv, per [`PromptVia`]);
+//! `CLAUDECODE` is removed from the child's environment (a `claude` started from inside Claude
+//! Code otherwise refuses to run or misbehaves). stdout is copied to `<log_dir>/<name>.log` and
+//! stderr to `<log_dir>/<name>.stderr.log` as it arrives, and parsed line by line; only bounded
+//! state is kept (the last 32 KB of text, the parsed result, usage), so an agent printing
+//! gigabytes costs no memory.
+//!
+//! On timeout the whole group gets SIGTERM, then SIGKILL after the grace period. When the leader
+//! exits on its own, any process it left in its group (a dev server started with `&`) is
+//! terminated the same way: an invocation never leaves orphans behind.
+//!
+//! This uses std::process plus `libc::kill(-pgid, …)` rather than the `process-wrap` crate: the
+//! TERM → grace → KILL sequence, the clean-up of stragglers after a normal exit and the
+//! "is anyone left in the group" check are all custom anyway, process-wrap would add `nix` to the
+//! build for two system calls, and `libc` was already in the dependency tree.
+//!
+//! # Formats (see `docs/ARCHITECTURE-agent.md` for the sources)
+//! - claude: `claude -p --output-format stream-json --verbose` (JSON lines: `system/init`,
+//!   `assistant`, `user`, final `result`).
+//! - codex: `codex exec --json -` (JSON lines: `thread.started`, `turn.completed`,
+//!   `turn.failed`, `item.completed`, `error`).
+//! - gemini: `gemini --output-format json` with the prompt on stdin (one JSON document;
+//!   documented exit codes 41/42/52/53/54/130).
+//! - command: any program; prompt on stdin, plain text out.
+
+mod claude;
+mod codex;
+mod gemini;
+mod process;
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// Bytes of final text kept for signal parsing (epic-execute read the last 32 KB too).
+pub const TEXT_TAIL_BYTES: usize = 32 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    Claude,
+    Codex,
+    Gemini,
+    /// Any program: argv from `program` + `args`, prompt on stdin, plain text out.
+    Command,
+    /// The deterministic simulated agent; implemented by the engine, refused by [`run`].
+    Sim,
+}
+
+impl AgentKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+            AgentKind::Command => "command",
+            AgentKind::Sim => "sim",
+        }
+    }
+}
+
+/// How the prompt reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptVia {
+    /// On stdin, then stdin is closed. The default: no argv size limit (Linux caps one argument
+    /// at 128 KB) and nothing in `ps`.
+    #[default]
+    Stdin,
+    /// As the last argument (`-- PROMPT` for claude/codex, `--prompt=PROMPT` for gemini, plain
+    /// last argument for a command). Never through a shell.
+    Argv,
+}
+
+/// Configuration of one agent (what `baton.toml` will describe).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSpec {
+    pub kind: AgentKind,
+    /// Binary to run instead of the kind's default name (`claude`, `codex`, `gemini`);
+    /// required for `command`. A bare name is looked up on the child's PATH.
+    pub program: Option<PathBuf>,
+    pub model: Option<String>,
+    /// Extra arguments, passed verbatim after baton's own flags (for `command`: all arguments).
+    pub args: Vec<String>,
+    /// Wall-clock limit of one invocation (epic-execute's CLAUDE_TIMEOUT default: 600 s).
+    pub timeout: Duration,
+    /// Time between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    pub prompt_via: PromptVia,
+    /// claude `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// claude `--append-system-prompt`.
+    pub append_system_prompt: Option<String>,
+    /// claude `--permission-mode`, gemini `--approval-mode`.
+    pub permission_mode: Option<String>,
+    /// claude `--dangerously-skip-permissions`, codex
+    /// `--dangerously-bypass-approvals-and-sandbox`, gemini `--yolo`.
+    pub skip_permissions: bool,
+    /// codex `--full-auto`.
+    pub full_auto: bool,
+    /// codex `--sandbox`.
+    pub sandbox: Option<String>,
+    /// Environment added to the child's (inherited) environment.
+    pub env: Vec<(String, String)>,
+}
+
+impl AgentSpec {
+    pub fn new(kind: AgentKind) -> AgentSpec {
+        AgentSpec {
+            kind,
+            program: None,
+            model: None,
+            args: Vec::new(),
+            timeout: Duration::from_secs(600),
+            grace: Duration::from_secs(10),
+            prompt_via: PromptVia::Stdin,
+            max_turns: None,
+            append_system_prompt: None,
+            permission_mode: None,
+            skip_permissions: false,
+            full_auto: false,
+            sandbox: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// A `command` agent running `program args…`.
+    pub fn command(program: impl Into<PathBuf>, args: &[&str]) -> AgentSpec {
+        AgentSpec {
+            program: Some(program.into()),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            ..AgentSpec::new(AgentKind::Command)
+        }
+    }
+}
+
+/// One invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRequest {
+    pub prompt: String,
+    /// Working directory of the agent (must exist).
+    pub cwd: PathBuf,
+    /// Directory of the log files (created if missing).
+    pub log_dir: PathBuf,
+    /// Log file stem: `<name>.log`, `<name>.stderr.log`. One path component.
+    pub name: String,
+    /// Environment for this call; wins over [`AgentSpec::env`].
+    pub env: Vec<(String, String)>,
+    /// Session to resume (claude `--resume`, codex `exec resume`, gemini `--resume`).
+    pub resume: Option<String>,
+}
+
+impl AgentRequest {
+    pub fn new(
+        prompt: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+        log_dir: impl Into<PathBuf>,
+        name: impl Into<String>,
+    ) -> AgentRequest {
+        AgentRequest {
+            prompt: prompt.into(),
+            cwd: cwd.into(),
+            log_dir: log_dir.into(),
+            name: name.into(),
+            env: Vec::new(),
+            resume: None,
+        }
+    }
+}
+
+/// How the process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "exit", content = "value", rename_all = "snake_case")]
+pub enum ExitKind {
+    Exited(i32),
+    /// Killed by a signal baton did not send.
+    Signaled(i32),
+    /// Killed by baton after [`AgentSpec::timeout`].
+    TimedOut,
+}
+
+/// Token usage. The four counts do not overlap: the prompt's full size is
+/// `input + cache_creation + cache_read` ([`Usage::prompt_tokens`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Uncached input tokens.
+    pub input: u64,
+    pub cache_creation: u64,
+    pub cache_read: u64,
+    /// Output tokens (gemini: candidates + thoughts).
+    pub output: u64,
+}
+
+impl Usage {
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input + self.cache_creation + self.cache_read
+    }
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.cache_creation += other.cache_creation;
+        self.cache_read += other.cache_read;
+        self.output += other.output;
+    }
+}
+
+/// Why an invocation counts as failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// Killed after the timeout.
+    TimedOut,
+    /// Killed by a signal baton did not send.
+    Signaled,
+    /// Not logged in, bad API key (gemini exit 41).
+    Auth,
+    /// Invalid prompt or arguments (gemini exit 42).
+    InvalidInput,
+    /// Configuration error (gemini exit 52).
+    Config,
+    /// Turn limit reached (claude `error_max_turns`, gemini exit 53).
+    TurnLimit,
+    /// Budget limit reached (claude `error_max_budget_usd`).
+    Budget,
+    /// Fatal tool error (gemini exit 54).
+    Tool,
+    /// SIGINT (gemini exit 130).
+    Interrupted,
+    /// The model API answered with an error (claude `is_error`, codex `turn.failed`).
+    Api,
+    /// The agent failed while executing (claude `error_during_execution`).
+    Execution,
+    /// Exit 0 but no final result in the output (a structured agent that printed nothing usable).
+    NoResult,
+    /// Non-zero exit with nothing more specific known.
+    ExitCode,
+}
+
+/// Everything the engine needs from one invocation. Serializable, so a completed call can be
+/// recorded and never re-run on resume.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentOutcome {
+    pub kind: AgentKind,
+    pub exit: ExitKind,
+    /// The final text (claude `result`, codex last `agent_message`, gemini `response`, a
+    /// command's stdout), at most its last [`TEXT_TAIL_BYTES`]; what signals are parsed from.
+    pub text_tail: String,
+    pub session_id: Option<String>,
+    /// Summed over the whole invocation.
+    pub usage: Usage,
+    /// Prompt size of the latest model call (claude: latest `assistant` message usage): the
+    /// current context size. `None` where the CLI does not report per-call usage.
+    pub context_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub num_turns: Option<u32>,
+    pub model: Option<String>,
+    pub failure: Option<FailureKind>,
+    /// Human-readable reason of the failure (the agent's message, or the end of stderr).
+    pub error: Option<String>,
+    /// A rate limit or overloaded/5xx answer: back off and retry, do not count a task failure.
+    pub transient: bool,
+    pub duration_ms: u64,
+    pub log_path: PathBuf,
+    pub stderr_path: PathBuf,
+    /// Bytes the agent wrote to stdout (all of them are in `log_path`).
+    pub stdout_bytes: u64,
+    /// Things that did not fail the run but deserve a look (log write errors, oversized lines,
+    /// leftover processes that had to be killed).
+    pub warnings: Vec<String>,
+}
+
+impl AgentOutcome {
+    pub fn is_error(&self) -> bool {
+        self.failure.is_some()
+    }
+    pub fn timed_out(&self) -> bool {
+        self.exit == ExitKind::TimedOut
+    }
+}
+
+/// One agent implementation: the real CLIs ([`AgentSpec`]) or the engine's simulated agent.
+pub trait Agent: Send + Sync {
+    fn run(&self, req: &AgentRequest) -> Result<AgentOutcome>;
+}
+
+impl Agent for AgentSpec {
+    fn run(&self, req: &AgentRequest) -> Result<AgentOutcome> {
+        run(self, req)
+    }
+}
+
+/// The exact command line of an invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Whether the prompt is written to stdin (else it is in `args`).
+    pub prompt_on_stdin: bool,
+}
+
+fn unsupported(spec: &AgentSpec, what: &str) -> Error {
+    Error::invalid(format!(
+        "`{what}` is not supported by the {} agent",
+        spec.kind.name()
+    ))
+    .hint("remove it from this agent's configuration, or pass the CLI's own flag in `args`")
+}
+
+/// Build the command line for `spec` and `req` (nothing is run).
+pub fn invocation(spec: &AgentSpec, req: &AgentRequest) -> Result<Invocation> {
+    let default = match spec.kind {
+        AgentKind::Claude => "claude",
+        AgentKind::Codex => "codex",
+        AgentKind::Gemini => "gemini",
+        AgentKind::Command => {
+            return match &spec.program {
+                Some(p) => {
+                    let mut args = spec.args.clone();
+                    if spec.prompt_via == PromptVia::Argv {
+                        args.push(req.prompt.clone());
+                    }
+                    Ok(Invocation {
+                        program: p.clone(),
+                        args,
+                        prompt_on_stdin: spec.prompt_via == PromptVia::Stdin,
+                    })
+                }
+                None => Err(Error::invalid("a `command` agent needs a program")
+                    .hint("set `program` (and `args`) for this agent")),
+            };
+        }
+        AgentKind::Sim => {
+            return Err(Error::invalid(
+                "the sim agent is run by the engine, not by agent::run",
+            ));
+        }
+    };
+    let args = match spec.kind {
+        AgentKind::Claude => claude::args(spec, req)?,
+        AgentKind::Codex => codex::args(spec, req)?,
+        _ => gemini::args(spec, req)?,
+    };
+    Ok(Invocation {
+        program: spec.program.clone().unwrap_or_else(|| default.into()),
+        args,
+        prompt_on_stdin: spec.prompt_via == PromptVia::Stdin,
+    })
+}
+
+/// What a format parser extracted from stdout.
+#[derive(Debug, Default)]
+struct Parsed {
+    text: Option<String>,
+    session_id: Option<String>,
+    usage: Usage,
+    context_tokens: Option<u64>,
+    cost_usd: Option<f64>,
+    num_turns: Option<u32>,
+    model: Option<String>,
+    failure: Option<(FailureKind, String)>,
+    /// The CLI's final result was seen (claude `result`, codex `turn.completed`, gemini JSON).
+    saw_result: bool,
+}
+
+/// A stdout format: fed complete lines (lossily decoded), asked for its result at the end.
+/// Implementations keep bounded state only.
+trait OutputParser: Send {
+    /// `false` for plain text: the runner then skips line splitting.
+    fn wants_lines(&self) -> bool {
+        true
+    }
+    fn line(&mut self, line: &str);
+    fn finish(&mut self) -> Parsed;
+}
+
+struct PlainText;
+impl OutputParser for PlainText {
+    fn wants_lines(&self) -> bool {
+        false
+    }
+    fn line(&mut self, _: &str) {}
+    fn finish(&mut self) -> Parsed {
+        Parsed {
+            saw_result: true,
+            ..Parsed::default()
+        }
+    }
+}
+
+/// Keep the last `max` bytes of `s`, cut at a character boundary.
+fn tail_str(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}
+
+static TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(429|500|502|503|504|529)\b|overloaded|rate[ _-]?limit|too many requests|service unavailable|temporarily unavailable|quota exceeded|resource[ _]exhausted",
+    )
+    .expect("static regex")
+});
+
+/// Whether an error message describes a rate limit or an overloaded/5xx server.
+pub fn is_transient(message: &str) -> bool {
+    TRANSIENT.is_match(message)
+}
+
+static AUTH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)not logged in|please run /login|invalid api key|authentication|unauthori[sz]ed|\b401\b|api key")
+        .expect("static regex")
+});
+
+/// Api or Auth, from an API error message.
+fn classify_api_error(message: &str) -> FailureKind {
+    if AUTH.is_match(message) {
+        FailureKind::Auth
+    } else {
+        FailureKind::Api
+    }
+}
+
+/// The last non-empty lines of stderr, at most ~1 KB: the reason a process gave for failing.
+fn stderr_reason(stderr_tail: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr_tail
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(5);
+    let s = lines[start..].join("\n");
+    (!s.is_empty()).then(|| tail_str(&s, 1024))
+}
+
+/// Run one invocation (see the module doc).
+pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
+    let inv = invocation(spec, req)?;
+    let parser: Box<dyn OutputParser> = match spec.kind {
+        AgentKind::Claude => Box::new(claude::Parser::default()),
+        AgentKind::Codex => Box::new(codex::Parser::default()),
+        AgentKind::Gemini => Box::new(gemini::Parser::default()),
+        _ => Box::new(PlainText),
+    };
+    let mut env: Vec<(String, String)> = spec.env.clone();
+    env.extend(req.env.iter().cloned());
+    let raw = process::run(process::Job {
+        inv: &inv,
+        prompt: &req.prompt,
+        cwd: &req.cwd,
+        log_dir: &req.log_dir,
+        name: &req.name,
+        env: &env,
+        timeout: spec.timeout,
+        grace: spec.grace,
+        parser,
+    })?;
+    Ok(outcome(spec, raw))
+}
+
+fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
+    let p = raw.parsed;
+    let stderr_tail = String::from_utf8_lossy(&raw.stderr_tail).into_owned();
+    let structured = spec.kind != AgentKind::Command;
+    let (failure, error) = match raw.exit {
+        ExitKind::TimedOut => (
+            Some(FailureKind::TimedOut),
+            Some(format!(
+                "timed out after {} s; the process group was killed",
+                spec.timeout.as_secs_f64()
+            )),
+        ),
+        ExitKind::Signaled(sig) => (
+            Some(FailureKind::Signaled),
+            Some(match stderr_reason(&stderr_tail) {
+                Some(r) => format!("killed by signal {sig}: {r}"),
+                None => format!("killed by signal {sig}"),
+            }),
+        ),
+        ExitKind::Exited(code) => match p.failure.clone() {
+            Some((kind, msg)) => (Some(kind), Some(msg)),
+            None if code != 0 => {
+                let kind = if spec.kind == AgentKind::Gemini {
+                    gemini::exit_failure(code)
+                } else {
+                    FailureKind::ExitCode
+                };
+                let msg = match stderr_reason(&stderr_tail) {
+                    Some(r) => format!("exited with code {code}: {r}"),
+                    None => format!("exited with code {code}"),
+                };
+                (Some(kind), Some(msg))
+            }
+            None if structured && !p.saw_result => (
+                Some(FailureKind::NoResult),
+                Some(format!(
+                    "{} exited 0 without a final result in its output",
+                    spec.kind.name()
+                )),
+            ),
+            None => (None, None),
+        },
+    };
+    let transient = failure.is_some_and(|f| f != FailureKind::TimedOut)
+        && (error.as_deref().is_some_and(is_transient) || is_transient(&stderr_tail));
+    let text_tail = match p.text {
+        Some(t) => tail_str(&t, TEXT_TAIL_BYTES),
+        None if !structured => {
+            tail_str(&String::from_utf8_lossy(&raw.stdout_tail), TEXT_TAIL_BYTES)
+        }
+        None => String::new(),
+    };
+    AgentOutcome {
+        kind: spec.kind,
+        exit: raw.exit,
+        text_tail,
+        session_id: p.session_id,
+        usage: p.usage,
+        context_tokens: p.context_tokens,
+        cost_usd: p.cost_usd,
+        num_turns: p.num_turns,
+        model: p.model,
+        failure,
+        error,
+        transient,
+        duration_ms: raw.duration.as_millis() as u64,
+        log_path: raw.log_path,
+        stderr_path: raw.stderr_path,
+        stdout_bytes: raw.stdout_bytes,
+        warnings: raw.warnings,
+    }
+}
+
+/// A log name is one plain path component.
+fn check_name(name: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', '\0'])
+        || Path::new(name).is_absolute();
+    if bad {
+        return Err(Error::invalid(format!(
+            "invalid agent log name {name:?}: use one file name without `/`"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_messages() {
+        for m in [
+            "API Error: 529 {\"type\":\"overloaded_error\"}",
+            "Rate limit reached for requests",
+            "HTTP 429 Too Many Requests",
+            "503 Service Unavailable",
+            "rate_limit_error",
+        ] {
+            assert!(is_transient(m), "{m}");
+        }
+        for m in [
+            "Not logged in",
+            "tests failed at line 4290",
+            "error_max_turns",
+        ] {
+            assert!(!is_transient(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn tail_cuts_at_char_boundary() {
+        let s = "é".repeat(10);
+        let t = tail_str(&s, 5);
+        assert_eq!(t, "éé");
+        assert_eq!(tail_str("abc", 10), "abc");
+    }
+
+    #[test]
+    fn names_are_one_component() {
+        for bad in ["", ".", "..", "a/b", "/abs", "a\0b"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_name("dev-1.2.attempt-1").is_ok());
+    }
+
+    #[test]
+    fn command_needs_program_and_sim_is_refused() {
+        let req = AgentRequest::new("p", ".", ".", "x");
+        let e = invocation(&AgentSpec::new(AgentKind::Command), &req).unwrap_err();
+        assert_eq!(e.kind(), "invalid");
+        let e = run(&AgentSpec::new(AgentKind::Sim), &req).unwrap_err();
+        assert!(e.to_string().contains("sim"), "{e}");
+        let mut spec = AgentSpec::command("prog", &["--x"]);
+        spec.prompt_via = PromptVia::Argv;
+        let inv = invocation(&spec, &req).unwrap();
+        assert_eq!(inv.args, vec!["--x", "p"]);
+        assert!(!inv.prompt_on_stdin);
+    }
+}

@@ -1,0 +1,435 @@
+//! The common runner: spawn in a new process group, stream stdout/stderr to log files while
+//! parsing, enforce the timeout on the whole group, and make sure nothing of the group survives.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES, check_name};
+use crate::error::io_err;
+use crate::{Error, Result};
+
+/// Longest stdout line handed to a parser; longer lines stay in the log but are not parsed.
+/// Bounds memory: a stream-json line carrying a huge tool result must not be held whole.
+const MAX_LINE: usize = 8 * 1024 * 1024;
+const STDERR_TAIL: usize = 8 * 1024;
+const CHUNK: usize = 64 * 1024;
+
+pub(super) struct Job<'a> {
+    pub inv: &'a Invocation,
+    pub prompt: &'a str,
+    pub cwd: &'a Path,
+    pub log_dir: &'a Path,
+    pub name: &'a str,
+    pub env: &'a [(String, String)],
+    pub timeout: Duration,
+    pub grace: Duration,
+    pub parser: Box<dyn OutputParser>,
+}
+
+pub(super) struct Raw {
+    pub exit: ExitKind,
+    pub parsed: Parsed,
+    pub stdout_tail: Vec<u8>,
+    pub stderr_tail: Vec<u8>,
+    pub stdout_bytes: u64,
+    pub duration: Duration,
+    pub log_path: PathBuf,
+    pub stderr_path: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+/// The last `cap` bytes of a stream, amortised: at most 2 × cap held.
+struct Tail {
+    buf: Vec<u8>,
+    cap: usize,
+}
+
+impl Tail {
+    fn new(cap: usize) -> Tail {
+        Tail {
+            buf: Vec::new(),
+            cap,
+        }
+    }
+    fn push(&mut self, data: &[u8]) {
+        let data = &data[data.len().saturating_sub(self.cap)..];
+        self.buf.extend_from_slice(data);
+        if self.buf.len() > 2 * self.cap {
+            let cut = self.buf.len() - self.cap;
+            self.buf.drain(..cut);
+        }
+    }
+    fn snapshot(&self) -> Vec<u8> {
+        let start = self.buf.len().saturating_sub(self.cap);
+        self.buf[start..].to_vec()
+    }
+}
+
+/// State of one output stream, shared between its reader thread and the runner (so what was
+/// read is not lost even if the reader has to be abandoned).
+struct Stream {
+    tail: Tail,
+    bytes: u64,
+    log_error: Option<String>,
+    line: Vec<u8>,
+    line_overflow: bool,
+    oversized_lines: u64,
+    parser: Option<Box<dyn OutputParser>>,
+}
+
+impl Stream {
+    fn new(tail: usize, parser: Option<Box<dyn OutputParser>>) -> Stream {
+        Stream {
+            tail: Tail::new(tail),
+            bytes: 0,
+            log_error: None,
+            line: Vec::new(),
+            line_overflow: false,
+            oversized_lines: 0,
+            parser,
+        }
+    }
+
+    fn feed(&mut self, data: &[u8]) {
+        self.bytes += data.len() as u64;
+        self.tail.push(data);
+        let Some(parser) = self.parser.as_deref_mut() else {
+            return;
+        };
+        let mut rest = data;
+        while !rest.is_empty() {
+            let (seg, nl) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            rest = &rest[(seg.len() + usize::from(nl)).min(rest.len())..];
+            if !self.line_overflow {
+                if self.line.len() + seg.len() > MAX_LINE {
+                    self.line_overflow = true;
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(seg);
+                }
+            }
+            if nl {
+                emit(
+                    parser,
+                    &mut self.line,
+                    &mut self.line_overflow,
+                    &mut self.oversized_lines,
+                );
+            }
+        }
+    }
+    fn end(&mut self) {
+        if let Some(parser) = self.parser.as_deref_mut()
+            && (!self.line.is_empty() || self.line_overflow)
+        {
+            emit(
+                parser,
+                &mut self.line,
+                &mut self.line_overflow,
+                &mut self.oversized_lines,
+            );
+        }
+    }
+}
+
+fn emit(
+    parser: &mut dyn OutputParser,
+    line: &mut Vec<u8>,
+    overflow: &mut bool,
+    oversized: &mut u64,
+) {
+    if *overflow {
+        *oversized += 1;
+    } else {
+        let l = line.strip_suffix(b"\r").unwrap_or(line);
+        parser.line(&String::from_utf8_lossy(l));
+    }
+    line.clear();
+    *overflow = false;
+}
+
+fn lock(m: &Mutex<Stream>) -> MutexGuard<'_, Stream> {
+    // A panic in a reader would be a bug; the data it left is still the best we have.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn pump(mut src: impl Read, mut log: File, state: &Mutex<Stream>) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let mut st = lock(state);
+        // Keep draining after a log error: a blocked pipe would stall the agent.
+        if st.log_error.is_none()
+            && let Err(e) = log.write_all(&buf[..n])
+        {
+            st.log_error = Some(e.to_string());
+        }
+        st.feed(&buf[..n]);
+    }
+    lock(state).end();
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+/// Whether a live (non-zombie) process is still in group `pgid`. On Linux this reads /proc, so
+/// zombies nobody reaps do not count; elsewhere `kill(-pgid, 0)`.
+fn group_alive(pgid: i32) -> bool {
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid pgrp …`; comm may contain spaces and parentheses.
+            let Some(after) = stat.rfind(')').and_then(|i| stat.get(i + 1..)) else {
+                continue;
+            };
+            let mut f = after.split_whitespace();
+            let state = f.next().unwrap_or("Z");
+            let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
+            if pgrp == Some(pgid) && state != "Z" && state != "X" {
+                return true;
+            }
+        }
+        return false;
+    }
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+/// SIGTERM the group, wait up to `grace` for it to empty, then SIGKILL. True if anyone was left.
+fn terminate_group(pgid: i32, grace: Duration) -> bool {
+    if !group_alive(pgid) {
+        return false;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if !group_alive(pgid) {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    signal_group(pgid, libc::SIGKILL);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while group_alive(pgid) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+fn create_log(path: &Path) -> Result<File> {
+    File::create(path).map_err(io_err(path))
+}
+
+pub(super) fn run(job: Job<'_>) -> Result<Raw> {
+    check_name(job.name)?;
+    if !job.cwd.is_dir() {
+        return Err(Error::not_found(format!(
+            "agent working directory {} does not exist",
+            job.cwd.display()
+        )));
+    }
+    std::fs::create_dir_all(job.log_dir).map_err(io_err(job.log_dir))?;
+    let log_path = job.log_dir.join(format!("{}.log", job.name));
+    let stderr_path = job.log_dir.join(format!("{}.stderr.log", job.name));
+    let out_log = create_log(&log_path)?;
+    let err_log = create_log(&stderr_path)?;
+
+    let mut cmd = Command::new(&job.inv.program);
+    cmd.args(&job.inv.args)
+        .current_dir(job.cwd)
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        // After `envs`, so configuration cannot put it back.
+        .env_remove("CLAUDECODE")
+        .stdin(if job.inv.prompt_on_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&job.inv.program, e))?;
+    let pgid = child.id() as i32;
+
+    if let Some(mut stdin) = child.stdin.take() {
+        let prompt = job.prompt.to_string();
+        // Detached: an agent that never reads stdin must not block us; the write ends with
+        // EPIPE once the group is gone.
+        thread::spawn(move || {
+            let _ = stdin.write_all(prompt.as_bytes());
+        });
+    }
+    let (stdout, stderr) = match (child.stdout.take(), child.stderr.take()) {
+        (Some(o), Some(e)) => (o, e),
+        _ => {
+            signal_group(pgid, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(Error::io(
+                &job.inv.program,
+                std::io::Error::other("no stdout/stderr pipe"),
+            ));
+        }
+    };
+
+    let parser = job.parser;
+    let wants_lines = parser.wants_lines();
+    let out_state = Arc::new(Mutex::new(Stream::new(
+        TEXT_TAIL_BYTES,
+        wants_lines.then_some(parser),
+    )));
+    let err_state = Arc::new(Mutex::new(Stream::new(STDERR_TAIL, None)));
+    let mut warnings = Vec::new();
+
+    // Readers are detached threads (not scoped) so that one blocked on a pipe held by a
+    // process outside the group cannot hang us; their state lives behind the mutexes.
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    for (src, log, state) in [
+        (
+            Box::new(stdout) as Box<dyn Read + Send>,
+            out_log,
+            out_state.clone(),
+        ),
+        (Box::new(stderr), err_log, err_state.clone()),
+    ] {
+        let tx = done_tx.clone();
+        thread::spawn(move || {
+            pump(src, log, &state);
+            let _ = tx.send(());
+        });
+    }
+    drop(done_tx);
+    let (wtx, wrx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = wtx.send(child.wait());
+    });
+
+    let mut timed_out = false;
+    let status = match wrx.recv_timeout(job.timeout) {
+        Ok(r) => r,
+        Err(_) => {
+            timed_out = true;
+            signal_group(pgid, libc::SIGTERM);
+            match wrx.recv_timeout(job.grace) {
+                Ok(r) => r,
+                Err(_) => {
+                    signal_group(pgid, libc::SIGKILL);
+                    wrx.recv()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("wait thread lost")))
+                }
+            }
+        }
+    };
+    // Stragglers: whatever the leader left in its group (after a timeout too: members that
+    // ignore SIGTERM get SIGKILL after the grace period).
+    if terminate_group(pgid, job.grace) && !timed_out {
+        warnings.push(
+            "the agent left processes running in its group; they were terminated".to_string(),
+        );
+    }
+    let exit = match status {
+        _ if timed_out => ExitKind::TimedOut,
+        Ok(st) => match (st.code(), st.signal()) {
+            (Some(c), _) => ExitKind::Exited(c),
+            (None, Some(sig)) => ExitKind::Signaled(sig),
+            (None, None) => ExitKind::Exited(-1),
+        },
+        Err(e) => return Err(Error::io(&job.inv.program, e)),
+    };
+    let duration = start.elapsed();
+    // The pipes close when the group is gone; a process that escaped the group (setsid) could
+    // hold them open, so wait a bounded time, then use what was read.
+    let bound = job.grace.max(Duration::from_secs(2));
+    for _ in 0..2 {
+        if let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(bound) {
+            warnings.push(
+                "agent output still open after its process group ended (held by a process outside the group); using the output read so far"
+                    .to_string(),
+            );
+            break;
+        }
+    }
+
+    let mut out = lock(&out_state);
+    let err = lock(&err_state);
+    for (what, path, st) in [
+        ("stdout", &log_path, &*out),
+        ("stderr", &stderr_path, &*err),
+    ] {
+        if let Some(e) = &st.log_error {
+            warnings.push(format!(
+                "writing the {what} log {} failed: {e}",
+                path.display()
+            ));
+        }
+    }
+    if out.oversized_lines > 0 {
+        warnings.push(format!(
+            "{} stdout line(s) longer than {} MB were logged but not parsed",
+            out.oversized_lines,
+            MAX_LINE / (1024 * 1024)
+        ));
+    }
+    let parsed = match out.parser.take() {
+        Some(mut p) => p.finish(),
+        // Plain text: the parser was never fed.
+        None => Parsed {
+            saw_result: true,
+            ..Parsed::default()
+        },
+    };
+    Ok(Raw {
+        exit,
+        parsed,
+        stdout_tail: out.tail.snapshot(),
+        stderr_tail: err.tail.snapshot(),
+        stdout_bytes: out.bytes,
+        duration,
+        log_path,
+        stderr_path,
+        warnings,
+    })
+}
+
+fn spawn_error(program: &Path, e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::not_found(format!("agent program `{}` not found", program.display())).hint(
+                "install it and put it on PATH, or set `program` for this agent in baton.toml",
+            )
+        }
+        std::io::ErrorKind::PermissionDenied => Error::invalid(format!(
+            "agent program `{}` is not executable",
+            program.display()
+        )),
+        _ => Error::io(program, e),
+    }
+}
