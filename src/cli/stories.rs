@@ -104,8 +104,8 @@ fn human(w: &mut dyn Write, r: &EpicReport, verbose: bool) -> std::io::Result<()
     if disagreements > 0 {
         writeln!(
             w,
-            "{disagreements} stor{} where the story file and sprint-status.yaml disagree",
-            if disagreements == 1 { "y" } else { "ies" }
+            "{disagreements} disagreement{} with sprint-status.yaml",
+            if disagreements == 1 { "" } else { "s" }
         )?;
     }
     for warn in &r.warnings {

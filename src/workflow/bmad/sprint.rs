@@ -192,7 +192,10 @@ pub fn set_line(text: &str, key: &str, value: &str) -> Option<String> {
             }
             Some(b) if ind <= b => return None,
             Some(_) => {
-                let (k, after_key) = split_key(trimmed)?;
+                // A line that is no `key: value` (a flow continuation) is not the key's.
+                let Some((k, after_key)) = split_key(trimmed) else {
+                    continue;
+                };
                 if k != key {
                     continue;
                 }
@@ -314,6 +317,11 @@ mod tests {
         assert_eq!(set_line(DOC, "project", "x"), None);
         assert_eq!(set_line("other:\n  1-1-setup: a\n", "1-1-setup", "b"), None);
         assert_eq!(set_line(DOC, "9-9-none", "x"), None);
+        let odd = "development_status:\n  - stray\n  1-1-a: done\n";
+        assert_eq!(
+            set_line(odd, "1-1-a", "review").as_deref(),
+            Some("development_status:\n  - stray\n  1-1-a: review\n")
+        );
     }
 
     #[test]
