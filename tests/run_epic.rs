@@ -12,8 +12,16 @@ struct Demo {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git").args(args).current_dir(dir).output().unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).unwrap()
 }
 
@@ -38,7 +46,9 @@ impl Demo {
     }
     fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut c = Command::new(bin());
-        c.args(args).current_dir(&self.dir).env_remove("BATON_AGENT_SIM");
+        c.args(args)
+            .current_dir(&self.dir)
+            .env_remove("BATON_AGENT_SIM");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -48,14 +58,21 @@ impl Demo {
         let dir = self.dir.join("docs/stories");
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
-            if p.file_name().unwrap().to_string_lossy().starts_with(&format!("{id}.")) {
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{id}."))
+            {
                 return std::fs::read_to_string(p).unwrap();
             }
         }
         panic!("no story {id}")
     }
     fn log(&self) -> Vec<String> {
-        git(&self.dir, &["log", "--format=%s", "main..HEAD"]).lines().map(str::to_string).collect()
+        git(&self.dir, &["log", "--format=%s", "main..HEAD"])
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
     fn files_of(&self, subject_prefix: &str) -> Vec<String> {
         let sha = git(&self.dir, &["log", "--format=%H %s", "main..HEAD"])
@@ -63,24 +80,42 @@ impl Demo {
             .find(|l| l.split_once(' ').unwrap().1.starts_with(subject_prefix))
             .map(|l| l.split(' ').next().unwrap().to_string())
             .unwrap_or_else(|| panic!("no commit {subject_prefix}"));
-        git(&self.dir, &["show", "--name-only", "--format=", &sha]).lines().map(str::to_string).collect()
+        git(&self.dir, &["show", "--name-only", "--format=", &sha])
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
     fn run_dir(&self) -> PathBuf {
         let runs = self.dir.join(".baton/runs");
-        let mut all: Vec<_> = std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut all: Vec<_> = std::fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         all.sort();
         all.pop().unwrap()
     }
     fn run_id(&self) -> String {
-        self.run_dir().file_name().unwrap().to_string_lossy().into_owned()
+        self.run_dir()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     }
     fn events(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.run_dir().join("events.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        std::fs::read_to_string(self.run_dir().join("events.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 }
 
 fn out(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 #[test]
@@ -90,21 +125,42 @@ fn a_full_run_commits_each_story_with_its_records() {
     assert!(o.status.success(), "{}", out(&o));
     let log = d.log();
     for id in ["1.1", "1.2", "1.3", "1.4"] {
-        assert_eq!(log.iter().filter(|s| s.starts_with(&format!("feat(story {id})"))).count(), 1, "{log:?}");
+        assert_eq!(
+            log.iter()
+                .filter(|s| s.starts_with(&format!("feat(story {id})")))
+                .count(),
+            1,
+            "{log:?}"
+        );
         let s = d.story(id);
-        for rec in ["## Story Kickoff Insights", "## Dev Agent Record", "## Code Review Record"] {
+        for rec in [
+            "## Story Kickoff Insights",
+            "## Dev Agent Record",
+            "## Code Review Record",
+        ] {
             assert_eq!(s.matches(rec).count(), 1, "{id} {rec}\n{s}");
         }
         assert!(s.contains("Status: done"), "{s}");
     }
     assert!(log.iter().any(|s| s.starts_with("docs(epic 1)")), "{log:?}");
-    for f in ["docs/uat/epic-1-uat.md", "docs/sprints/epic-1-retro.md", "docs/handoffs/epic-1-handoff.md"] {
+    for f in [
+        "docs/uat/epic-1-uat.md",
+        "docs/sprints/epic-1-retro.md",
+        "docs/handoffs/epic-1-handoff.md",
+    ] {
         assert!(d.dir.join(f).is_file(), "{f}");
     }
     // Each commit carries the story and the run.
     let body = git(&d.dir, &["log", "-1", "--format=%B", "--grep=story 1.2"]);
-    assert!(body.contains("Baton-Story: 1.2") && body.contains(&format!("Baton-Run: {}", d.run_id())), "{body}");
-    assert_eq!(git(&d.dir, &["status", "--porcelain"]).trim(), "", "the tree is clean");
+    assert!(
+        body.contains("Baton-Story: 1.2") && body.contains(&format!("Baton-Run: {}", d.run_id())),
+        "{body}"
+    );
+    assert_eq!(
+        git(&d.dir, &["status", "--porcelain"]).trim(),
+        "",
+        "the tree is clean"
+    );
     let text = out(&o);
     assert!(text.contains("4 done, 0 failed"), "{text}");
 }
@@ -113,110 +169,242 @@ fn a_full_run_commits_each_story_with_its_records() {
 fn dry_run_shows_isolated_prompts_and_changes_nothing() {
     let d = project("");
     let before = git(&d.dir, &["status", "--porcelain"]);
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-kickoff", "--dry-run", "--verbose"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-kickoff",
+        "--dry-run",
+        "--verbose",
+    ]);
     assert!(o.status.success(), "{}", out(&o));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let section = |title: &str| -> String {
         let header = format!("===== {title} =====");
-        let start = text.find(&header).unwrap_or_else(|| panic!("no {title} in {text}"));
+        let start = text
+            .find(&header)
+            .unwrap_or_else(|| panic!("no {title} in {text}"));
         let rest = &text[start + header.len()..];
         rest[..rest.find("=====").unwrap_or(rest.len())].to_string()
     };
     let dev = section("DEV PHASE: story 1.1");
-    assert!(!dev.contains("Code Review") && !dev.to_lowercase().contains("severity"), "{dev}");
-    assert!(dev.contains("docs/stories/1.1.project-skeleton.md"), "the story is passed by path: {dev}");
+    assert!(
+        !dev.contains("Code Review") && !dev.to_lowercase().contains("severity"),
+        "{dev}"
+    );
+    assert!(
+        dev.contains("docs/stories/1.1.project-skeleton.md"),
+        "the story is passed by path: {dev}"
+    );
     let review = section("REVIEW PHASE: story 1.1");
-    assert!(review.contains("You are seeing this code for the first time"), "{review}");
+    assert!(
+        review.contains("You are seeing this code for the first time"),
+        "{review}"
+    );
     assert!(section("KICKOFF PHASE: story 1.1").contains("Story Kickoff Insights"));
     assert_eq!(before, git(&d.dir, &["status", "--porcelain"]));
-    assert!(!d.dir.join(".baton/runs").exists(), "a dry run records no run");
+    assert!(
+        !d.dir.join(".baton/runs").exists(),
+        "a dry run records no run"
+    );
     assert_eq!(d.log().len(), 0);
 }
 
 #[test]
 fn kickoff_writes_its_section_before_dev() {
     let d = project("");
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-kickoff", "--no-commit", "--start-from", "1.4"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-kickoff",
+        "--no-commit",
+        "--start-from",
+        "1.4",
+    ]);
     assert!(o.status.success(), "{}", out(&o));
     let s = d.story("1.4");
-    let k = s.find("## Story Kickoff Insights").expect("kickoff section");
+    let k = s
+        .find("## Story Kickoff Insights")
+        .expect("kickoff section");
     let dev = s.find("## Dev Agent Record").expect("dev record");
     assert!(k < dev, "kickoff insights come first");
-    assert!(!d.story("1.1").contains("Dev Agent Record"), "--start-from skipped 1.1");
+    assert!(
+        !d.story("1.1").contains("Dev Agent Record"),
+        "--start-from skipped 1.1"
+    );
 }
 
 #[test]
 fn a_blocked_story_gets_a_failure_analysis_and_the_run_goes_on() {
     let d = project("[story.\"1.2\"]\ndev = [\"block\"]\n");
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-failure"]);
-    assert_eq!(o.status.code(), Some(1), "a failed story makes the exit code 1: {}", out(&o));
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-failure",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed story makes the exit code 1: {}",
+        out(&o)
+    );
     let s = d.story("1.2");
-    assert_eq!(s.matches("## Failure Analysis Record").count(), 2, "one per failed attempt: {s}");
+    assert_eq!(
+        s.matches("## Failure Analysis Record").count(),
+        2,
+        "one per failed attempt: {s}"
+    );
     assert!(s.contains("Status: failed"), "{s}");
     let log = d.log();
-    assert!(log.iter().any(|l| l.starts_with("docs(story 1.2): failed")), "{log:?}");
-    assert!(log.iter().any(|l| l.starts_with("feat(story 1.3)")), "the run went on: {log:?}");
+    assert!(
+        log.iter().any(|l| l.starts_with("docs(story 1.2): failed")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.starts_with("feat(story 1.3)")),
+        "the run went on: {log:?}"
+    );
     // The blocked story's code never reaches another story's commit, and is not lost.
     let files = d.files_of("feat(story 1.3)");
     assert!(!files.iter().any(|f| f.contains("story_1_2")), "{files:?}");
     let stash = git(&d.dir, &["stash", "list"]);
     assert!(stash.contains("story 1.2 failed"), "{stash}");
-    assert!(git(&d.dir, &["stash", "show", "--include-untracked", "--name-only", "stash@{0}"]).contains("src/story_1_2.txt"));
+    assert!(
+        git(
+            &d.dir,
+            &[
+                "stash",
+                "show",
+                "--include-untracked",
+                "--name-only",
+                "stash@{0}"
+            ]
+        )
+        .contains("src/story_1_2.txt")
+    );
 }
 
 #[test]
 fn a_failed_review_is_fixed_on_retry() {
     let d = project("[story.\"1.1\"]\nreview = [\"fail\", \"pass\"]\n");
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--start-from", "1.1"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.1",
+    ]);
     assert!(o.status.success(), "{}", out(&o));
     let s = d.story("1.1");
     assert_eq!(s.matches("## Dev Agent Record").count(), 2, "{s}");
     assert_eq!(s.matches("## Code Review Record").count(), 2, "{s}");
     assert!(s.contains("Status: done"));
-    assert_eq!(d.log().iter().filter(|l| l.starts_with("feat(story 1.1)")).count(), 1);
+    assert_eq!(
+        d.log()
+            .iter()
+            .filter(|l| l.starts_with("feat(story 1.1)"))
+            .count(),
+        1
+    );
 }
 
 #[test]
 fn claims_are_checked_against_the_disk() {
-    let d = project("[story.\"1.1\"]\ndev = [\"nostage\"]\n[story.\"1.2\"]\ndev = [\"norecord\"]\n[story.\"1.3\"]\ndev = [\"nosignal\"]\n[story.\"1.4\"]\ndev = [\"secret\"]\n");
+    let d = project(
+        "[story.\"1.1\"]\ndev = [\"nostage\"]\n[story.\"1.2\"]\ndev = [\"norecord\"]\n[story.\"1.3\"]\ndev = [\"nosignal\"]\n[story.\"1.4\"]\ndev = [\"secret\"]\n",
+    );
     let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
     assert_eq!(o.status.code(), Some(1));
     let text = out(&o);
     assert!(text.contains("staged no code changes"), "{text}");
-    assert!(text.contains("did not append a `## Dev Agent Record`"), "{text}");
+    assert!(
+        text.contains("did not append a `## Dev Agent Record`"),
+        "{text}"
+    );
     assert!(text.contains("no completion signal"), "{text}");
     assert!(text.contains("likely secrets are staged: .env"), "{text}");
-    assert!(!d.log().iter().any(|l| l.starts_with("feat(")), "nothing passed");
+    assert!(
+        !d.log().iter().any(|l| l.starts_with("feat(")),
+        "nothing passed"
+    );
     // On the branch: the failed stories' edits (the .env among them) are set aside in stashes.
     let committed = git(&d.dir, &["log", "--format=", "--name-only", "HEAD"]);
-    assert!(!committed.lines().any(|l| l == ".env"), "a secret was committed: {committed}");
+    assert!(
+        !committed.lines().any(|l| l == ".env"),
+        "a secret was committed: {committed}"
+    );
 }
 
 #[test]
 fn a_hanging_agent_is_killed_with_its_process_group() {
     let d = project("[story.\"1.1\"]\ndev = [\"hang\"]\n");
     std::fs::create_dir_all(d.dir.join(".baton/workflows")).unwrap();
-    let wf = baton::workflow::def::BUILTIN[0].1.replace("timeout_secs = 1800", "timeout_secs = 2").replace("grace_secs = 10", "grace_secs = 1").replace("max_attempts = 2", "max_attempts = 1");
+    let wf = baton::workflow::def::BUILTIN[0]
+        .1
+        .replace("timeout_secs = 1800", "timeout_secs = 2")
+        .replace("grace_secs = 10", "grace_secs = 1")
+        .replace("max_attempts = 2", "max_attempts = 1");
     std::fs::write(d.dir.join(".baton/workflows/epic-execute.toml"), wf).unwrap();
     let t = std::time::Instant::now();
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--start-from", "1.1", "--no-commit"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.1",
+        "--no-commit",
+    ]);
     assert!(t.elapsed().as_secs() < 60);
     let text = out(&o);
     assert!(text.contains("timed out"), "{text}");
-    let pid: i32 = std::fs::read_to_string(d.dir.join(".baton/sim-hang.pid")).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(d.dir.join(".baton/sim-hang.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // Gone, or a zombie waiting for a reaper (in containers pid 1 may never reap it).
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|st| st.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"));
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+        st.rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            != Some("Z")
+    });
     assert!(!alive, "the agent's child {pid} outlived the timeout");
 }
 
 #[test]
 fn fifty_megabytes_of_output_are_logged_not_held() {
     let d = project("[story.\"1.1\"]\ndev = [\"flood\"]\n");
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--start-from", "1.1", "--skip-review", "--no-commit"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.1",
+        "--skip-review",
+        "--no-commit",
+    ]);
     assert!(o.status.success(), "{}", out(&o));
     let log = d.run_dir().join("logs/1-1.1-dev-1.log");
-    assert!(std::fs::metadata(&log).unwrap().len() > 50_000_000, "the whole output is in {}", log.display());
+    assert!(
+        std::fs::metadata(&log).unwrap().len() > 50_000_000,
+        "the whole output is in {}",
+        log.display()
+    );
     assert!(d.story("1.1").contains("## Dev Agent Record"));
 }
 
@@ -227,12 +415,26 @@ fn epic_chain_feeds_each_handoff_into_the_next_epic() {
     std::fs::write(d.dir.join("docs/stories/2.1.share-notes.md"), "# Story 2.1: Share notes\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. Shared.\n").unwrap();
     git(&d.dir, &["add", "-A"]);
     git(&d.dir, &["commit", "-q", "-m", "epic 2"]);
-    let o = d.run(&["run", "epic-chain", "1", "2", "--agent", "sim", "--party-retro"]);
+    let o = d.run(&[
+        "run",
+        "epic-chain",
+        "1",
+        "2",
+        "--agent",
+        "sim",
+        "--party-retro",
+    ]);
     assert!(o.status.success(), "{}", out(&o));
     let prompt = std::fs::read_to_string(d.run_dir().join("prompts/2-2.1-dev-1.md")).unwrap();
-    assert!(prompt.contains("docs/handoffs/epic-1-handoff.md"), "{prompt}");
+    assert!(
+        prompt.contains("docs/handoffs/epic-1-handoff.md"),
+        "{prompt}"
+    );
     let first = std::fs::read_to_string(d.run_dir().join("prompts/1-1.1-dev-1.md")).unwrap();
-    assert!(!first.contains("handoff"), "the first epic has no handoff: {first}");
+    assert!(
+        !first.contains("handoff"),
+        "the first epic has no handoff: {first}"
+    );
     assert!(d.dir.join("docs/handoffs/epic-2-handoff.md").is_file());
 }
 
@@ -246,7 +448,14 @@ fn bad_input_is_refused_before_anything_runs() {
     let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
     assert_eq!(o.status.code(), Some(3));
     assert!(out(&o).contains("protected branch `main`"), "{}", out(&o));
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "gpt-9", "--no-commit"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "gpt-9",
+        "--no-commit",
+    ]);
     assert_ne!(o.status.code(), Some(0));
     assert!(out(&o).contains("unknown agent `gpt-9`"), "{}", out(&o));
     let o = d.run(&["run", "--resume", "20990101T000000-abcdef"]);
@@ -257,34 +466,62 @@ fn bad_input_is_refused_before_anything_runs() {
 /// check that the result is exactly that of an uninterrupted run.
 #[test]
 fn a_crash_at_every_event_boundary_resumes_to_the_same_result() {
-    let scenario = "[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n[story.\"1.3\"]\ndev = [\"block\"]\n";
+    let scenario =
+        "[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n[story.\"1.3\"]\ndev = [\"block\"]\n";
     let clean = project(scenario);
     let o = clean.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-all"]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     let total = clean.events().len();
-    let calls = |d: &Demo| d.events().iter().filter(|e| e["event"] == "phase_finished").count();
+    let calls = |d: &Demo| {
+        d.events()
+            .iter()
+            .filter(|e| e["event"] == "phase_finished")
+            .count()
+    };
     let want_calls = calls(&clean);
     let want_log = clean.log();
     assert!(total > 30, "{total}");
     for n in 1..total {
         let d = project(scenario);
-        let o = d.run_env(&["run", "epic-execute", "1", "--agent", "sim", "--party-all"], &[("BATON_CRASH_AFTER_EVENT", &n.to_string())]);
+        let o = d.run_env(
+            &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
+            &[("BATON_CRASH_AFTER_EVENT", &n.to_string())],
+        );
         assert_eq!(o.status.code(), None, "killed after event {n}");
         let o = d.run(&["run", "--resume", &d.run_id()]);
-        assert!(o.status.code().is_some_and(|c| c <= 1), "resume after event {n}: {}", out(&o));
+        assert!(
+            o.status.code().is_some_and(|c| c <= 1),
+            "resume after event {n}: {}",
+            out(&o)
+        );
         let events = d.events();
-        assert!(events.last().unwrap()["event"] == "run_finished", "after event {n}");
+        assert!(
+            events.last().unwrap()["event"] == "run_finished",
+            "after event {n}"
+        );
         // No completed agent call was repeated: each (story, phase, attempt) finished once.
-        let mut keys: Vec<String> = events.iter().filter(|e| e["event"] == "phase_finished").map(|e| format!("{}-{}-{}", e["story"], e["phase"], e["attempt"])).collect();
+        let mut keys: Vec<String> = events
+            .iter()
+            .filter(|e| e["event"] == "phase_finished")
+            .map(|e| format!("{}-{}-{}", e["story"], e["phase"], e["attempt"]))
+            .collect();
         let all = keys.len();
         keys.sort();
         keys.dedup();
-        assert_eq!(keys.len(), all, "an agent call was repeated after a crash at event {n}");
+        assert_eq!(
+            keys.len(),
+            all,
+            "an agent call was repeated after a crash at event {n}"
+        );
         assert_eq!(all, want_calls, "after event {n}");
         assert_eq!(d.log(), want_log, "commits after a crash at event {n}");
         for id in ["1.1", "1.2", "1.4"] {
             let s = d.story(id);
-            assert_eq!(s.matches("## Story Kickoff Insights").count(), 1, "{id} after event {n}");
+            assert_eq!(
+                s.matches("## Story Kickoff Insights").count(),
+                1,
+                "{id} after event {n}"
+            );
         }
     }
 }

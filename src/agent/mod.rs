@@ -228,6 +228,10 @@ impl Usage {
     pub fn prompt_tokens(&self) -> u64 {
         self.input + self.cache_creation + self.cache_read
     }
+    /// Prompt and output together.
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens() + self.output
+    }
     pub fn add(&mut self, other: &Usage) {
         self.input += other.input;
         self.cache_creation += other.cache_creation;

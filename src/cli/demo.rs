@@ -9,9 +9,11 @@ use super::Ctx;
 use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  baton demo\n  baton demo --dir /tmp/baton-demo\n\n\
+#[command(
+    after_help = "Examples:\n  baton demo\n  baton demo --dir /tmp/baton-demo\n\n\
 Everything happens in a new temporary git repository (kept, so you can look around).\n\
-The agent is baton's simulated agent: deterministic, no LLM, no network.")]
+The agent is baton's simulated agent: deterministic, no LLM, no network."
+)]
 pub struct Args {
     /// Where to create the demo project (must not exist yet)
     #[arg(long)]
@@ -42,7 +44,10 @@ pub fn write_project(dir: &Path) -> Result<()> {
     for (id, slug, title) in STORIES {
         w(
             &format!("docs/stories/{id}.{slug}.md"),
-            &format!("# Story {id}: {title}\n\nStatus: ready-for-dev\n\n## Story\n\nAs a user, I want {}, so that my notes are useful.\n\n## Acceptance Criteria\n\n1. It works.\n2. It is tested.\n", title.to_lowercase()),
+            &format!(
+                "# Story {id}: {title}\n\nStatus: ready-for-dev\n\n## Story\n\nAs a user, I want {}, so that my notes are useful.\n\n## Acceptance Criteria\n\n1. It works.\n2. It is tested.\n",
+                title.to_lowercase()
+            ),
         )?;
     }
     w(".baton/sim.toml", SCENARIO)?;
@@ -52,9 +57,17 @@ pub fn write_project(dir: &Path) -> Result<()> {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<()> {
-    let o = Command::new("git").args(args).current_dir(dir).output().map_err(|e| Error::invalid(format!("cannot run git: {e}")))?;
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| Error::invalid(format!("cannot run git: {e}")))?;
     if !o.status.success() {
-        return Err(Error::state(format!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr).trim())));
+        return Err(Error::state(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )));
     }
     Ok(())
 }
@@ -62,10 +75,15 @@ fn git(dir: &Path, args: &[&str]) -> Result<()> {
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let dir = match a.dir {
         Some(d) if d.exists() => {
-            return Err(Error::state(format!("{} already exists", d.display())).hint("pick a new directory, or omit --dir"));
+            return Err(Error::state(format!("{} already exists", d.display()))
+                .hint("pick a new directory, or omit --dir"));
         }
         Some(d) => d,
-        None => tempfile::Builder::new().prefix("baton-demo-").tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?.keep(),
+        None => tempfile::Builder::new()
+            .prefix("baton-demo-")
+            .tempdir()
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?
+            .keep(),
     };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     write_project(&dir)?;
@@ -73,12 +91,25 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     git(&dir, &["config", "user.name", "baton demo"])?;
     git(&dir, &["config", "user.email", "demo@baton.invalid"])?;
     git(&dir, &["add", "-A"])?;
-    git(&dir, &["commit", "-q", "-m", "Notes service: epic 1 and its stories"])?;
+    git(
+        &dir,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "Notes service: epic 1 and its stories",
+        ],
+    )?;
     git(&dir, &["switch", "-q", "-c", "epic-1"])?;
     println!("demo project: {} (branch epic-1)", dir.display());
     println!("running: baton run epic-execute 1 --agent sim --party-all\n");
     let project = crate::config::Project::discover(&dir)?;
-    let sub = super::Ctx { project, root: None, task: None, out: ctx.out };
+    let sub = super::Ctx {
+        project,
+        root: None,
+        task: None,
+        out: ctx.out,
+    };
     let args = super::run::Args {
         workflow: Some("epic-execute".into()),
         epics: vec!["1".into()],
@@ -99,7 +130,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         skip_review: false,
     };
     let code = super::run::run(&sub, args)?;
-    println!("\nlook at:\n  git -C {0} log --oneline            one commit per story\n  {0}/docs/stories/                    records appended by each phase\n  {0}/docs/uat/ docs/sprints/ docs/handoffs/", dir.display());
+    println!(
+        "\nlook at:\n  git -C {0} log --oneline            one commit per story\n  {0}/docs/stories/                    records appended by each phase\n  {0}/docs/uat/ docs/sprints/ docs/handoffs/",
+        dir.display()
+    );
     // The demo's blocked story is the point of the demo, not a failure of the demo.
     let _ = code;
     Ok(ExitCode::SUCCESS)

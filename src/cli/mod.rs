@@ -11,6 +11,7 @@ use crate::config::Project;
 use crate::error::{Error, Result};
 
 mod budget;
+mod demo;
 mod doctor;
 mod exec;
 mod extract;
@@ -24,16 +25,15 @@ mod phase;
 mod query;
 mod resume;
 mod retrieve;
+mod run;
 mod session;
+mod status;
 mod store;
 mod stories;
 mod summary;
 mod task;
 mod tokens;
 mod walkthrough;
-mod demo;
-mod run;
-mod status;
 mod workflow;
 pub use output::Out;
 
@@ -153,9 +153,13 @@ fn sim_main() -> Result<ExitCode> {
     use std::io::Read;
     let scenario = crate::workflow::sim::Scenario::load(None)?;
     let mut prompt = String::new();
-    std::io::stdin().read_to_string(&mut prompt).map_err(|e| Error::io("<stdin>", e))?;
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .map_err(|e| Error::io("<stdin>", e))?;
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-    Ok(ExitCode::from(crate::workflow::sim::run(&prompt, &cwd, &scenario)?))
+    Ok(ExitCode::from(crate::workflow::sim::run(
+        &prompt, &cwd, &scenario,
+    )?))
 }
 
 /// Write the demo's BMAD project into `dir` (used by `baton demo` and the tests).

@@ -8,12 +8,12 @@ use std::process::ExitCode;
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::workflow::cli_agents::CliAgents;
+use crate::workflow::def;
 use crate::workflow::epic::{Engine, EpicReport, Options};
 use crate::workflow::git::Git;
 use crate::workflow::journal::{Entry, Journal};
 use crate::workflow::progress::Progress;
 use crate::workflow::project::{self, BmadStatus};
-use crate::workflow::def;
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = "Examples:\n  baton run epic-execute 1 --agent sim\n  \
@@ -86,26 +86,53 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         Some(id) => {
             let j = Journal::open(&local, id)?;
             if j.run_finished() {
-                return Err(Error::state(format!("run {id} already finished")).hint("see its summary with `baton status`"));
+                return Err(Error::state(format!("run {id} already finished"))
+                    .hint("see its summary with `baton status`"));
             }
-            let (_, _, _, opts) = j.started().ok_or_else(|| Error::corrupt(j.dir.join("events.jsonl"), Some(1), "does not start with run_started"))?;
-            let saved: Saved = serde_json::from_value(opts.clone()).map_err(|e| Error::corrupt(j.dir.join("events.jsonl"), Some(1), e.to_string()))?;
+            let (_, _, _, opts) = j.started().ok_or_else(|| {
+                Error::corrupt(
+                    j.dir.join("events.jsonl"),
+                    Some(1),
+                    "does not start with run_started",
+                )
+            })?;
+            let saved: Saved = serde_json::from_value(opts.clone())
+                .map_err(|e| Error::corrupt(j.dir.join("events.jsonl"), Some(1), e.to_string()))?;
             (saved, Some(j))
         }
         None => (fresh(ctx, &a)?, None),
     };
-    let (wf, _) = def::load(if saved.workflow == "epic-chain" { "epic-execute" } else { &saved.workflow }, &local.join("workflows"))?;
+    let (wf, _) = def::load(
+        if saved.workflow == "epic-chain" {
+            "epic-execute"
+        } else {
+            &saved.workflow
+        },
+        &local.join("workflows"),
+    )?;
     let git = Git::new(&project_dir);
     let branch = git.branch().unwrap_or_default();
-    if !saved.options.dry_run && !saved.options.no_commit && saved.options.protected_branches.iter().any(|b| *b == branch) {
+    if !saved.options.dry_run
+        && !saved.options.no_commit
+        && saved.options.protected_branches.contains(&branch)
+    {
         return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
             .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
     }
     // Find every epic before anything changes: a typo fails now, not after an hour of work.
-    let epics: Vec<_> = saved.epics.iter().map(|e| project::load_epic(&project_dir, e)).collect::<Result<_>>()?;
+    let epics: Vec<_> = saved
+        .epics
+        .iter()
+        .map(|e| project::load_epic(&project_dir, e))
+        .collect::<Result<_>>()?;
     for e in &epics {
         if e.stories.is_empty() {
-            return Err(Error::not_found(format!("epic {} has no story files", e.id)).hint(format!("see what baton finds with `baton stories {}`", e.id)));
+            return Err(
+                Error::not_found(format!("epic {} has no story files", e.id)).hint(format!(
+                    "see what baton finds with `baton stories {}`",
+                    e.id
+                )),
+            );
         }
     }
     let run_id = match &journal {
@@ -115,14 +142,28 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     if journal.is_none() && !saved.options.dry_run {
         let mut j = Journal::create(&local, &run_id)?;
         let options = serde_json::to_value(&saved).map_err(|e| Error::invalid(e.to_string()))?;
-        j.log(Entry::RunStarted { run_id: run_id.clone(), workflow: saved.workflow.clone(), epics: saved.epics.clone(), options })?;
+        j.log(Entry::RunStarted {
+            run_id: run_id.clone(),
+            workflow: saved.workflow.clone(),
+            epics: saved.epics.clone(),
+            options,
+        })?;
         journal = Some(j);
     }
     let agents = CliAgents::new(&project_dir, saved.scenario.clone());
     let status = BmadStatus::new(&project_dir);
     let progress = Progress::new(ctx.out.json, saved.options.dry_run);
     if !saved.options.dry_run && !ctx.out.json {
-        eprintln!("run {run_id}: {} epic {} ({})", saved.workflow, saved.epics.join(", "), if a.resume.is_some() { "resumed" } else { "started" });
+        eprintln!(
+            "run {run_id}: {} epic {} ({})",
+            saved.workflow,
+            saved.epics.join(", "),
+            if a.resume.is_some() {
+                "resumed"
+            } else {
+                "started"
+            }
+        );
     }
     let mut engine = Engine {
         project_dir: project_dir.clone(),
@@ -150,35 +191,73 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         print_dry(&engine.dry_prompts, saved.options.verbose);
         return Ok(ExitCode::SUCCESS);
     }
-    let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| (d + r.count("done"), f + r.count("failed"), s + r.count("skipped")));
+    let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
+        (
+            d + r.count("done"),
+            f + r.count("failed"),
+            s + r.count("skipped"),
+        )
+    });
     if let Some(j) = engine.journal.as_mut()
         && !j.run_finished()
     {
-        j.log(Entry::RunFinished { done, failed, skipped })?;
+        j.log(Entry::RunFinished {
+            done,
+            failed,
+            skipped,
+        })?;
     }
-    let run_dir = engine.journal.as_ref().map(|j| j.dir.clone()).unwrap_or_default();
+    let run_dir = engine
+        .journal
+        .as_ref()
+        .map(|j| j.dir.clone())
+        .unwrap_or_default();
     let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir});
     if ctx.out.json {
-        let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({"event": "run_finished", "summary": value}));
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            serde_json::json!({"event": "run_finished", "summary": value})
+        );
     } else {
         print_summary(&reports, &run_dir, &project_dir);
     }
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
-    let workflow = a.workflow.clone().ok_or_else(|| Error::invalid("which workflow? e.g. `baton run epic-execute 1`").hint("or continue a run: baton run --resume RUN_ID"))?;
+    let workflow = a.workflow.clone().ok_or_else(|| {
+        Error::invalid("which workflow? e.g. `baton run epic-execute 1`")
+            .hint("or continue a run: baton run --resume RUN_ID")
+    })?;
     if workflow != "epic-execute" && workflow != "epic-chain" {
-        return Err(Error::not_found(format!("no workflow `{workflow}`")).hint("baton run epic-execute EPIC, or epic-chain EPIC…"));
+        return Err(Error::not_found(format!("no workflow `{workflow}`"))
+            .hint("baton run epic-execute EPIC, or epic-chain EPIC…"));
     }
     if a.epics.is_empty() {
-        return Err(Error::invalid(format!("{workflow} needs an epic id")).hint(format!("e.g. baton run {workflow} 1 (see `baton stories 1`)")));
+        return Err(
+            Error::invalid(format!("{workflow} needs an epic id")).hint(format!(
+                "e.g. baton run {workflow} 1 (see `baton stories 1`)"
+            )),
+        );
     }
     if workflow == "epic-execute" && a.epics.len() > 1 {
-        return Err(Error::invalid("epic-execute runs one epic").hint(format!("for several in order: baton run epic-chain {}", a.epics.join(" "))));
+        return Err(Error::invalid("epic-execute runs one epic").hint(format!(
+            "for several in order: baton run epic-chain {}",
+            a.epics.join(" ")
+        )));
     }
     let mut party = BTreeSet::new();
-    for (on, name) in [(a.party_kickoff, "kickoff"), (a.party_review, "review"), (a.party_failure, "failure"), (a.party_retro, "retro")] {
+    for (on, name) in [
+        (a.party_kickoff, "kickoff"),
+        (a.party_review, "review"),
+        (a.party_failure, "failure"),
+        (a.party_retro, "retro"),
+    ] {
         if on || a.party_all {
             party.insert(name.to_string());
         }
@@ -189,7 +268,11 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
         p.is_file().then_some(p)
     });
     let scenario = match scenario {
-        Some(p) if p.is_relative() => Some(std::env::current_dir().map_err(|e| Error::io(".", e))?.join(p)),
+        Some(p) if p.is_relative() => Some(
+            std::env::current_dir()
+                .map_err(|e| Error::io(".", e))?
+                .join(p),
+        ),
         other => other,
     };
     Ok(Saved {
@@ -222,10 +305,18 @@ fn print_dry(prompts: &[(String, String)], verbose: bool) {
             for l in prompt.lines().take(6) {
                 let _ = writeln!(out, "{l}");
             }
-            let _ = writeln!(out, "… ({} lines; --verbose prints it all)\n", prompt.lines().count());
+            let _ = writeln!(
+                out,
+                "… ({} lines; --verbose prints it all)\n",
+                prompt.lines().count()
+            );
         }
     }
-    let _ = writeln!(out, "dry run: {} prompts, no agent run, nothing changed", prompts.len());
+    let _ = writeln!(
+        out,
+        "dry run: {} prompts, no agent run, nothing changed",
+        prompts.len()
+    );
 }
 
 fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
@@ -243,11 +334,28 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
             r.usage.total(),
             r.cost_usd
         );
-        let _ = writeln!(out, "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7}  commit", "story", "title", "result", "attempts", "tokens", "cost");
+        let _ = writeln!(
+            out,
+            "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7}  commit",
+            "story", "title", "result", "attempts", "tokens", "cost"
+        );
         for s in &r.stories {
             let title: String = s.title.chars().take(34).collect();
-            let commit = s.commit.as_deref().map(|c| &c[..c.len().min(10)]).unwrap_or("-");
-            let _ = writeln!(out, "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7.3}  {commit}", s.id, title, s.result, s.attempts, s.usage.total(), s.cost_usd);
+            let commit = s
+                .commit
+                .as_deref()
+                .map(|c| &c[..c.len().min(10)])
+                .unwrap_or("-");
+            let _ = writeln!(
+                out,
+                "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7.3}  {commit}",
+                s.id,
+                title,
+                s.result,
+                s.attempts,
+                s.usage.total(),
+                s.cost_usd
+            );
             if !s.reason.is_empty() {
                 let _ = writeln!(out, "           ↳ {}", s.reason);
             }
@@ -257,5 +365,9 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
         }
     }
     let rel = run_dir.strip_prefix(project).unwrap_or(run_dir);
-    let _ = writeln!(out, "\nrun log: {} (events.jsonl, prompts/, logs/)", rel.display());
+    let _ = writeln!(
+        out,
+        "\nrun log: {} (events.jsonl, prompts/, logs/)",
+        rel.display()
+    );
 }

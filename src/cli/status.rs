@@ -29,20 +29,51 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
     let local = ctx.project.local_dir();
     let mut runs = Vec::new();
     if let Ok(rd) = std::fs::read_dir(Journal::runs_dir(&local)) {
-        let mut ids: Vec<String> = rd.filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect();
+        let mut ids: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
         ids.sort();
         for id in ids {
-            let Ok(j) = Journal::open(&local, &id) else { continue };
-            let Some((_, wf, epics, _)) = j.started() else { continue };
-            let count = |r: &str| j.records.iter().filter(|x| matches!(&x.entry, Entry::StoryFinished { result, .. } if result == r)).count();
+            let Ok(j) = Journal::open(&local, &id) else {
+                continue;
+            };
+            let Some((_, wf, epics, _)) = j.started() else {
+                continue;
+            };
+            let count = |r: &str| {
+                j.records
+                    .iter()
+                    .filter(
+                        |x| matches!(&x.entry, Entry::StoryFinished { result, .. } if result == r),
+                    )
+                    .count()
+            };
             let last_started = j.records.iter().rev().find_map(|r| match &r.entry {
-                Entry::PhaseStarted { epic, story, phase, attempt } => Some(format!("epic {epic}{} {phase} (attempt {attempt})", story.as_ref().map(|s| format!(" story {s}")).unwrap_or_default())),
+                Entry::PhaseStarted {
+                    epic,
+                    story,
+                    phase,
+                    attempt,
+                } => Some(format!(
+                    "epic {epic}{} {phase} (attempt {attempt})",
+                    story
+                        .as_ref()
+                        .map(|s| format!(" story {s}"))
+                        .unwrap_or_default()
+                )),
                 _ => None,
             });
             let (state, next) = if j.run_finished() {
                 ("finished".to_string(), None)
             } else {
-                ("interrupted".to_string(), Some(format!("{} — continue with: baton run --resume {id}", last_started.unwrap_or_else(|| "before its first phase".into()))))
+                (
+                    "interrupted".to_string(),
+                    Some(format!(
+                        "{} — continue with: baton run --resume {id}",
+                        last_started.unwrap_or_else(|| "before its first phase".into())
+                    )),
+                )
             };
             runs.push(RunRow {
                 run_id: id.clone(),
@@ -59,20 +90,45 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
         }
     }
     let store = ctx.store();
-    let tasks: Vec<crate::store::view::Summary> = store.list().unwrap_or_default().iter().map(crate::store::view::summary).collect();
+    let tasks: Vec<crate::store::view::Summary> = store
+        .list()
+        .unwrap_or_default()
+        .iter()
+        .map(crate::store::view::summary)
+        .collect();
     let value = serde_json::json!({"runs": runs, "tasks": tasks});
     ctx.out.emit(&value, |w| {
         if runs.is_empty() && tasks.is_empty() {
             return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
         }
         for r in &runs {
-            writeln!(w, "run {}  {} epic {}  {}  {} done, {} failed, {} agent calls", r.run_id, r.workflow, r.epics.join(","), r.state, r.done, r.failed, r.agent_calls)?;
+            writeln!(
+                w,
+                "run {}  {} epic {}  {}  {} done, {} failed, {} agent calls",
+                r.run_id,
+                r.workflow,
+                r.epics.join(","),
+                r.state,
+                r.done,
+                r.failed,
+                r.agent_calls
+            )?;
             if let Some(n) = &r.next {
                 writeln!(w, "    stopped in {n}")?;
             }
         }
         for t in &tasks {
-            writeln!(w, "task {}  {}{}  next: {}", t.task, t.status, t.waiting_for.as_ref().map(|x| format!(" ({x})")).unwrap_or_default(), t.next)?;
+            writeln!(
+                w,
+                "task {}  {}{}  next: {}",
+                t.task,
+                t.status,
+                t.waiting_for
+                    .as_ref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default(),
+                t.next
+            )?;
         }
         Ok(())
     });

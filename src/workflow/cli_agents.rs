@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use super::agents::{Agents, Assignment, Reply, Request};
-use super::journal::Usage;
 use crate::agent::{self, AgentKind, AgentRequest, AgentSpec};
 use crate::error::{Error, Result};
 
@@ -19,7 +18,10 @@ pub struct CliAgents {
 
 impl CliAgents {
     pub fn new(_project_dir: &Path, scenario: Option<PathBuf>) -> CliAgents {
-        CliAgents { scenario, skip_permissions: false }
+        CliAgents {
+            scenario,
+            skip_permissions: false,
+        }
     }
 
     pub fn skip_permissions(mut self, yes: bool) -> Self {
@@ -38,12 +40,14 @@ impl CliAgents {
                 s.program = Some(exe);
                 s.env.push((SIM_ENV.into(), "1".into()));
                 if let Some(sc) = &self.scenario {
-                    s.env.push(("BATON_SIM_SCENARIO".into(), sc.display().to_string()));
+                    s.env
+                        .push(("BATON_SIM_SCENARIO".into(), sc.display().to_string()));
                 }
                 s
             }
             other => {
-                return Err(Error::invalid(format!("unknown agent `{other}`")).hint("agents: claude, codex, gemini, sim"));
+                return Err(Error::invalid(format!("unknown agent `{other}`"))
+                    .hint("agents: claude, codex, gemini, sim"));
             }
         };
         if who.agent != "sim" {
@@ -59,7 +63,12 @@ impl CliAgents {
 impl Agents for CliAgents {
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply> {
         let spec = self.spec(who, req)?;
-        let r = AgentRequest::new(req.prompt, req.cwd.clone(), req.log_dir.clone(), req.name.clone());
+        let r = AgentRequest::new(
+            req.prompt,
+            req.cwd.clone(),
+            req.log_dir.clone(),
+            req.name.clone(),
+        );
         let out = agent::run(&spec, &r)?;
         Ok(Reply {
             ok: !out.is_error(),
@@ -67,7 +76,7 @@ impl Agents for CliAgents {
             timed_out: out.timed_out(),
             transient: out.transient,
             text: out.text_tail.clone(),
-            usage: Usage { input: out.usage.input, cache_creation: out.usage.cache_creation, cache_read: out.usage.cache_read, output: out.usage.output },
+            usage: out.usage,
             cost_usd: out.cost_usd,
             session_id: out.session_id.clone(),
             duration_ms: out.duration_ms,

@@ -573,7 +573,7 @@ impl Engine<'_> {
             ok: false,
             detail: String::new(),
             recommendation: None,
-            usage: reply.usage.clone(),
+            usage: reply.usage,
             cost_usd: reply.cost_usd,
             duration_ms: reply.duration_ms,
             session_id: reply.session_id.clone(),

@@ -14,29 +14,7 @@ use crate::store::fs;
 
 pub const FORMAT: u32 = 1;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input: u64,
-    pub cache_creation: u64,
-    pub cache_read: u64,
-    pub output: u64,
-}
-
-impl Usage {
-    pub fn add(&mut self, o: &Usage) {
-        self.input += o.input;
-        self.cache_creation += o.cache_creation;
-        self.cache_read += o.cache_read;
-        self.output += o.output;
-    }
-    /// Tokens the prompt really took: input + cache creation + cache read.
-    pub fn prompt(&self) -> u64 {
-        self.input + self.cache_creation + self.cache_read
-    }
-    pub fn total(&self) -> u64 {
-        self.prompt() + self.output
-    }
-}
+pub use crate::agent::Usage;
 
 /// How a phase ended, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,7 +237,9 @@ impl Journal {
 /// Crash testing: with `BATON_CRASH_AFTER_EVENT=N` the process dies (SIGKILL, no clean-up)
 /// right after journal event N is on disk — the harshest place a real crash can hit.
 fn crash_point(seq: u64) {
-    if let Some(n) = std::env::var("BATON_CRASH_AFTER_EVENT").ok().and_then(|v| v.parse::<u64>().ok())
+    if let Some(n) = std::env::var("BATON_CRASH_AFTER_EVENT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
         && n == seq
     {
         #[cfg(unix)]

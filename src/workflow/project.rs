@@ -9,8 +9,10 @@ use crate::error::{Error, Result};
 
 /// The stories of `epic` that have a file, in order.
 pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
-    let n = bmad::id::parse_epic_arg(epic)
-        .ok_or_else(|| Error::invalid(format!("`{epic}` is not an epic id")).hint("epic ids are numbers: baton run epic-execute 1"))?;
+    let n = bmad::id::parse_epic_arg(epic).ok_or_else(|| {
+        Error::invalid(format!("`{epic}` is not an epic id"))
+            .hint("epic ids are numbers: baton run epic-execute 1")
+    })?;
     let scan = Bmad::scan(root);
     let report = scan.epic(n)?;
     let stories = report
@@ -22,11 +24,18 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
                 id: s.id.to_string(),
                 title: s.title.clone(),
                 path,
-                status: s.status.as_ref().map_or_else(|| "unknown".to_string(), |st| st.as_str().to_string()),
+                status: s
+                    .status
+                    .as_ref()
+                    .map_or_else(|| "unknown".to_string(), |st| st.as_str().to_string()),
             })
         })
         .collect();
-    Ok(EpicRef { id: n.to_string(), path: report.epic_file.clone(), stories })
+    Ok(EpicRef {
+        id: n.to_string(),
+        path: report.epic_file.clone(),
+        stories,
+    })
 }
 
 /// Story statuses written in the story file's own form, and in sprint-status.yaml when the
@@ -39,13 +48,17 @@ pub struct BmadStatus {
 impl BmadStatus {
     pub fn new(root: &Path) -> BmadStatus {
         let scan = Bmad::scan(root);
-        BmadStatus { root: root.to_path_buf(), sprint_file: scan.sprint.as_ref().map(|s| s.path.clone()) }
+        BmadStatus {
+            root: root.to_path_buf(),
+            sprint_file: scan.sprint.as_ref().map(|s| s.path.clone()),
+        }
     }
 }
 
 impl StatusWriter for BmadStatus {
     fn set_status(&self, story: &StoryRef, status: &str) -> Result<()> {
-        let id = StoryId::parse(&story.id).ok_or_else(|| Error::invalid(format!("`{}` is not a story id", story.id)))?;
+        let id = StoryId::parse(&story.id)
+            .ok_or_else(|| Error::invalid(format!("`{}` is not a story id", story.id)))?;
         bmad::set_story_status(&self.root, &id, &Status::normalize(status)).map(|_| ())
     }
 
