@@ -51,6 +51,10 @@ pub struct Policy {
     pub timeout_secs: u64,
     pub grace_secs: u64,
     pub max_failed_stories: u32,
+    /// Retries of an agent call that hit a rate limit or an overloaded server, waiting
+    /// `backoff_secs`, then twice that, and so on.
+    pub transient_retries: u32,
+    pub backoff_secs: u64,
 }
 
 impl Default for Policy {
@@ -60,6 +64,8 @@ impl Default for Policy {
             timeout_secs: 1800,
             grace_secs: 10,
             max_failed_stories: 0,
+            transient_retries: 3,
+            backoff_secs: 30,
         }
     }
 }

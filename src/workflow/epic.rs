@@ -568,7 +568,22 @@ impl Engine<'_> {
             timeout: Duration::from_secs(self.wf.policy.timeout_secs),
             grace: Duration::from_secs(self.wf.policy.grace_secs),
         };
-        let reply = self.agents.run(&who, &req)?;
+        // Rate limits and overloaded servers are waited out, not counted as the story failing.
+        let mut reply = self.agents.run(&who, &req)?;
+        let mut wait = self.wf.policy.backoff_secs;
+        for _ in 0..self.wf.policy.transient_retries {
+            if !reply.transient {
+                break;
+            }
+            self.progress.note(&format!(
+                "{}: {} — retrying in {wait} s",
+                phase.name,
+                reply.error.as_deref().unwrap_or("rate limited")
+            ));
+            std::thread::sleep(Duration::from_secs(wait));
+            wait *= 2;
+            reply = self.agents.run(&who, &req)?;
+        }
         let mut out = PhaseOutcome {
             ok: false,
             detail: String::new(),
