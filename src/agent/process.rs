@@ -433,3 +433,34 @@ fn spawn_error(program: &Path, e: std::io::Error) -> Error {
         _ => Error::io(program, e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Rec(Arc<Mutex<Vec<String>>>);
+    impl OutputParser for Rec {
+        fn line(&mut self, line: &str) {
+            self.0.lock().unwrap().push(line.to_string());
+        }
+        fn finish(&mut self) -> Parsed {
+            Parsed::default()
+        }
+    }
+
+    #[test]
+    fn lines_split_across_chunks_and_oversized_lines_skipped() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut st = Stream::new(4, Some(Box::new(Rec(seen.clone()))));
+        st.feed(b"a\nb");
+        st.feed(b"c\r\n");
+        st.feed(&vec![b'x'; MAX_LINE + 1]);
+        st.feed(b"\nd");
+        st.end();
+        assert_eq!(*seen.lock().unwrap(), ["a", "bc", "d"]);
+        assert_eq!(st.oversized_lines, 1);
+        assert_eq!(st.tail.snapshot(), b"xx\nd");
+        assert_eq!(st.bytes, 2 + 1 + 3 + MAX_LINE as u64 + 1 + 2);
+    }
+}
