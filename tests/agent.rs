@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use baton::agent::{
-    AgentKind, AgentOutcome, AgentRequest, AgentSpec, ExitKind, FailureKind, Usage, run,
+    AgentKind, AgentOutcome, AgentRequest, AgentSpec, CancelToken, ExitKind, FailureKind, Usage,
+    run,
 };
 use baton::context::signals::{SignalKind, parse_signal};
 
@@ -373,6 +374,28 @@ while :; do sleep 1; done"#,
     );
     let gc = read_pid(&f.path().join("grandchild.pid"));
     assert!(!running(gc), "grandchild {gc} survived SIGKILL");
+}
+
+#[test]
+fn cancel_stops_the_group_promptly() {
+    let (f, mut spec, mut req) = hanging_agent(
+        r#"sleep 1000 &
+echo $! > "$REC/grandchild.pid"
+wait"#,
+    );
+    spec.timeout = Duration::from_secs(60);
+    let token = CancelToken::new();
+    req.cancel = Some(token.clone());
+    let pid_file = f.path().join("grandchild.pid");
+    let t = Instant::now();
+    let handle = std::thread::spawn(move || run(&spec, &req).unwrap());
+    let gc = read_pid(&pid_file);
+    token.cancel();
+    let out = handle.join().unwrap();
+    assert_eq!(out.exit, ExitKind::Cancelled);
+    assert_eq!(out.failure, Some(FailureKind::Cancelled));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(!running(gc), "grandchild {gc} survived the cancel");
 }
 
 #[test]

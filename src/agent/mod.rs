@@ -33,7 +33,8 @@
 //! state is kept (the last 32 KB of text, the parsed result, usage), so an agent printing
 //! gigabytes costs no memory.
 //!
-//! On timeout the whole group gets SIGTERM, then SIGKILL after the grace period. When the leader
+//! On timeout (or when [`AgentRequest::cancel`] is set) the whole group gets SIGTERM, then
+//! SIGKILL after the grace period. When the leader
 //! exits on its own, any process it left in its group (a dev server started with `&`) is
 //! terminated the same way: an invocation never leaves orphans behind.
 //!
@@ -57,7 +58,8 @@ mod gemini;
 mod process;
 
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use regex::Regex;
@@ -181,6 +183,32 @@ pub struct AgentRequest {
     pub env: Vec<(String, String)>,
     /// Session to resume (claude `--resume`, codex `exec resume`, gemini `--resume`).
     pub resume: Option<String>,
+    /// Set from another thread (a Ctrl-C handler) to stop the agent: its group is terminated
+    /// like on timeout. Needed because the agent's own process group does not receive the
+    /// terminal's Ctrl-C.
+    pub cancel: Option<CancelToken>,
+}
+
+/// A flag shared with a running invocation; [`CancelToken::cancel`] stops it.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl PartialEq for CancelToken {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl AgentRequest {
@@ -197,6 +225,7 @@ impl AgentRequest {
             name: name.into(),
             env: Vec::new(),
             resume: None,
+            cancel: None,
         }
     }
 }
@@ -210,6 +239,8 @@ pub enum ExitKind {
     Signaled(i32),
     /// Killed by baton after [`AgentSpec::timeout`].
     TimedOut,
+    /// Killed by baton because [`AgentRequest::cancel`] was set.
+    Cancelled,
 }
 
 /// Token usage. The four counts do not overlap: the prompt's full size is
@@ -246,6 +277,8 @@ impl Usage {
 pub enum FailureKind {
     /// Killed after the timeout.
     TimedOut,
+    /// Cancelled by the caller.
+    Cancelled,
     /// Killed by a signal baton did not send.
     Signaled,
     /// Not logged in, bad API key (gemini exit 41).
@@ -493,6 +526,7 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
         env: &env,
         timeout: spec.timeout,
         grace: spec.grace,
+        cancel: req.cancel.as_ref(),
         parser,
     })?;
     Ok(outcome(spec, raw))
@@ -509,6 +543,10 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
                 "timed out after {} s; the process group was killed",
                 spec.timeout.as_secs_f64()
             )),
+        ),
+        ExitKind::Cancelled => (
+            Some(FailureKind::Cancelled),
+            Some("cancelled; the process group was killed".to_string()),
         ),
         ExitKind::Signaled(sig) => (
             Some(FailureKind::Signaled),
@@ -541,7 +579,8 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
             None => (None, None),
         },
     };
-    let transient = failure.is_some_and(|f| f != FailureKind::TimedOut)
+    let transient = failure
+        .is_some_and(|f| !matches!(f, FailureKind::TimedOut | FailureKind::Cancelled))
         && (error.as_deref().is_some_and(is_transient) || is_transient(&stderr_tail));
     let text_tail = match p.text {
         Some(t) => tail_str(&t, TEXT_TAIL_BYTES),

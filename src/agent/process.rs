@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES, check_name};
+use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES, check_name};
 use crate::error::io_err;
 use crate::{Error, Result};
 
@@ -30,6 +30,7 @@ pub(super) struct Job<'a> {
     pub env: &'a [(String, String)],
     pub timeout: Duration,
     pub grace: Duration,
+    pub cancel: Option<&'a CancelToken>,
     pub parser: Box<dyn OutputParser>,
 }
 
@@ -332,37 +333,52 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         let _ = wtx.send(child.wait());
     });
 
-    let mut timed_out = false;
-    let status = match wrx.recv_timeout(job.timeout) {
-        Ok(r) => r,
-        Err(_) => {
-            timed_out = true;
+    // Wait for the leader in short slices so a cancel request is seen promptly.
+    let deadline = start + job.timeout;
+    let mut stopped: Option<ExitKind> = None;
+    let status = loop {
+        let now = Instant::now();
+        let cancelled = job.cancel.is_some_and(CancelToken::is_cancelled);
+        if now >= deadline || cancelled {
+            stopped = Some(if cancelled {
+                ExitKind::Cancelled
+            } else {
+                ExitKind::TimedOut
+            });
             signal_group(pgid, libc::SIGTERM);
-            match wrx.recv_timeout(job.grace) {
+            break match wrx.recv_timeout(job.grace) {
                 Ok(r) => r,
                 Err(_) => {
                     signal_group(pgid, libc::SIGKILL);
                     wrx.recv()
                         .unwrap_or_else(|_| Err(std::io::Error::other("wait thread lost")))
                 }
+            };
+        }
+        let slice = (deadline - now).min(Duration::from_millis(100));
+        match wrx.recv_timeout(slice) {
+            Ok(r) => break r,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => {
+                break Err(std::io::Error::other("wait thread lost"));
             }
         }
     };
     // Stragglers: whatever the leader left in its group (after a timeout too: members that
     // ignore SIGTERM get SIGKILL after the grace period).
-    if terminate_group(pgid, job.grace) && !timed_out {
+    if terminate_group(pgid, job.grace) && stopped.is_none() {
         warnings.push(
             "the agent left processes running in its group; they were terminated".to_string(),
         );
     }
-    let exit = match status {
-        _ if timed_out => ExitKind::TimedOut,
-        Ok(st) => match (st.code(), st.signal()) {
+    let exit = match (stopped, status) {
+        (Some(kind), _) => kind,
+        (None, Ok(st)) => match (st.code(), st.signal()) {
             (Some(c), _) => ExitKind::Exited(c),
             (None, Some(sig)) => ExitKind::Signaled(sig),
             (None, None) => ExitKind::Exited(-1),
         },
-        Err(e) => return Err(Error::io(&job.inv.program, e)),
+        (None, Err(e)) => return Err(Error::io(&job.inv.program, e)),
     };
     let duration = start.elapsed();
     // The pipes close when the group is gone; a process that escaped the group (setsid) could
@@ -431,5 +447,36 @@ fn spawn_error(program: &Path, e: std::io::Error) -> Error {
             program.display()
         )),
         _ => Error::io(program, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Rec(Arc<Mutex<Vec<String>>>);
+    impl OutputParser for Rec {
+        fn line(&mut self, line: &str) {
+            self.0.lock().unwrap().push(line.to_string());
+        }
+        fn finish(&mut self) -> Parsed {
+            Parsed::default()
+        }
+    }
+
+    #[test]
+    fn lines_split_across_chunks_and_oversized_lines_skipped() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut st = Stream::new(4, Some(Box::new(Rec(seen.clone()))));
+        st.feed(b"a\nb");
+        st.feed(b"c\r\n");
+        st.feed(&vec![b'x'; MAX_LINE + 1]);
+        st.feed(b"\nd");
+        st.end();
+        assert_eq!(*seen.lock().unwrap(), ["a", "bc", "d"]);
+        assert_eq!(st.oversized_lines, 1);
+        assert_eq!(st.tail.snapshot(), b"xx\nd");
+        assert_eq!(st.bytes, 2 + 1 + 3 + MAX_LINE as u64 + 1 + 2);
     }
 }
