@@ -114,7 +114,10 @@ pub fn run(ctx: &Ctx, cmd: PhaseCmd) -> Result<ExitCode> {
                 manifest: &'a crate::store::model::Manifest,
                 context: &'a crate::store::Retrieved,
             }
-            let value = Begun { manifest: &o.manifest, context: &got };
+            let value = Begun {
+                manifest: &o.manifest,
+                context: &got,
+            };
             ctx.out.emit(&value, |w| {
                 writeln!(
                     w,
