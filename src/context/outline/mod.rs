@@ -231,12 +231,13 @@ impl Source {
 pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
     let lang = lang.or_else(|| Lang::from_path(Path::new(&src.name)));
     let text = src.text.as_str();
+    let counter = RangeCounter::new(enc, text);
     let mut o = FileOutline {
         file: src.name.clone(),
         language: lang,
         bytes: text.len(),
         lines: line_count(text),
-        tokens: enc.count(text),
+        tokens: counter.total,
         outline_tokens: 0,
         items: Vec::new(),
         notes: src.notes.clone(),
@@ -266,7 +267,7 @@ pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
         }
         Some(Lang::Markdown) => o.items = markdown_items(text, enc),
         Some(l) => {
-            let (items, notes) = code_items(l, text, enc);
+            let (items, notes) = code_items(l, text, &counter);
             o.items = items;
             o.notes.extend(notes);
         }
@@ -370,7 +371,7 @@ fn table(lang: Lang) -> Option<Table> {
 }
 
 /// Parse and walk: items in document order, plus notes (syntax errors).
-fn code_items(lang: Lang, text: &str, enc: Encoding) -> (Vec<Item>, Vec<String>) {
+fn code_items(lang: Lang, text: &str, enc: &RangeCounter) -> (Vec<Item>, Vec<String>) {
     let mut notes = Vec::new();
     let (Some(grammar), Some(tab)) = (lang.grammar(), table(lang)) else {
         return (Vec::new(), notes);
@@ -433,7 +434,7 @@ fn build(
     node: Node,
     def: Def,
     text: &str,
-    enc: Encoding,
+    enc: &RangeCounter,
     items: &[Item],
     parent: Option<usize>,
     sep: &str,
@@ -484,12 +485,68 @@ fn build(
         start_line: header.start_position().row + 1,
         end_line: line_of_end(outer, end),
         full_start_line: line_number(text, full),
-        tokens: enc.count(text.get(full..end).unwrap_or("")),
+        tokens: enc.count(full, end),
         start: full,
         end,
         parent,
         brief,
         members_brief: def.brief_members,
+    }
+}
+
+/// Token counts of any byte range of one text, from a single pass over it.
+///
+/// BPE counts each pre-tokenizer piece on its own, so the tokens of `text[s..e]` are the
+/// tokens of the whole pieces in it plus those of its last, cut piece — provided `s` starts a
+/// piece (then splitting the range alone yields the same pieces up to the cut). Definitions
+/// start at a line start, which almost always starts a piece; otherwise the range is counted
+/// directly. This turns counting every nested definition (depth × file size) into one pass:
+/// the difference between 3× and 1× ctags' time on a 1 MB file. A unit test checks the result
+/// against direct counts.
+pub(crate) struct RangeCounter<'a> {
+    enc: Encoding,
+    text: &'a str,
+    /// Start byte of each piece and the tokens before it.
+    starts: Vec<(usize, usize)>,
+    pub total: usize,
+}
+
+impl<'a> RangeCounter<'a> {
+    pub fn new(enc: Encoding, text: &'a str) -> RangeCounter<'a> {
+        let tok = match enc {
+            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        };
+        let base = text.as_ptr() as usize;
+        let mut starts = Vec::with_capacity(text.len() / 4);
+        let mut total = 0;
+        for piece in tok.split(text) {
+            starts.push((piece.as_ptr() as usize - base, total));
+            total += tok.bpe.count(piece.as_bytes());
+        }
+        RangeCounter {
+            enc,
+            text,
+            starts,
+            total,
+        }
+    }
+
+    pub fn count(&self, s: usize, e: usize) -> usize {
+        let direct = || self.enc.count(self.text.get(s..e).unwrap_or(""));
+        if s >= e || e > self.text.len() {
+            return 0;
+        }
+        let Ok(i) = self.starts.binary_search_by_key(&s, |p| p.0) else {
+            return direct();
+        };
+        // The piece holding the range's last byte.
+        let j = self.starts.partition_point(|p| p.0 < e) - 1;
+        let (tail_start, before_tail) = self.starts[j];
+        match self.text.get(tail_start..e) {
+            Some(tail) => before_tail - self.starts[i].1 + self.enc.count(tail),
+            None => direct(),
+        }
     }
 }
 

@@ -20,3 +20,49 @@ fn placeholder() {
     let o = ol("a.rs", "fn main() {}\n");
     assert_eq!(names(&o), vec![(0, "fn", "main")]);
 }
+
+/// The one-pass range counts equal direct counts for every definition of the corpus's real
+/// files (and of a file with odd whitespace).
+#[test]
+fn range_counts_are_exact() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let mut texts: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| Lang::from_path(p).is_some())
+                .filter_map(|p| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    texts.push((
+        "odd.rs".into(),
+        "fn a() {}\n  \n\t\n}\n/// doc\n  fn b() {}   \n\n\n   fn c() { \"x\" }\n".into(),
+    ));
+    let mut checked = 0;
+    for (name, text) in &texts {
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let o = ol_enc(name, text, enc);
+            assert_eq!(o.tokens, enc.count(text));
+            for it in &o.items {
+                assert_eq!(
+                    it.tokens,
+                    enc.count(&text[it.start..it.end]),
+                    "{name}: {}",
+                    it.name
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10);
+}
+
+fn ol_enc(name: &str, text: &str, enc: Encoding) -> FileOutline {
+    outline(
+        &Source::from_bytes(name, text.as_bytes().to_vec()),
+        None,
+        enc,
+    )
+}
