@@ -16,9 +16,63 @@ fn names(o: &FileOutline) -> Vec<(usize, &str, &str)> {
 }
 
 #[test]
-fn placeholder() {
+fn one_function() {
     let o = ol("a.rs", "fn main() {}\n");
     assert_eq!(names(&o), vec![(0, "fn", "main")]);
+    assert_eq!(o.items[0].signature, "fn main()");
+}
+
+#[test]
+fn which_commands_read_one_file() {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(single_file_operand(&v(&["cat", "a.rs"])), Some("a.rs"));
+    assert_eq!(
+        single_file_operand(&v(&["/bin/cat", "-n", "a.rs"])),
+        Some("a.rs")
+    );
+    assert_eq!(
+        single_file_operand(&v(&["head", "-n", "50", "a.rs"])),
+        Some("a.rs")
+    );
+    assert_eq!(
+        single_file_operand(&v(&["tail", "-n100", "a.rs"])),
+        Some("a.rs")
+    );
+    assert_eq!(
+        single_file_operand(&v(&["sed", "-n", "1,200p", "a.rs"])),
+        Some("a.rs")
+    );
+    assert_eq!(
+        single_file_operand(&v(&["sed", "-n", "-e", "5p", "a.rs"])),
+        Some("a.rs")
+    );
+    // Edits, several files, other programs: no.
+    assert_eq!(
+        single_file_operand(&v(&["sed", "-i", "s/a/b/", "a.rs"])),
+        None
+    );
+    assert_eq!(single_file_operand(&v(&["sed", "s/a/b/", "a.rs"])), None);
+    assert_eq!(single_file_operand(&v(&["cat", "a.rs", "b.rs"])), None);
+    assert_eq!(single_file_operand(&v(&["grep", "x", "a.rs"])), None);
+    assert_eq!(single_file_operand(&v(&["cat"])), None);
+    assert_eq!(single_file_operand(&[]), None);
+}
+
+#[test]
+fn signatures_and_docs_are_compact() {
+    assert_eq!(
+        compact("pub fn f(\n    a: u32,\n    b: u8,\n) -> X {"),
+        "pub fn f(a: u32, b: u8) -> X"
+    );
+    assert_eq!(compact("def f(x):"), "def f(x)");
+    assert_eq!(
+        doc_summary("Returns the thing. More words."),
+        "Returns the thing"
+    );
+    let long = "word ".repeat(30);
+    let d = doc_summary(&long);
+    assert!(d.ends_with('…') && d.chars().count() <= DOC_MAX + 1, "{d}");
+    assert_eq!(cut("héllo wörld", 5), "héllo…");
 }
 
 /// The one-pass range counts equal direct counts for every definition of the corpus's real
