@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::{Def, DocStyle, Table, field_text};
+use super::{Def, DocStyle, Table, Up, field_text};
 
 pub(super) const TABLE: Table = Table {
     classify,
@@ -16,7 +16,8 @@ pub(super) const TABLE: Table = Table {
     doc: DocStyle::Comments,
 };
 
-fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Option<Def<'t>> {
+fn classify<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
+    let text = up.text;
     let mut scope = None;
     let (kind, cut_at, outer) = match n.kind() {
         "function_declaration" => ("func", None, n),
@@ -33,10 +34,10 @@ fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Op
                 _ => "type",
             };
             // The signature stops at the struct's or interface's `{`.
-            (k, Some(b'{'), single_spec(n))
+            (k, Some(b'{'), single_spec(n, up.ancestor(0)))
         }
         "const_spec" | "var_spec" => {
-            if n.parent()?.parent()?.kind() != "source_file" {
+            if up.ancestor(1)?.kind() != "source_file" {
                 return None; // only package-level ones
             }
             let k = if n.kind() == "const_spec" {
@@ -44,7 +45,7 @@ fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Op
             } else {
                 "var"
             };
-            (k, Some(b'='), single_spec(n))
+            (k, Some(b'='), single_spec(n, up.ancestor(0)))
         }
         _ => return None,
     };
@@ -64,8 +65,8 @@ fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Op
 
 /// `type X struct{}` is a declaration with one spec: the declaration is the definition (docs
 /// sit above `type`); in a `type ( … )` group each spec stands alone.
-fn single_spec(n: Node) -> Node {
-    match n.parent() {
+fn single_spec<'t>(n: Node<'t>, parent: Option<Node<'t>>) -> Node<'t> {
+    match parent {
         Some(p) if p.named_child_count() == 1 => p,
         _ => n,
     }

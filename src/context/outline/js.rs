@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Def, DocStyle, Table, field_text};
+use super::{Def, DocStyle, Table, Up, field_text};
 
 pub(super) const TABLE: Table = Table {
     classify,
@@ -12,7 +12,8 @@ pub(super) const TABLE: Table = Table {
     doc: DocStyle::Comments,
 };
 
-fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Option<Def<'t>> {
+fn classify<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
+    let text = up.text;
     let kind = match n.kind() {
         "function_declaration" | "generator_function_declaration" | "function_signature" => {
             "function"
@@ -25,13 +26,13 @@ fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Op
         "enum_declaration" => "enum",
         "type_alias_declaration" => "type",
         "internal_module" | "module" => "namespace",
-        "variable_declarator" => return variable(n, text),
+        "variable_declarator" => return variable(n, up),
         _ => return None,
     };
     Some(Def {
         kind,
         name: field_text(n, "name", text)?,
-        outer: exported(n),
+        outer: exported(n, up.ancestor(0)),
         body: n.child_by_field_name("body"),
         cut_at: None,
         brief_members: false,
@@ -41,21 +42,22 @@ fn classify<'t>(n: Node<'t>, text: &str, _enclosing: Option<&'static str>) -> Op
 }
 
 /// The `export …` statement around a declaration, if any (docs sit above it).
-fn exported(n: Node) -> Node {
-    n.parent()
+fn exported<'t>(n: Node<'t>, parent: Option<Node<'t>>) -> Node<'t> {
+    parent
         .filter(|p| p.kind() == "export_statement")
         .unwrap_or(n)
 }
 
 /// A top-level variable: `const f = () => …` is a function, anything else a constant.
-fn variable<'t>(n: Node<'t>, text: &str) -> Option<Def<'t>> {
-    let decl = n
-        .parent()
+fn variable<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
+    let text = up.text;
+    let decl = up
+        .ancestor(0)
         .filter(|p| matches!(p.kind(), "lexical_declaration" | "variable_declaration"))?;
-    let top = decl.parent()?;
+    let top = up.ancestor(1)?;
     let top_level = match top.kind() {
         "program" => true,
-        "export_statement" => top.parent().is_some_and(|p| p.kind() == "program"),
+        "export_statement" => up.ancestor(2).is_some_and(|p| p.kind() == "program"),
         _ => false,
     };
     if !top_level {
@@ -81,7 +83,7 @@ fn variable<'t>(n: Node<'t>, text: &str) -> Option<Def<'t>> {
     Some(Def {
         kind: if func.is_some() { "function" } else { "const" },
         name: name.utf8_text(text.as_bytes()).ok()?.to_string(),
-        outer: if single { exported(decl) } else { n },
+        outer: if single { exported(decl, Some(top)) } else { n },
         body: match func {
             Some(f) => f.child_by_field_name("body"),
             None => value,

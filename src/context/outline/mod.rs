@@ -231,7 +231,19 @@ impl Source {
 pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
     let lang = lang.or_else(|| Lang::from_path(Path::new(&src.name)));
     let text = src.text.as_str();
-    let counter = RangeCounter::new(enc, text);
+    // Counting tokens and parsing are independent passes over the text: run them side by side
+    // (the walk records byte ranges; their counts are filled in after the join).
+    let code =
+        lang.filter(|l| *l != Lang::Markdown && !src.binary && text.len() <= MAX_PARSE_BYTES);
+    let (counter, parsed) = std::thread::scope(|s| {
+        let parse = code.map(|l| s.spawn(move || code_items(l, text)));
+        let counter = RangeCounter::new(enc, text);
+        let parsed = parse.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| (Vec::new(), vec!["the parser failed: no outline".into()]))
+        });
+        (counter, parsed)
+    });
     let mut o = FileOutline {
         file: src.name.clone(),
         language: lang,
@@ -266,8 +278,11 @@ pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
             o.head = head(text);
         }
         Some(Lang::Markdown) => o.items = markdown_items(text, enc),
-        Some(l) => {
-            let (items, notes) = code_items(l, text, &counter);
+        Some(_) => {
+            let (mut items, notes) = parsed.unwrap_or_default();
+            for it in &mut items {
+                it.tokens = counter.count(it.start, it.end);
+            }
             o.items = items;
             o.notes.extend(notes);
         }
@@ -351,9 +366,38 @@ pub(super) struct Def<'t> {
     pub scope: Option<String>,
 }
 
+/// What the walk knows about a node's surroundings. tree-sitter's `parent()` and
+/// `prev_sibling()` rescan from the root and the first sibling (quadratic on files with
+/// thousands of items), so the walk keeps ancestors and preceding comments itself.
+pub(super) struct Up<'a, 't> {
+    pub text: &'a str,
+    /// Kind of the enclosing definition.
+    pub enclosing: Option<&'static str>,
+    /// Ancestors of the node, root first.
+    pub ancestors: &'a [Node<'t>],
+    /// Comments, attributes and decorators directly before the node (nearest last).
+    pub before: &'a [Node<'t>],
+}
+
+impl<'t> Up<'_, 't> {
+    /// The `k`-th ancestor: 0 is the parent.
+    pub fn ancestor(&self, k: usize) -> Option<Node<'t>> {
+        let i = self.ancestors.len().checked_sub(k + 1)?;
+        self.ancestors.get(i).copied()
+    }
+}
+
+/// Node kinds that can attach to the next definition.
+fn is_trivia(kind: &str) -> bool {
+    matches!(
+        kind,
+        "comment" | "line_comment" | "block_comment" | "attribute_item" | "decorator"
+    )
+}
+
 struct Table {
-    /// Classify `node`, given the kind of the enclosing definition.
-    classify: for<'t> fn(Node<'t>, &str, Option<&'static str>) -> Option<Def<'t>>,
+    /// Classify `node` in its surroundings.
+    classify: for<'t> fn(Node<'t>, &Up<'_, 't>) -> Option<Def<'t>>,
     /// Node kinds whose subtrees hold no definitions (skipped for speed, and so that
     /// macro bodies or strings never produce items).
     skip: &'static [&'static str],
@@ -371,7 +415,7 @@ fn table(lang: Lang) -> Option<Table> {
 }
 
 /// Parse and walk: items in document order, plus notes (syntax errors).
-fn code_items(lang: Lang, text: &str, enc: &RangeCounter) -> (Vec<Item>, Vec<String>) {
+fn code_items(lang: Lang, text: &str) -> (Vec<Item>, Vec<String>) {
     let mut notes = Vec::new();
     let (Some(grammar), Some(tab)) = (lang.grammar(), table(lang)) else {
         return (Vec::new(), notes);
@@ -397,25 +441,51 @@ fn code_items(lang: Lang, text: &str, enc: &RangeCounter) -> (Vec<Item>, Vec<Str
     // Items whose node is an ancestor of the cursor: (node id, item index).
     let mut open: Vec<(usize, usize)> = Vec::new();
     let mut cursor = root.walk();
+    // Ancestors of the cursor's node, and for each the trivia run before it.
+    let mut path: Vec<Node> = Vec::new();
+    let mut runs: Vec<Vec<Node>> = Vec::new();
+    let mut run: Vec<Node> = Vec::new();
     // An iterative walk: deeply nested input must not overflow the stack.
     'walk: loop {
         let node = cursor.node();
         let parent = open.last().map(|&(_, i)| i);
-        let enclosing = parent.and_then(|i| items.get(i)).map(|it| it.kind);
-        if let Some(def) = (tab.classify)(node, text, enclosing) {
+        let up = Up {
+            text,
+            enclosing: parent.and_then(|i| items.get(i)).map(|it| it.kind),
+            ancestors: &path,
+            before: &run,
+        };
+        if let Some(def) = (tab.classify)(node, &up) {
             let brief = parent
                 .and_then(|p| items.get(p))
                 .is_some_and(|p| p.members_brief || def.brief);
-            let item = build(&tab, node, def, text, enc, &items, parent, sep, brief);
+            // The trivia before the definition's outer node (itself or an ancestor).
+            let before: &[Node] = if def.outer.id() == node.id() {
+                &run
+            } else {
+                path.iter()
+                    .rposition(|a| a.id() == def.outer.id())
+                    .and_then(|k| runs.get(k))
+                    .map_or(&[], |r| r.as_slice())
+            };
+            let item = build(&tab, node, def, before, text, &items, parent, sep, brief);
             open.push((node.id(), items.len()));
             items.push(item);
         }
         if !tab.skip.contains(&node.kind()) && cursor.goto_first_child() {
+            path.push(node);
+            runs.push(std::mem::take(&mut run));
             continue;
         }
         loop {
-            if open.last().is_some_and(|&(id, _)| id == cursor.node().id()) {
+            let cur = cursor.node();
+            if open.last().is_some_and(|&(id, _)| id == cur.id()) {
                 open.pop();
+            }
+            if is_trivia(cur.kind()) {
+                run.push(cur);
+            } else {
+                run.clear();
             }
             if cursor.goto_next_sibling() {
                 break;
@@ -423,6 +493,8 @@ fn code_items(lang: Lang, text: &str, enc: &RangeCounter) -> (Vec<Item>, Vec<Str
             if !cursor.goto_parent() {
                 break 'walk;
             }
+            path.pop();
+            run = runs.pop().unwrap_or_default();
         }
     }
     (items, notes)
@@ -433,8 +505,8 @@ fn build(
     tab: &Table,
     node: Node,
     def: Def,
+    before: &[Node],
     text: &str,
-    enc: &RangeCounter,
     items: &[Item],
     parent: Option<usize>,
     sep: &str,
@@ -450,11 +522,11 @@ fn build(
         _ => cut_point(text, sig_start, end, def.cut_at),
     };
     let signature = compact(text.get(sig_start..sig_end).unwrap_or(""));
-    let (doc_start, mut doc) = docs(tab.doc, outer, text);
+    let (first_node, mut doc) = docs(tab.doc, outer, before, text);
     if tab.doc == DocStyle::Python {
         doc = def.body.and_then(|b| python::docstring(b, text));
     }
-    let first = doc_start.min(outer.start_byte());
+    let first = first_node.start_byte();
     // From the start of its line (indentation included) unless other code precedes it there.
     let ls = line_start(text, first);
     let full = if text.get(ls..first).is_some_and(|s| s.trim().is_empty()) {
@@ -484,8 +556,9 @@ fn build(
         doc,
         start_line: header.start_position().row + 1,
         end_line: line_of_end(outer, end),
-        full_start_line: line_number(text, full),
-        tokens: enc.count(full, end),
+        // From the tree, not by counting newlines: that would be quadratic in big files.
+        full_start_line: first_node.start_position().row + 1,
+        tokens: 0, // counted after the parse, see `outline`
         start: full,
         end,
         parent,
@@ -560,11 +633,6 @@ fn line_of_end(outer: Node, end: usize) -> usize {
     }
 }
 
-fn line_number(text: &str, at: usize) -> usize {
-    let at = at.min(text.len());
-    memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() + 1
-}
-
 fn line_start(text: &str, at: usize) -> usize {
     let at = at.min(text.len());
     text.as_bytes()[..at]
@@ -636,16 +704,21 @@ fn compact(sig: &str) -> String {
     s
 }
 
-/// Doc comments and attributes directly above `outer`: (start byte of the first one, first
+/// Doc comments and attributes directly above `outer`: (the first of them, or `outer`; first
 /// doc line). Stops at a blank line or any other node.
-fn docs(style: DocStyle, outer: Node, text: &str) -> (usize, Option<String>) {
-    let mut start = outer.start_byte();
+fn docs<'t>(
+    style: DocStyle,
+    outer: Node<'t>,
+    before: &[Node<'t>],
+    text: &str,
+) -> (Node<'t>, Option<String>) {
+    let mut start = outer;
     if style == DocStyle::Python {
         return (start, None);
     }
     let mut first_doc: Option<String> = None;
     let mut cur = outer;
-    while let Some(prev) = cur.prev_sibling() {
+    for &prev in before.iter().rev() {
         if prev.end_position().row + 1 < cur.start_position().row {
             break; // a blank line separates it
         }
@@ -668,7 +741,7 @@ fn docs(style: DocStyle, outer: Node, text: &str) -> (usize, Option<String>) {
             // Walking upwards: the topmost doc line wins.
             first_doc = Some(l);
         }
-        start = prev.start_byte();
+        start = prev;
         cur = prev;
     }
     (start, first_doc)

@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::{Def, DocStyle, Table, field_text};
+use super::{Def, DocStyle, Table, Up, field_text};
 
 pub(super) const TABLE: Table = Table {
     classify,
@@ -10,17 +10,18 @@ pub(super) const TABLE: Table = Table {
     doc: DocStyle::Python,
 };
 
-fn classify<'t>(n: Node<'t>, text: &str, enclosing: Option<&'static str>) -> Option<Def<'t>> {
+fn classify<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
+    let (text, enclosing) = (up.text, up.enclosing);
     let kind = match n.kind() {
         "function_definition" if enclosing == Some("class") => "method",
         "function_definition" => "def",
         "class_definition" => "class",
-        "expression_statement" => return constant(n, text),
+        "expression_statement" => return constant(n, up),
         _ => return None,
     };
     // Decorators live in a wrapper node; the definition's range starts with them.
-    let outer = n
-        .parent()
+    let outer = up
+        .ancestor(0)
         .filter(|p| p.kind() == "decorated_definition")
         .unwrap_or(n);
     Some(Def {
@@ -37,8 +38,9 @@ fn classify<'t>(n: Node<'t>, text: &str, enclosing: Option<&'static str>) -> Opt
 
 /// `NAME = …` / `NAME: T = …` at module level, when NAME is upper case (a constant by
 /// convention; every other assignment would only make the outline longer).
-fn constant<'t>(n: Node<'t>, text: &str) -> Option<Def<'t>> {
-    if n.parent()?.kind() != "module" {
+fn constant<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
+    let text = up.text;
+    if up.ancestor(0)?.kind() != "module" {
         return None;
     }
     let a = n.named_child(0).filter(|a| a.kind() == "assignment")?;

@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::{Def, DocStyle, Table, field_text};
+use super::{Def, DocStyle, Table, Up, field_text};
 
 pub(super) const TABLE: Table = Table {
     classify,
@@ -22,7 +22,8 @@ pub(super) const TABLE: Table = Table {
     doc: DocStyle::Rust,
 };
 
-fn classify<'t>(n: Node<'t>, text: &str, enclosing: Option<&'static str>) -> Option<Def<'t>> {
+fn classify<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
+    let (text, enclosing) = (up.text, up.enclosing);
     let (kind, cut_at) = match n.kind() {
         "function_item" | "function_signature_item" => {
             let method = matches!(enclosing, Some("impl" | "trait"));
@@ -58,14 +59,13 @@ fn classify<'t>(n: Node<'t>, text: &str, enclosing: Option<&'static str>) -> Opt
         // In `impl Trait for Type` the trait fixes every member's signature.
         brief_members: kind == "impl" && n.child_by_field_name("trait").is_some(),
         scope: None,
-        brief: kind != "impl" && is_test(n, text),
+        brief: kind != "impl" && is_test(up.before, text),
     })
 }
 
 /// A function marked `#[test]` (or `#[tokio::test]`, …) directly above it.
-fn is_test(n: Node, text: &str) -> bool {
-    let mut cur = n.prev_named_sibling();
-    while let Some(p) = cur {
+fn is_test(before: &[Node], text: &str) -> bool {
+    for p in before.iter().rev() {
         match p.kind() {
             "attribute_item" => {
                 let t = p.utf8_text(text.as_bytes()).unwrap_or("");
@@ -77,7 +77,6 @@ fn is_test(n: Node, text: &str) -> bool {
             "line_comment" | "block_comment" => {}
             _ => return false,
         }
-        cur = p.prev_named_sibling();
     }
     false
 }
