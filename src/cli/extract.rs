@@ -43,7 +43,8 @@ Examples:
   baton extract design.md --task-type add_endpoint --max-tokens 1000
   baton extract design.md --task-type create_model --adr docs/adr/0004-db.md --decision ADR-0004
   baton extract design.md --section \"Components > Cache\" --json
-  baton extract design.md --outline"
+  baton extract design.md --outline
+  baton extract src/store/mod.rs --symbol Store::mutate     (a definition; see `baton outline`)"
 )]
 pub struct Args {
     /// The spec document (optional with --adr)
@@ -67,6 +68,9 @@ pub struct Args {
     /// Print the heading tree with line ranges and token counts
     #[arg(long, conflicts_with_all = ["section", "task_type", "decision", "max_tokens"])]
     pub outline: bool,
+    /// Definition in a source file (repeatable): NAME, Type::method, Class.method
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["section", "task_type", "decision", "adr", "outline"])]
+    pub symbol: Vec<String>,
     /// Encoding for token counts (o200k_base or cl100k_base)
     #[arg(long, default_value = "o200k_base", value_name = "NAME")]
     pub encoding: String,
@@ -99,6 +103,15 @@ struct Outline {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let enc = Encoding::parse(&a.encoding)?;
+    if !a.symbol.is_empty() {
+        return super::outline::extract_symbols(
+            ctx,
+            a.file.as_deref(),
+            &a.symbol,
+            a.max_tokens,
+            enc,
+        );
+    }
     if a.outline {
         let file = a.file.as_deref().or(a.adr.as_deref()).ok_or_else(|| {
             Error::invalid("--outline needs a FILE").hint("baton extract spec.md --outline")
@@ -107,7 +120,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     }
     if a.section.is_empty() && a.task_type.is_none() && a.decision.is_empty() {
         return Err(Error::invalid("nothing to extract").hint(
-            "pass --section TITLE, --task-type TYPE, --adr FILE --decision ID, or --outline",
+            "pass --section TITLE, --task-type TYPE, --adr FILE --decision ID, --symbol NAME or --outline",
         ));
     }
     // Each document is read and parsed once, whatever is asked of it.

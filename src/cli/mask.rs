@@ -96,7 +96,11 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     };
     read?;
     fin.write_error = write_error;
-    let outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
+    let mut outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
+    if outcome.masked {
+        // `cat big_file.rs` read a whole source file: point at its outline instead.
+        outcome.outline_hint = crate::context::outline::hint_for_command(&argv);
+    }
     if !outcome.masked && !args.keep {
         let _ = std::fs::remove_file(&path);
     }

@@ -19,6 +19,7 @@ mod gate;
 mod history;
 mod mask;
 mod metrics;
+mod outline;
 mod output;
 mod pause;
 mod phase;
@@ -111,6 +112,8 @@ pub enum Command {
     Budget(budget::Args),
     /// Print only the spec section or ADR decision a task needs
     Extract(extract::Args),
+    /// Outline source files: definitions with signatures, line ranges and token counts
+    Outline(outline::Args),
     /// Validate or extract a sub-agent's summary block
     Summary(summary::Args),
     /// Create, list and clean session directories for shared context files
@@ -198,6 +201,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tokens(a) => tokens::run(&ctx, a),
         Command::Budget(a) => budget::run(&ctx, a),
         Command::Extract(a) => extract::run(&ctx, a),
+        Command::Outline(a) => outline::run(&ctx, a),
         Command::Summary(a) => summary::run(&ctx, a),
         Command::Session(a) => session::run(&ctx, a),
         Command::Stories(a) => stories::run(&ctx, a),

@@ -6,6 +6,7 @@ pub mod extract;
 pub mod input;
 pub mod markdown;
 pub mod mask;
+pub mod outline;
 pub mod session;
 pub mod signals;
 pub mod summary;

@@ -441,6 +441,9 @@ pub struct Outcome {
     pub tokens: u64,
     /// False when `tokens` is the bytes/4 estimate of an output too large to count.
     pub tokens_exact: bool,
+    /// When the command printed a source file that has an outline: the cheaper command
+    /// (see [`crate::context::outline::hint_for_command`]).
+    pub outline_hint: Option<Value>,
 }
 
 /// Decide passthrough vs mask. Tokens are counted exactly (o200k_base via `bpe-openai`) only
@@ -485,6 +488,7 @@ pub fn decide<W>(
         lines: fin.lines,
         tokens,
         tokens_exact: exact,
+        outline_hint: None,
     })
 }
 
@@ -590,6 +594,9 @@ impl Outcome {
                 "full_output_path",
                 Value::String(self.scratch.display().to_string()),
             ));
+            if let Some(h) = &self.outline_hint {
+                v.push(("outline_hint", h.clone()));
+            }
         }
         for (_, x) in v.iter_mut() {
             redact::redact_json(x);
