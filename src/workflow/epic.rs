@@ -14,6 +14,7 @@ use super::def::{Phase, Workflow};
 use super::git::{Git, looks_secret};
 use super::journal::{Entry, Journal, PhaseOutcome, Usage};
 use super::progress::Progress;
+use crate::context::outline::READ_STRATEGY;
 use crate::context::signals::{self, SignalKind, Verdict};
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
@@ -307,6 +308,7 @@ impl Engine<'_> {
             "epic": {"id": epic.id, "path": epic.path},
             "handoff": handoff,
             "read_strategy": READ_STRATEGY,
+            "mask_hint": MASK_HINT,
             "personas": self.personas(),
         });
         let phases = self.wf.story_phases.clone();
@@ -835,5 +837,6 @@ fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String>
         .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
 }
 
-/// Seed 001's file read strategy, for the implementer and reviewer prompts.
-pub const READ_STRATEGY: &str = "## Reading code\nRead structure before contents: `baton outline FILE` (or a directory) gives every definition with its line range for a fraction of the tokens, and `baton extract FILE --symbol NAME` prints one definition. Read a whole file only when you are going to modify it, and do not re-read files already in your context. Wrap long command output in `baton mask -- CMD` to get a summary and a file path instead of the full text.";
+/// Seed 001's observation masking, for the implementer and reviewer prompts.
+const MASK_HINT: &str = "Wrap commands with long output (test runs, builds, diffs) in `baton mask -- CMD`: \
+you get a summary (counts, the first failure with file and line) and the path of the full output.";
