@@ -10,7 +10,7 @@
 //! names and task ids never need escaping). Any other form read from disk (pretty-printed,
 //! reordered) is parsed once and rewritten in that form.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -18,6 +18,61 @@ use serde_json::value::RawValue;
 use super::model::CompletedPhase;
 
 const ENTRY: &str = "{\"phase\":";
+
+thread_local! {
+    /// Set while `to_json` serializes: `Completed` then writes a placeholder that `to_json`
+    /// replaces by the entries' text, instead of re-encoding them.
+    static SPLICING: Cell<bool> = const { Cell::new(false) };
+}
+const PLACEHOLDER: &str = "\u{1}baton:completed_phases\u{1}";
+
+/// A manifest as compact JSON, the completed phases copied rather than re-encoded.
+pub fn to_json(m: &super::model::Manifest) -> serde_json::Result<Vec<u8>> {
+    SPLICING.set(true);
+    let out = serde_json::to_vec(m);
+    SPLICING.set(false);
+    let mut out = out?;
+    let placeholder = serde_json::to_vec(PLACEHOLDER)?;
+    if let Some(at) = memchr::memmem::find(&out, &placeholder) {
+        let array = m.completed_phases.array_text()?;
+        let mut whole = Vec::with_capacity(out.len() + array.len());
+        whole.extend_from_slice(&out[..at]);
+        whole.extend_from_slice(array.as_bytes());
+        whole.extend_from_slice(&out[at + placeholder.len()..]);
+        out = whole;
+    }
+    Ok(out)
+}
+
+/// Read a manifest that `to_json` wrote without parsing its completed phases: the array is cut
+/// out by its brackets (its entries hold no `[`, `]` or escapes: phase names, task ids,
+/// statuses and timestamps never do), the rest parsed, the entries kept as text. Anything in
+/// another form goes through the full parser.
+pub fn from_json(bytes: &[u8]) -> serde_json::Result<super::model::Manifest> {
+    const KEY: &[u8] = b"\"completed_phases\":[";
+    if let Some(start) = memchr::memmem::find(bytes, KEY) {
+        let open = start + KEY.len();
+        if let Some(len) = memchr::memchr(b']', &bytes[open..]) {
+            let inner = &bytes[open..open + len];
+            let ours = inner.is_empty()
+                || (inner.starts_with(ENTRY.as_bytes())
+                    && inner.ends_with(b"}")
+                    && memchr::memchr2(b'\n', b'\\', inner).is_none());
+            if ours && let Ok(raw) = std::str::from_utf8(inner) {
+                let mut head = Vec::with_capacity(bytes.len() - len);
+                head.extend_from_slice(&bytes[..open]);
+                head.extend_from_slice(&bytes[open + len..]);
+                let mut m: super::model::Manifest = serde_json::from_slice(&head)?;
+                m.completed_phases = Completed {
+                    raw: raw.to_string(),
+                    ..Completed::default()
+                };
+                return Ok(m);
+            }
+        }
+    }
+    serde_json::from_slice(bytes)
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Completed {
@@ -119,8 +174,9 @@ impl From<Vec<CompletedPhase>> for Completed {
     }
 }
 
-impl Serialize for Completed {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Completed {
+    /// The JSON array: stored entries copied, added ones encoded.
+    fn array_text(&self) -> serde_json::Result<String> {
         let mut text = String::with_capacity(self.raw.len() + 160 * self.added.len() + 2);
         text.push('[');
         text.push_str(&self.raw);
@@ -128,10 +184,19 @@ impl Serialize for Completed {
             if text.len() > 1 {
                 text.push(',');
             }
-            let entry = serde_json::to_string(c).map_err(serde::ser::Error::custom)?;
-            text.push_str(&entry);
+            text.push_str(&serde_json::to_string(c)?);
         }
         text.push(']');
+        Ok(text)
+    }
+}
+
+impl Serialize for Completed {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if SPLICING.get() {
+            return s.serialize_str(PLACEHOLDER);
+        }
+        let text = self.array_text().map_err(serde::ser::Error::custom)?;
         let raw = RawValue::from_string(text).map_err(serde::ser::Error::custom)?;
         raw.serialize(s)
     }
@@ -236,6 +301,44 @@ mod tests {
             again.iter().map(|c| c.attempt).collect::<Vec<_>>(),
             vec![1, 2, 3, 4]
         );
+    }
+
+    #[test]
+    fn manifests_round_trip_through_the_fast_path() {
+        use crate::store::model::*;
+        let e = Event {
+            v: 1,
+            seq: 1,
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            kind: EventKind::TaskCreated {
+                name: "t".into(),
+                mode: Mode::Standard,
+                workflow: Workflow::Orchestrate,
+            },
+        };
+        let mut m = crate::store::machine::create(&e).unwrap();
+        m.failure_context = Some(FailureContext {
+            reason: "x\"completed_phases\":[{\"phase\":\"]".into(),
+            recommendations: vec!["]".into()],
+            failed_phase: None,
+            paused_at: "2026-01-01T00:00:00.000Z".into(),
+        });
+        for n in 0..3 {
+            m.completed_phases.push(phase("spec", Some("1"), n));
+        }
+        let bytes = to_json(&m).unwrap();
+        let standard = serde_json::to_vec(&m).unwrap();
+        assert_eq!(bytes, standard, "the fast writer writes what serde writes");
+        let back = from_json(&bytes).unwrap();
+        assert!(
+            back.completed_phases.raw_parsed.get().is_none(),
+            "read without parsing the history"
+        );
+        assert_eq!(back, m);
+        assert_eq!(back.completed_phases.attempts("spec", Some("1")), 3);
+        // Another form (pretty-printed) goes through the full parser.
+        let pretty = serde_json::to_vec_pretty(&m).unwrap();
+        assert_eq!(from_json(&pretty).unwrap(), m);
     }
 
     #[test]

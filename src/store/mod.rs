@@ -282,7 +282,7 @@ impl Store {
     }
 
     pub(crate) fn write_manifest(&self, dir: &Path, m: &Manifest) -> Result<()> {
-        let mut bytes = serde_json::to_vec(m).map_err(|e| Error::invalid(e.to_string()))?;
+        let mut bytes = completed::to_json(m).map_err(|e| Error::invalid(e.to_string()))?;
         bytes.push(b'\n');
         fs::write_atomic(&dir.join(MANIFEST), &bytes)
     }
@@ -678,7 +678,7 @@ pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),
     };
-    serde_json::from_slice(&bytes)
+    completed::from_json(&bytes)
         .map(Some)
         .map_err(|e| Error::corrupt(&path, Some(e.line()), format!("not a valid manifest: {e}")))
 }
