@@ -727,3 +727,17 @@ fn walkthrough_runs_a_whole_task() {
             .is_file()
     );
 }
+
+#[test]
+fn a_lost_artifact_is_restored_from_its_event() {
+    let p = new_task();
+    p.ok_in(&["store", "spec"], Some("# Spec\n## Types\n- User\n"));
+    let f = p.task_dir("add-login-flow").join("spec.md");
+    std::fs::remove_file(&f).unwrap();
+    let out = p.ok(&["doctor"]);
+    assert!(out.contains("restored from event"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "# Spec\n## Types\n- User\n"
+    );
+}

@@ -122,17 +122,35 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
             );
         }
     };
-    // Every artifact the events recorded must still be there.
+    // Every artifact the events recorded must still be there; a lost one is restored from the
+    // content its event carries.
     if let Ok(all) = log::read_all(&events) {
         for e in all {
-            if let EventKind::ArtifactStored { path, .. } = &e.kind
+            if let EventKind::ArtifactStored { path, content, .. } = &e.kind
                 && !dir.join(path).exists()
             {
-                say(
-                    Level::Error,
-                    &dir.join(path),
-                    format!("recorded by event {} but missing", e.seq),
-                );
+                let file = dir.join(path);
+                match content {
+                    Some(text) => {
+                        let restored = file
+                            .parent()
+                            .map_or(Ok(()), fs::create_dir_all)
+                            .and_then(|_| fs::write_new(&file, text.as_bytes()));
+                        match restored {
+                            Ok(()) => say(
+                                Level::Repaired,
+                                &file,
+                                format!("was missing; restored from event {}", e.seq),
+                            ),
+                            Err(err) => say(Level::Error, &file, err.to_string()),
+                        }
+                    }
+                    None => say(
+                        Level::Error,
+                        &file,
+                        format!("recorded by event {} but missing", e.seq),
+                    ),
+                }
             }
         }
     }

@@ -61,6 +61,17 @@ fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     b.tempfile_in(dir).map_err(io_err(dir))
 }
 
+/// Create `path` with `bytes` all at once, refusing to replace an existing file; not fsync'd
+/// (for files whose content is also in the fsync'd event log).
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = temp_in(dir)?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.persist_noclobber(path)
+        .map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
 /// Append `bytes` and fsync before returning: the caller reports success only after this.
 pub fn append_durable(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = OpenOptions::new()

@@ -484,6 +484,7 @@ fn artifacts_debt_only_in_poc_and_not_after_the_end() {
         task_id: None,
         iteration: None,
         bytes: 3,
+        content: None,
     };
     let mut s = Sim::new(Mode::Standard);
     assert!(s.err(stored("debt")).contains("only in poc mode"));

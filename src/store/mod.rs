@@ -345,7 +345,9 @@ impl Store {
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent)?;
             }
-            fs::write_new_durable(&path, text.as_bytes())?;
+            // Not fsync'd on its own: the event below carries the content and is fsync'd, so a
+            // file lost to a power cut is restored from it (baton doctor).
+            fs::write_new(&path, text.as_bytes())?;
             stored.push(rel);
         }
         log::append(&events_path, &events)?;
@@ -638,6 +640,7 @@ fn plan_store(plan: &mut Plan, dir: &Path, phase: &str, c: Content) -> Result<()
         task_id: c.task_id,
         iteration: c.iteration,
         bytes: c.text.len() as u64,
+        content: Some(c.text.clone()),
     });
     plan.history.push(format!("STORE {phase} → {rel}"));
     plan.writes.push((rel, c.text));

@@ -212,6 +212,10 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         iteration: Option<u32>,
         bytes: u64,
+        /// The content itself: the event log is the source of truth for artifacts too, so one
+        /// fsync makes a STORE durable and `baton doctor` can restore a lost file.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
     },
     Paused {
         reason: String,
