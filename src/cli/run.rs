@@ -85,6 +85,9 @@ struct Saved {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    // The tokenizer's tables take tens of milliseconds to load: load them while the project
+    // is scanned, not on the first phase's critical path.
+    std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let project_dir = Git::new(&ctx.project.dir).toplevel()?;
     let local = ctx.project.local_dir();
     let (saved, mut journal) = match &a.resume {
@@ -194,6 +197,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         worktrees_dir: local.join("worktrees"),
         progress: Mutex::new(progress),
         run_id: run_id.clone(),
+        resumed: a.resume.is_some(),
         dry_prompts: Mutex::new(vec![]),
     };
     let mut reports: Vec<EpicReport> = Vec::new();

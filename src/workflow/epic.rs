@@ -146,6 +146,8 @@ pub struct Engine<'a> {
     pub worktrees_dir: PathBuf,
     pub progress: Mutex<Progress>,
     pub run_id: String,
+    /// This process continues an interrupted run: git may hold commits the journal lacks.
+    pub resumed: bool,
     /// Prompts printed by --dry-run.
     pub dry_prompts: Mutex<Vec<(String, String)>>,
 }
@@ -607,7 +609,11 @@ impl Engine<'_> {
         };
         let template = super::def::template(template_name, &self.prompts_dir)?;
         let prompt = render(template_name, &template, &ctx)?;
-        let prompt_tokens = Encoding::O200kBase.count(&prompt) as u64;
+        // Counted up front only when a budget needs it before sending; otherwise while the
+        // agent runs (see below), off the phase's critical path.
+        let counted = (self.opts.dry_run || phase.budget.is_some())
+            .then(|| Encoding::O200kBase.count(&prompt) as u64);
+        let prompt_tokens = counted.unwrap_or(0);
         let label = match sid {
             Some(s) => format!("{}-{}-{}-{}", epic.id, s, phase.name, attempt),
             None => format!("{}-{}-{}", epic.id, phase.name, attempt),
@@ -685,8 +691,16 @@ impl Engine<'_> {
             timeout: Duration::from_secs(self.wf.policy.timeout_secs),
             grace: Duration::from_secs(self.wf.policy.grace_secs),
         };
+        let (first, prompt_tokens) = std::thread::scope(|sc| {
+            let count = counted
+                .is_none()
+                .then(|| sc.spawn(|| Encoding::O200kBase.count(&prompt) as u64));
+            let reply = self.agents.run(&who, &req);
+            let tokens = count.map_or(prompt_tokens, |h| h.join().unwrap_or(0));
+            (reply, tokens)
+        });
         // Rate limits and overloaded servers are waited out, not counted as the story failing.
-        let mut reply = self.agents.run(&who, &req)?;
+        let mut reply = first?;
         let mut wait = self.wf.policy.backoff_secs;
         for _ in 0..self.wf.policy.transient_retries {
             if !reply.transient {
@@ -815,8 +829,11 @@ impl Engine<'_> {
         extra: &[String],
         message: &str,
     ) -> Result<String> {
-        if let Some(sha) =
-            git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
+        // Only a resumed run can meet a commit it made before a crash; a fresh run skips the
+        // walk of the whole history (the costliest git call of a phase on a long history).
+        if self.resumed
+            && let Some(sha) =
+                git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
         {
             return Ok(sha);
         }
@@ -860,10 +877,11 @@ impl Engine<'_> {
     }
 
     fn commit_epic_docs(&self, epic: &EpicRef, files: &[String]) -> Result<()> {
-        if self
-            .git
-            .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?
-            .is_some()
+        if self.resumed
+            && self
+                .git
+                .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?
+                .is_some()
         {
             return Ok(());
         }

@@ -200,6 +200,9 @@ impl Engine<'_> {
 
     /// This run's commit of the story on the run's branch, if there is one already.
     fn run_commit(&self, story: &StoryRef) -> Result<Option<String>> {
+        if !self.resumed {
+            return Ok(None);
+        }
         self.git
             .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])
     }
