@@ -525,3 +525,288 @@ fn a_crash_at_every_event_boundary_resumes_to_the_same_result() {
         }
     }
 }
+
+/// Subjects of the run's branch, oldest first.
+fn subjects_in_order(d: &Demo) -> Vec<String> {
+    let mut v = d.log();
+    v.reverse();
+    v
+}
+
+fn worktrees(d: &Demo) -> Vec<String> {
+    git(&d.dir, &["worktree", "list", "--porcelain"])
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
+    // 200 ms per phase: long enough that running stories overlap in time if they run at once.
+    let d = project("latency_ms = 200\n[story.\"1.3\"]\ndev = [\"block\"]\n");
+    std::fs::write(d.dir.join("README.md"), "edited\n").unwrap();
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "3",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "a dirty checkout is refused: {}",
+        out(&o)
+    );
+    assert!(out(&o).contains("README.md"), "{}", out(&o));
+    git(&d.dir, &["checkout", "--", "README.md"]);
+
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "1.3 failed: {}", out(&o));
+    let subjects = subjects_in_order(&d);
+    let stories: Vec<&String> = subjects.iter().filter(|s| s.contains("(story ")).collect();
+    assert_eq!(stories.len(), 4, "one commit per story: {subjects:?}");
+    for (s, id) in stories.iter().zip(["1.1", "1.2", "1.3", "1.4"]) {
+        assert!(
+            s.contains(&format!("(story {id})")),
+            "story order: {subjects:?}"
+        );
+    }
+    assert!(
+        stories[2].starts_with("docs(story 1.3): failed"),
+        "{subjects:?}"
+    );
+    for id in ["1.1", "1.2", "1.4"] {
+        let s = d.story(id);
+        assert_eq!(s.matches("## Dev Agent Record").count(), 1, "{id}\n{s}");
+        assert_eq!(s.matches("## Code Review Record").count(), 1, "{id}\n{s}");
+        assert!(s.contains("Status: done"), "{s}");
+        let body = git(
+            &d.dir,
+            &["log", "-1", "--format=%B", &format!("--grep=story {id})")],
+        );
+        assert!(
+            body.contains(&format!("Baton-Story: {id}"))
+                && body.contains(&format!("Baton-Run: {}", d.run_id())),
+            "{body}"
+        );
+    }
+    // The failed story: its records and status on the branch, its code only on its own.
+    let s = d.story("1.3");
+    assert!(
+        s.contains("Status: failed") && s.contains("## Dev Agent Record"),
+        "{s}"
+    );
+    let tree = git(&d.dir, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(tree.contains("src/story_1_4.txt"), "{tree}");
+    assert!(
+        !tree.contains("src/story_1_3.txt"),
+        "a failed story's code reached the branch"
+    );
+    let branch = format!("baton/{}/1.3", d.run_id());
+    let kept = git(&d.dir, &["ls-tree", "-r", "--name-only", &branch]);
+    assert!(kept.contains("src/story_1_3.txt"), "{kept}");
+    // Worktrees: the done stories' are gone, the failed one's is kept (and said where).
+    let wts = worktrees(&d);
+    assert_eq!(wts.len(), 2, "{wts:?}");
+    let kept_dir = d.dir.join(".baton/worktrees").join(d.run_id()).join("1.3");
+    assert!(kept_dir.join("src/story_1_3.txt").is_file());
+    assert!(
+        out(&o).contains(&kept_dir.display().to_string()),
+        "{}",
+        out(&o)
+    );
+    for id in ["1.1", "1.2", "1.4"] {
+        assert!(
+            !d.dir
+                .join(".baton/worktrees")
+                .join(d.run_id())
+                .join(id)
+                .exists()
+        );
+    }
+    assert_eq!(git(&d.dir, &["status", "--porcelain"]).trim(), "");
+    // They did run at once: a later story started before the first one finished.
+    let events = d.events();
+    let pos = |ev: &str, story: &str| {
+        events
+            .iter()
+            .position(|e| e["event"] == ev && e["story"] == story)
+            .unwrap()
+    };
+    assert!(
+        pos("phase_started", "1.2") < pos("story_finished", "1.1"),
+        "no overlap: {events:?}"
+    );
+}
+
+#[test]
+fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
+    let d = project("[story.\"1.1\"]\ndev = [\"block\"]\n");
+    let add = |id: &str, line: &str| {
+        let dir = d.dir.join("docs/stories");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{id}."))
+            {
+                let t = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(
+                    &p,
+                    t.replace("\n## Story", &format!("\n{line}\n\n## Story")),
+                )
+                .unwrap();
+            }
+        }
+    };
+    add("1.2", "Depends on: 1.1");
+    add("1.3", "**Depends on:** 1.4");
+    git(&d.dir, &["commit", "-q", "-am", "dependencies"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let finished = |id: &str| -> serde_json::Value {
+        d.events()
+            .into_iter()
+            .find(|e| e["event"] == "story_finished" && e["story"] == id)
+            .unwrap()
+    };
+    assert_eq!(finished("1.1")["result"], "failed");
+    let f = finished("1.2");
+    assert_eq!(f["result"], "skipped", "{f}");
+    assert!(
+        f["reason"]
+            .as_str()
+            .unwrap()
+            .contains("depends on story 1.1"),
+        "{f}"
+    );
+    let f = finished("1.3");
+    assert_eq!(f["result"], "failed", "{f}");
+    assert!(f["reason"].as_str().unwrap().contains("1.4"), "{f}");
+    assert_eq!(finished("1.4")["result"], "done");
+    assert!(
+        !d.events()
+            .iter()
+            .any(|e| e["event"] == "phase_started" && (e["story"] == "1.2" || e["story"] == "1.3")),
+        "blocked stories never ran"
+    );
+
+    // With 1.1 passing, 1.2 starts only after 1.1 is on the branch, and from a branch that has it.
+    let d2 = project("");
+    let d = &d2;
+    let dir = d.dir.join("docs/stories");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("1.2.") {
+            let t = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(&p, format!("{t}\nDepends on: 1.1\n")).unwrap();
+        }
+    }
+    git(&d.dir, &["commit", "-q", "-am", "dependency"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let events = d.events();
+    let committed = events
+        .iter()
+        .position(|e| e["event"] == "story_committed" && e["story"] == "1.1")
+        .unwrap();
+    let started = events
+        .iter()
+        .position(|e| e["event"] == "phase_started" && e["story"] == "1.2")
+        .unwrap();
+    assert!(committed < started, "1.2 started before 1.1 was merged");
+    let subjects = subjects_in_order(d);
+    assert!(
+        subjects.iter().filter(|s| s.starts_with("feat(")).count() == 4,
+        "{subjects:?}"
+    );
+}
+
+/// Kill a parallel run right after journal event N (for a spread of N), resume it, and check
+/// every story is committed exactly once, in order, with no completed agent call repeated.
+#[test]
+fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
+    let scenario = "[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n";
+    let args = [
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "3",
+    ];
+    let clean = project(scenario);
+    let o = clean.run(&args);
+    assert!(o.status.success(), "{}", out(&o));
+    let total = clean.events().len();
+    let want: Vec<String> = subjects_in_order(&clean);
+    assert!(total > 20, "{total}");
+    let step = (total / 9).max(1);
+    for n in (1..total).step_by(step) {
+        let d = project(scenario);
+        let o = d.run_env(&args, &[("BATON_CRASH_AFTER_EVENT", &n.to_string())]);
+        assert_eq!(o.status.code(), None, "killed after event {n}");
+        let o = d.run(&["run", "--resume", &d.run_id()]);
+        assert!(o.status.success(), "resume after event {n}: {}", out(&o));
+        let events = d.events();
+        assert_eq!(events.last().unwrap()["event"], "run_finished", "after {n}");
+        let mut keys: Vec<String> = events
+            .iter()
+            .filter(|e| e["event"] == "phase_finished")
+            .map(|e| format!("{}-{}-{}", e["story"], e["phase"], e["attempt"]))
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            all,
+            "an agent call was repeated after event {n}"
+        );
+        assert_eq!(
+            subjects_in_order(&d),
+            want,
+            "commits after a crash at event {n}"
+        );
+        for id in ["1.1", "1.2", "1.3", "1.4"] {
+            let s = d.story(id);
+            assert!(s.contains("Status: done"), "{id} after {n}: {s}");
+        }
+        assert!(
+            !d.dir.join(".baton/worktrees").join(d.run_id()).exists(),
+            "worktrees left after {n}: {:?}",
+            worktrees(&d)
+        );
+        assert_eq!(worktrees(&d).len(), 1, "after {n}");
+    }
+}

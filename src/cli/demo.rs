@@ -128,6 +128,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         skip_done: false,
         no_commit: false,
         skip_review: false,
+        parallel: None,
     };
     let code = super::run::run(&sub, args)?;
     println!(

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Mutex, PoisonError};
 
 use super::Ctx;
 use crate::error::{Error, Result};
@@ -69,6 +70,10 @@ pub struct Args {
     /// No review phase
     #[arg(long)]
     pub skip_review: bool,
+    /// Run up to N stories at once, each in its own git worktree, merged back in story order
+    /// (a story file's `Depends on: 1.2` line makes it wait for 1.2). 1: one after another
+    #[arg(long, value_name = "N", conflicts_with = "resume")]
+    pub parallel: Option<usize>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -80,6 +85,9 @@ struct Saved {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    // The tokenizer's tables take tens of milliseconds to load: load them while the project
+    // is scanned, not on the first phase's critical path.
+    std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let project_dir = Git::new(&ctx.project.dir).toplevel()?;
     let local = ctx.project.local_dir();
     let (saved, mut journal) = match &a.resume {
@@ -118,6 +126,18 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     {
         return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
             .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
+    }
+    if a.resume.is_none() && saved.options.parallel > 1 && !saved.options.dry_run {
+        // Stories branch from HEAD and merge back into this checkout: edits to tracked files
+        // here would be invisible to them and in the way of their merges.
+        let dirty = git.tracked_changes()?;
+        if !dirty.is_empty() {
+            return Err(Error::state(format!(
+                "--parallel needs a clean checkout; changed: {}",
+                dirty.join(", ")
+            ))
+            .hint("commit or stash your changes first (git stash), or run without --parallel"));
+        }
     }
     // Find every epic before anything changes: a typo fails now, not after an hour of work.
     let epics: Vec<_> = saved
@@ -170,13 +190,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         git,
         wf,
         opts: saved.options.clone(),
-        journal,
+        journal: Mutex::new(journal),
         agents: &agents,
         status: &status,
         prompts_dir: local.join("prompts"),
-        progress,
+        worktrees_dir: local.join("worktrees"),
+        progress: Mutex::new(progress),
         run_id: run_id.clone(),
-        dry_prompts: vec![],
+        resumed: a.resume.is_some(),
+        dry_prompts: Mutex::new(vec![]),
     };
     let mut reports: Vec<EpicReport> = Vec::new();
     let mut handoff: Option<PathBuf> = None;
@@ -186,9 +208,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         handoff = project_dir.join(&h).is_file().then_some(h);
         reports.push(r);
     }
-    engine.progress.finish();
+    engine.progress().finish();
     if saved.options.dry_run {
-        print_dry(&engine.dry_prompts, saved.options.verbose);
+        print_dry(
+            &engine
+                .dry_prompts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            saved.options.verbose,
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
@@ -198,7 +226,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             s + r.count("skipped"),
         )
     });
-    if let Some(j) = engine.journal.as_mut()
+    let mut journal = engine.journal();
+    if let Some(j) = journal.as_mut()
         && !j.run_finished()
     {
         j.log(Entry::RunFinished {
@@ -207,11 +236,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             skipped,
         })?;
     }
-    let run_dir = engine
-        .journal
-        .as_ref()
-        .map(|j| j.dir.clone())
-        .unwrap_or_default();
+    let run_dir = journal.as_ref().map(|j| j.dir.clone()).unwrap_or_default();
+    drop(journal);
     let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir});
     if ctx.out.json {
         let _ = writeln!(
@@ -262,6 +288,15 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
             party.insert(name.to_string());
         }
     }
+    if a.parallel == Some(0) {
+        return Err(Error::invalid(
+            "--parallel needs at least 1 (stories at once)",
+        ));
+    }
+    if a.parallel.is_some_and(|n| n > 1) && a.no_commit {
+        return Err(Error::invalid("--parallel cannot go with --no-commit")
+            .hint("parallel stories reach the run's branch as commits; use --parallel 1 to leave changes staged"));
+    }
     let cfg = &ctx.project.config;
     let scenario = a.scenario.clone().or_else(|| {
         let p = ctx.project.local_dir().join("sim.toml");
@@ -290,6 +325,7 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
             agent: a.agent.clone(),
             default_agent: cfg.run.default_agent.clone(),
             protected_branches: cfg.run.protected_branches.clone(),
+            parallel: a.parallel.unwrap_or(1),
         },
         scenario,
     })

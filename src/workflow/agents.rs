@@ -43,6 +43,7 @@ pub struct Reply {
     pub log: PathBuf,
 }
 
-pub trait Agents {
+/// `Sync`: parallel stories call agents from their own threads.
+pub trait Agents: Sync {
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply>;
 }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -38,8 +39,12 @@ pub struct EpicRef {
 }
 
 /// Writes a story's status where the project keeps it (story file, sprint-status.yaml).
-pub trait StatusWriter {
-    fn set_status(&self, story: &StoryRef, status: &str) -> Result<()>;
+/// `Sync`: parallel stories write their statuses from their own threads.
+pub trait StatusWriter: Sync {
+    /// Write `status` into the story's own file under `dir` (the project or a worktree).
+    fn set_story_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()>;
+    /// Write it where the project tracks every story at once (sprint-status.yaml) under `dir`.
+    fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()>;
     /// Files besides the story that a status change touches (committed with the story).
     fn status_files(&self) -> Vec<PathBuf>;
 }
@@ -59,6 +64,10 @@ pub struct Options {
     pub agent: Option<String>,
     pub default_agent: String,
     pub protected_branches: Vec<String>,
+    /// Stories at once, each in its own git worktree (`--parallel N`); 0 or 1: one after
+    /// another in the project itself.
+    #[serde(default)]
+    pub parallel: usize,
 }
 
 impl Options {
@@ -128,17 +137,71 @@ pub struct Engine<'a> {
     pub git: Git,
     pub wf: Workflow,
     pub opts: Options,
-    pub journal: Option<Journal>,
+    /// Behind a lock because parallel stories log from their own threads; each event is still
+    /// appended and fsync'd before the step it records is acted on.
+    pub journal: Mutex<Option<Journal>>,
     pub agents: &'a dyn Agents,
     pub status: &'a dyn StatusWriter,
     pub prompts_dir: PathBuf,
-    pub progress: Progress,
+    /// Parallel mode: `<worktrees_dir>/<run-id>/<story>` holds each story's worktree.
+    pub worktrees_dir: PathBuf,
+    pub progress: Mutex<Progress>,
     pub run_id: String,
+    /// This process continues an interrupted run: git may hold commits the journal lacks.
+    pub resumed: bool,
     /// Prompts printed by --dry-run.
-    pub dry_prompts: Vec<(String, String)>,
+    pub dry_prompts: Mutex<Vec<(String, String)>>,
+}
+
+/// Where a story's work happens: the project itself, or (parallel mode) the story's worktree.
+#[derive(Debug, Clone)]
+pub(crate) struct Checkout {
+    pub dir: PathBuf,
+    pub git: Git,
+    /// Shared status files (sprint-status.yaml) are written here too. Not in a worktree: every
+    /// story's line sits next to its neighbours', so they would conflict when merged; they are
+    /// written on the run's branch at merge time instead.
+    pub shared_status: bool,
+}
+
+/// What a story's phases came to (before anything is committed).
+pub(crate) struct Pipeline {
+    pub rep: StoryReport,
+    pub passed: bool,
+    pub last_failure: String,
+}
+
+/// A lock that a panicking thread poisoned still guards valid data here (every update is
+/// a single push or field change), so carry on with it rather than panic in turn.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Engine<'_> {
+    pub(crate) fn main_checkout(&self) -> Checkout {
+        Checkout {
+            dir: self.project_dir.clone(),
+            git: self.git.clone(),
+            shared_status: true,
+        }
+    }
+
+    pub(crate) fn journal(&self) -> MutexGuard<'_, Option<Journal>> {
+        lock(&self.journal)
+    }
+
+    pub(crate) fn progress(&self) -> MutexGuard<'_, Progress> {
+        lock(&self.progress)
+    }
+
+    /// Append an event (fsync'd) when the run has a journal.
+    pub(crate) fn log(&self, entry: Entry) -> Result<()> {
+        match self.journal().as_mut() {
+            Some(j) => j.log(entry),
+            None => Ok(()),
+        }
+    }
+
     fn assignment(&self, role: &str) -> Assignment {
         let r = self.wf.roles.get(role).cloned().unwrap_or_default();
         Assignment {
@@ -160,8 +223,8 @@ impl Engine<'_> {
             .collect()
     }
 
-    fn read_story(&self, s: &StoryRef) -> String {
-        std::fs::read_to_string(self.project_dir.join(&s.path)).unwrap_or_default()
+    fn read_story(&self, co: &Checkout, s: &StoryRef) -> String {
+        std::fs::read_to_string(co.dir.join(&s.path)).unwrap_or_default()
     }
 
     /// Run one epic; `handoff` is the previous epic's handoff file (epic-chain).
@@ -172,7 +235,7 @@ impl Engine<'_> {
             ..EpicReport::default()
         };
         let mut reached_start = self.opts.start_from.is_none();
-        let mut failed = 0;
+        let mut todo: Vec<&StoryRef> = Vec::new();
         for story in &epic.stories {
             if !reached_start {
                 reached_start =
@@ -190,22 +253,31 @@ impl Engine<'_> {
                     continue;
                 }
             }
-            let r = self.story(epic, story, handoff)?;
-            if r.result == "failed" {
-                failed += 1;
-            }
-            report.usage.add(&r.usage);
-            report.cost_usd += r.cost_usd;
-            report.stories.push(r);
-            let max = self.wf.policy.max_failed_stories;
-            if max > 0 && failed >= max {
-                self.progress.note(&format!(
-                    "stopping: {failed} stories failed (max_failed_stories = {max})"
-                ));
-                break;
+            todo.push(story);
+        }
+        if self.opts.parallel > 1 && !self.opts.dry_run {
+            self.run_parallel(epic, &todo, handoff, &mut report)?;
+        } else {
+            let mut failed = 0;
+            for story in todo {
+                let r = self.story(epic, story, handoff)?;
+                if r.result == "failed" {
+                    failed += 1;
+                }
+                report.usage.add(&r.usage);
+                report.cost_usd += r.cost_usd;
+                report.stories.push(r);
+                let max = self.wf.policy.max_failed_stories;
+                if max > 0 && failed >= max {
+                    self.progress().note(&format!(
+                        "stopping: {failed} stories failed (max_failed_stories = {max})"
+                    ));
+                    break;
+                }
             }
         }
         // After the stories: UAT, retro — each a fresh context reading the story files.
+        let main = self.main_checkout();
         let phases = self.wf.epic_phases.clone();
         for phase in &phases {
             if phase.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
@@ -217,16 +289,16 @@ impl Engine<'_> {
                 .map(|w| w.replace("{epic}", &epic.id))
                 .collect();
             let ctx = self.epic_context(epic, &report, &writes, started.elapsed());
-            let out = self.phase(epic, None, phase, 1, ctx, &writes)?;
+            let out = self.phase(&main, epic, None, phase, 1, ctx, &writes)?;
             report.usage.add(&out.usage);
             report.cost_usd += out.cost_usd.unwrap_or(0.0);
             if out.ok {
                 report.artifacts.extend(writes.iter().cloned());
             } else if phase.blocking {
-                self.progress
+                self.progress()
                     .note(&format!("{} failed: {}", phase.name, out.detail));
             } else {
-                self.progress.note(&format!(
+                self.progress().note(&format!(
                     "{} failed (non-blocking, the epic stands): {}",
                     phase.name, out.detail
                 ));
@@ -235,10 +307,9 @@ impl Engine<'_> {
         if !self.opts.dry_run && !self.opts.no_commit && !report.artifacts.is_empty() {
             self.commit_epic_docs(epic, &report.artifacts)?;
         }
-        if let Some(j) = self.journal.as_mut()
-            && !j.epic_finished(&epic.id)
-        {
-            j.log(Entry::EpicFinished {
+        let finished = self.journal().as_ref().map(|j| j.epic_finished(&epic.id));
+        if finished == Some(false) {
+            self.log(Entry::EpicFinished {
                 epic: epic.id.clone(),
             })?;
         }
@@ -275,34 +346,103 @@ impl Engine<'_> {
         })
     }
 
-    fn story(
-        &mut self,
-        epic: &EpicRef,
-        story: &StoryRef,
-        handoff: Option<&Path>,
-    ) -> Result<StoryReport> {
+    /// A story the journal already settled (or that --skip-done skips): its report, without
+    /// running anything.
+    pub(crate) fn settled(&self, epic: &EpicRef, story: &StoryRef) -> Result<Option<StoryReport>> {
         let mut rep = StoryReport {
             id: story.id.clone(),
             title: story.title.clone(),
             ..StoryReport::default()
         };
-        let started = Instant::now();
-        if let Some(j) = &self.journal
-            && let Some((result, reason)) = j.story_result(&epic.id, &story.id)
-        {
+        let recorded = self.journal().as_ref().and_then(|j| {
+            j.story_result(&epic.id, &story.id)
+                .map(|r| (r, j.committed(&epic.id, &story.id)))
+        });
+        if let Some(((result, reason), commit)) = recorded {
             rep.result = result;
             rep.reason = reason;
-            rep.commit = j.committed(&epic.id, &story.id);
+            rep.commit = commit;
             self.add_recorded_usage(&epic.id, &story.id, &mut rep);
-            return Ok(rep);
+            return Ok(Some(rep));
         }
         if self.opts.skip_done && story.status == "done" {
             rep.result = "skipped".into();
             rep.reason = "already done".into();
             self.finish_story(epic, story, &rep)?;
+            return Ok(Some(rep));
+        }
+        Ok(None)
+    }
+
+    fn story(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        handoff: Option<&Path>,
+    ) -> Result<StoryReport> {
+        if let Some(rep) = self.settled(epic, story)? {
             return Ok(rep);
         }
-        self.progress.story(&story.id, &story.title);
+        let started = Instant::now();
+        let main = self.main_checkout();
+        let Pipeline {
+            mut rep,
+            passed,
+            last_failure,
+        } = self.pipeline(&main, epic, story, handoff)?;
+        if self.opts.dry_run {
+            rep.result = "dry-run".into();
+            return Ok(rep);
+        }
+        if passed {
+            self.set_status(&main, story, "done")?;
+            if !self.opts.no_commit {
+                rep.commit = Some(self.commit_story(epic, story, "done")?);
+            }
+            rep.result = "done".into();
+        } else {
+            rep.result = "failed".into();
+            rep.reason = last_failure;
+            self.set_status(&main, story, "failed")?;
+            // The failed story's edits are set aside, not lost, and cannot reach the next
+            // story's commit; its record-bearing story file is committed on its own.
+            let mut keep: Vec<String> = vec![story.path.display().to_string()];
+            keep.extend(
+                self.status
+                    .status_files()
+                    .iter()
+                    .map(|p| p.display().to_string()),
+            );
+            let keep_refs: Vec<&str> = keep.iter().map(String::as_str).collect();
+            let msg = format!("baton {}: story {} failed", self.run_id, story.id);
+            if self.git.stash_except(&msg, &keep_refs)? {
+                rep.reason.push_str(&format!(
+                    " (its changes are in `git stash list`: \"{msg}\")"
+                ));
+            }
+            if !self.opts.no_commit {
+                rep.commit = Some(self.commit_story(epic, story, "failed")?);
+            }
+        }
+        rep.duration_ms = started.elapsed().as_millis() as u64;
+        self.finish_story(epic, story, &rep)?;
+        Ok(rep)
+    }
+
+    /// A story's phases in `co`, attempt after attempt, until they pass or attempts run out.
+    pub(crate) fn pipeline(
+        &self,
+        co: &Checkout,
+        epic: &EpicRef,
+        story: &StoryRef,
+        handoff: Option<&Path>,
+    ) -> Result<Pipeline> {
+        let mut rep = StoryReport {
+            id: story.id.clone(),
+            title: story.title.clone(),
+            ..StoryReport::default()
+        };
+        self.progress().story(&story.id, &story.title);
         let base = serde_json::json!({
             "story": {"id": story.id, "title": story.title, "path": story.path},
             "epic": {"id": epic.id, "path": epic.path},
@@ -333,65 +473,33 @@ impl Engine<'_> {
                     continue;
                 }
                 if let Some(st) = &phase.status_before {
-                    self.set_status(story, st)?;
+                    self.set_status(co, story, st)?;
                 }
                 let mut ctx = base.clone();
                 ctx["attempt"] = attempt.into();
                 ctx["kickoff"] = self.opts.flag_on("kickoff").into();
-                let out = self.phase(epic, Some(story), phase, attempt, ctx, &[])?;
+                let out = self.phase(co, epic, Some(story), phase, attempt, ctx, &[])?;
                 rep.usage.add(&out.usage);
                 rep.cost_usd += out.cost_usd.unwrap_or(0.0);
                 if out.ok || !phase.blocking {
                     continue;
                 }
                 last_failure = format!("{}: {}", phase.name, out.detail);
-                self.failure_analysis(epic, story, phase, attempt, &out, &base, &mut rep)?;
+                self.failure_analysis(co, epic, story, phase, attempt, &out, &base, &mut rep)?;
                 continue 'attempts;
             }
             passed = true;
             break;
         }
-        if self.opts.dry_run {
-            rep.result = "dry-run".into();
-            return Ok(rep);
-        }
-        if passed {
-            self.set_status(story, "done")?;
-            if !self.opts.no_commit {
-                rep.commit = Some(self.commit_story(epic, story, "done")?);
-            }
-            rep.result = "done".into();
-        } else {
-            rep.result = "failed".into();
-            rep.reason = last_failure;
-            self.set_status(story, "failed")?;
-            // The failed story's edits are set aside, not lost, and cannot reach the next
-            // story's commit; its record-bearing story file is committed on its own.
-            let mut keep: Vec<String> = vec![story.path.display().to_string()];
-            keep.extend(
-                self.status
-                    .status_files()
-                    .iter()
-                    .map(|p| p.display().to_string()),
-            );
-            let keep_refs: Vec<&str> = keep.iter().map(String::as_str).collect();
-            let msg = format!("baton {}: story {} failed", self.run_id, story.id);
-            if self.git.stash_except(&msg, &keep_refs)? {
-                rep.reason.push_str(&format!(
-                    " (its changes are in `git stash list`: \"{msg}\")"
-                ));
-            }
-            if !self.opts.no_commit {
-                rep.commit = Some(self.commit_story(epic, story, "failed")?);
-            }
-        }
-        rep.duration_ms = started.elapsed().as_millis() as u64;
-        self.finish_story(epic, story, &rep)?;
-        Ok(rep)
+        Ok(Pipeline {
+            rep,
+            passed,
+            last_failure,
+        })
     }
 
-    fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
-        if let Some(j) = &self.journal {
+    pub(crate) fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
+        if let Some(j) = self.journal().as_ref() {
             for r in &j.records {
                 if let Entry::PhaseFinished {
                     epic: e,
@@ -412,22 +520,25 @@ impl Engine<'_> {
         }
     }
 
-    fn finish_story(&mut self, epic: &EpicRef, story: &StoryRef, rep: &StoryReport) -> Result<()> {
-        self.progress.story_done(rep);
-        if let Some(j) = self.journal.as_mut() {
-            j.log(Entry::StoryFinished {
-                epic: epic.id.clone(),
-                story: story.id.clone(),
-                result: rep.result.clone(),
-                reason: rep.reason.clone(),
-            })?;
-        }
-        Ok(())
+    pub(crate) fn finish_story(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        rep: &StoryReport,
+    ) -> Result<()> {
+        self.progress().story_done(rep);
+        self.log(Entry::StoryFinished {
+            epic: epic.id.clone(),
+            story: story.id.clone(),
+            result: rep.result.clone(),
+            reason: rep.reason.clone(),
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
     fn failure_analysis(
-        &mut self,
+        &self,
+        co: &Checkout,
         epic: &EpicRef,
         story: &StoryRef,
         failed: &Phase,
@@ -448,23 +559,31 @@ impl Engine<'_> {
             "signal": failed.fail_signal.first().cloned().unwrap_or_else(|| "none".into()),
             "message": out.detail,
         });
-        let res = self.phase(epic, Some(story), &fp, attempt, ctx, &[])?;
+        let res = self.phase(co, epic, Some(story), &fp, attempt, ctx, &[])?;
         rep.usage.add(&res.usage);
         rep.cost_usd += res.cost_usd.unwrap_or(0.0);
         Ok(())
     }
 
-    fn set_status(&mut self, story: &StoryRef, status: &str) -> Result<()> {
+    /// Write a status change in `co`: the story file always, the shared files when `co` is
+    /// where they are kept.
+    pub(crate) fn set_status(&self, co: &Checkout, story: &StoryRef, status: &str) -> Result<()> {
         if self.opts.dry_run {
             return Ok(());
         }
-        self.status.set_status(story, status)
+        self.status.set_story_status(&co.dir, story, status)?;
+        if co.shared_status {
+            self.status.set_shared_status(&co.dir, story, status)?;
+        }
+        Ok(())
     }
 
     /// One phase: render the prompt, check its budget, run a fresh agent, check its claims
     /// against the disk. Journaled: a phase the journal holds is not run again.
+    #[allow(clippy::too_many_arguments)]
     fn phase(
-        &mut self,
+        &self,
+        co: &Checkout,
         epic: &EpicRef,
         story: Option<&StoryRef>,
         phase: &Phase,
@@ -473,13 +592,12 @@ impl Engine<'_> {
         writes: &[String],
     ) -> Result<PhaseOutcome> {
         let sid = story.map(|s| s.id.as_str());
-        if let Some(done) = self
-            .journal
-            .as_ref()
-            .and_then(|j| j.finished_phase(&epic.id, sid, &phase.name, attempt))
-        {
-            let done = done.clone();
-            self.progress.replayed(sid, &phase.name, &done);
+        let done = self.journal().as_ref().and_then(|j| {
+            j.finished_phase(&epic.id, sid, &phase.name, attempt)
+                .cloned()
+        });
+        if let Some(done) = done {
+            self.progress().replayed(sid, &phase.name, &done);
             return Ok(done);
         }
         let party = phase
@@ -493,7 +611,11 @@ impl Engine<'_> {
         };
         let template = super::def::template(template_name, &self.prompts_dir)?;
         let prompt = render(template_name, &template, &ctx)?;
-        let prompt_tokens = Encoding::O200kBase.count(&prompt) as u64;
+        // Counted up front only when a budget needs it before sending; otherwise while the
+        // agent runs (see below), off the phase's critical path.
+        let counted = (self.opts.dry_run || phase.budget.is_some())
+            .then(|| Encoding::O200kBase.count(&prompt) as u64);
+        let prompt_tokens = counted.unwrap_or(0);
         let label = match sid {
             Some(s) => format!("{}-{}-{}-{}", epic.id, s, phase.name, attempt),
             None => format!("{}-{}-{}", epic.id, phase.name, attempt),
@@ -504,7 +626,7 @@ impl Engine<'_> {
                 phase.name.to_uppercase(),
                 sid.map_or(format!("epic {}", epic.id), |s| format!("story {s}"))
             );
-            self.dry_prompts.push((title, prompt));
+            lock(&self.dry_prompts).push((title, prompt));
             return Ok(PhaseOutcome {
                 ok: true,
                 detail: "dry run".into(),
@@ -517,11 +639,12 @@ impl Engine<'_> {
                 log: None,
             });
         }
-        let journal = self
-            .journal
-            .as_mut()
+        let run_dir = self
+            .journal()
+            .as_ref()
+            .map(|j| j.dir.clone())
             .ok_or_else(|| Error::invalid("internal: no journal"))?;
-        let prompt_file = journal.dir.join("prompts").join(format!("{label}.md"));
+        let prompt_file = run_dir.join("prompts").join(format!("{label}.md"));
         crate::store::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
         if let Some(budget) = phase.budget
             && prompt_tokens as usize > budget
@@ -541,43 +664,51 @@ impl Engine<'_> {
                 prompt_tokens,
                 log: None,
             };
-            journal.log(Entry::PhaseFinished {
+            self.log(Entry::PhaseFinished {
                 epic: epic.id.clone(),
                 story: sid.map(Into::into),
                 phase: phase.name.clone(),
                 attempt,
                 outcome: out.clone(),
             })?;
-            self.progress.phase_done(sid, &phase.name, &out);
+            self.progress().phase_done(sid, &phase.name, &out);
             return Ok(out);
         }
-        journal.log(Entry::PhaseStarted {
+        self.log(Entry::PhaseStarted {
             epic: epic.id.clone(),
             story: sid.map(Into::into),
             phase: phase.name.clone(),
             attempt,
         })?;
-        let log_dir = journal.dir.join("logs");
-        self.progress.phase(sid, &phase.name, attempt);
+        let log_dir = run_dir.join("logs");
+        self.progress().phase(sid, &phase.name, attempt);
         let records_before =
-            story.map(|s| count_record(&self.read_story(s), phase.record.as_deref()));
+            story.map(|s| count_record(&self.read_story(co, s), phase.record.as_deref()));
         let who = self.assignment(&phase.role);
         let req = Request {
             name: label.clone(),
             prompt: &prompt,
-            cwd: self.project_dir.clone(),
+            cwd: co.dir.clone(),
             log_dir,
             timeout: Duration::from_secs(self.wf.policy.timeout_secs),
             grace: Duration::from_secs(self.wf.policy.grace_secs),
         };
+        let (first, prompt_tokens) = std::thread::scope(|sc| {
+            let count = counted
+                .is_none()
+                .then(|| sc.spawn(|| Encoding::O200kBase.count(&prompt) as u64));
+            let reply = self.agents.run(&who, &req);
+            let tokens = count.map_or(prompt_tokens, |h| h.join().unwrap_or(0));
+            (reply, tokens)
+        });
         // Rate limits and overloaded servers are waited out, not counted as the story failing.
-        let mut reply = self.agents.run(&who, &req)?;
+        let mut reply = first?;
         let mut wait = self.wf.policy.backoff_secs;
         for _ in 0..self.wf.policy.transient_retries {
             if !reply.transient {
                 break;
             }
-            self.progress.note(&format!(
+            self.progress().note(&format!(
                 "{}: {} — retrying in {wait} s",
                 phase.name,
                 reply.error.as_deref().unwrap_or("rate limited")
@@ -604,7 +735,7 @@ impl Engine<'_> {
             Err(why) => why,
             Ok((line, rec)) => {
                 out.recommendation = rec;
-                match self.verify(story, phase, records_before, writes) {
+                match self.verify(co, story, phase, records_before, writes) {
                     Ok(()) => {
                         out.ok = true;
                         line
@@ -618,31 +749,28 @@ impl Engine<'_> {
             let cause = reply.error.clone().unwrap_or_else(|| "agent failed".into());
             out.detail = format!("{cause}; {}", out.detail);
         }
-        let journal = self
-            .journal
-            .as_mut()
-            .ok_or_else(|| Error::invalid("internal: no journal"))?;
-        journal.log(Entry::PhaseFinished {
+        self.log(Entry::PhaseFinished {
             epic: epic.id.clone(),
             story: sid.map(Into::into),
             phase: phase.name.clone(),
             attempt,
             outcome: out.clone(),
         })?;
-        self.progress.phase_done(sid, &phase.name, &out);
+        self.progress().phase_done(sid, &phase.name, &out);
         Ok(out)
     }
 
     /// Check the agent's claims against the disk (bmad-loop's lesson).
     fn verify(
         &self,
+        co: &Checkout,
         story: Option<&StoryRef>,
         phase: &Phase,
         records_before: Option<usize>,
         writes: &[String],
     ) -> std::result::Result<(), String> {
         if phase.needs_staged_diff {
-            let staged = self.git.staged().map_err(|e| e.to_string())?;
+            let staged = co.git.staged().map_err(|e| e.to_string())?;
             let story_file = story.map(|s| s.path.display().to_string());
             let code: Vec<&String> = staged
                 .iter()
@@ -665,7 +793,7 @@ impl Engine<'_> {
         }
         if let (Some(s), Some(record), Some(before)) =
             (story, phase.record.as_deref(), records_before)
-            && count_record(&self.read_story(s), Some(record)) <= before
+            && count_record(&self.read_story(co, s), Some(record)) <= before
         {
             return Err(format!(
                 "the agent did not append a `## {record}` section to {}",
@@ -673,70 +801,89 @@ impl Engine<'_> {
             ));
         }
         for w in writes {
-            if !self.project_dir.join(w).is_file() {
+            if !co.dir.join(w).is_file() {
                 return Err(format!("the agent did not write {w}"));
             }
         }
         Ok(())
     }
 
-    fn commit_story(&mut self, epic: &EpicRef, story: &StoryRef, result: &str) -> Result<String> {
-        if let Some(sha) = self
-            .journal
-            .as_ref()
-            .and_then(|j| j.committed(&epic.id, &story.id))
+    /// The story's commit message: the same subject and trailers in both modes.
+    pub(crate) fn story_message(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> String {
+        let subject = if result == "done" {
+            format!("feat(story {}): {}", story.id, story.title)
+        } else {
+            format!("docs(story {}): failed — records of the attempts", story.id)
+        };
+        format!(
+            "{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n",
+            epic.id, story.id, self.run_id, self.run_id, story.id
+        )
+    }
+
+    /// Stage the story file and `extra`, refuse likely secrets, commit with `message` — unless
+    /// `git`'s branch already has this run's commit of the story (a crash between `git
+    /// commit` and the journal entry must not commit twice).
+    pub(crate) fn commit_with(
+        &self,
+        git: &Git,
+        story: &StoryRef,
+        extra: &[String],
+        message: &str,
+    ) -> Result<String> {
+        // Only a resumed run can meet a commit it made before a crash; a fresh run skips the
+        // walk of the whole history (the costliest git call of a phase on a long history).
+        if self.resumed
+            && let Some(sha) =
+                git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
         {
             return Ok(sha);
         }
-        // A crash between `git commit` and the journal entry must not commit twice.
-        let sha = match self
-            .git
-            .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
-        {
-            Some(sha) => sha,
-            None => {
-                let mut paths = vec![story.path.display().to_string()];
-                paths.extend(
-                    self.status
-                        .status_files()
-                        .iter()
-                        .map(|p| p.display().to_string()),
-                );
-                let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-                self.git.add_paths(&refs)?;
-                let staged = self.git.staged()?;
-                let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
-                if !secrets.is_empty() {
-                    return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
-                        .hint("unstage them (git restore --staged <file>) and add them to .gitignore, then resume the run"));
-                }
-                let subject = if result == "done" {
-                    format!("feat(story {}): {}", story.id, story.title)
-                } else {
-                    format!("docs(story {}): failed — records of the attempts", story.id)
-                };
-                let msg = format!(
-                    "{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n",
-                    epic.id, story.id, self.run_id, self.run_id, story.id
-                );
-                self.git.commit(&msg)?
-            }
-        };
-        if let Some(j) = self.journal.as_mut() {
-            j.log(Entry::StoryCommitted {
-                epic: epic.id.clone(),
-                story: story.id.clone(),
-                sha: sha.clone(),
-            })?;
+        let mut paths = vec![story.path.display().to_string()];
+        paths.extend(extra.iter().cloned());
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        git.add_paths(&refs)?;
+        let staged = git.staged()?;
+        let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
+        if !secrets.is_empty() {
+            return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
+                .hint("unstage them (git restore --staged <file>) and add them to .gitignore, then resume the run"));
         }
+        git.commit(message)
+    }
+
+    pub(crate) fn status_file_names(&self) -> Vec<String> {
+        self.status
+            .status_files()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
+    fn commit_story(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> Result<String> {
+        let recorded = self
+            .journal()
+            .as_ref()
+            .and_then(|j| j.committed(&epic.id, &story.id));
+        if let Some(sha) = recorded {
+            return Ok(sha);
+        }
+        let msg = self.story_message(epic, story, result);
+        let sha = self.commit_with(&self.git, story, &self.status_file_names(), &msg)?;
+        self.log(Entry::StoryCommitted {
+            epic: epic.id.clone(),
+            story: story.id.clone(),
+            sha: sha.clone(),
+        })?;
         Ok(sha)
     }
 
-    fn commit_epic_docs(&mut self, epic: &EpicRef, files: &[String]) -> Result<()> {
-        if self
-            .git
-            .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?
-            .is_some()
+    fn commit_epic_docs(&self, epic: &EpicRef, files: &[String]) -> Result<()> {
+        if self.resumed
+            && self
+                .git
+                .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?
+                .is_some()
         {
             return Ok(());
         }

@@ -197,6 +197,82 @@ impl Git {
     }
 }
 
+impl Git {
+    /// Tracked files changed but not committed (staged or not); untracked files do not count.
+    pub fn tracked_changes(&self) -> Result<Vec<String>> {
+        let out = self.run(&["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
+        Ok(out
+            .split('\0')
+            .filter(|e| e.len() > 3)
+            .map(|e| e[3..].to_string())
+            .collect())
+    }
+
+    /// A new worktree at `path` on branch `branch`, (re)started from the current HEAD.
+    pub fn worktree_add(&self, path: &Path, branch: &str) -> Result<()> {
+        let p = path.display().to_string();
+        // A worktree whose folder was deleted is still registered until pruned.
+        self.run(&["worktree", "prune"])?;
+        self.run(&["worktree", "add", "-q", "-f", "-B", branch, &p, "HEAD"])
+            .map(|_| ())
+    }
+
+    /// Remove the worktree (its uncommitted leftovers too) and, if given, its branch.
+    pub fn worktree_remove(&self, path: &Path, branch: Option<&str>) -> Result<()> {
+        let p = path.display().to_string();
+        if path.exists() {
+            self.run(&["worktree", "remove", "--force", &p])?;
+        }
+        self.run(&["worktree", "prune"])?;
+        if let Some(b) = branch
+            && self.ok(&["rev-parse", "--verify", "-q", &format!("refs/heads/{b}")])
+        {
+            self.run(&["branch", "-q", "-D", b])?;
+        }
+        Ok(())
+    }
+
+    /// Apply commit `sha` to the index and tree without committing. On a conflict the
+    /// attempt is undone (`reset --merge`) and git's message comes back as the error text.
+    pub fn cherry_pick_no_commit(&self, sha: &str) -> Result<std::result::Result<(), String>> {
+        let o = self.raw(&["cherry-pick", "--no-commit", sha])?;
+        if o.status.success() {
+            return Ok(Ok(()));
+        }
+        let conflicted = self
+            .run(&["diff", "--name-only", "--diff-filter=U"])
+            .unwrap_or_default();
+        let mut why: Vec<String> = conflicted.lines().map(str::to_string).collect();
+        if why.is_empty() {
+            let msg = String::from_utf8_lossy(&o.stderr);
+            why.push(
+                msg.lines()
+                    .next()
+                    .unwrap_or("cherry-pick failed")
+                    .to_string(),
+            );
+        }
+        self.run(&["reset", "-q", "--merge"])?;
+        Ok(Err(why.join(", ")))
+    }
+
+    /// A file's contents at a commit (`None` when the commit does not have it).
+    pub fn show_file(&self, sha: &str, path: &str) -> Option<Vec<u8>> {
+        let o = self.raw(&["show", &format!("{sha}:{path}")]).ok()?;
+        o.status.success().then_some(o.stdout)
+    }
+
+    /// Unstage paths (they stay in the tree as they are).
+    pub fn unstage(&self, paths: &[&str]) -> Result<()> {
+        if paths.is_empty() || self.head().is_none() {
+            return Ok(());
+        }
+        let mut args = vec!["reset", "-q", "--"];
+        args.extend_from_slice(paths);
+        self.run(&args).map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,6 +63,14 @@ pub enum Entry {
         attempt: u32,
         outcome: PhaseOutcome,
     },
+    /// Parallel mode: a fresh worktree for the story, logged before `git worktree add`. The
+    /// story's phases recorded before it belong to an earlier worktree and are not replayed.
+    StoryWorktree {
+        epic: String,
+        story: String,
+        path: String,
+        branch: String,
+    },
     StoryCommitted {
         epic: String,
         story: String,
@@ -161,7 +169,8 @@ impl Journal {
         phase: &str,
         attempt: u32,
     ) -> Option<&PhaseOutcome> {
-        self.records.iter().find_map(|r| match &r.entry {
+        let since = story.map_or(0, |s| self.worktree_generation(epic, s));
+        self.records[since..].iter().find_map(|r| match &r.entry {
             Entry::PhaseFinished {
                 epic: e,
                 story: s,
@@ -171,6 +180,16 @@ impl Journal {
             } if e == epic && s.as_deref() == story && p == phase && *a == attempt => Some(outcome),
             _ => None,
         })
+    }
+
+    /// Index of the first record after the story's latest fresh worktree (0 if it has none).
+    pub fn worktree_generation(&self, epic: &str, story: &str) -> usize {
+        self.records
+            .iter()
+            .rposition(|r| {
+                matches!(&r.entry, Entry::StoryWorktree { epic: e, story: s, .. } if e == epic && s == story)
+            })
+            .map_or(0, |i| i + 1)
     }
 
     pub fn story_result(&self, epic: &str, story: &str) -> Option<(String, String)> {

@@ -8,6 +8,7 @@ pub mod def;
 pub mod epic;
 pub mod git;
 pub mod journal;
+pub mod parallel;
 pub mod progress;
 pub mod project;
 pub mod sim;

@@ -1,9 +1,10 @@
 //! The engine's view of a BMAD project: an epic's stories (found by `bmad`, across the layouts
 //! in use) and status changes written back where the project keeps them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::bmad::{self, Bmad, id::StoryId, status::Status};
+use super::bmad::{self, Bmad, status::Status};
 use super::epic::{EpicRef, StatusWriter, StoryRef};
 use crate::error::{Error, Result};
 
@@ -39,27 +40,55 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
 }
 
 /// Story statuses written in the story file's own form, and in sprint-status.yaml when the
-/// project has one (so the two never drift apart).
+/// project has one (so the two never drift apart). The project is scanned once, here: each
+/// status change then writes two known files instead of rescanning every story folder.
 pub struct BmadStatus {
-    root: PathBuf,
+    /// Relative to the project (or to a worktree of it).
     sprint_file: Option<PathBuf>,
+    /// Story id → its key in sprint-status.yaml.
+    sprint_keys: BTreeMap<String, String>,
+    sprint_error: Option<String>,
 }
 
 impl BmadStatus {
     pub fn new(root: &Path) -> BmadStatus {
         let scan = Bmad::scan(root);
+        let mut sprint_keys = BTreeMap::new();
+        if let Some(sp) = &scan.sprint {
+            for st in &scan.stories {
+                let stem = st.path.file_stem().and_then(|s| s.to_str());
+                if let Some(e) = sp.for_story(&st.id, stem) {
+                    sprint_keys.insert(st.id.to_string(), e.key.clone());
+                }
+            }
+        }
         BmadStatus {
-            root: root.to_path_buf(),
             sprint_file: scan.sprint.as_ref().map(|s| s.path.clone()),
+            sprint_keys,
+            sprint_error: scan.sprint_error.clone(),
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.sprint_error {
+            Some(e) => Err(Error::state(e.clone()).hint("fix sprint-status.yaml first")),
+            None => Ok(()),
         }
     }
 }
 
 impl StatusWriter for BmadStatus {
-    fn set_status(&self, story: &StoryRef, status: &str) -> Result<()> {
-        let id = StoryId::parse(&story.id)
-            .ok_or_else(|| Error::invalid(format!("`{}` is not a story id", story.id)))?;
-        bmad::set_story_status(&self.root, &id, &Status::normalize(status)).map(|_| ())
+    fn set_story_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()> {
+        self.check()?;
+        bmad::status::write_file(&dir.join(&story.path), &Status::normalize(status))
+    }
+
+    fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()> {
+        self.check()?;
+        if let (Some(file), Some(key)) = (&self.sprint_file, self.sprint_keys.get(&story.id)) {
+            bmad::sprint::write(&dir.join(file), key, Status::normalize(status).as_str())?;
+        }
+        Ok(())
     }
 
     fn status_files(&self) -> Vec<PathBuf> {
