@@ -7,6 +7,7 @@ use super::{Def, DocStyle, Table, Up, field_text};
 pub(super) const TABLE: Table = Table {
     classify,
     skip: &["string", "comment", "decorator"],
+    descend: None,
     doc: DocStyle::Python,
 };
 

@@ -120,3 +120,196 @@ fn ol_enc(name: &str, text: &str, enc: Encoding) -> FileOutline {
         enc,
     )
 }
+
+/// The estimate stays close to o200k_base on the corpus's real source files: per file, and
+/// summed over the definitions of at least 200 tokens (small ones are noisy and cheap anyway).
+#[test]
+fn estimates_track_exact_counts() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        eprintln!("SKIPPED: corpus not found at {}", dir.display());
+        return;
+    };
+    let mut report = Vec::new();
+    let mut worst: f64 = 0.0;
+    let mut checked = 0;
+    for p in rd.filter_map(|e| e.ok()).map(|e| e.path()) {
+        if Lang::from_path(&p).is_none_or(|l| l == Lang::Markdown) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let o = ol(&p.display().to_string(), &text);
+        assert!(!o.tokens_estimated, "corpus files are under the threshold");
+        let est = estimate::Estimator::new(&text);
+        let mut rel = |what: String, exact: usize, guess: usize| {
+            let r = guess as f64 / exact.max(1) as f64 - 1.0;
+            report.push(format!(
+                "{what}: exact {exact}, estimate {guess}, {:+.1}%",
+                100.0 * r
+            ));
+            worst = worst.max(r.abs());
+            checked += 1;
+        };
+        rel(p.display().to_string(), o.tokens, est.total);
+        let (mut e, mut g) = (0, 0);
+        let mut items_err = Vec::new();
+        for it in o.items.iter().filter(|i| i.tokens >= 200) {
+            e += it.tokens;
+            g += est.count(it.start, it.end);
+            items_err.push((est.count(it.start, it.end) as f64 / it.tokens as f64 - 1.0).abs());
+        }
+        if e > 0 {
+            items_err.sort_by(f64::total_cmp);
+            rel(
+                format!(
+                    "{}: items >= 200 tokens (|error| p50 {:.1}%, p90 {:.1}%)",
+                    p.display(),
+                    100.0 * items_err[items_err.len() / 2],
+                    100.0 * items_err[items_err.len() * 9 / 10]
+                ),
+                e,
+                g,
+            );
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert!(checked >= 6, "{}", report.join("\n"));
+    assert!(worst <= 0.10, "{}", report.join("\n"));
+}
+
+/// Items as compared between the fast and the whole parse: everything the outline shows.
+fn fingerprint(items: &[Item]) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| {
+            format!(
+                "{} {} {} {} {} {}-{} {}..{} {:?} {:?} {}",
+                i.depth,
+                i.kind,
+                i.scope,
+                i.name,
+                i.signature,
+                i.start_line,
+                i.end_line,
+                i.start,
+                i.end,
+                i.parent,
+                i.doc,
+                i.brief
+            )
+        })
+        .collect()
+}
+
+/// Skipped Rust bodies and the two-thread split give exactly the items of one whole parse:
+/// on the corpus's real files, on all of them concatenated past the split size, and on
+/// braces hidden in literals and comments.
+#[test]
+fn fast_parse_equals_whole_parse() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let mut texts: Vec<(Lang, String)> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter_map(|p| {
+                    let l = Lang::from_path(&p).filter(|l| *l != Lang::Markdown)?;
+                    Some((l, std::fs::read_to_string(&p).ok()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let tricky = r####"
+/// Doc.
+fn braces_in_literals() -> char {
+    let a = "}}}";
+    let b = r#"{ " }"#;
+    let c = b'}';
+    let d: &'static str = "\"{";
+    /* } /* { */ } */
+    // }
+    let e = '}';
+    let f = '\'';
+    if a.len() > 100000 { '{' } else { e }
+}
+
+impl<'a> Thing<'a> {
+    pub fn new(x: &'a str) -> Self {
+        fn helper() -> u8 { 1 }
+        let _ = x.len() + usize::from(helper()) + 1000000 * 2;
+        Thing { x }
+    }
+
+    const fn n<const N: usize>() -> [u8; N] { [0; N] }
+}
+
+fn ptr(f: fn(u32) -> u32) -> u32 { let g: fn(u32) -> u32 = f; g(1) + g(2) + g(3) + g(4) }
+
+fn unbalanced_later() { let s = "}"; }
+"####;
+    texts.push((Lang::Rust, tricky.to_string()));
+    // Past SPLIT_PARSE_BYTES: the split into halves is exercised too.
+    let mut big = String::new();
+    while big.len() < 2 * SPLIT_PARSE_BYTES {
+        for (l, t) in &texts {
+            if *l == Lang::Rust {
+                big.push_str(t);
+                big.push('\n');
+            }
+        }
+    }
+    texts.push((Lang::Rust, big));
+    let mut compared = 0;
+    for (lang, text) in &texts {
+        let (fast, fast_notes) = code_items_with(*lang, text, true);
+        let (whole, whole_notes) = code_items_with(*lang, text, false);
+        assert_eq!(fast_notes, whole_notes);
+        assert_eq!(fingerprint(&fast), fingerprint(&whole), "{lang:?}");
+        compared += fast.len();
+    }
+    assert!(compared > 1000, "{compared}");
+    // The bodies are really skipped (or the test would compare a parse with itself).
+    let holes = rust::skippable_bodies(tricky).expect("balanced");
+    assert!(!holes.is_empty());
+    assert!(holes.iter().all(|&(s, e)| !tricky[s..e].contains("fn ")));
+    // …and the fast parse is what produced the items above, not the fallback.
+    let (grammar, tab) = (Lang::Rust.grammar().unwrap(), table(Lang::Rust).unwrap());
+    assert!(fast_items(Lang::Rust, &grammar, &tab, tricky).is_some());
+    let big = &texts.last().unwrap().1;
+    assert!(split_point(big).is_some());
+    assert!(fast_items(Lang::Rust, &grammar, &tab, big).is_some());
+}
+
+/// A wrong guess falls back: unbalanced braces, or a skipped body that breaks the parse.
+#[test]
+fn fast_parse_falls_back_on_errors() {
+    assert!(rust::skippable_bodies("fn a() { \n").is_none());
+    assert!(rust::skippable_bodies("fn a() {} }").is_none());
+    let text = "fn good() {}\n\nfn broken( {\n  let x = ;\n\nstruct After { a: u32 }\n";
+    let (fast, notes) = code_items_with(Lang::Rust, text, true);
+    let (whole, _) = code_items_with(Lang::Rust, text, false);
+    assert_eq!(fingerprint(&fast), fingerprint(&whole));
+    assert!(
+        notes.iter().any(|n| n.contains("syntax errors")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn estimates_of_ranges_add_up() {
+    let text = "fn main() {\n    let fooBar = 12345;\n    x.y(\"s\");\n}\n";
+    let e = estimate::Estimator::new(text);
+    assert!(e.total > 10 && e.total < text.len(), "{}", e.total);
+    assert_eq!(e.count(0, text.len()), e.total);
+    // A line break starts a token (the next line's indentation).
+    let mid = text.find('\n').unwrap_or(0);
+    // Cut at a token start: the halves add up.
+    assert_eq!(e.count(0, mid) + e.count(mid, text.len()), e.total);
+    assert_eq!(e.count(5, 5), 0);
+    assert_eq!(e.count(3, text.len() + 1), 0);
+    assert_eq!(estimate::Estimator::new("").total, 0);
+    assert_eq!(estimate::Estimator::new("日本語").total, 3);
+}
