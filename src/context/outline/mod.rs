@@ -282,23 +282,21 @@ pub fn outline_with(
     let code =
         lang.filter(|l| *l != Lang::Markdown && !src.binary && text.len() <= MAX_PARSE_BYTES);
     let estimated = !exact_tokens && text.len() > ESTIMATE_ABOVE_BYTES;
-    let (counter, parsed) = if estimated {
-        // No vocabulary to load and a few ms of counting: nothing to overlap with the parse.
-        let parsed = code.map(|l| code_items(l, text));
-        (Counts::Estimated(estimate::Estimator::new(text)), parsed)
-    } else {
-        // Counting tokens and parsing are independent passes over the text: run them side by
-        // side (the walk records byte ranges; their counts are filled in after the join).
-        std::thread::scope(|s| {
-            let parse = code.map(|l| s.spawn(move || code_items(l, text)));
-            let counter = RangeCounter::new(enc, text);
-            let parsed = parse.map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| (Vec::new(), vec!["the parser failed: no outline".into()]))
-            });
-            (Counts::Exact(counter), parsed)
-        })
-    };
+    // Counting tokens and parsing are independent passes over the text: run them side by side
+    // (the walk records byte ranges; their counts are filled in after the join).
+    let (counter, parsed) = std::thread::scope(|s| {
+        let parse = code.map(|l| s.spawn(move || code_items(l, text)));
+        let counter = if estimated {
+            Counts::Estimated(estimate::Estimator::new(text))
+        } else {
+            Counts::Exact(RangeCounter::new(enc, text))
+        };
+        let parsed = parse.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| (Vec::new(), vec!["the parser failed: no outline".into()]))
+        });
+        (counter, parsed)
+    });
     let mut o = FileOutline {
         file: src.name.clone(),
         language: lang,
