@@ -313,3 +313,119 @@ fn estimates_of_ranges_add_up() {
     assert_eq!(estimate::Estimator::new("").total, 0);
     assert_eq!(estimate::Estimator::new("日本語").total, 3);
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Rust-ish text: fragments that open and close bodies, strings, chars, lifetimes and
+    /// comments in any order (most of it is not valid Rust, which is the point).
+    fn rustish() -> impl Strategy<Value = String> {
+        let frag = prop::sample::select(vec![
+            "fn f() {",
+            "fn g(x: u8) -> u8 {",
+            "}",
+            "{",
+            "let a = 1;",
+            "\"}\"",
+            "'{'",
+            "'a",
+            "r#\"{\"#",
+            "/* { */",
+            "// }\n",
+            "\n",
+            "\n\n",
+            "impl X {",
+            "struct S;",
+            "b'}'",
+            "x.len() + 1000000 * 2 + y.z();",
+            "'\\''",
+            "é",
+            "\"\\\"\"",
+            "const _: () = {",
+        ]);
+        prop::collection::vec(frag, 0..40).prop_map(|v| v.concat())
+    }
+
+    /// Valid Rust: functions (some nested, some in impls) whose bodies hold statements with
+    /// braces and quotes in strings, chars, raw strings, lifetimes and comments.
+    fn valid_rust() -> impl Strategy<Value = String> {
+        let stmt = prop::sample::select(vec![
+            "let a = \"}\";",
+            "let c = '{';",
+            "/* } { /* } */ */",
+            "// {\n",
+            "let r = r#\"}\"#;",
+            "fn inner() -> u8 { 1 }",
+            "struct S;",
+            "let l: &'static str = \"{\";",
+            "x();",
+            "{ let b = 2; }",
+            "let q = '\\'';",
+            "let e = \"\\\"{\";",
+            "let v = b'}';",
+            "if a.len() > 100000 { y(); } else { z(); }",
+            "let é = \"ü{\";",
+        ]);
+        let body = prop::collection::vec(stmt, 0..8).prop_map(|v| v.join("\n    "));
+        prop::collection::vec((body, any::<bool>()), 1..8).prop_map(|fns| {
+            let mut out = String::new();
+            for (i, (b, in_impl)) in fns.iter().enumerate() {
+                let f = format!("fn f{i}<'a>(x: &'a str) -> usize {{\n    {b}\n    x.len()\n}}\n");
+                if *in_impl {
+                    out.push_str(&format!("impl T{i} {{\n{f}}}\n\n"));
+                } else {
+                    out.push_str(&format!("/// Doc {i}.\n{f}\n"));
+                }
+            }
+            out
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever the input, the fast parse gives the whole parse's items (or falls back),
+        /// and nothing panics.
+        #[test]
+        fn fast_equals_whole_on_any_rustish_text(text in rustish()) {
+            let (fast, fast_notes) = code_items_with(Lang::Rust, &text, true);
+            let (whole, whole_notes) = code_items_with(Lang::Rust, &text, false);
+            prop_assert_eq!(fast_notes, whole_notes);
+            prop_assert_eq!(fingerprint(&fast), fingerprint(&whole));
+            if let Some(holes) = rust::skippable_bodies(&text) {
+                let mut last = 0;
+                for (s, e) in holes {
+                    prop_assert!(last <= s && s < e && e <= text.len());
+                    prop_assert!(text.is_char_boundary(s) && text.is_char_boundary(e));
+                    last = e;
+                }
+            }
+        }
+
+        /// Valid Rust with braces hidden in literals and comments: the fast parse is taken
+        /// (the light lexer is not fooled) and gives the whole parse's items.
+        #[test]
+        fn fast_parse_is_taken_on_valid_rust(text in valid_rust()) {
+            let (whole, notes) = code_items_with(Lang::Rust, &text, false);
+            prop_assert!(notes.is_empty(), "{:?}\n{}", notes, text);
+            let (grammar, tab) = (Lang::Rust.grammar().unwrap(), table(Lang::Rust).unwrap());
+            let holes = rust::skippable_bodies(&text);
+            prop_assert!(holes.is_some(), "braces do not balance in:\n{}", text);
+            // Without a body worth skipping (or a split) there is no fast parse to take.
+            if holes.is_some_and(|h| !h.is_empty()) {
+                let fast = fast_items(Lang::Rust, &grammar, &tab, &text);
+                prop_assert!(fast.is_some(), "fell back on:\n{}", text);
+                prop_assert_eq!(fingerprint(&fast.unwrap_or_default()), fingerprint(&whole));
+            }
+        }
+
+        /// Estimates of any range of any text: no panic, never more than the whole plus one.
+        #[test]
+        fn estimates_never_panic(text in "\\PC{0,200}", a in 0usize..300, b in 0usize..300) {
+            let e = estimate::Estimator::new(&text);
+            prop_assert!(e.count(a, b) <= e.total + 1);
+            prop_assert!(e.total <= text.len());
+        }
+    }
+}
