@@ -1,8 +1,9 @@
-//! Whole-process benchmark of `baton outline` against Universal Ctags on the same 1 MB Rust
-//! file (the corpus's real ripgrep sources, concatenated), plus the token cost of the
-//! outline of every real source file of the corpus (see docs/BENCHMARKS-outline.md).
-//! Runs alternate between the two programs; medians (p50) are compared, so load from other
-//! processes on the shared machine hits both sides alike.
+//! Whole-process benchmark of `baton outline` against Universal Ctags on the same 1 MB file
+//! (the corpus's real Rust sources concatenated, then its Python sources), plus the token
+//! cost of the outline of every real source file of the corpus (see
+//! docs/BENCHMARKS-outline.md). Runs alternate between the programs; medians (p50) of wall
+//! and of CPU time (user + system, all threads: baton parses on two) are compared, so load
+//! from other processes on the shared machine hits both sides alike.
 //!
 //! Reproduce: cargo bench --bench outline
 //! (`cargo test --benches` runs this without `--bench`: it then does nothing.)
@@ -37,7 +38,18 @@ fn sources(ext: &[&str]) -> Vec<PathBuf> {
     v
 }
 
-fn run(program: &Path, args: &[&str]) -> Duration {
+/// User + system CPU time of all waited-for children so far.
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Wall time and CPU time (all threads, user + system) of one run.
+fn run(program: &Path, args: &[&str]) -> (Duration, Duration) {
+    let cpu = children_cpu();
     let start = Instant::now();
     let st = Command::new(program)
         .args(args)
@@ -47,7 +59,7 @@ fn run(program: &Path, args: &[&str]) -> Duration {
         .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
     let took = start.elapsed();
     assert!(st.success(), "{} {args:?} failed", program.display());
-    took
+    (took, children_cpu() - cpu)
 }
 
 fn p50(mut v: Vec<Duration>) -> Duration {
@@ -105,16 +117,23 @@ fn main() {
         println!("ctags (Universal Ctags) not installed: speed comparison skipped");
         return;
     }
+    // Rust gets its function bodies skipped in the parse; Python shows the parse without that.
+    for (lang, ext) in [("Rust", "rs"), ("Python", "py")] {
+        speed(&baton, lang, ext);
+    }
+}
+
+fn speed(baton: &Path, lang: &str, ext: &str) {
     let mut text = String::new();
-    let rs = sources(&["rs"]);
+    let files = sources(&[ext]);
     while text.len() < SIZE {
-        for f in &rs {
+        for f in &files {
             text.push_str(&std::fs::read_to_string(f).expect("read corpus file"));
             text.push('\n');
         }
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("big.rs");
+    let file = dir.path().join(format!("big.{ext}"));
     std::fs::write(&file, &text).expect("write input");
     let f = file.to_string_lossy().into_owned();
     let ctags = PathBuf::from("ctags");
@@ -125,12 +144,17 @@ fn main() {
         "-",
         f.as_str(),
     ];
-    let sides: [(&str, &Path, Vec<&str>); 3] = [
-        ("baton outline FILE", &baton, vec!["outline", f.as_str()]),
+    let sides: [(&str, &Path, Vec<&str>); 4] = [
+        ("baton outline FILE", baton, vec!["outline", f.as_str()]),
         (
             "baton outline FILE --json",
-            &baton,
+            baton,
             vec!["outline", f.as_str(), "--json"],
+        ),
+        (
+            "baton outline FILE --exact-tokens",
+            baton,
+            vec!["outline", f.as_str(), "--exact-tokens"],
         ),
         (
             "ctags --output-format=json --fields=+nKe",
@@ -141,21 +165,32 @@ fn main() {
     for (_, p, a) in &sides {
         run(p, a); // warm the page cache and the binaries
     }
-    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); sides.len()];
+    let mut wall: Vec<Vec<Duration>> = vec![Vec::new(); sides.len()];
+    let mut cpu: Vec<Vec<Duration>> = vec![Vec::new(); sides.len()];
     for _ in 0..ROUNDS {
         for (i, (_, p, a)) in sides.iter().enumerate() {
-            times[i].push(run(p, a));
+            let (w, c) = run(p, a);
+            wall[i].push(w);
+            cpu[i].push(c);
         }
     }
     println!(
-        "## speed: {} bytes of Rust, {ROUNDS} interleaved rounds, p50 wall time\n",
+        "## speed: {} bytes of {lang}, {ROUNDS} interleaved rounds, p50 wall and CPU (user + sys) time\n",
         text.len()
     );
-    println!("| command | p50 ms | vs ctags |");
-    println!("|---|---:|---:|");
-    let c = p50(times[2].clone());
+    println!("| command | p50 wall ms | vs ctags | p50 CPU ms | vs ctags |");
+    println!("|---|---:|---:|---:|---:|");
+    let last = sides.len() - 1;
+    let (cw, cc) = (p50(wall[last].clone()), p50(cpu[last].clone()));
     for (i, (name, _, _)) in sides.iter().enumerate() {
-        let m = p50(times[i].clone());
-        println!("| {name} | {:.1} | {:.2}x |", ms(m), ms(m) / ms(c));
+        let (w, c) = (p50(wall[i].clone()), p50(cpu[i].clone()));
+        println!(
+            "| {name} | {:.1} | {:.2}x | {:.1} | {:.2}x |",
+            ms(w),
+            ms(w) / ms(cw),
+            ms(c),
+            ms(c) / ms(cc).max(0.001)
+        );
     }
+    println!();
 }

@@ -915,3 +915,74 @@ fn help_has_examples() {
     let h = p.ok(&["extract", "--help"]);
     assert!(h.contains("--symbol"), "{h}");
 }
+
+/// Above 256 KiB token counts are estimated and labelled so (JSON and human output);
+/// `--exact-tokens` counts exactly (equal to `baton tokens`); the items are the same.
+#[test]
+fn big_files_get_estimated_counts_unless_exact_ones_are_asked() {
+    let p = Proj::new();
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() <= 300 * 1024 {
+        s.push_str(&format!(
+            "/// Doc {i}.\npub fn function_{i}(a: u32) -> u32 {{\n    a.wrapping_mul({i}) + 1\n}}\n\n"
+        ));
+        i += 1;
+    }
+    write(&p, "big.rs", &s);
+    write(&p, "small.rs", "pub fn small() {}\n");
+
+    let est = p.json(&["outline", "big.rs", "small.rs"]);
+    let exact = p.json(&["outline", "big.rs", "small.rs", "--exact-tokens"]);
+    let (e, x) = (&est["files"][0], &exact["files"][0]);
+    assert_eq!(e["tokens_estimated"], true, "{}", e["tokens"]);
+    assert_eq!(est["tokens_estimated"], true);
+    assert_eq!(x["tokens_estimated"], false);
+    assert_eq!(exact["tokens_estimated"], false);
+    assert_eq!(
+        est["files"][1]["tokens_estimated"], false,
+        "small files stay exact"
+    );
+
+    let counted = p.json(&["tokens", "big.rs"]);
+    let truth = counted["files"][0]["tokens"]
+        .as_u64()
+        .or_else(|| counted["tokens"].as_u64())
+        .unwrap();
+    assert_eq!(x["tokens"].as_u64().unwrap(), truth);
+    let guess = e["tokens"].as_u64().unwrap();
+    let off = guess.abs_diff(truth) as f64 / truth as f64;
+    assert!(off <= 0.15, "estimate {guess} vs exact {truth}");
+
+    // Same definitions, same lines; each count estimated within reason.
+    let (ei, xi) = (
+        e["items"].as_array().unwrap(),
+        x["items"].as_array().unwrap(),
+    );
+    assert_eq!(ei.len(), i);
+    assert_eq!(ei.len(), xi.len());
+    for (a, b) in ei.iter().zip(xi) {
+        assert_eq!(
+            (&a["name"], &a["start_line"]),
+            (&b["name"], &b["start_line"])
+        );
+        let (g, t) = (a["tokens"].as_u64().unwrap(), b["tokens"].as_u64().unwrap());
+        assert!(
+            g.abs_diff(t) * 3 <= t,
+            "{}: estimate {g}, exact {t}",
+            a["name"]
+        );
+    }
+
+    let human = p.ok(&["outline", "big.rs"]);
+    let first = human.lines().next().unwrap();
+    assert!(first.contains(" tokens, estimated"), "{first}");
+    assert!(
+        human.contains("pub fn function_0(a: u32) -> u32 [~"),
+        "{first}"
+    );
+    let human = p.ok(&["outline", "big.rs", "--exact-tokens"]);
+    assert!(!human.contains("[~") && !human.contains("estimated"));
+    let h = p.ok(&["outline", "--help"]);
+    assert!(h.contains("--exact-tokens") && h.contains("256 KiB"), "{h}");
+}

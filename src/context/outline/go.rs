@@ -13,6 +13,7 @@ pub(super) const TABLE: Table = Table {
         "comment",
         "field_declaration_list",
     ],
+    descend: None,
     doc: DocStyle::Comments,
 };
 

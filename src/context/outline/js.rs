@@ -9,6 +9,7 @@ use super::{Def, DocStyle, Table, Up, field_text};
 pub(super) const TABLE: Table = Table {
     classify,
     skip: &["string", "template_string", "comment", "regex"],
+    descend: None,
     doc: DocStyle::Comments,
 };
 

@@ -16,12 +16,14 @@ use tree_sitter::{Node, Parser};
 use super::tokens::Encoding;
 use crate::error::{Error, Result};
 
+mod estimate;
 mod go;
 mod js;
 mod python;
 mod rust;
 mod symbol;
 
+pub use estimate::ESTIMATE_ABOVE_BYTES;
 pub use symbol::{find_symbol, nearest_names};
 
 /// Text for agent prompts (the run engine puts it into the implementer and reviewer prompts):
@@ -130,7 +132,8 @@ pub struct Item {
     pub end_line: usize,
     /// First line of the doc comments, attributes and decorators attached to it.
     pub full_start_line: usize,
-    /// Tokens of the whole definition, docs and attributes included.
+    /// Tokens of the whole definition, docs and attributes included (an estimate when the
+    /// file's `tokens_estimated` is set).
     pub tokens: usize,
     /// Byte range of the definition with its docs (from the start of its first line).
     #[serde(skip)]
@@ -161,6 +164,8 @@ pub struct FileOutline {
     pub tokens: usize,
     /// Tokens of the rendered outline (what reading it costs).
     pub outline_tokens: usize,
+    /// All token counts of this file are estimates ([`ESTIMATE_ABOVE_BYTES`]).
+    pub tokens_estimated: bool,
     pub items: Vec<Item>,
     /// Syntax errors, invalid UTF-8, no outline for this language, …
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -227,17 +232,65 @@ impl Source {
     }
 }
 
-/// Outline `src` as language `lang` (None: from the file name).
+/// Token counts of ranges of one text: exact, or estimated for big files.
+enum Counts<'a> {
+    Exact(RangeCounter<'a>),
+    Estimated(estimate::Estimator),
+}
+
+impl Counts<'_> {
+    fn total(&self) -> usize {
+        match self {
+            Counts::Exact(c) => c.total,
+            Counts::Estimated(c) => c.total,
+        }
+    }
+
+    fn range(&self, s: usize, e: usize) -> usize {
+        match self {
+            Counts::Exact(c) => c.count(s, e),
+            Counts::Estimated(c) => c.count(s, e),
+        }
+    }
+}
+
+/// Tokens of a rendered outline, counted the way its file's counts were.
+pub fn render_tokens(o: &FileOutline, enc: Encoding) -> usize {
+    let r = render(o);
+    if o.tokens_estimated {
+        estimate::estimate(&r)
+    } else {
+        enc.count(&r)
+    }
+}
+
+/// Outline `src` as language `lang` (None: from the file name); token counts are estimated
+/// above [`ESTIMATE_ABOVE_BYTES`].
 pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
+    outline_with(src, lang, enc, false)
+}
+
+/// [`outline`], with exact token counts whatever the size when `exact_tokens` is set.
+pub fn outline_with(
+    src: &Source,
+    lang: Option<Lang>,
+    enc: Encoding,
+    exact_tokens: bool,
+) -> FileOutline {
     let lang = lang.or_else(|| Lang::from_path(Path::new(&src.name)));
     let text = src.text.as_str();
-    // Counting tokens and parsing are independent passes over the text: run them side by side
-    // (the walk records byte ranges; their counts are filled in after the join).
     let code =
         lang.filter(|l| *l != Lang::Markdown && !src.binary && text.len() <= MAX_PARSE_BYTES);
+    let estimated = !exact_tokens && text.len() > ESTIMATE_ABOVE_BYTES;
+    // Counting tokens and parsing are independent passes over the text: run them side by side
+    // (the walk records byte ranges; their counts are filled in after the join).
     let (counter, parsed) = std::thread::scope(|s| {
         let parse = code.map(|l| s.spawn(move || code_items(l, text)));
-        let counter = RangeCounter::new(enc, text);
+        let counter = if estimated {
+            Counts::Estimated(estimate::Estimator::new(text))
+        } else {
+            Counts::Exact(RangeCounter::new(enc, text))
+        };
         let parsed = parse.map(|h| {
             h.join()
                 .unwrap_or_else(|_| (Vec::new(), vec!["the parser failed: no outline".into()]))
@@ -249,8 +302,9 @@ pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
         language: lang,
         bytes: text.len(),
         lines: line_count(text),
-        tokens: counter.total,
+        tokens: counter.total(),
         outline_tokens: 0,
+        tokens_estimated: estimated,
         items: Vec::new(),
         notes: src.notes.clone(),
         head: Vec::new(),
@@ -277,17 +331,17 @@ pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
             ));
             o.head = head(text);
         }
-        Some(Lang::Markdown) => o.items = markdown_items(text, enc),
+        Some(Lang::Markdown) => o.items = markdown_items(text, &counter),
         Some(_) => {
             let (mut items, notes) = parsed.unwrap_or_default();
             for it in &mut items {
-                it.tokens = counter.count(it.start, it.end);
+                it.tokens = counter.range(it.start, it.end);
             }
             o.items = items;
             o.notes.extend(notes);
         }
     }
-    o.outline_tokens = enc.count(&render(&o));
+    o.outline_tokens = render_tokens(&o, enc);
     o
 }
 
@@ -311,7 +365,7 @@ fn cut(s: &str, max: usize) -> String {
     }
 }
 
-fn markdown_items(text: &str, enc: Encoding) -> Vec<Item> {
+fn markdown_items(text: &str, counter: &Counts) -> Vec<Item> {
     let all = super::markdown::sections(text);
     let min = all.iter().map(|s| s.level).min().unwrap_or(1);
     all.iter()
@@ -325,7 +379,7 @@ fn markdown_items(text: &str, enc: Encoding) -> Vec<Item> {
             start_line: s.start_line,
             end_line: s.end_line,
             full_start_line: s.start_line,
-            tokens: enc.count(s.text(text)),
+            tokens: counter.range(s.start, s.end),
             start: s.start,
             end: s.end,
             parent: None,
@@ -401,6 +455,10 @@ struct Table {
     /// Node kinds whose subtrees hold no definitions (skipped for speed, and so that
     /// macro bodies or strings never produce items).
     skip: &'static [&'static str],
+    /// When set, the only node kinds whose children are visited (ERROR nodes too): most of a
+    /// file is function bodies' statements and expressions, which hold no definitions, and
+    /// the walk would otherwise visit every one of their nodes.
+    descend: Option<&'static [&'static str]>,
     doc: DocStyle,
 }
 
@@ -414,12 +472,24 @@ fn table(lang: Lang) -> Option<Table> {
     })
 }
 
+/// Files at least this large are parsed in two halves on two threads when a split point is
+/// found (see [`parse`]).
+const SPLIT_PARSE_BYTES: usize = 256 * 1024;
+
 /// Parse and walk: items in document order, plus notes (syntax errors).
 fn code_items(lang: Lang, text: &str) -> (Vec<Item>, Vec<String>) {
+    code_items_with(lang, text, true)
+}
+
+/// [`code_items`]; `fast`: try [`fast_items`] first (off only to test it against this).
+fn code_items_with(lang: Lang, text: &str, fast: bool) -> (Vec<Item>, Vec<String>) {
     let mut notes = Vec::new();
     let (Some(grammar), Some(tab)) = (lang.grammar(), table(lang)) else {
         return (Vec::new(), notes);
     };
+    if fast && let Some(items) = fast_items(lang, &grammar, &tab, text) {
+        return (items, notes);
+    }
     let mut parser = Parser::new();
     if let Err(e) = parser.set_language(&grammar) {
         notes.push(format!("cannot load the {} grammar: {e}", lang.name()));
@@ -436,8 +506,140 @@ fn code_items(lang: Lang, text: &str) -> (Vec<Item>, Vec<String>) {
             "syntax errors (first at line {line}): the outline may be incomplete"
         ));
     }
-    let sep = lang.separator();
-    let mut items: Vec<Item> = Vec::new();
+    let mut items = Vec::new();
+    walk(&tab, root, text, lang.separator(), &mut items);
+    (items, notes)
+}
+
+/// The items of `text` from a cheaper parse, or None to parse it whole. tree-sitter's parse
+/// is most of an outline's time, so (1) Rust function bodies that cannot hold a definition
+/// are left out of the parse (tree-sitter's included ranges: positions stay absolute), and
+/// (2) a big file is cut at a line that starts a top-level item after a blank line, and the
+/// halves are parsed and walked on two threads. Both are guesses made without a parser, so
+/// the result is only trusted when every part parses without a syntax error — a wrong
+/// guess (a cut or a skipped range inside a string, comment or body) leaves something
+/// unterminated — else the caller parses the whole text (and reports its errors).
+fn fast_items(
+    lang: Lang,
+    grammar: &tree_sitter::Language,
+    tab: &Table,
+    text: &str,
+) -> Option<Vec<Item>> {
+    if text.is_empty() {
+        return None;
+    }
+    let holes = if lang == Lang::Rust {
+        rust::skippable_bodies(text)?
+    } else {
+        Vec::new()
+    };
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let cut = if text.len() >= SPLIT_PARSE_BYTES && two_cores {
+        split_point(text)
+    } else {
+        None
+    };
+    if holes.is_empty() && cut.is_none() {
+        return None;
+    }
+    let part = |s: usize, e: usize| -> Option<Vec<Item>> {
+        let mut p = Parser::new();
+        p.set_language(grammar).ok()?;
+        p.set_included_ranges(&included(text, s, e, &holes)).ok()?;
+        let tree = p.parse(text, None)?;
+        if tree.root_node().has_error() {
+            return None;
+        }
+        let mut items = Vec::new();
+        walk(tab, tree.root_node(), text, lang.separator(), &mut items);
+        Some(items)
+    };
+    let Some(cut) = cut else {
+        return part(0, text.len());
+    };
+    std::thread::scope(|s| {
+        let tail = s.spawn(|| part(cut, text.len()));
+        let head = part(0, cut);
+        let tail = tail.join().ok()??;
+        let mut items = head?;
+        // The cut is between top-level items: the tail's parents are its own items.
+        let off = items.len();
+        items.extend(tail.into_iter().map(|mut it| {
+            it.parent = it.parent.map(|p| p + off);
+            it
+        }));
+        Some(items)
+    })
+}
+
+/// A byte near the middle of `text` where a top-level item starts: the start of a line that
+/// follows a blank line and begins with a letter, `#` or `@` (attributes, decorators) — not
+/// with whitespace, a closing bracket, an operator or a comment, which belong to what is
+/// above.
+fn split_point(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let from = b.len() / 2;
+    let limit = (from + b.len() / 4).min(b.len());
+    let mut at = from;
+    while at < limit {
+        let i = at + memchr::memmem::find(b.get(at..limit)?, b"\n\n")?;
+        let start = i + 2;
+        if b.get(start)
+            .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'#' | b'@'))
+        {
+            return Some(start);
+        }
+        at = i + 1;
+    }
+    None
+}
+
+/// tree-sitter ranges covering `text[s..e]` except `holes` (sorted, disjoint).
+fn included(text: &str, s: usize, e: usize, holes: &[(usize, usize)]) -> Vec<tree_sitter::Range> {
+    let b = text.as_bytes();
+    // Rows and columns of ascending byte offsets, counted incrementally.
+    let (mut pos, mut row, mut line_start) = (0, 0, 0);
+    let mut point = |to: usize| {
+        for nl in memchr::memchr_iter(b'\n', &b[pos..to]) {
+            row += 1;
+            line_start = pos + nl + 1;
+        }
+        pos = to;
+        tree_sitter::Point::new(row, to - line_start)
+    };
+    let mut out = Vec::new();
+    let mut from = s;
+    let first = holes.partition_point(|h| h.1 <= s);
+    for &(hs, he) in &holes[first..] {
+        if hs >= e {
+            break;
+        }
+        let (hs, he) = (hs.max(s), he.min(e));
+        if hs > from {
+            let (sp, ep) = (point(from), point(hs));
+            out.push(tree_sitter::Range {
+                start_byte: from,
+                end_byte: hs,
+                start_point: sp,
+                end_point: ep,
+            });
+        }
+        from = from.max(he);
+    }
+    if e > from || out.is_empty() {
+        let (sp, ep) = (point(from), point(e));
+        out.push(tree_sitter::Range {
+            start_byte: from,
+            end_byte: e,
+            start_point: sp,
+            end_point: ep,
+        });
+    }
+    out
+}
+
+/// Walk one syntax tree, appending its definitions to `items`.
+fn walk<'t>(tab: &Table, root: Node<'t>, text: &str, sep: &str, items: &mut Vec<Item>) {
     // Items whose node is an ancestor of the cursor: (node id, item index).
     let mut open: Vec<(usize, usize)> = Vec::new();
     let mut cursor = root.walk();
@@ -468,11 +670,16 @@ fn code_items(lang: Lang, text: &str) -> (Vec<Item>, Vec<String>) {
                     .and_then(|k| runs.get(k))
                     .map_or(&[], |r| r.as_slice())
             };
-            let item = build(&tab, node, def, before, text, &items, parent, sep, brief);
+            let item = build(tab, node, def, before, text, items, parent, sep, brief);
             open.push((node.id(), items.len()));
             items.push(item);
         }
-        if !tab.skip.contains(&node.kind()) && cursor.goto_first_child() {
+        let kind = node.kind();
+        let enter = match tab.descend {
+            Some(kinds) => kinds.contains(&kind) || node.is_error(),
+            None => !tab.skip.contains(&kind),
+        };
+        if enter && cursor.goto_first_child() {
             path.push(node);
             runs.push(std::mem::take(&mut run));
             continue;
@@ -497,7 +704,6 @@ fn code_items(lang: Lang, text: &str) -> (Vec<Item>, Vec<String>) {
             run = runs.pop().unwrap_or_default();
         }
     }
-    (items, notes)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -801,6 +1007,7 @@ pub(super) fn field_text(node: Node, field: &str, text: &str) -> Option<String> 
 pub fn render(o: &FileOutline) -> String {
     use std::fmt::Write;
     let mut body = String::new();
+    let approx = if o.tokens_estimated { "~" } else { "" };
     for n in &o.notes {
         let _ = writeln!(body, "  note: {n}");
     }
@@ -818,7 +1025,7 @@ pub fn render(o: &FileOutline) -> String {
         };
         let _ = write!(
             body,
-            "{}{range} {} [{}]",
+            "{}{range} {} [{approx}{}]",
             "  ".repeat(it.depth),
             cut(&it.signature, SIG_MAX),
             it.tokens
@@ -839,9 +1046,18 @@ pub fn render(o: &FileOutline) -> String {
         }
         body.push('\n');
     }
+    let tokens = if o.tokens_estimated {
+        format!(
+            "~{} tokens, estimated above {} KiB; --exact-tokens for exact",
+            o.tokens,
+            ESTIMATE_ABOVE_BYTES / 1024
+        )
+    } else {
+        format!("{} tokens", o.tokens)
+    };
     let what = match o.language {
-        Some(l) => format!("{}, {} lines, {} tokens", l.name(), o.lines, o.tokens),
-        None => format!("{} lines, {} bytes, {} tokens", o.lines, o.bytes, o.tokens),
+        Some(l) => format!("{}, {} lines, {tokens}", l.name(), o.lines),
+        None => format!("{} lines, {} bytes, {tokens}", o.lines, o.bytes),
     };
     format!("{}  ({what})\n{body}", o.file)
 }
@@ -888,7 +1104,9 @@ pub fn hint_for_command(argv: &[String]) -> Option<serde_json::Value> {
         return None;
     }
     let src = Source::read(path).ok()?;
-    let o = outline(&src, None, Encoding::O200kBase);
+    // Exact: the hint's numbers carry no estimate flag, and `mask` has counted the output
+    // with the vocabulary anyway.
+    let o = outline_with(&src, None, Encoding::O200kBase, true);
     Some(serde_json::json!({
         "command": format!("baton outline {}", shell_word(file)),
         "outline_tokens": o.outline_tokens,

@@ -7,6 +7,28 @@ use super::{Def, DocStyle, Table, Up, field_text};
 pub(super) const TABLE: Table = Table {
     classify,
     skip: &["string", "comment", "decorator"],
+    // Definitions sit in blocks of compound statements (`if TYPE_CHECKING:`, `try:`, …);
+    // simple statements and expressions are not entered. A `def` in a lambda or a
+    // comprehension cannot exist.
+    descend: Some(&[
+        "module",
+        "block",
+        "class_definition",
+        "function_definition",
+        "decorated_definition",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "while_statement",
+        "try_statement",
+        "except_clause",
+        "except_group_clause",
+        "finally_clause",
+        "with_statement",
+        "match_statement",
+        "case_clause",
+    ]),
     doc: DocStyle::Python,
 };
 

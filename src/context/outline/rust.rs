@@ -19,6 +19,21 @@ pub(super) const TABLE: Table = Table {
         "field_declaration_list",
         "enum_variant_list",
     ],
+    // Definitions sit in item lists and in blocks (a fn in a fn, `const _: () = { impl … }`);
+    // statements and expressions are not entered. Items nested in an `if` or a closure body
+    // are not listed (ctags' Rust parser lists none either).
+    descend: Some(&[
+        "source_file",
+        "declaration_list",
+        "mod_item",
+        "impl_item",
+        "trait_item",
+        "foreign_mod_item",
+        "function_item",
+        "const_item",
+        "static_item",
+        "block",
+    ]),
     doc: DocStyle::Rust,
 };
 
@@ -95,4 +110,178 @@ fn impl_type_name(mut t: Node, text: &str) -> Option<String> {
     let s = t.utf8_text(text.as_bytes()).ok()?;
     let s = s.rsplit("::").next().unwrap_or(s);
     Some(s.split('<').next().unwrap_or(s).trim().to_string())
+}
+
+/// Item keywords: a block holding one of them (outside strings and comments) may hold a
+/// definition, so its body is parsed.
+const ITEM_WORDS: &[&[u8]] = &[
+    b"fn",
+    b"struct",
+    b"enum",
+    b"union",
+    b"trait",
+    b"impl",
+    b"type",
+    b"const",
+    b"static",
+    b"mod",
+    b"macro_rules",
+    b"extern",
+];
+
+/// Smaller bodies are parsed: tree-sitter's lexer looks up its included range by a linear
+/// scan on every jump, so each range costs time in proportion to the ranges before it.
+const MIN_SKIP: usize = 32;
+
+/// Interiors (`{` exclusive to `}` exclusive) of function bodies that hold no item keyword:
+/// the parse can skip them (tree-sitter's included ranges), as they hold no definitions and
+/// most of a Rust file is function bodies. A light lexer skips strings, raw strings, chars
+/// and comments so their braces do not count. None when the braces do not balance; the
+/// caller also re-parses in full if the skeleton has any syntax error, which is what a wrong
+/// guess here (a brace in an unusual literal) produces.
+pub(super) fn skippable_bodies(text: &str) -> Option<Vec<(usize, usize)>> {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut out = Vec::new();
+    // Open braces: (position, a fn body, holds an item keyword).
+    let mut stack: Vec<(usize, bool, bool)> = Vec::new();
+    // After `fn`: the next `{` outside brackets is its body, unless `;` or `}` comes first.
+    let mut pending = false;
+    let mut brackets = 0i32;
+    let mut i = 0;
+    while i < n {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = memchr::memchr(b'\n', &b[i..]).map_or(n, |k| i + k);
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0;
+                while i < n {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            b'"' => {
+                i = string_end(b, i + 1);
+                continue;
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '\u{..}', '}') or a lifetime ('a).
+                if b.get(i + 1) == Some(&b'\\') {
+                    i += 2;
+                    while i < n && b[i] != b'\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else {
+                    let len = b.get(i + 1).map_or(1, |&x| utf8_len(x));
+                    if b.get(i + 1 + len) == Some(&b'\'') {
+                        i += len + 2;
+                    } else {
+                        // A lifetime: its name (`'static`) is no keyword.
+                        i += 1;
+                        while i < n && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                            i += 1;
+                        }
+                    }
+                }
+                continue;
+            }
+            _ if c.is_ascii_alphabetic() || c == b'_' => {
+                let s = i;
+                while i < n && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &b[s..i];
+                // Raw strings: r"…", r#"…"#, br"…", with any number of #.
+                if matches!(word, b"r" | b"br" | b"cr") && matches!(b.get(i), Some(b'"' | b'#')) {
+                    let hashes = b[i..].iter().take_while(|&&x| x == b'#').count();
+                    if b.get(i + hashes) == Some(&b'"') {
+                        i = raw_string_end(b, i + hashes + 1, hashes);
+                        continue;
+                    }
+                }
+                if matches!(word, b"b" | b"c") && b.get(i) == Some(&b'"') {
+                    i = string_end(b, i + 1);
+                    continue;
+                }
+                if ITEM_WORDS.contains(&word) {
+                    if let Some(top) = stack.last_mut() {
+                        top.2 = true;
+                    }
+                    if word == b"fn" {
+                        pending = true;
+                        brackets = 0;
+                    }
+                }
+                continue;
+            }
+            b'(' | b'[' => brackets += 1,
+            b')' | b']' => brackets -= 1,
+            b';' if brackets <= 0 => pending = false,
+            b'{' => {
+                stack.push((i, pending && brackets <= 0, false));
+                pending = false;
+            }
+            b'}' => {
+                let (open, body, items) = stack.pop()?;
+                if let Some(top) = stack.last_mut() {
+                    top.2 |= items;
+                }
+                if body && !items && i > open + MIN_SKIP {
+                    out.push((open + 1, i));
+                }
+                pending = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    stack.is_empty().then_some(out)
+}
+
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// The byte after the closing `"` of a string whose contents start at `i`.
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The byte after `"` + `hashes` × `#` that closes a raw string whose contents start at `i`.
+fn raw_string_end(b: &[u8], mut i: usize, hashes: usize) -> usize {
+    while let Some(k) = memchr::memchr(b'"', b.get(i..).unwrap_or(&[])) {
+        let q = i + k + 1;
+        if b.len() >= q + hashes && b[q..q + hashes].iter().all(|&x| x == b'#') {
+            return q + hashes;
+        }
+        i = q;
+    }
+    b.len()
 }

@@ -120,3 +120,312 @@ fn ol_enc(name: &str, text: &str, enc: Encoding) -> FileOutline {
         enc,
     )
 }
+
+/// The estimate stays close to o200k_base on the corpus's real source files: per file, and
+/// summed over the definitions of at least 200 tokens (small ones are noisy and cheap anyway).
+#[test]
+fn estimates_track_exact_counts() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        eprintln!("SKIPPED: corpus not found at {}", dir.display());
+        return;
+    };
+    let mut report = Vec::new();
+    let mut worst: f64 = 0.0;
+    let mut checked = 0;
+    for p in rd.filter_map(|e| e.ok()).map(|e| e.path()) {
+        if Lang::from_path(&p).is_none_or(|l| l == Lang::Markdown) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let o = ol(&p.display().to_string(), &text);
+        assert!(!o.tokens_estimated, "corpus files are under the threshold");
+        let est = estimate::Estimator::new(&text);
+        let mut rel = |what: String, exact: usize, guess: usize| {
+            let r = guess as f64 / exact.max(1) as f64 - 1.0;
+            report.push(format!(
+                "{what}: exact {exact}, estimate {guess}, {:+.1}%",
+                100.0 * r
+            ));
+            worst = worst.max(r.abs());
+            checked += 1;
+        };
+        rel(p.display().to_string(), o.tokens, est.total);
+        let (mut e, mut g) = (0, 0);
+        let mut items_err = Vec::new();
+        for it in o.items.iter().filter(|i| i.tokens >= 200) {
+            e += it.tokens;
+            g += est.count(it.start, it.end);
+            items_err.push((est.count(it.start, it.end) as f64 / it.tokens as f64 - 1.0).abs());
+        }
+        if e > 0 {
+            items_err.sort_by(f64::total_cmp);
+            rel(
+                format!(
+                    "{}: items >= 200 tokens (|error| p50 {:.1}%, p90 {:.1}%)",
+                    p.display(),
+                    100.0 * items_err[items_err.len() / 2],
+                    100.0 * items_err[items_err.len() * 9 / 10]
+                ),
+                e,
+                g,
+            );
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert!(checked >= 6, "{}", report.join("\n"));
+    assert!(worst <= 0.10, "{}", report.join("\n"));
+}
+
+/// Items as compared between the fast and the whole parse: everything the outline shows.
+fn fingerprint(items: &[Item]) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| {
+            format!(
+                "{} {} {} {} {} {}-{} {}..{} {:?} {:?} {}",
+                i.depth,
+                i.kind,
+                i.scope,
+                i.name,
+                i.signature,
+                i.start_line,
+                i.end_line,
+                i.start,
+                i.end,
+                i.parent,
+                i.doc,
+                i.brief
+            )
+        })
+        .collect()
+}
+
+/// Skipped Rust bodies and the two-thread split give exactly the items of one whole parse:
+/// on the corpus's real files, on all of them concatenated past the split size, and on
+/// braces hidden in literals and comments.
+#[test]
+fn fast_parse_equals_whole_parse() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let mut texts: Vec<(Lang, String)> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter_map(|p| {
+                    let l = Lang::from_path(&p).filter(|l| *l != Lang::Markdown)?;
+                    Some((l, std::fs::read_to_string(&p).ok()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let tricky = r####"
+/// Doc.
+fn braces_in_literals() -> char {
+    let a = "}}}";
+    let b = r#"{ " }"#;
+    let c = b'}';
+    let d: &'static str = "\"{";
+    /* } /* { */ } */
+    // }
+    let e = '}';
+    let f = '\'';
+    if a.len() > 100000 { '{' } else { e }
+}
+
+impl<'a> Thing<'a> {
+    pub fn new(x: &'a str) -> Self {
+        fn helper() -> u8 { 1 }
+        let _ = x.len() + usize::from(helper()) + 1000000 * 2;
+        Thing { x }
+    }
+
+    const fn n<const N: usize>() -> [u8; N] { [0; N] }
+}
+
+fn ptr(f: fn(u32) -> u32) -> u32 { let g: fn(u32) -> u32 = f; g(1) + g(2) + g(3) + g(4) }
+
+fn unbalanced_later() { let s = "}"; }
+"####;
+    texts.push((Lang::Rust, tricky.to_string()));
+    // Past SPLIT_PARSE_BYTES: the split into halves is exercised too.
+    let mut big = String::new();
+    while big.len() < 2 * SPLIT_PARSE_BYTES {
+        for (l, t) in &texts {
+            if *l == Lang::Rust {
+                big.push_str(t);
+                big.push('\n');
+            }
+        }
+    }
+    texts.push((Lang::Rust, big));
+    let mut compared = 0;
+    for (lang, text) in &texts {
+        let (fast, fast_notes) = code_items_with(*lang, text, true);
+        let (whole, whole_notes) = code_items_with(*lang, text, false);
+        assert_eq!(fast_notes, whole_notes);
+        assert_eq!(fingerprint(&fast), fingerprint(&whole), "{lang:?}");
+        compared += fast.len();
+    }
+    assert!(compared > 1000, "{compared}");
+    // The bodies are really skipped (or the test would compare a parse with itself).
+    let holes = rust::skippable_bodies(tricky).expect("balanced");
+    assert!(!holes.is_empty());
+    assert!(holes.iter().all(|&(s, e)| !tricky[s..e].contains("fn ")));
+    // …and the fast parse is what produced the items above, not the fallback.
+    let (grammar, tab) = (Lang::Rust.grammar().unwrap(), table(Lang::Rust).unwrap());
+    assert!(fast_items(Lang::Rust, &grammar, &tab, tricky).is_some());
+    let big = &texts.last().unwrap().1;
+    assert!(split_point(big).is_some());
+    assert!(fast_items(Lang::Rust, &grammar, &tab, big).is_some());
+}
+
+/// A wrong guess falls back: unbalanced braces, or a skipped body that breaks the parse.
+#[test]
+fn fast_parse_falls_back_on_errors() {
+    assert!(rust::skippable_bodies("fn a() { \n").is_none());
+    assert!(rust::skippable_bodies("fn a() {} }").is_none());
+    let text = "fn good() {}\n\nfn broken( {\n  let x = ;\n\nstruct After { a: u32 }\n";
+    let (fast, notes) = code_items_with(Lang::Rust, text, true);
+    let (whole, _) = code_items_with(Lang::Rust, text, false);
+    assert_eq!(fingerprint(&fast), fingerprint(&whole));
+    assert!(
+        notes.iter().any(|n| n.contains("syntax errors")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn estimates_of_ranges_add_up() {
+    let text = "fn main() {\n    let fooBar = 12345;\n    x.y(\"s\");\n}\n";
+    let e = estimate::Estimator::new(text);
+    assert!(e.total > 10 && e.total < text.len(), "{}", e.total);
+    assert_eq!(e.count(0, text.len()), e.total);
+    // A line break starts a token (the next line's indentation).
+    let mid = text.find('\n').unwrap_or(0);
+    // Cut at a token start: the halves add up.
+    assert_eq!(e.count(0, mid) + e.count(mid, text.len()), e.total);
+    assert_eq!(e.count(5, 5), 0);
+    assert_eq!(e.count(3, text.len() + 1), 0);
+    assert_eq!(estimate::Estimator::new("").total, 0);
+    assert_eq!(estimate::Estimator::new("日本語").total, 3);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Rust-ish text: fragments that open and close bodies, strings, chars, lifetimes and
+    /// comments in any order (most of it is not valid Rust, which is the point).
+    fn rustish() -> impl Strategy<Value = String> {
+        let frag = prop::sample::select(vec![
+            "fn f() {",
+            "fn g(x: u8) -> u8 {",
+            "}",
+            "{",
+            "let a = 1;",
+            "\"}\"",
+            "'{'",
+            "'a",
+            "r#\"{\"#",
+            "/* { */",
+            "// }\n",
+            "\n",
+            "\n\n",
+            "impl X {",
+            "struct S;",
+            "b'}'",
+            "x.len() + 1000000 * 2 + y.z();",
+            "'\\''",
+            "é",
+            "\"\\\"\"",
+            "const _: () = {",
+        ]);
+        prop::collection::vec(frag, 0..40).prop_map(|v| v.concat())
+    }
+
+    /// Valid Rust: functions (some nested, some in impls) whose bodies hold statements with
+    /// braces and quotes in strings, chars, raw strings, lifetimes and comments.
+    fn valid_rust() -> impl Strategy<Value = String> {
+        let stmt = prop::sample::select(vec![
+            "let a = \"}\";",
+            "let c = '{';",
+            "/* } { /* } */ */",
+            "// {\n",
+            "let r = r#\"}\"#;",
+            "fn inner() -> u8 { 1 }",
+            "struct S;",
+            "let l: &'static str = \"{\";",
+            "x();",
+            "{ let b = 2; }",
+            "let q = '\\'';",
+            "let e = \"\\\"{\";",
+            "let v = b'}';",
+            "if a.len() > 100000 { y(); } else { z(); }",
+            "let é = \"ü{\";",
+        ]);
+        let body = prop::collection::vec(stmt, 0..8).prop_map(|v| v.join("\n    "));
+        prop::collection::vec((body, any::<bool>()), 1..8).prop_map(|fns| {
+            let mut out = String::new();
+            for (i, (b, in_impl)) in fns.iter().enumerate() {
+                let f = format!("fn f{i}<'a>(x: &'a str) -> usize {{\n    {b}\n    x.len()\n}}\n");
+                if *in_impl {
+                    out.push_str(&format!("impl T{i} {{\n{f}}}\n\n"));
+                } else {
+                    out.push_str(&format!("/// Doc {i}.\n{f}\n"));
+                }
+            }
+            out
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever the input, the fast parse gives the whole parse's items (or falls back),
+        /// and nothing panics.
+        #[test]
+        fn fast_equals_whole_on_any_rustish_text(text in rustish()) {
+            let (fast, fast_notes) = code_items_with(Lang::Rust, &text, true);
+            let (whole, whole_notes) = code_items_with(Lang::Rust, &text, false);
+            prop_assert_eq!(fast_notes, whole_notes);
+            prop_assert_eq!(fingerprint(&fast), fingerprint(&whole));
+            if let Some(holes) = rust::skippable_bodies(&text) {
+                let mut last = 0;
+                for (s, e) in holes {
+                    prop_assert!(last <= s && s < e && e <= text.len());
+                    prop_assert!(text.is_char_boundary(s) && text.is_char_boundary(e));
+                    last = e;
+                }
+            }
+        }
+
+        /// Valid Rust with braces hidden in literals and comments: the fast parse is taken
+        /// (the light lexer is not fooled) and gives the whole parse's items.
+        #[test]
+        fn fast_parse_is_taken_on_valid_rust(text in valid_rust()) {
+            let (whole, notes) = code_items_with(Lang::Rust, &text, false);
+            prop_assert!(notes.is_empty(), "{:?}\n{}", notes, text);
+            let (grammar, tab) = (Lang::Rust.grammar().unwrap(), table(Lang::Rust).unwrap());
+            let holes = rust::skippable_bodies(&text);
+            prop_assert!(holes.is_some(), "braces do not balance in:\n{}", text);
+            // Without a body worth skipping (or a split) there is no fast parse to take.
+            if holes.is_some_and(|h| !h.is_empty()) {
+                let fast = fast_items(Lang::Rust, &grammar, &tab, &text);
+                prop_assert!(fast.is_some(), "fell back on:\n{}", text);
+                prop_assert_eq!(fingerprint(&fast.unwrap_or_default()), fingerprint(&whole));
+            }
+        }
+
+        /// Estimates of any range of any text: no panic, never more than the whole plus one.
+        #[test]
+        fn estimates_never_panic(text in "\\PC{0,200}", a in 0usize..300, b in 0usize..300) {
+            let e = estimate::Estimator::new(&text);
+            prop_assert!(e.count(a, b) <= e.total + 1);
+            prop_assert!(e.total <= text.len());
+        }
+    }
+}
