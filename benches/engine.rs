@@ -28,8 +28,21 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// A fresh demo project (4 stories, branch epic-1) with `scenario` for the sim agent.
 fn project(root: &Path, name: &str, scenario: &str) -> PathBuf {
+    project_with(root, name, scenario, 0)
+}
+
+/// The demo project plus `extra` more stories (1.5, 1.6, …).
+fn project_with(root: &Path, name: &str, scenario: &str, extra: usize) -> PathBuf {
     let dir = root.join(name);
     baton::cli::demo_project(&dir).expect("demo project");
+    for k in 0..extra {
+        let id = format!("1.{}", 5 + k);
+        std::fs::write(
+            dir.join(format!("docs/stories/{id}.extra-{k}.md")),
+            format!("# Story {id}: Extra {k}\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. It works.\n"),
+        )
+        .expect("story");
+    }
     std::fs::write(dir.join(".baton/sim.toml"), scenario).expect("scenario");
     git(&dir, &["init", "-q", "-b", "main"]);
     git(&dir, &["config", "user.name", "bench"]);
@@ -40,8 +53,9 @@ fn project(root: &Path, name: &str, scenario: &str) -> PathBuf {
     dir
 }
 
-/// Wall time of one `baton run` and the agent calls it made.
-fn run(dir: &Path, args: &[&str]) -> (Duration, usize) {
+/// Wall time of one `baton run`, the agent calls it made, and the time those calls took
+/// (the `duration_ms` the journal records for each: spawn to exit of the agent process).
+fn run(dir: &Path, args: &[&str]) -> (Duration, usize, f64) {
     let t = Instant::now();
     let o = Command::new(baton())
         .args(args)
@@ -62,11 +76,16 @@ fn run(dir: &Path, args: &[&str]) -> (Duration, usize) {
         .max()
         .expect("a run");
     let events = std::fs::read_to_string(run.join("events.jsonl")).expect("events");
-    let calls = events
+    let finished: Vec<serde_json::Value> = events
         .lines()
         .filter(|l| l.contains("\"event\":\"phase_finished\""))
-        .count();
-    (d, calls)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let agent_ms: f64 = finished
+        .iter()
+        .filter_map(|e| e["outcome"]["duration_ms"].as_f64())
+        .sum();
+    (d, finished.len(), agent_ms)
 }
 
 fn p50(v: &mut [Duration]) -> Duration {
@@ -100,13 +119,15 @@ fn main() {
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     let mut calls = vec![0; cases.len()];
+    let mut agent: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
     for i in 0..n {
         for (c, (_, extra)) in cases.iter().enumerate() {
             let dir = project(tmp.path(), &format!("o{c}-{i}"), "latency_ms = 0\n");
             let mut args = sim.to_vec();
             args.extend(extra);
-            let (d, k) = run(&dir, &args);
+            let (d, k, a) = run(&dir, &args);
             times[c].push(d);
+            agent[c].push(ms(d) - a);
             calls[c] = k;
         }
     }
@@ -120,6 +141,47 @@ fn main() {
             ms(t) / calls[c].max(1) as f64
         );
     }
+    // The orchestrator's own share: wall time not spent inside an agent process, per call
+    // (sequential runs only: parallel agents overlap).
+    for (c, (name, extra)) in cases.iter().enumerate() {
+        if extra.contains(&"--parallel") {
+            continue;
+        }
+        agent[c].sort_by(f64::total_cmp);
+        let own = agent[c][agent[c].len() / 2];
+        println!(
+            "   {name:<28} outside agents {:>6.1} ms / {:>2} calls = {:>5.1} ms orchestrator overhead per call",
+            own,
+            calls[c],
+            own / calls[c].max(1) as f64
+        );
+    }
+
+    // The cost of one more phase, without the run's fixed costs (start, scan, journal, the
+    // epic's UAT): the orchestrator's own time of a 12-story epic minus a 4-story one, per
+    // extra agent call.
+    let (mut small, mut big) = (Vec::new(), Vec::new());
+    let (mut c4, mut c12) = (0, 0);
+    for i in 0..n {
+        for (extra, out, calls) in [(0, &mut small, &mut c4), (8, &mut big, &mut c12)] {
+            let dir = project_with(
+                tmp.path(),
+                &format!("m{extra}-{i}"),
+                "latency_ms = 0\n",
+                extra,
+            );
+            let (d, k, a) = run(&dir, &sim);
+            out.push(ms(d) - a);
+            *calls = k;
+        }
+    }
+    small.sort_by(f64::total_cmp);
+    big.sort_by(f64::total_cmp);
+    let (s4, s12) = (small[small.len() / 2], big[big.len() / 2]);
+    println!(
+        "   marginal: ({s12:.1} - {s4:.1}) ms outside agents / ({c12} - {c4}) calls = {:.1} ms orchestrator overhead per phase (target <= 20)",
+        (s12 - s4) / (c12 - c4).max(1) as f64
+    );
 
     // 2. Four independent stories at 1 s per phase: --parallel 4 vs one story alone.
     let slow = "latency_ms = 1000\n";

@@ -34,10 +34,10 @@ pub fn to_json(m: &super::model::Manifest) -> serde_json::Result<Vec<u8>> {
     let mut out = out?;
     let placeholder = serde_json::to_vec(PLACEHOLDER)?;
     if let Some(at) = memchr::memmem::find(&out, &placeholder) {
-        let array = m.completed_phases.array_text()?;
-        let mut whole = Vec::with_capacity(out.len() + array.len());
+        let c = &m.completed_phases;
+        let mut whole = Vec::with_capacity(out.len() + c.raw.len() + 160 * c.added.len());
         whole.extend_from_slice(&out[..at]);
-        whole.extend_from_slice(array.as_bytes());
+        c.write_array(&mut whole)?;
         whole.extend_from_slice(&out[at + placeholder.len()..]);
         out = whole;
     }
@@ -48,9 +48,9 @@ pub fn to_json(m: &super::model::Manifest) -> serde_json::Result<Vec<u8>> {
 /// out by its brackets (its entries hold no `[`, `]` or escapes: phase names, task ids,
 /// statuses and timestamps never do), the rest parsed, the entries kept as text. Anything in
 /// another form goes through the full parser.
-pub fn from_json(bytes: &[u8]) -> serde_json::Result<super::model::Manifest> {
+pub fn from_json(mut bytes: Vec<u8>) -> serde_json::Result<super::model::Manifest> {
     const KEY: &[u8] = b"\"completed_phases\":[";
-    if let Some(start) = memchr::memmem::find(bytes, KEY) {
+    if let Some(start) = memchr::memmem::find(&bytes, KEY) {
         let open = start + KEY.len();
         if let Some(len) = memchr::memchr(b']', &bytes[open..]) {
             let inner = &bytes[open..open + len];
@@ -58,20 +58,19 @@ pub fn from_json(bytes: &[u8]) -> serde_json::Result<super::model::Manifest> {
                 || (inner.starts_with(ENTRY.as_bytes())
                     && inner.ends_with(b"}")
                     && memchr::memchr2(b'\n', b'\\', inner).is_none());
-            if ours && let Ok(raw) = std::str::from_utf8(inner) {
-                let mut head = Vec::with_capacity(bytes.len() - len);
-                head.extend_from_slice(&bytes[..open]);
-                head.extend_from_slice(&bytes[open + len..]);
-                let mut m: super::model::Manifest = serde_json::from_slice(&head)?;
+            if ours && std::str::from_utf8(inner).is_ok() {
+                let raw: Vec<u8> = bytes.drain(open..open + len).collect();
+                let mut m: super::model::Manifest = serde_json::from_slice(&bytes)?;
+                // Checked as UTF-8 just above.
                 m.completed_phases = Completed {
-                    raw: raw.to_string(),
+                    raw: String::from_utf8(raw).unwrap_or_default(),
                     ..Completed::default()
                 };
                 return Ok(m);
             }
         }
     }
-    serde_json::from_slice(bytes)
+    serde_json::from_slice(&bytes)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -117,18 +116,11 @@ impl Completed {
 
     /// How many times `phase` (with `task_id`) has completed.
     pub fn attempts(&self, phase: &str, task_id: Option<&str>) -> usize {
-        let stored = match task_id {
-            Some(id) => self
-                .raw
-                .matches(&format!(
-                    "{ENTRY}\"{phase}\",\"task_id\":\"{id}\",\"status\""
-                ))
-                .count(),
-            None => self
-                .raw
-                .matches(&format!("{ENTRY}\"{phase}\",\"status\""))
-                .count(),
+        let needle = match task_id {
+            Some(id) => format!("{ENTRY}\"{phase}\",\"task_id\":\"{id}\",\"status\""),
+            None => format!("{ENTRY}\"{phase}\",\"status\""),
         };
+        let stored = memchr::memmem::find_iter(self.raw.as_bytes(), needle.as_bytes()).count();
         stored
             + self
                 .added
@@ -176,18 +168,19 @@ impl From<Vec<CompletedPhase>> for Completed {
 
 impl Completed {
     /// The JSON array: stored entries copied, added ones encoded.
-    fn array_text(&self) -> serde_json::Result<String> {
-        let mut text = String::with_capacity(self.raw.len() + 160 * self.added.len() + 2);
-        text.push('[');
-        text.push_str(&self.raw);
+    fn write_array(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.push(b'[');
+        out.extend_from_slice(self.raw.as_bytes());
+        let mut first = self.raw.is_empty();
         for c in &self.added {
-            if text.len() > 1 {
-                text.push(',');
+            if !first {
+                out.push(b',');
             }
-            text.push_str(&serde_json::to_string(c)?);
+            first = false;
+            serde_json::to_writer(&mut *out, c)?;
         }
-        text.push(']');
-        Ok(text)
+        out.push(b']');
+        Ok(())
     }
 }
 
@@ -196,7 +189,10 @@ impl Serialize for Completed {
         if SPLICING.get() {
             return s.serialize_str(PLACEHOLDER);
         }
-        let text = self.array_text().map_err(serde::ser::Error::custom)?;
+        let mut text = Vec::with_capacity(self.raw.len() + 160 * self.added.len() + 2);
+        self.write_array(&mut text)
+            .map_err(serde::ser::Error::custom)?;
+        let text = String::from_utf8(text).map_err(serde::ser::Error::custom)?;
         let raw = RawValue::from_string(text).map_err(serde::ser::Error::custom)?;
         raw.serialize(s)
     }
@@ -329,7 +325,7 @@ mod tests {
         let bytes = to_json(&m).unwrap();
         let standard = serde_json::to_vec(&m).unwrap();
         assert_eq!(bytes, standard, "the fast writer writes what serde writes");
-        let back = from_json(&bytes).unwrap();
+        let back = from_json(bytes.clone()).unwrap();
         assert!(
             back.completed_phases.raw_parsed.get().is_none(),
             "read without parsing the history"
@@ -338,7 +334,7 @@ mod tests {
         assert_eq!(back.completed_phases.attempts("spec", Some("1")), 3);
         // Another form (pretty-printed) goes through the full parser.
         let pretty = serde_json::to_vec_pretty(&m).unwrap();
-        assert_eq!(from_json(&pretty).unwrap(), m);
+        assert_eq!(from_json(pretty).unwrap(), m);
     }
 
     #[test]

@@ -681,7 +681,7 @@ pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),
     };
-    completed::from_json(&bytes)
+    completed::from_json(bytes)
         .map(Some)
         .map_err(|e| Error::corrupt(&path, Some(e.line()), format!("not a valid manifest: {e}")))
 }

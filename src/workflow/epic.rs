@@ -611,10 +611,12 @@ impl Engine<'_> {
         };
         let template = super::def::template(template_name, &self.prompts_dir)?;
         let prompt = render(template_name, &template, &ctx)?;
-        // Counted up front only when a budget needs it before sending; otherwise while the
-        // agent runs (see below), off the phase's critical path.
-        let counted = (self.opts.dry_run || phase.budget.is_some())
-            .then(|| Encoding::O200kBase.count(&prompt) as u64);
+        // Counted up front only when a budget needs it before sending — and a prompt of no
+        // more bytes than the budget cannot exceed it (a token is at least one byte) —,
+        // otherwise while the agent runs (see below), off the phase's critical path.
+        let over_maybe = phase.budget.is_some_and(|b| prompt.len() > b);
+        let counted =
+            (self.opts.dry_run || over_maybe).then(|| Encoding::O200kBase.count(&prompt) as u64);
         let prompt_tokens = counted.unwrap_or(0);
         let label = match sid {
             Some(s) => format!("{}-{}-{}-{}", epic.id, s, phase.name, attempt),
