@@ -37,6 +37,10 @@ pub struct RunConfig {
     pub protected_branches: Vec<String>,
     /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
     pub skip_permissions: bool,
+    /// Agent and model per role (`[run.roles.dev] agent = "codex"`, `model = "…"`), over the
+    /// workflow's own `[roles]` (seed 001's routing: planning on the strongest model, review
+    /// on a fast one).
+    pub roles: std::collections::BTreeMap<String, crate::workflow::def::Role>,
 }
 
 impl Default for RunConfig {
@@ -45,6 +49,7 @@ impl Default for RunConfig {
             default_agent: "claude".into(),
             protected_branches: vec!["main".into(), "master".into()],
             skip_permissions: false,
+            roles: Default::default(),
         }
     }
 }

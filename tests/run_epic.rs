@@ -810,3 +810,33 @@ fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
         assert_eq!(worktrees(&d).len(), 1, "after {n}");
     }
 }
+
+#[test]
+fn baton_toml_routes_roles_to_agents() {
+    let d = project("");
+    std::fs::write(
+        d.dir.join("baton.toml"),
+        "[run]\ndefault_agent = \"sim\"\n[run.roles.review]\nagent = \"reviewer-9000\"\n",
+    )
+    .unwrap();
+    git(&d.dir, &["add", "-A"]);
+    git(&d.dir, &["commit", "-q", "-m", "config"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--start-from",
+        "1.4",
+        "--no-commit",
+    ]);
+    let text = out(&o);
+    assert_ne!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("unknown agent `reviewer-9000`"),
+        "the review role went to its own agent: {text}"
+    );
+    assert!(
+        d.story("1.4").contains("## Dev Agent Record"),
+        "dev ran on the default agent (sim)"
+    );
+}

@@ -170,7 +170,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         })?;
         journal = Some(j);
     }
-    let agents = CliAgents::new(&project_dir, saved.scenario.clone());
+    let agents = CliAgents::new(&project_dir, saved.scenario.clone())
+        .skip_permissions(ctx.project.config.run.skip_permissions);
     let status = BmadStatus::new(&project_dir);
     let progress = Progress::new(ctx.out.json, saved.options.dry_run);
     if !saved.options.dry_run && !ctx.out.json {
@@ -324,6 +325,7 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
             skip_review: a.skip_review,
             agent: a.agent.clone(),
             default_agent: cfg.run.default_agent.clone(),
+            roles: cfg.run.roles.clone(),
             protected_branches: cfg.run.protected_branches.clone(),
             parallel: a.parallel.unwrap_or(1),
         },

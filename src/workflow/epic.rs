@@ -63,6 +63,9 @@ pub struct Options {
     /// Agent for every role (`--agent sim`).
     pub agent: Option<String>,
     pub default_agent: String,
+    /// baton.toml's `[run.roles.<role>]`: agent and model per role, over the workflow's.
+    #[serde(default)]
+    pub roles: std::collections::BTreeMap<String, super::def::Role>,
     pub protected_branches: Vec<String>,
     /// Stories at once, each in its own git worktree (`--parallel N`); 0 or 1: one after
     /// another in the project itself.
@@ -202,16 +205,20 @@ impl Engine<'_> {
         }
     }
 
+    /// Who runs `role`: `--agent` for every role, else baton.toml's `[run.roles.<role>]`, else
+    /// the workflow's `[roles.<role>]`, else the default agent.
     fn assignment(&self, role: &str) -> Assignment {
-        let r = self.wf.roles.get(role).cloned().unwrap_or_default();
+        let wf = self.wf.roles.get(role).cloned().unwrap_or_default();
+        let project = self.opts.roles.get(role).cloned().unwrap_or_default();
         Assignment {
             agent: self
                 .opts
                 .agent
                 .clone()
-                .or(r.agent)
+                .or(project.agent)
+                .or(wf.agent)
                 .unwrap_or_else(|| self.opts.default_agent.clone()),
-            model: r.model,
+            model: project.model.or(wf.model),
         }
     }
 
