@@ -40,6 +40,12 @@ pub fn read(arg: &str, utf8: Utf8) -> Result<Input> {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
+    read_bytes(path, "pass the files inside it, e.g. `dir/*.md`")
+}
+
+/// A file's bytes; a missing file or a directory is a clear error naming it (`dir_hint` says
+/// what to do instead of passing a directory).
+pub fn read_bytes(path: &Path, dir_hint: &str) -> Result<Vec<u8>> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(
@@ -50,8 +56,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
         Err(e) => return Err(Error::io(path, e)),
         Ok(m) if m.is_dir() => {
             return Err(
-                Error::invalid(format!("{}: is a directory", path.display()))
-                    .hint("pass the files inside it, e.g. `dir/*.md`"),
+                Error::invalid(format!("{}: is a directory", path.display())).hint(dir_hint),
             );
         }
         Ok(_) => {}

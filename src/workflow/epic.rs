@@ -673,15 +673,7 @@ impl Engine<'_> {
                 prompt_tokens,
                 log: None,
             };
-            self.log(Entry::PhaseFinished {
-                epic: epic.id.clone(),
-                story: sid.map(Into::into),
-                phase: phase.name.clone(),
-                attempt,
-                outcome: out.clone(),
-            })?;
-            self.progress().phase_done(sid, &phase.name, &out);
-            return Ok(out);
+            return self.phase_finished(epic, sid, phase, attempt, out);
         }
         self.log(Entry::PhaseStarted {
             epic: epic.id.clone(),
@@ -758,6 +750,18 @@ impl Engine<'_> {
             let cause = reply.error.clone().unwrap_or_else(|| "agent failed".into());
             out.detail = format!("{cause}; {}", out.detail);
         }
+        self.phase_finished(epic, sid, phase, attempt, out)
+    }
+
+    /// Journal a phase's outcome (before anything acts on it) and show it.
+    fn phase_finished(
+        &self,
+        epic: &EpicRef,
+        sid: Option<&str>,
+        phase: &Phase,
+        attempt: u32,
+        out: PhaseOutcome,
+    ) -> Result<PhaseOutcome> {
         self.log(Entry::PhaseFinished {
             epic: epic.id.clone(),
             story: sid.map(Into::into),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use tree_sitter::{Node, Parser};
 
 use super::tokens::Encoding;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 mod estimate;
 mod go;
@@ -211,23 +211,10 @@ impl Source {
     }
 
     pub fn read(path: &Path) -> Result<Source> {
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(
-                    Error::not_found(format!("{}: no such file", path.display()))
-                        .hint("check the path (it is relative to the working directory)"),
-                );
-            }
-            Err(e) => return Err(Error::io(path, e)),
-            Ok(m) if m.is_dir() => {
-                return Err(
-                    Error::invalid(format!("{}: is a directory", path.display()))
-                        .hint("`baton outline DIR` maps a directory; extract needs a file"),
-                );
-            }
-            Ok(_) => {}
-        }
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::context::input::read_bytes(
+            path,
+            "`baton outline DIR` maps a directory; extract needs a file",
+        )?;
         Ok(Source::from_bytes(&path.display().to_string(), bytes))
     }
 }
