@@ -94,14 +94,19 @@ pub struct Pick {
 pub fn normalize(title: &str) -> String {
     let t = strip_number(title.trim());
     let t = t.trim_end_matches(':');
+    // One allocation: this runs on every heading of the document.
     let mut out = String::with_capacity(t.len());
     for w in t.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(w);
+        if w.is_ascii() {
+            out.extend(w.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            out.extend(w.chars().flat_map(char::to_lowercase));
+        }
     }
-    out.to_lowercase()
+    out
 }
 
 /// Strip a leading section number: `3 `, `3.2 `, `3.2.1) `, `A. ` (must be followed by space).

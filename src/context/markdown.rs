@@ -80,8 +80,13 @@ fn sections_opts(text: &str, opts: Options) -> Vec<Section> {
                 title = Some(String::new());
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let (Some(t), Some(s)) = (title.take(), out.last_mut()) {
-                    s.title = t.trim().to_string();
+                if let (Some(mut t), Some(s)) = (title.take(), out.last_mut()) {
+                    // Trim in place: no second allocation per heading.
+                    let end = t.trim_end().len();
+                    t.truncate(end);
+                    let lead = t.len() - t.trim_start().len();
+                    t.drain(..lead);
+                    s.title = t;
                 }
             }
             Event::Text(t) | Event::Code(t) => {
