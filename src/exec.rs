@@ -324,7 +324,7 @@ fn run_one(store: &Store, c: &Command) -> Result<(Option<String>, String)> {
         "END_PHASE" => {
             let phase = c.req("phase")?;
             let o = store.end_phase(&slug, phase, task_id, c.req("status")?.parse()?)?;
-            ended(&o, phase, task_id)
+            ended(&o)
         }
         "BEGIN_PHASE" => {
             let phase = c.req("phase")?;
@@ -351,7 +351,7 @@ fn run_one(store: &Store, c: &Command) -> Result<(Option<String>, String)> {
             };
             let o =
                 store.complete_phase(&slug, phase, task_id, c.req("status")?.parse()?, content)?;
-            ended(&o, phase, task_id)
+            ended(&o)
         }
         "PAUSE" => {
             store.pause(&slug, c.req("reason")?, c.list("recommendations"))?;
@@ -428,22 +428,14 @@ fn iteration(c: &Command) -> Result<Option<u32>> {
         .transpose()
 }
 
-fn ended(o: &crate::store::Outcome, phase: &str, task_id: Option<&str>) -> String {
-    let ms = o.effects.last().and_then(|e| e.duration_ms).unwrap_or(0);
-    let status = o
-        .manifest
-        .completed_phases
-        .last()
-        .map(|c| c.status.as_str())
-        .unwrap_or("?");
+fn ended(o: &crate::store::Outcome) -> String {
     let mut s = String::new();
     for p in &o.stored {
         s.push_str(&format!("stored {p}; "));
     }
     s.push_str(&format!(
-        "phase {} ended {status} after {}; total retries: {}",
-        phase_label(phase, task_id),
-        metrics::human_ms(ms),
+        "phase {}; total retries: {}",
+        o.ended_line(),
         o.manifest.metrics.total_retries
     ));
     s

@@ -99,7 +99,7 @@ pub fn run(ctx: &Ctx, cmd: PhaseCmd) -> Result<ExitCode> {
                 task_id.as_deref(),
                 status.parse::<PhaseStatus>()?,
             )?;
-            print_ended(ctx, &slug, &phase, task_id.as_deref(), &o);
+            print_ended(ctx, &slug, &o);
         }
         PhaseCmd::Begin {
             phase,
@@ -151,29 +151,17 @@ pub fn run(ctx: &Ctx, cmd: PhaseCmd) -> Result<ExitCode> {
                 status.parse::<PhaseStatus>()?,
                 content,
             )?;
-            print_ended(ctx, &slug, &phase, task_id.as_deref(), &o);
+            print_ended(ctx, &slug, &o);
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_ended(ctx: &Ctx, slug: &str, phase: &str, task_id: Option<&str>, o: &Outcome) {
-    let ms = o.effects.last().and_then(|e| e.duration_ms).unwrap_or(0);
-    let status = o
-        .manifest
-        .completed_phases
-        .last()
-        .map(|c| c.status.as_str())
-        .unwrap_or("?");
+fn print_ended(ctx: &Ctx, slug: &str, o: &Outcome) {
     ctx.out.emit(&o.manifest, |w| {
         for s in &o.stored {
             writeln!(w, "{slug}: stored {s}")?;
         }
-        writeln!(
-            w,
-            "{slug}: ended {} {status} after {}",
-            phase_label(phase, task_id),
-            crate::store::metrics::human_ms(ms)
-        )
+        writeln!(w, "{slug}: {}", o.ended_line())
     });
 }

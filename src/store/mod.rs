@@ -57,6 +57,22 @@ pub struct Outcome {
     pub stored: Vec<String>,
 }
 
+impl Outcome {
+    /// "ended implementation#2 success after 1.2s": the phase the command ended (the newest
+    /// completed entry), for END_PHASE and COMPLETE_PHASE answers.
+    pub fn ended_line(&self) -> String {
+        match self.manifest.completed_phases.last() {
+            Some(c) => format!(
+                "ended {} {} after {}",
+                c.label(),
+                c.status,
+                metrics::human_ms(c.duration_ms)
+            ),
+            None => "ended".to_string(),
+        }
+    }
+}
+
 /// A STORE request.
 #[derive(Debug, Clone, Default)]
 pub struct Content {
