@@ -515,10 +515,15 @@ fn fast_items(
     if text.is_empty() {
         return None;
     }
-    let holes = if lang == Lang::Rust {
-        rust::skippable_bodies(text)?
+    let py_holes = if lang == Lang::Python {
+        python::skippable_bodies(text)
     } else {
         Vec::new()
+    };
+    let holes = match lang {
+        Lang::Rust => rust::skippable_bodies(text)?,
+        Lang::Python => py_holes.iter().map(|h| (h.start, h.end)).collect(),
+        _ => Vec::new(),
     };
     let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let cut = if text.len() >= SPLIT_PARSE_BYTES && two_cores {
@@ -541,11 +546,35 @@ fn fast_items(
         walk(tab, tree.root_node(), text, lang.separator(), &mut items);
         Some(items)
     };
-    let Some(cut) = cut else {
-        return part(0, text.len());
+    let mut items = match cut {
+        None => part(0, text.len())?,
+        Some(cut) => split_items(cut, text.len(), &part)?,
     };
+    // A Python definition whose body's tail was skipped ends, in this parse, on the line of
+    // the kept first statement; it really ends where the skipped tail does.
+    if !py_holes.is_empty() {
+        for it in &mut items {
+            let k = py_holes.partition_point(|h| h.start < it.end);
+            if let Some(h) = py_holes.get(k)
+                && h.kept_line <= it.end
+                && it.end <= h.start
+            {
+                it.end = h.real_end;
+                it.end_line = h.real_line;
+            }
+        }
+    }
+    Some(items)
+}
+
+/// Items of `part(0, cut)` and `part(cut, len)`, parsed on two threads.
+fn split_items(
+    cut: usize,
+    len: usize,
+    part: &(dyn Fn(usize, usize) -> Option<Vec<Item>> + Sync),
+) -> Option<Vec<Item>> {
     std::thread::scope(|s| {
-        let tail = s.spawn(|| part(cut, text.len()));
+        let tail = s.spawn(|| part(cut, len));
         let head = part(0, cut);
         let tail = tail.join().ok()??;
         let mut items = head?;

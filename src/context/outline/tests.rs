@@ -283,6 +283,120 @@ fn unbalanced_later() { let s = "}"; }
     assert!(fast_items(Lang::Rust, &grammar, &tab, big).is_some());
 }
 
+/// Skipped Python bodies give exactly the items of one whole parse (end lines included) on
+/// the corpus's Python files, on tricky strings and comments, and on all of them
+/// concatenated past the split size; and the fast parse is really taken.
+#[test]
+fn python_fast_parse_equals_whole_parse() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let mut texts: Vec<String> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "py"))
+                .filter_map(|p| std::fs::read_to_string(&p).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(texts.len() >= 2, "corpus Python files missing");
+    let tricky = r#"
+import os
+
+LIMIT = 10
+
+
+def documented(a, b='''
+def not_a_def():
+'''):
+    """First doc line.
+
+    def inside_docstring(): pass
+    """
+    x = a + b  # def in a comment
+    s = """
+def in_a_string():
+    pass
+"""
+# a comment at column 0 inside the body
+    return x + len(s) + len("def, class")
+
+
+async def runner(items):
+    for it in items:
+        if it:
+            yield it
+        else:
+            continue
+    # trailing comment
+
+
+class Holder:
+    """Holds."""
+
+    @property
+    def value(self):
+        if self._v is None:
+            self._v = compute(1, 2, 3, [
+                4, 5,
+            ])
+        return self._v
+
+    def outer(self):
+        x = 1
+
+        def inner():
+            return x + 1000000 + 2000000 + 3000000
+
+        return inner
+
+
+def continued(a, \
+              b):
+    total = a + \
+        b
+    return total * 1000000 + 2000000 + 3000000
+
+
+def last():
+    return 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12"#;
+    texts.push(tricky.to_string());
+    let mut big = String::new();
+    while big.len() < 2 * SPLIT_PARSE_BYTES {
+        for t in texts.clone() {
+            big.push_str(&t);
+            big.push_str("\n\n");
+        }
+    }
+    texts.push(big);
+    let (grammar, tab) = (
+        Lang::Python.grammar().unwrap(),
+        table(Lang::Python).unwrap(),
+    );
+    let mut compared = 0;
+    for text in &texts {
+        let (fast, fast_notes) = code_items_with(Lang::Python, text, true);
+        let (whole, whole_notes) = code_items_with(Lang::Python, text, false);
+        assert_eq!(fast_notes, whole_notes);
+        assert_eq!(fingerprint(&fast), fingerprint(&whole));
+        assert!(!python::skippable_bodies(text).is_empty());
+        assert!(fast_items(Lang::Python, &grammar, &tab, text).is_some());
+        compared += fast.len();
+    }
+    assert!(compared > 300, "{compared}");
+    let holes = python::skippable_bodies(tricky);
+    assert!(
+        holes
+            .iter()
+            .all(|h| !tricky[h.start..h.end].contains("inner"))
+    );
+    assert!(
+        holes
+            .iter()
+            .any(|h| tricky[h.start..h.end].contains("in_a_string"))
+    );
+}
+
 /// A wrong guess falls back: unbalanced braces, or a skipped body that breaks the parse.
 #[test]
 fn fast_parse_falls_back_on_errors() {
@@ -382,6 +496,77 @@ mod props {
         })
     }
 
+    /// Python-ish text: definitions, docstrings, strings with quotes and `def` inside,
+    /// comments, brackets and continuations at several indentations.
+    fn pythonish() -> impl Strategy<Value = String> {
+        let frag = prop::sample::select(vec![
+            "def f(a, b):\n",
+            "async def g():\n",
+            "class C:\n",
+            "@deco\n",
+            "    ",
+            "        ",
+            "\t",
+            "\"\"\"doc\n\"\"\"\n",
+            "\"\"\"def x(): pass\"\"\"\n",
+            "\'\'\'\n  def y():\n\'\'\'\n",
+            "return a + b + 1000000 + 2000000\n",
+            "x = (1,\n",
+            ")\n",
+            "if a:\n",
+            "else:\n",
+            "# def z():\n",
+            "s = \"\\\"#\"\n",
+            "t = \'(\'\n",
+            "y = 1 + \\\n",
+            "pass\n",
+            "\n",
+            "é = \"ü\"\n",
+            "for i in range(10):\n",
+        ]);
+        prop::collection::vec(frag, 0..40).prop_map(|v| v.concat())
+    }
+
+    /// Valid Python: functions (some in classes, some holding a nested def) whose bodies
+    /// hold docstrings, compound statements, strings and comments with `def` and brackets.
+    fn valid_python() -> impl Strategy<Value = String> {
+        let stmt = prop::sample::select(vec![
+            "x = \"def a(): (\"",
+            "y = \'\'\'\ndef b():\n    pass\n\'\'\'",
+            "# def c():",
+            "if x:\n        z = [1,\n  2]\n    else:\n        z = 3",
+            "for i in range(10):\n        total = total + i * 1000000",
+            "w = (1 +\n         2)",
+            "v = 1 + \\\n        2",
+            "def nested():\n        return 1",
+            "try:\n        f()\n    except E:\n        raise",
+            "return x",
+            "s = \"é{ü\"",
+        ]);
+        let body = (any::<bool>(), prop::collection::vec(stmt, 1..6)).prop_map(|(doc, v)| {
+            let d = if doc {
+                "\"\"\"Doc line.\n\n    More.\n    \"\"\"\n    "
+            } else {
+                ""
+            };
+            format!("{d}{}", v.join("\n    "))
+        });
+        prop::collection::vec((body, any::<bool>()), 1..6).prop_map(|fns| {
+            let mut out = String::new();
+            for (i, (b, in_class)) in fns.iter().enumerate() {
+                if *in_class {
+                    let b = b.replace('\n', "\n    ");
+                    out.push_str(&format!(
+                        "class C{i}:\n    def m{i}(self, x):\n        {b}\n\n"
+                    ));
+                } else {
+                    out.push_str(&format!("def f{i}(x):\n    {b}\n\n\n"));
+                }
+            }
+            out
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
@@ -418,6 +603,49 @@ mod props {
                 prop_assert!(fast.is_some(), "fell back on:\n{}", text);
                 prop_assert_eq!(fingerprint(&fast.unwrap_or_default()), fingerprint(&whole));
             }
+        }
+
+        /// Python-ish text (strings, comments, brackets, indentation in any order): the
+        /// scanner never panics, its holes are ordered and on char boundaries, and on text
+        /// that parses the fast parse gives the whole parse's items.
+        #[test]
+        fn python_fast_equals_whole_on_any_pythonish_text(text in pythonish()) {
+            let holes = python::skippable_bodies(&text);
+            let mut last = 0;
+            for h in &holes {
+                prop_assert!(last <= h.start && h.start < h.end && h.end <= text.len());
+                prop_assert!(text.is_char_boundary(h.start) && text.is_char_boundary(h.end));
+                prop_assert!(h.kept_line <= h.start && h.real_end <= h.end);
+                last = h.end;
+            }
+            // A syntax error inside a skipped body goes unseen (as in Rust), so the two
+            // parses are compared when the whole one has none.
+            let (whole, whole_notes) = code_items_with(Lang::Python, &text, false);
+            if whole_notes.is_empty() {
+                let (fast, fast_notes) = code_items_with(Lang::Python, &text, true);
+                prop_assert!(fast_notes.is_empty());
+                prop_assert_eq!(fingerprint(&fast), fingerprint(&whole), "{}", text);
+            }
+        }
+
+        /// Valid Python: the fast parse is taken when something is skipped, and gives the
+        /// whole parse's items.
+        #[test]
+        fn python_fast_parse_is_taken_on_valid_python(text in valid_python()) {
+            let (whole, notes) = code_items_with(Lang::Python, &text, false);
+            prop_assert!(notes.is_empty(), "{:?}\n{}", notes, text);
+            let (grammar, tab) = (Lang::Python.grammar().unwrap(), table(Lang::Python).unwrap());
+            if !python::skippable_bodies(&text).is_empty() {
+                let fast = fast_items(Lang::Python, &grammar, &tab, &text);
+                prop_assert!(fast.is_some(), "fell back on:\n{}", text);
+                prop_assert_eq!(fingerprint(&fast.unwrap_or_default()), fingerprint(&whole));
+            }
+        }
+
+        /// Any text at all: the Python scanner never panics.
+        #[test]
+        fn python_scanner_never_panics(text in "\\PC{0,300}") {
+            let _ = python::skippable_bodies(&text);
         }
 
         /// Estimates of any range of any text: no panic, never more than the whole plus one.
