@@ -384,21 +384,15 @@ impl Store {
 
     pub fn start_phase(&self, slug: &str, phase: &str, task_id: Option<&str>) -> Result<Outcome> {
         check_phase_args(phase, task_id)?;
-        let label = phase_label(phase, task_id);
-        self.mutate(slug, |_, _| {
-            Ok((
-                Plan {
-                    events: vec![EventKind::PhaseStarted {
-                        phase: phase.into(),
-                        task_id: task_id.map(Into::into),
-                    }],
-                    history: vec![format!("START_PHASE {label}")],
-                    ..Plan::default()
-                },
-                (),
-            ))
-        })
-        .map(|(o, _)| o)
+        let event = EventKind::PhaseStarted {
+            phase: phase.into(),
+            task_id: task_id.map(Into::into),
+        };
+        self.record(
+            slug,
+            event,
+            format!("START_PHASE {}", phase_label(phase, task_id)),
+        )
     }
 
     pub fn end_phase(
@@ -515,22 +509,11 @@ impl Store {
                 Error::invalid("PAUSE needs a reason").hint("pass --reason \"why the task stops\"")
             );
         }
-        self.mutate(slug, |_, _| {
-            let history = vec![format!("PAUSE reason: {}", one_line(reason))];
-            let events = vec![EventKind::Paused {
-                reason: reason.into(),
-                recommendations,
-            }];
-            Ok((
-                Plan {
-                    events,
-                    history,
-                    ..Plan::default()
-                },
-                (),
-            ))
-        })
-        .map(|(o, _)| o)
+        let event = EventKind::Paused {
+            reason: reason.into(),
+            recommendations,
+        };
+        self.record(slug, event, format!("PAUSE reason: {}", one_line(reason)))
     }
 
     pub fn set_gate(
@@ -547,17 +530,21 @@ impl Store {
                 )));
             }
         }
+        let event = EventKind::GateSet {
+            gate,
+            prompt: prompt.into(),
+            artifacts,
+        };
+        self.record(slug, event, format!("SET_GATE {gate}"))
+    }
+
+    /// A command that is one event and one history line (START_PHASE, PAUSE, SET_GATE).
+    fn record(&self, slug: &str, event: EventKind, history: String) -> Result<Outcome> {
         self.mutate(slug, |_, _| {
-            let history = vec![format!("SET_GATE {gate}")];
-            let events = vec![EventKind::GateSet {
-                gate,
-                prompt: prompt.into(),
-                artifacts,
-            }];
             Ok((
                 Plan {
-                    events,
-                    history,
+                    events: vec![event],
+                    history: vec![history],
                     ..Plan::default()
                 },
                 (),
