@@ -840,3 +840,45 @@ fn baton_toml_routes_roles_to_agents() {
         "dev ran on the default agent (sim)"
     );
 }
+
+#[test]
+fn status_shows_runs_and_a_damaged_journal() {
+    let d = project("");
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.4",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let id = d.run_id();
+    let runs = d.dir.join(".baton/runs");
+    std::fs::create_dir_all(runs.join("20990101T000000-abcdef")).unwrap();
+    std::fs::write(
+        runs.join("20990101T000000-abcdef/events.jsonl"),
+        "{not json\n",
+    )
+    .unwrap();
+    let o = d.run(&["status", "--json"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["runs"].as_array().unwrap();
+    let mine = rows.iter().find(|r| r["run_id"] == id.as_str()).unwrap();
+    assert_eq!(mine["state"], "finished");
+    assert_eq!(mine["done"], 1);
+    let bad = rows
+        .iter()
+        .find(|r| r["run_id"] == "20990101T000000-abcdef")
+        .unwrap();
+    assert_eq!(bad["state"], "damaged");
+    assert!(
+        bad["next"]
+            .as_str()
+            .unwrap()
+            .contains("events.jsonl line 1"),
+        "{bad}"
+    );
+}

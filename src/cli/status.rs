@@ -35,10 +35,30 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
             .collect();
         ids.sort();
         for id in ids {
-            let Ok(j) = Journal::open(&local, &id) else {
-                continue;
+            // A run whose journal cannot be read is shown as damaged, not hidden.
+            let damaged = |why: String| RunRow {
+                run_id: id.clone(),
+                workflow: String::new(),
+                epics: vec![],
+                state: "damaged".into(),
+                next: Some(why),
+                agent_calls: 0,
+                done: 0,
+                failed: 0,
+                started_at: String::new(),
+                updated_at: String::new(),
+            };
+            let j = match Journal::open(&local, &id) {
+                Ok(j) => j,
+                Err(e) => {
+                    runs.push(damaged(e.to_string()));
+                    continue;
+                }
             };
             let Some((_, wf, epics, _)) = j.started() else {
+                runs.push(damaged(
+                    "the journal does not start with run_started".into(),
+                ));
                 continue;
             };
             let count = |r: &str| {
@@ -114,7 +134,12 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 r.agent_calls
             )?;
             if let Some(n) = &r.next {
-                writeln!(w, "    stopped in {n}")?;
+                let verb = if r.state == "damaged" {
+                    "journal"
+                } else {
+                    "stopped in"
+                };
+                writeln!(w, "    {verb}: {n}")?;
             }
         }
         for t in &tasks {
