@@ -112,6 +112,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     let args = super::run::Args {
         workflow: Some("epic-execute".into()),
+        queue: None,
         epics: vec!["1".into()],
         resume: None,
         agent: Some("sim".into()),

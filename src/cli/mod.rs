@@ -27,6 +27,8 @@ mod query;
 mod resume;
 mod retrieve;
 mod run;
+mod run_task;
+mod run_verify;
 mod session;
 mod status;
 mod store;

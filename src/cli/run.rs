@@ -25,10 +25,13 @@ Each phase is a fresh agent process; context moves through the story file and gi
 Agents: claude (default), codex, gemini, sim (the built-in simulated agent; scenario from\n\
 --scenario or .baton/sim.toml). Exit code 1 when a story failed.")]
 pub struct Args {
-    /// epic-execute or epic-chain
+    /// epic-execute, epic-chain, orchestrate, poc, graduate or verify
     pub workflow: Option<String>,
-    /// Epic id(s): `1`, or several for epic-chain
+    /// Epic id(s) (`1`, or several for epic-chain), or the task of orchestrate|poc|graduate
     pub epics: Vec<String>,
+    /// verify: the queue whose items to run
+    #[arg(long, value_name = "NAME")]
+    pub queue: Option<String>,
     /// Continue an interrupted run where it stopped
     #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["workflow", "epics"])]
     pub resume: Option<String>,
@@ -85,6 +88,19 @@ struct Saved {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    // Task workflows and verify queues have engines of their own; a resumed run is routed by
+    // the workflow its journal started.
+    let workflow = match &a.resume {
+        Some(id) => Journal::open(&ctx.project.local_dir(), id)?
+            .started()
+            .map(|s| s.1.to_string()),
+        None => a.workflow.clone(),
+    };
+    match workflow.as_deref() {
+        Some("orchestrate" | "poc" | "graduate") => return super::run_task::run(ctx, a),
+        Some("verify") => return super::run_verify::run(ctx, a),
+        _ => {}
+    }
     // The tokenizer's tables take tens of milliseconds to load: load them while the project
     // is scanned, not on the first phase's critical path.
     std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
@@ -262,8 +278,10 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
             .hint("or continue a run: baton run --resume RUN_ID")
     })?;
     if workflow != "epic-execute" && workflow != "epic-chain" {
-        return Err(Error::not_found(format!("no workflow `{workflow}`"))
-            .hint("baton run epic-execute EPIC, or epic-chain EPIC…"));
+        return Err(Error::not_found(format!("no workflow `{workflow}`")).hint(
+            "baton run epic-execute EPIC, epic-chain EPIC…, orchestrate|poc|graduate TASK, \
+             or verify --queue NAME",
+        ));
     }
     if a.epics.is_empty() {
         return Err(

@@ -23,6 +23,8 @@ pub struct Request<'a> {
     pub log_dir: PathBuf,
     pub timeout: Duration,
     pub grace: Duration,
+    /// Continue this agent session instead of starting a fresh one (a conductor).
+    pub resume: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -63,12 +63,13 @@ impl CliAgents {
 impl Agents for CliAgents {
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply> {
         let spec = self.spec(who, req)?;
-        let r = AgentRequest::new(
+        let mut r = AgentRequest::new(
             req.prompt,
             req.cwd.clone(),
             req.log_dir.clone(),
             req.name.clone(),
         );
+        r.resume = req.resume.clone();
         let out = agent::run(&spec, &r)?;
         Ok(Reply {
             ok: !out.is_error(),

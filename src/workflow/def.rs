@@ -198,6 +198,74 @@ pub fn parse(source: &str, text: &str) -> Result<Workflow> {
     Ok(wf)
 }
 
+/// Check a workflow's phase graph: every dependency names a defined phase and there is no
+/// cycle. `nodes` are (phase, the phases it depends on), in file order; errors name `source`
+/// and the line of the offending phase (found in `text` as `name = "<phase>"` or `id = …`).
+/// Returns the phases in an order that respects every dependency (file order where free).
+pub fn check_dag(source: &str, text: &str, nodes: &[(String, Vec<String>)]) -> Result<Vec<String>> {
+    let line_of = |name: &str| {
+        text.lines()
+            .position(|l| {
+                let l = l.trim_start();
+                (l.starts_with("name") || l.starts_with("id"))
+                    && l.split_once('=')
+                        .is_some_and(|(_, v)| v.trim().trim_matches('"') == name)
+            })
+            .map(|i| i + 1)
+    };
+    let known: Vec<&str> = nodes.iter().map(|(n, _)| n.as_str()).collect();
+    for (name, deps) in nodes {
+        for d in deps {
+            if !known.contains(&d.as_str()) {
+                return Err(Error::corrupt(
+                    source,
+                    line_of(name),
+                    format!(
+                        "phase `{name}` depends on `{d}`, which is not a phase of this workflow (phases: {})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    // Kahn's algorithm, taking the earliest ready phase in file order each time.
+    let mut done: Vec<String> = Vec::with_capacity(nodes.len());
+    while done.len() < nodes.len() {
+        let next = nodes
+            .iter()
+            .find(|(n, deps)| !done.contains(n) && deps.iter().all(|d| done.contains(d)));
+        match next {
+            Some((n, _)) => done.push(n.clone()),
+            None => {
+                // Every phase left waits on another one left: walk the waits to name the cycle.
+                let left: Vec<&(String, Vec<String>)> =
+                    nodes.iter().filter(|(n, _)| !done.contains(n)).collect();
+                let mut path = vec![left[0].0.clone()];
+                loop {
+                    let cur = path.last().cloned().unwrap_or_default();
+                    let dep = left
+                        .iter()
+                        .find(|(n, _)| *n == cur)
+                        .and_then(|(_, deps)| deps.iter().find(|d| !done.contains(d)))
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(i) = path.iter().position(|p| *p == dep) {
+                        let mut cycle = path[i..].to_vec();
+                        cycle.push(dep);
+                        return Err(Error::corrupt(
+                            source,
+                            line_of(&cycle[0]),
+                            format!("dependency cycle: {}", cycle.join(" → ")),
+                        ));
+                    }
+                    path.push(dep);
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
 /// A prompt template: the project's `<dir>/<name>.md.j2` if present, else the built-in.
 pub fn template(name: &str, override_dir: &Path) -> Result<String> {
     let file = override_dir.join(format!("{name}.md.j2"));
@@ -233,6 +301,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn dependency_graph_errors_name_the_phase_line() {
+        let text = "[[phase]]\nid = \"1a\"\n[[phase]]\nid = \"1b\"\nafter = [\"2\"]\n[[phase]]\nid = \"2\"\nafter = [\"1b\"]\n";
+        let n = |a: &str, d: &[&str]| (a.to_string(), d.iter().map(|s| s.to_string()).collect());
+        let e = check_dag(
+            "v.toml",
+            text,
+            &[n("1a", &[]), n("1b", &["2"]), n("2", &["1b"])],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("v.toml line 4") && e.contains("1b → 2 → 1b"),
+            "{e}"
+        );
+        let e = check_dag("v.toml", text, &[n("1a", &[]), n("1b", &["9"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("v.toml line 4") && e.contains("`9`"), "{e}");
+        let order = check_dag(
+            "v.toml",
+            text,
+            &[n("2", &["1b"]), n("1a", &[]), n("1b", &["1a"])],
+        )
+        .unwrap();
+        assert_eq!(order, ["1a", "1b", "2"]);
     }
 
     #[test]

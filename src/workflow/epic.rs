@@ -693,6 +693,7 @@ impl Engine<'_> {
             log_dir,
             timeout: Duration::from_secs(self.wf.policy.timeout_secs),
             grace: Duration::from_secs(self.wf.policy.grace_secs),
+            resume: None,
         };
         let (first, prompt_tokens) = std::thread::scope(|sc| {
             let count = counted

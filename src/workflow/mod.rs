@@ -12,3 +12,5 @@ pub mod parallel;
 pub mod progress;
 pub mod project;
 pub mod sim;
+pub mod sim_task;
+pub mod sim_verify;

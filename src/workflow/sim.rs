@@ -37,6 +37,24 @@ pub struct Scenario {
     /// Actions for the epic phases (`uat`, `retro`).
     #[serde(default)]
     pub epic: BTreeMap<String, Vec<String>>,
+    /// Task workflows (orchestrate, poc, graduate): actions per phase (`sim_task.rs`).
+    #[serde(default)]
+    pub task: BTreeMap<String, Vec<String>>,
+    /// Verify queues: actions per phase id or `item/phase` (`sim_verify.rs`).
+    #[serde(default)]
+    pub verify: BTreeMap<String, Vec<String>>,
+    /// A conductor session (resumed across calls).
+    #[serde(default)]
+    pub conductor: ConductorSim,
+}
+
+/// How the simulated conductor's context grows.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConductorSim {
+    /// Tokens a session's context grows by on each call, on top of the prompt.
+    #[serde(default)]
+    pub growth_tokens: u64,
 }
 
 impl Scenario {
@@ -130,6 +148,12 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Run the simulated agent: prompt in, stream-json out. Returns the process exit code.
 pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
+    if let Some(code) = super::sim_task::run(prompt, cwd, scenario)? {
+        return Ok(code);
+    }
+    if let Some(code) = super::sim_verify::run(prompt, cwd, scenario)? {
+        return Ok(code);
+    }
     let ask = read_prompt(prompt);
     let mut out = std::io::stdout().lock();
     let session = format!("sim-{}", std::process::id());
@@ -275,7 +299,13 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
 }
 
 /// The assistant message and the final `result` line, shaped like Claude Code's stream-json.
-fn emit(out: &mut impl Write, session: &str, prompt: &str, text: &str, code: u8) -> Result<u8> {
+pub(crate) fn emit(
+    out: &mut impl Write,
+    session: &str,
+    prompt: &str,
+    text: &str,
+    code: u8,
+) -> Result<u8> {
     let input = (prompt.len() / 4) as u64;
     let output = (text.len() / 4) as u64 + 1;
     let usage = serde_json::json!({"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": output});
