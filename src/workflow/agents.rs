@@ -41,6 +41,8 @@ pub struct Reply {
     pub usage: Usage,
     pub cost_usd: Option<f64>,
     pub session_id: Option<String>,
+    /// The session's context as the agent reports it (prompt size of its latest call).
+    pub context_tokens: Option<u64>,
     pub duration_ms: u64,
     pub log: PathBuf,
 }

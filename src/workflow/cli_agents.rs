@@ -14,6 +14,8 @@ pub const SIM_ENV: &str = "BATON_AGENT_SIM";
 pub struct CliAgents {
     scenario: Option<PathBuf>,
     skip_permissions: bool,
+    /// The binary that acts as the simulated agent (default: this one).
+    sim_program: Option<PathBuf>,
 }
 
 impl CliAgents {
@@ -21,7 +23,15 @@ impl CliAgents {
         CliAgents {
             scenario,
             skip_permissions: false,
+            sim_program: None,
         }
+    }
+
+    /// Use `program` (a `baton` binary) as the simulated agent: for callers that are not
+    /// `baton` themselves, such as tests of the library.
+    pub fn sim_program(mut self, program: PathBuf) -> Self {
+        self.sim_program = Some(program);
+        self
     }
 
     pub fn skip_permissions(mut self, yes: bool) -> Self {
@@ -35,7 +45,10 @@ impl CliAgents {
             "codex" => AgentSpec::new(AgentKind::Codex),
             "gemini" => AgentSpec::new(AgentKind::Gemini),
             "sim" => {
-                let exe = std::env::current_exe().map_err(|e| Error::io("baton", e))?;
+                let exe = match &self.sim_program {
+                    Some(p) => p.clone(),
+                    None => std::env::current_exe().map_err(|e| Error::io("baton", e))?,
+                };
                 let mut s = AgentSpec::new(AgentKind::Claude);
                 s.program = Some(exe);
                 s.env.push((SIM_ENV.into(), "1".into()));
@@ -80,6 +93,7 @@ impl Agents for CliAgents {
             usage: out.usage,
             cost_usd: out.cost_usd,
             session_id: out.session_id.clone(),
+            context_tokens: out.context_tokens,
             duration_ms: out.duration_ms,
             log: out.log_path.clone(),
         })

@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod bmad;
 pub mod cli_agents;
+pub mod conductor;
 pub mod def;
 pub mod epic;
 pub mod git;
@@ -12,5 +13,6 @@ pub mod parallel;
 pub mod progress;
 pub mod project;
 pub mod sim;
+pub mod sim_conductor;
 pub mod sim_task;
 pub mod sim_verify;

@@ -148,6 +148,9 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Run the simulated agent: prompt in, stream-json out. Returns the process exit code.
 pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
+    if let Some(code) = super::sim_conductor::run(prompt, cwd, scenario)? {
+        return Ok(code);
+    }
     if let Some(code) = super::sim_task::run(prompt, cwd, scenario)? {
         return Ok(code);
     }
@@ -306,7 +309,17 @@ pub(crate) fn emit(
     text: &str,
     code: u8,
 ) -> Result<u8> {
-    let input = (prompt.len() / 4) as u64;
+    emit_usage(out, session, (prompt.len() / 4) as u64, text, code)
+}
+
+/// [`emit`] with the context size to report (a resumed session holds more than its prompt).
+pub(crate) fn emit_usage(
+    out: &mut impl Write,
+    session: &str,
+    input: u64,
+    text: &str,
+    code: u8,
+) -> Result<u8> {
     let output = (text.len() / 4) as u64 + 1;
     let usage = serde_json::json!({"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": output});
     let _ = writeln!(
