@@ -25,6 +25,7 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
     ),
     ("uat", include_str!("builtin/prompts/uat.md.j2")),
     ("retro", include_str!("builtin/prompts/retro.md.j2")),
+    ("conductor", include_str!("builtin/prompts/conductor.md.j2")),
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
