@@ -14,3 +14,5 @@ pub mod project;
 pub mod sim;
 pub mod sim_task;
 pub mod sim_verify;
+pub mod task;
+pub mod task_def;
