@@ -257,10 +257,9 @@ mod tests {
 
     #[test]
     fn unknown_phases_and_cycles_name_the_line() {
-        let text = BUILTIN[0].1.replace(
-            "name = \"tests\"",
-            "name = \"tests\"\nafter = [\"nosuch\"]",
-        );
+        let text = BUILTIN[0]
+            .1
+            .replace("after = [\"tests\"]", "after = [\"nosuch\"]");
         let e = parse("o.toml", &text).unwrap_err().to_string();
         assert!(e.contains("o.toml line") && e.contains("nosuch"), "{e}");
         let text = BUILTIN[0].1.replace("name = \"debt\"", "name = \"dept\"");
