@@ -269,3 +269,62 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
     })?;
     Ok((j, false))
 }
+
+/// `task` for task workflows, `epic` otherwise (how `baton status` names a run's items).
+pub fn item_word(workflow: &str) -> &'static str {
+    match workflow {
+        "orchestrate" | "poc" | "graduate" => "task",
+        _ => "epic",
+    }
+}
+
+/// For `baton status`: where a task run stands, read from its task's manifest — the running
+/// phase, the gate it waits at and the decide command, the pause and how to go on, or the end.
+pub fn run_state(
+    store: &Store,
+    workflow: &str,
+    epics: &[String],
+    run_id: &str,
+) -> Option<(String, Option<String>)> {
+    if item_word(workflow) != "task" {
+        return None;
+    }
+    let slug = epics.first()?;
+    let Ok(m) = store.manifest(slug) else {
+        return Some(("damaged".into(), Some(format!("task `{slug}` is missing from the store"))));
+    };
+    Some(match m.status {
+        Status::Running => {
+            let running: Vec<String> = m.running_phases.iter().map(|r| r.label()).collect();
+            let at = if running.is_empty() {
+                "between phases".to_string()
+            } else {
+                format!("running {}", running.join(", "))
+            };
+            (
+                "running".into(),
+                Some(format!("{at} — if its process is gone: baton run --resume {run_id}")),
+            )
+        }
+        Status::WaitingGate => {
+            let g = m.gate_context.as_ref().map(|g| g.gate);
+            (
+                format!("waiting at the {} gate", g.map(|g| g.as_str()).unwrap_or("?")),
+                g.map(|g| {
+                    format!(
+                        "baton resume --task {slug} --decision {} (see: baton gate show --task {slug})",
+                        crate::workflow::task::gate_decisions(g)
+                    )
+                }),
+            )
+        }
+        Status::Paused => (
+            "paused".into(),
+            Some(format!(
+                "{} — baton resume --task {slug} --decision retry, then baton run --resume {run_id}",
+                m.failure_context.map(|f| f.reason).unwrap_or_default()
+            )),
+        ),
+        s => (s.to_string(), None),
+    })
+}
