@@ -46,8 +46,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 "does not start with run_started",
             )
         })?;
-        let saved: Saved = serde_json::from_value(opts.clone())
-            .map_err(|e| Error::corrupt(journal.dir.join("events.jsonl"), Some(1), e.to_string()))?;
+        let saved: Saved = serde_json::from_value(opts.clone()).map_err(|e| {
+            Error::corrupt(journal.dir.join("events.jsonl"), Some(1), e.to_string())
+        })?;
         (
             id.to_string(),
             wf.to_string(),
@@ -102,11 +103,19 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     }
     let m = store.manifest(&slug)?;
     let calls = j.agent_calls();
-    let rel = j.dir.strip_prefix(&project_dir).unwrap_or(&j.dir).display().to_string();
+    let rel = j
+        .dir
+        .strip_prefix(&project_dir)
+        .unwrap_or(&j.dir)
+        .display()
+        .to_string();
     let (line, code) = match &stop {
         Stop::Completed => ("completed".to_string(), 0),
         Stop::Failed => ("failed".to_string(), 1),
-        Stop::Shelved => ("shelved (baton task summary shows what was found)".to_string(), 0),
+        Stop::Shelved => (
+            "shelved (baton task summary shows what was found)".to_string(),
+            0,
+        ),
         Stop::Cancelled => ("cancelled".to_string(), 0),
         Stop::Paused(why) => (
             format!(
@@ -166,7 +175,9 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         return Err(Error::invalid(format!("{workflow} runs one task")));
     }
     if a.parallel == Some(0) {
-        return Err(Error::invalid("--parallel needs at least 1 (tasks at once)"));
+        return Err(Error::invalid(
+            "--parallel needs at least 1 (tasks at once)",
+        ));
     }
     let slug = crate::store::names::slugify(name)?;
     if !store.exists(&slug) {
@@ -225,7 +236,9 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
     }
     if m.status != Status::Running {
         let hint = match m.status {
-            Status::Paused => format!("resume it first: baton resume --task {slug} --decision retry"),
+            Status::Paused => {
+                format!("resume it first: baton resume --task {slug} --decision retry")
+            }
             Status::WaitingGate => format!("decide first: baton gate show --task {slug}"),
             _ => "start a new task with baton task init".into(),
         };
@@ -291,7 +304,10 @@ pub fn run_state(
     }
     let slug = epics.first()?;
     let Ok(m) = store.manifest(slug) else {
-        return Some(("damaged".into(), Some(format!("task `{slug}` is missing from the store"))));
+        return Some((
+            "damaged".into(),
+            Some(format!("task `{slug}` is missing from the store")),
+        ));
     };
     Some(match m.status {
         Status::Running => {
@@ -303,7 +319,9 @@ pub fn run_state(
             };
             (
                 "running".into(),
-                Some(format!("{at} — if its process is gone: baton run --resume {run_id}")),
+                Some(format!(
+                    "{at} — if its process is gone: baton run --resume {run_id}"
+                )),
             )
         }
         Status::WaitingGate => {

@@ -91,7 +91,10 @@ pub enum Entry {
         skipped: u32,
     },
     /// Task workflows: the run set `gate` on the task and waits for a decision.
-    TaskGateOpened { task: String, gate: String },
+    TaskGateOpened {
+        task: String,
+        gate: String,
+    },
     /// Task workflows: the decision the run picked up for `gate`.
     TaskGateDecided {
         task: String,
@@ -105,7 +108,10 @@ pub enum Entry {
         reason: String,
     },
     /// Task workflows: the pause at `point` was answered with retry.
-    TaskRetried { task: String, point: String },
+    TaskRetried {
+        task: String,
+        point: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

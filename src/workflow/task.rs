@@ -68,7 +68,12 @@ pub fn parse_tasks(text: &str) -> Vec<SpecTask> {
                 .replace("**", "");
             let list = |v: &str| -> Vec<String> {
                 v.split(',')
-                    .map(|x| x.trim().trim_matches('`').trim_start_matches("Task ").trim())
+                    .map(|x| {
+                        x.trim()
+                            .trim_matches('`')
+                            .trim_start_matches("Task ")
+                            .trim()
+                    })
                     .filter(|x| !x.is_empty() && !x.eq_ignore_ascii_case("none"))
                     .map(str::to_string)
                     .collect()
@@ -88,7 +93,10 @@ pub fn parse_tasks(text: &str) -> Vec<SpecTask> {
 
 /// Topological levels: wave 1 holds the tasks without dependencies, wave k those whose
 /// dependencies are all in earlier waves. Errors name `source` and what is wrong.
-pub fn compute_waves(tasks: &[SpecTask], source: &str) -> std::result::Result<Vec<Vec<String>>, String> {
+pub fn compute_waves(
+    tasks: &[SpecTask],
+    source: &str,
+) -> std::result::Result<Vec<Vec<String>>, String> {
     let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
     for t in tasks {
         for d in &t.depends_on {
@@ -228,7 +236,9 @@ impl TaskEngine<'_> {
     }
 
     fn walk(&self, wf: &TaskWorkflow, order: &[String], from: Option<&str>) -> Result<Stop> {
-        let start = from.and_then(|f| order.iter().position(|p| p == f)).unwrap_or(0);
+        let start = from
+            .and_then(|f| order.iter().position(|p| p == f))
+            .unwrap_or(0);
         for name in &order[start..] {
             let p = wf.phase(name).expect("ordered phases are defined").clone();
             let stop = match name.as_str() {
@@ -317,11 +327,22 @@ impl TaskEngine<'_> {
     // ---- phases -------------------------------------------------------------------------------
 
     /// A phase run once (retried per the policy, then the task paused).
-    fn single(&self, wf: &TaskWorkflow, p: &TaskPhase, iteration: Option<u32>) -> Result<Option<Stop>> {
+    fn single(
+        &self,
+        wf: &TaskWorkflow,
+        p: &TaskPhase,
+        iteration: Option<u32>,
+    ) -> Result<Option<Stop>> {
+        let mut fails = 0;
         loop {
             match self.phase(wf, p, None, None, iteration)? {
                 Verdict::Pass => return Ok(None),
                 Verdict::Fail(why) | Verdict::Error(why) => {
+                    fails += 1;
+                    if fails < wf.policy.max_attempts {
+                        continue;
+                    }
+                    fails = 0;
                     if let Some(stop) = self.pause_point(&p.name, &why)? {
                         return Ok(Some(stop));
                     }
@@ -343,6 +364,7 @@ impl TaskEngine<'_> {
             wf.policy.max_fixes
         };
         let mut repairs = 0;
+        let mut fails = 0;
         loop {
             match self.phase(wf, p, None, None, None)? {
                 Verdict::Pass => {
@@ -356,6 +378,11 @@ impl TaskEngine<'_> {
                     return Ok(None);
                 }
                 Verdict::Error(why) => {
+                    fails += 1;
+                    if fails < wf.policy.max_attempts {
+                        continue;
+                    }
+                    fails = 0;
                     if let Some(stop) = self.pause_point(&p.name, &why)? {
                         return Ok(Some(stop));
                     }
@@ -475,9 +502,12 @@ impl TaskEngine<'_> {
                 .join(" → ")
         ));
         for (k, wave) in waves.iter().enumerate() {
-            let recorded = self.manifest()?.waves.execution.iter().any(|w| {
-                w["wave"].as_u64() == Some(k as u64 + 1)
-            });
+            let recorded = self
+                .manifest()?
+                .waves
+                .execution
+                .iter()
+                .any(|w| w["wave"].as_u64() == Some(k as u64 + 1));
             if recorded {
                 // Replay: the wave ran; its phases replay from the journal.
                 for id in wave {
@@ -526,7 +556,13 @@ impl TaskEngine<'_> {
     }
 
     /// Walk a recorded wave's task phases through the journal so attempt counters match.
-    fn task_phase_replay(&self, wf: &TaskWorkflow, p: &TaskPhase, id: &str, t: Option<&SpecTask>) -> Result<()> {
+    fn task_phase_replay(
+        &self,
+        wf: &TaskWorkflow,
+        p: &TaskPhase,
+        id: &str,
+        t: Option<&SpecTask>,
+    ) -> Result<()> {
         loop {
             let attempt = lock(&self.attempts)
                 .get(&phase_label(&p.name, Some(id)))
@@ -635,7 +671,13 @@ impl TaskEngine<'_> {
     }
 
     /// One task's phase, tried up to `max_attempts` times.
-    fn task_attempts(&self, wf: &TaskWorkflow, p: &TaskPhase, id: &str, t: Option<&SpecTask>) -> Result<Verdict> {
+    fn task_attempts(
+        &self,
+        wf: &TaskWorkflow,
+        p: &TaskPhase,
+        id: &str,
+        t: Option<&SpecTask>,
+    ) -> Result<Verdict> {
         let mut last = Verdict::Error("not run".into());
         for _ in 0..wf.policy.max_attempts {
             last = self.phase(wf, p, Some(id), t, None)?;
@@ -693,12 +735,15 @@ impl TaskEngine<'_> {
                 .finished_phase(&self.slug, None, &p.name, attempt)
                 .cloned();
             let m = self.manifest()?;
-            if !m.running_phases.iter().any(|r| r.label() == label) && !self.store_has(&m, &p.name, None, attempt) {
+            if !m.running_phases.iter().any(|r| r.label() == label)
+                && !self.store_has(&m, &p.name, None, attempt)
+            {
                 self.store.begin_phase(&self.slug, &p.name, None, &[])?;
             }
             let (outcome, text) = match done {
                 Some(o) => {
-                    let text = std::fs::read_to_string(self.out_file(&label, attempt)).unwrap_or_default();
+                    let text =
+                        std::fs::read_to_string(self.out_file(&label, attempt)).unwrap_or_default();
                     (o, text)
                 }
                 None => {
@@ -733,10 +778,17 @@ impl TaskEngine<'_> {
                             );
                             (o.status.success(), s.summary.clone(), text)
                         }
-                        Err(e) => (false, format!("cannot run {}: {e}", wf.test_command[0]), String::new()),
+                        Err(e) => (
+                            false,
+                            format!("cannot run {}: {e}", wf.test_command[0]),
+                            String::new(),
+                        ),
                     };
                     if !text.is_empty() {
-                        crate::store::fs::write_atomic(&self.out_file(&label, attempt), text.as_bytes())?;
+                        crate::store::fs::write_atomic(
+                            &self.out_file(&label, attempt),
+                            text.as_bytes(),
+                        )?;
                     }
                     let o = PhaseOutcome {
                         ok,
@@ -761,18 +813,29 @@ impl TaskEngine<'_> {
             };
             let m = self.manifest()?;
             if !self.store_has(&m, &p.name, None, attempt) {
-                let status = if outcome.ok { PhaseStatus::Success } else { PhaseStatus::Failed };
+                let status = if outcome.ok {
+                    PhaseStatus::Success
+                } else {
+                    PhaseStatus::Failed
+                };
                 let content = (!text.trim().is_empty()).then(|| Content {
                     text: text.clone(),
                     ..Content::default()
                 });
-                self.store.complete_phase(&self.slug, &p.name, None, status, content)?;
+                self.store
+                    .complete_phase(&self.slug, &p.name, None, status, content)?;
             }
-            self.say(&format!("  {} {label}: {}", if outcome.ok { "✓" } else { "✗" }, outcome.detail));
+            self.say(&format!(
+                "  {} {label}: {}",
+                if outcome.ok { "✓" } else { "✗" },
+                outcome.detail
+            ));
             if outcome.ok {
                 return Ok(None);
             }
-            if let Some(stop) = self.pause_point(&key, &format!("tests fail: {}", outcome.detail))? {
+            if let Some(stop) =
+                self.pause_point(&key, &format!("tests fail: {}", outcome.detail))?
+            {
                 return Ok(Some(stop));
             }
         }
@@ -786,9 +849,9 @@ impl TaskEngine<'_> {
     }
 
     fn store_has(&self, m: &Manifest, phase: &str, task_id: Option<&str>, attempt: u32) -> bool {
-        m.completed_phases.iter().any(|c| {
-            c.phase == phase && c.task_id.as_deref() == task_id && c.attempt == attempt
-        })
+        m.completed_phases
+            .iter()
+            .any(|c| c.phase == phase && c.task_id.as_deref() == task_id && c.attempt == attempt)
     }
 
     fn run_dir(&self) -> PathBuf {
@@ -864,7 +927,8 @@ impl TaskEngine<'_> {
         let m = self.manifest()?;
         let completed = self.store_has(&m, &p.name, task_id, attempt);
         if !completed && !m.running_phases.iter().any(|r| r.label() == label) {
-            self.store.begin_phase(&self.slug, &p.name, task_id, &p.needs)?;
+            self.store
+                .begin_phase(&self.slug, &p.name, task_id, &p.needs)?;
         }
         let outcome = match done {
             Some(o) => o,
@@ -948,7 +1012,9 @@ Write your whole result to the output file (create its directory if needed); bat
 When done, print on its own line:\nSignal: {}: {signal_id}\n",
             p.name,
             self.slug,
-            task_id.map(|t| format!("Task id: {t}\n")).unwrap_or_default(),
+            task_id
+                .map(|t| format!("Task id: {t}\n"))
+                .unwrap_or_default(),
             self.rel(out_file),
             p.signal,
         ));
@@ -1018,7 +1084,10 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
                 }
                 Some((false, line)) => out.detail = line,
                 Some(_) => {
-                    out.detail = format!("the agent signalled but did not write {}", self.rel(out_file))
+                    out.detail = format!(
+                        "the agent signalled but did not write {}",
+                        self.rel(out_file)
+                    )
                 }
                 None => out.detail = "no completion signal".into(),
             }
@@ -1112,12 +1181,17 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
     /// process through `baton resume`. Returns the decision, or why the run stops.
     fn gate(&self, wf: &TaskWorkflow, gate: Gate) -> Result<std::result::Result<Decision, Stop>> {
         let g = gate.as_str().to_string();
-        let decided = lock(&self.journal).records.iter().find_map(|r| match &r.entry {
-            Entry::TaskGateDecided { task, gate: x, decision } if *task == self.slug && *x == g => {
-                decision.parse::<Decision>().ok()
-            }
-            _ => None,
-        });
+        let decided = lock(&self.journal)
+            .records
+            .iter()
+            .find_map(|r| match &r.entry {
+                Entry::TaskGateDecided {
+                    task,
+                    gate: x,
+                    decision,
+                } if *task == self.slug && *x == g => decision.parse::<Decision>().ok(),
+                _ => None,
+            });
         if let Some(d) = decided {
             return Ok(Ok(d));
         }
@@ -1219,7 +1293,10 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
             }
             p.push(key);
         }
-        let mut s = format!("\n{}: waiting at the {} gate\n  {}\n", self.slug, g.gate, g.prompt);
+        let mut s = format!(
+            "\n{}: waiting at the {} gate\n  {}\n",
+            self.slug, g.gate, g.prompt
+        );
         for a in &g.artifacts {
             s.push_str(&format!("  artifact: {a}\n"));
         }
@@ -1252,11 +1329,17 @@ pub fn infer_decision(m: &Manifest, gate: Gate) -> Option<Decision> {
     Some(match (gate, m.status) {
         (_, Status::Failed) => Decision::Reject,
         (Gate::Final, Status::Completed) => Decision::Approve,
-        (Gate::Design, Status::Running | Status::Paused | Status::WaitingGate | Status::Completed) => Decision::Approve,
+        (
+            Gate::Design,
+            Status::Running | Status::Paused | Status::WaitingGate | Status::Completed,
+        ) => Decision::Approve,
         (Gate::Investigation, Status::Shelved) => Decision::Shelf,
         (Gate::Investigation, Status::Cancelled) => Decision::Cancel,
         (Gate::Investigation, _) if m.workflow == Workflow::Poc => Decision::Lite,
-        (Gate::Investigation, Status::Running | Status::Paused | Status::WaitingGate | Status::Completed) => Decision::Full,
+        (
+            Gate::Investigation,
+            Status::Running | Status::Paused | Status::WaitingGate | Status::Completed,
+        ) => Decision::Full,
         _ => return None,
     })
 }
@@ -1284,7 +1367,11 @@ fn find_signal(text: &str, p: &TaskPhase) -> Option<(bool, String)> {
         if in_fence {
             continue;
         }
-        let l = l.strip_prefix("Signal:").or_else(|| l.strip_prefix("Fail signal:")).map(str::trim).unwrap_or(l);
+        let l = l
+            .strip_prefix("Signal:")
+            .or_else(|| l.strip_prefix("Fail signal:"))
+            .map(str::trim)
+            .unwrap_or(l);
         if l.starts_with(&format!("{}:", p.signal)) {
             found = Some((true, l.to_string()));
         } else if let Some(f) = &p.fail_signal
@@ -1335,9 +1422,14 @@ mod tests {
         let t = parse_tasks("### Task 1: a\nDepends on: 9\n");
         let e = compute_waves(&t, "spec.md").unwrap_err();
         assert!(e.contains("spec.md") && e.contains("task 9"), "{e}");
-        let t = parse_tasks("### Task 1: a\nDepends on: 2\n### Task 2: b\nDepends on: 1\n### Task 3: c\n");
+        let t = parse_tasks(
+            "### Task 1: a\nDepends on: 2\n### Task 2: b\nDepends on: 1\n### Task 3: c\n",
+        );
         let e = compute_waves(&t, "spec.md").unwrap_err();
-        assert!(e.contains("spec.md: dependency cycle among tasks 1, 2"), "{e}");
+        assert!(
+            e.contains("spec.md: dependency cycle among tasks 1, 2"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1353,11 +1445,20 @@ mod tests {
             },
         })
         .unwrap();
-        assert_eq!(infer_decision(&m, Gate::Investigation), Some(Decision::Full));
+        assert_eq!(
+            infer_decision(&m, Gate::Investigation),
+            Some(Decision::Full)
+        );
         m.workflow = crate::store::model::Workflow::Poc;
-        assert_eq!(infer_decision(&m, Gate::Investigation), Some(Decision::Lite));
+        assert_eq!(
+            infer_decision(&m, Gate::Investigation),
+            Some(Decision::Lite)
+        );
         m.status = Status::Shelved;
-        assert_eq!(infer_decision(&m, Gate::Investigation), Some(Decision::Shelf));
+        assert_eq!(
+            infer_decision(&m, Gate::Investigation),
+            Some(Decision::Shelf)
+        );
         m.status = Status::Failed;
         assert_eq!(infer_decision(&m, Gate::Design), Some(Decision::Reject));
         m.status = Status::Completed;

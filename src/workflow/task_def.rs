@@ -124,7 +124,11 @@ impl TaskWorkflow {
             .map(|p| (p.name.clone(), p.after.clone()))
             .collect();
         let order = check_dag(source, text, &nodes)?;
-        let repairs: Vec<&str> = self.phases.iter().filter_map(|p| p.repair.as_deref()).collect();
+        let repairs: Vec<&str> = self
+            .phases
+            .iter()
+            .filter_map(|p| p.repair.as_deref())
+            .collect();
         Ok(order
             .into_iter()
             .filter(|p| !repairs.contains(&p.as_str()))
@@ -180,7 +184,10 @@ impl TaskWorkflow {
                 return Err(Error::corrupt(
                     source,
                     line_of(&format!("repair = \"{r}\"")),
-                    format!("phase `{}` names repair phase `{r}`, which is not defined", p.name),
+                    format!(
+                        "phase `{}` names repair phase `{r}`, which is not defined",
+                        p.name
+                    ),
                 ));
             }
         }
@@ -246,7 +253,9 @@ mod tests {
             for p in &wf.phases {
                 let t = p.template_name();
                 assert!(
-                    super::super::def::BUILTIN_PROMPTS.iter().any(|(n, _)| *n == t),
+                    super::super::def::BUILTIN_PROMPTS
+                        .iter()
+                        .any(|(n, _)| *n == t),
                     "{t}"
                 );
             }
@@ -263,9 +272,8 @@ mod tests {
         let e = parse("o.toml", &text).unwrap_err().to_string();
         assert!(e.contains("o.toml line") && e.contains("nosuch"), "{e}");
         let text = BUILTIN[0].1.replace("name = \"debt\"", "name = \"dept\"");
-        let text = format!(
-            "{text}\n[[phase]]\nname = \"bogus\"\nrole = \"architect\"\nsignal = \"X\"\n"
-        );
+        let text =
+            format!("{text}\n[[phase]]\nname = \"bogus\"\nrole = \"architect\"\nsignal = \"X\"\n");
         let e = parse("o.toml", &text).unwrap_err().to_string();
         assert!(e.contains("unknown phase `bogus`"), "{e}");
         let text = BUILTIN[0].1.replace(
@@ -273,6 +281,9 @@ mod tests {
             "name = \"architect\"\nafter = [\"spec\"]\n",
         );
         let e = parse("o.toml", &text).unwrap_err().to_string();
-        assert!(e.contains("dependency cycle") && e.contains("o.toml line"), "{e}");
+        assert!(
+            e.contains("dependency cycle") && e.contains("o.toml line"),
+            "{e}"
+        );
     }
 }
