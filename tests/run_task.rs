@@ -696,3 +696,49 @@ fn bad_input_is_refused_clearly() {
     let r = m["failure_context"]["reason"].as_str().unwrap();
     assert!(r.contains("spec.md: dependency cycle"), "{r}");
 }
+
+#[test]
+fn a_test_command_is_run_by_baton_and_masked() {
+    let p = proj("", "orchestrate");
+    let text = p.ok(&["workflow", "show", "orchestrate"]);
+    let wdir = p.path().join(".baton/workflows");
+    std::fs::create_dir_all(&wdir).unwrap();
+    let own = text
+        .replace(
+            "gates = [\"investigation\", \"design\", \"final\"]",
+            "gates = []",
+        )
+        .replace(
+            "test_command = []",
+            "test_command = [\"sh\", \"-c\", \"echo 'test a ... ok'; echo 'test result: ok. 1 passed; 0 failed'\"]",
+        );
+    std::fs::write(wdir.join("orchestrate.toml"), &own).unwrap();
+    let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let m = p.manifest("add-login");
+    assert_eq!(
+        m["status"], "completed",
+        "no gate configured: baton passes the final gate"
+    );
+    let r = std::fs::read_to_string(p.task_dir("add-login").join("test-results.md")).unwrap();
+    assert!(r.contains("run by baton") && r.contains("Exit: 0"), "{r}");
+    assert!(
+        !events(&p).iter().any(|e| e["event"] == "phase_finished"
+            && e["phase"] == "test-results"
+            && e["outcome"]["usage"]["output_tokens"].as_u64().unwrap_or(0) > 0),
+        "no agent ran the tests"
+    );
+    // A failing command fails the phase: retried, then the task is paused.
+    let p = proj("", "orchestrate");
+    std::fs::create_dir_all(p.path().join(".baton/workflows")).unwrap();
+    let own = own.replace(
+        "echo 'test result: ok. 1 passed; 0 failed'",
+        "echo FAIL; exit 1",
+    );
+    std::fs::write(p.path().join(".baton/workflows/orchestrate.toml"), &own).unwrap();
+    let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let m = p.manifest("add-login");
+    assert_eq!(m["status"], "paused");
+    assert_eq!(m["failure_context"]["failed_phase"], "test-results");
+}
