@@ -130,6 +130,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         no_commit: false,
         skip_review: false,
         parallel: None,
+        no_wait: false,
     };
     let code = super::run::run(&sub, args)?;
     println!(

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, cmd: GateCmd) -> Result<ExitCode> {
                 }
                 writeln!(
                     w,
-                    "  decide with: baton resume --decision {}",
+                    "  decide with: baton resume --task {slug} --decision {}",
                     decisions(g.gate)
                 )
             });

@@ -20,7 +20,10 @@ use crate::workflow::project::{self, BmadStatus};
 #[command(after_help = "Examples:\n  baton run epic-execute 1 --agent sim\n  \
 baton run epic-execute 2 --party-all --start-from 2.3\n  baton run epic-execute 1 --dry-run --verbose   # print every prompt, run nothing\n  \
 baton run epic-chain 1 2 3                     # the handoff of each epic feeds the next\n  \
-baton run --resume 20261122T130501-7f3a9c       # after a crash or kill -9\n\n\
+baton run --resume 20261122T130501-7f3a9c       # after a crash or kill -9\n  \
+baton run orchestrate add-login --agent sim     # a task of the store: design → gates → waves → audit\n  \
+baton run orchestrate add-login --no-wait       # stop at a gate instead of waiting for the decision\n  \
+baton run poc cache-layer --parallel 2          # then: baton run graduate cache-layer\n\n\
 Each phase is a fresh agent process; context moves through the story file and git staging.\n\
 Agents: claude (default), codex, gemini, sim (the built-in simulated agent; scenario from\n\
 --scenario or .baton/sim.toml). Exit code 1 when a story failed.")]
@@ -77,6 +80,10 @@ pub struct Args {
     /// (a story file's `Depends on: 1.2` line makes it wait for 1.2). 1: one after another
     #[arg(long, value_name = "N", conflicts_with = "resume")]
     pub parallel: Option<usize>,
+    /// orchestrate|poc|graduate: at a gate, exit (code 0) instead of waiting for the decision;
+    /// rerun the same command (or `--resume RUN_ID`) after `baton resume --decision …`
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

@@ -1,11 +1,348 @@
 //! `baton run orchestrate|poc|graduate TASK`: a task of the store through its workflow.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use super::Ctx;
 use super::run::Args;
 use crate::error::{Error, Result};
+use crate::store::model::{Mode, Status, Workflow};
+use crate::store::{Store, metrics::human_ms};
+use crate::workflow::cli_agents::CliAgents;
+use crate::workflow::journal::{Entry, Journal};
+use crate::workflow::task::{Stop, TaskEngine, TaskOptions};
+use crate::workflow::task_def;
 
-pub fn run(_ctx: &Ctx, _a: Args) -> Result<ExitCode> {
-    Err(Error::invalid("not built yet"))
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    options: TaskOptions,
+    scenario: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    let local = ctx.project.local_dir();
+    let store = ctx.store();
+    let project_dir = crate::workflow::git::Git::new(&ctx.project.dir)
+        .toplevel()
+        .unwrap_or_else(|_| ctx.project.dir.clone());
+    let (journal, resumed) = match &a.resume {
+        Some(id) => {
+            let j = Journal::open(&local, id)?;
+            if j.run_finished() {
+                return Err(Error::state(format!("run {id} already finished"))
+                    .hint("see where its task stands with `baton status`"));
+            }
+            (j, true)
+        }
+        None => fresh(ctx, &a, &store, &local)?,
+    };
+    let (run_id, workflow, slug, saved) = {
+        let (id, wf, epics, opts) = journal.started().ok_or_else(|| {
+            Error::corrupt(
+                journal.dir.join("events.jsonl"),
+                Some(1),
+                "does not start with run_started",
+            )
+        })?;
+        let saved: Saved = serde_json::from_value(opts.clone()).map_err(|e| {
+            Error::corrupt(journal.dir.join("events.jsonl"), Some(1), e.to_string())
+        })?;
+        (
+            id.to_string(),
+            wf.to_string(),
+            epics.first().cloned().unwrap_or_default(),
+            saved,
+        )
+    };
+    let mut options = saved.options;
+    options.no_wait = a.no_wait;
+    let wdir = local.join("workflows");
+    let (wf, source, text) = task_def::load(&workflow, &wdir)?;
+    let poc_wf = if workflow == "orchestrate" {
+        Some(task_def::load("poc", &wdir)?)
+    } else {
+        None
+    };
+    let agents = CliAgents::new(&project_dir, saved.scenario.clone())
+        .skip_permissions(ctx.project.config.run.skip_permissions);
+    eprintln!(
+        "run {run_id}: {workflow} task {slug} ({})",
+        if resumed { "resumed" } else { "started" }
+    );
+    let engine = TaskEngine {
+        project_dir: project_dir.clone(),
+        store: store.clone(),
+        slug: slug.clone(),
+        wf,
+        wf_text: (source, text),
+        poc_wf,
+        journal: Mutex::new(journal),
+        agents: &agents,
+        opts: options,
+        prompts_dir: local.join("prompts"),
+        attempts: Mutex::new(HashMap::new()),
+        printed: Mutex::new(vec![]),
+    };
+    let stop = engine.run()?;
+    let mut j = engine
+        .journal
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let terminal = matches!(
+        stop,
+        Stop::Completed | Stop::Failed | Stop::Shelved | Stop::Cancelled
+    );
+    if terminal && !j.run_finished() {
+        j.log(Entry::RunFinished {
+            done: u32::from(stop == Stop::Completed),
+            failed: u32::from(stop == Stop::Failed),
+            skipped: 0,
+        })?;
+    }
+    let m = store.manifest(&slug)?;
+    let calls = j.agent_calls();
+    let rel = j
+        .dir
+        .strip_prefix(&project_dir)
+        .unwrap_or(&j.dir)
+        .display()
+        .to_string();
+    let (line, code) = match &stop {
+        Stop::Completed => ("completed".to_string(), 0),
+        Stop::Failed => ("failed".to_string(), 1),
+        Stop::Shelved => (
+            "shelved (baton task summary shows what was found)".to_string(),
+            0,
+        ),
+        Stop::Cancelled => ("cancelled".to_string(), 0),
+        Stop::Paused(why) => (
+            format!(
+                "paused: {why}\n  continue: baton resume --task {slug} --decision retry, then baton run {workflow} {slug}\n  give up:  baton resume --task {slug} --decision reject"
+            ),
+            1,
+        ),
+        Stop::Waiting(g) => (
+            format!(
+                "waiting at the {g} gate (--no-wait)\n  decide:   baton resume --task {slug} --decision {}\n  continue: baton run --resume {run_id}",
+                crate::workflow::task::gate_decisions(*g)
+            ),
+            0,
+        ),
+    };
+    if ctx.out.json {
+        println!(
+            "{}",
+            serde_json::json!({"event": "run_stopped", "run_id": run_id, "task": slug, "workflow": workflow, "status": m.status, "agent_calls": calls, "manifest": m})
+        );
+    } else {
+        println!(
+            "task {slug}: {line}\n  {} phases · {} busy · {} saved by parallel waves · {calls} agent calls\n  run log: {rel}",
+            m.completed_phases.len(),
+            human_ms(m.metrics.total_duration_ms.unwrap_or(0)),
+            human_ms(m.metrics.parallelization_savings_ms.unwrap_or(0)),
+        );
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// The unfinished run of `slug`, if any: rerunning a task continues its run.
+pub fn unfinished_run(local: &Path, slug: &str) -> Option<Journal> {
+    let mut ids: Vec<String> = std::fs::read_dir(Journal::runs_dir(local))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    ids.sort();
+    ids.into_iter().rev().find_map(|id| {
+        let j = Journal::open(local, &id).ok()?;
+        let (_, wf, epics, _) = j.started()?;
+        let ours = matches!(wf, "orchestrate" | "poc" | "graduate")
+            && epics.first().map(String::as_str) == Some(slug);
+        (ours && !j.run_finished()).then_some(j)
+    })
+}
+
+fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, bool)> {
+    let workflow = a.workflow.clone().unwrap_or_default();
+    let Some(name) = a.epics.first() else {
+        return Err(Error::invalid(format!("{workflow} needs a task")).hint(format!(
+            "e.g. baton task init \"Add login\" --workflow {workflow}, then baton run {workflow} add-login"
+        )));
+    };
+    if a.epics.len() > 1 {
+        return Err(Error::invalid(format!("{workflow} runs one task")));
+    }
+    if a.parallel == Some(0) {
+        return Err(Error::invalid(
+            "--parallel needs at least 1 (tasks at once)",
+        ));
+    }
+    let slug = crate::store::names::slugify(name)?;
+    if !store.exists(&slug) {
+        let mode = if workflow == "poc" { " --mode poc" } else { "" };
+        return Err(Error::not_found(format!("no task `{slug}`")).hint(format!(
+            "create it: baton task init \"{name}\"{mode} --workflow {workflow} (list: baton task list)"
+        )));
+    }
+    // The workflow must be valid before anything changes.
+    task_def::load(&workflow, &local.join("workflows"))?;
+    let m = store.manifest(&slug)?;
+    let (slug, from) = match workflow.as_str() {
+        "graduate" if m.workflow == Workflow::Poc || m.mode == Mode::Poc => {
+            if m.status != Status::Completed {
+                return Err(Error::state(format!(
+                    "task `{slug}` is {}: only a completed poc graduates",
+                    m.status
+                ))
+                .hint(format!("finish it first: baton run poc {slug}")));
+            }
+            let g = format!("{slug}-graduate");
+            if !store.exists(&g) {
+                store.init(&g, Mode::Standard, Workflow::Graduate)?;
+                eprintln!("created task {g} (standard mode, graduate workflow) from poc {slug}");
+            }
+            (g, Some(slug))
+        }
+        "graduate" if m.workflow == Workflow::Graduate => {
+            let from = slug.strip_suffix("-graduate").map(str::to_string);
+            if from.as_deref().is_none_or(|f| !store.exists(f)) {
+                return Err(Error::state(format!(
+                    "task `{slug}` graduates no poc: name the completed poc task instead"
+                ))
+                .hint("baton run graduate <poc-task> (creates <poc-task>-graduate)"));
+            }
+            (slug, from)
+        }
+        _ => (slug, None),
+    };
+    if let Some(j) = unfinished_run(local, &slug) {
+        eprintln!("continuing the unfinished run of task {slug}");
+        return Ok((j, true));
+    }
+    let m = store.manifest(&slug)?;
+    let fits = match workflow.as_str() {
+        "orchestrate" => m.workflow == Workflow::Orchestrate && m.mode == Mode::Standard,
+        "poc" => m.workflow == Workflow::Poc && m.mode == Mode::Poc,
+        _ => m.workflow == Workflow::Graduate,
+    };
+    if !fits {
+        return Err(Error::invalid(format!(
+            "task `{slug}` is a {} task in {} mode: `baton run {workflow}` does not fit it",
+            m.workflow, m.mode
+        ))
+        .hint(format!("run it with: baton run {} {slug}", m.workflow)));
+    }
+    if m.status != Status::Running {
+        let hint = match m.status {
+            Status::Paused => {
+                format!("resume it first: baton resume --task {slug} --decision retry")
+            }
+            Status::WaitingGate => format!("decide first: baton gate show --task {slug}"),
+            _ => "start a new task with baton task init".into(),
+        };
+        return Err(Error::state(format!(
+            "task `{slug}` is {}: no run of it is left to continue",
+            m.status
+        ))
+        .hint(hint));
+    }
+    let cfg = &ctx.project.config;
+    let scenario = a.scenario.clone().or_else(|| {
+        let p = local.join("sim.toml");
+        p.is_file().then_some(p)
+    });
+    let scenario = match scenario {
+        Some(p) if p.is_relative() => Some(
+            std::env::current_dir()
+                .map_err(|e| Error::io(".", e))?
+                .join(p),
+        ),
+        other => other,
+    };
+    let saved = Saved {
+        options: TaskOptions {
+            agent: a.agent.clone(),
+            default_agent: cfg.run.default_agent.clone(),
+            roles: cfg.run.roles.clone(),
+            parallel: a.parallel.unwrap_or(0),
+            no_wait: a.no_wait,
+            from,
+        },
+        scenario,
+    };
+    let run_id = crate::context::session::new_id();
+    let mut j = Journal::create(local, &run_id)?;
+    j.log(Entry::RunStarted {
+        run_id: run_id.clone(),
+        workflow: workflow.clone(),
+        epics: vec![slug.clone()],
+        options: serde_json::to_value(&saved).map_err(|e| Error::invalid(e.to_string()))?,
+    })?;
+    Ok((j, false))
+}
+
+/// `task` for task workflows, `epic` otherwise (how `baton status` names a run's items).
+pub fn item_word(workflow: &str) -> &'static str {
+    match workflow {
+        "orchestrate" | "poc" | "graduate" => "task",
+        _ => "epic",
+    }
+}
+
+/// For `baton status`: where a task run stands, read from its task's manifest — the running
+/// phase, the gate it waits at and the decide command, the pause and how to go on, or the end.
+pub fn run_state(
+    store: &Store,
+    workflow: &str,
+    epics: &[String],
+    run_id: &str,
+) -> Option<(String, Option<String>)> {
+    if item_word(workflow) != "task" {
+        return None;
+    }
+    let slug = epics.first()?;
+    let Ok(m) = store.manifest(slug) else {
+        return Some((
+            "damaged".into(),
+            Some(format!("task `{slug}` is missing from the store")),
+        ));
+    };
+    Some(match m.status {
+        Status::Running => {
+            let running: Vec<String> = m.running_phases.iter().map(|r| r.label()).collect();
+            let at = if running.is_empty() {
+                "between phases".to_string()
+            } else {
+                format!("running {}", running.join(", "))
+            };
+            (
+                "running".into(),
+                Some(format!(
+                    "{at} — if its process is gone: baton run --resume {run_id}"
+                )),
+            )
+        }
+        Status::WaitingGate => {
+            let g = m.gate_context.as_ref().map(|g| g.gate);
+            (
+                format!("waiting at the {} gate", g.map(|g| g.as_str()).unwrap_or("?")),
+                g.map(|g| {
+                    format!(
+                        "baton resume --task {slug} --decision {} (see: baton gate show --task {slug})",
+                        crate::workflow::task::gate_decisions(g)
+                    )
+                }),
+            )
+        }
+        Status::Paused => (
+            "paused".into(),
+            Some(format!(
+                "{} — baton resume --task {slug} --decision retry, then baton run --resume {run_id}",
+                m.failure_context.map(|f| f.reason).unwrap_or_default()
+            )),
+        ),
+        s => (s.to_string(), None),
+    })
 }

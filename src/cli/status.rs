@@ -84,7 +84,10 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 )),
                 _ => None,
             });
-            let (state, next) = if j.run_finished() {
+            let task_state = super::run_task::run_state(&ctx.store(), wf, epics, &id);
+            let (state, next) = if let Some(s) = task_state {
+                s
+            } else if j.run_finished() {
                 ("finished".to_string(), None)
             } else {
                 (
@@ -124,9 +127,10 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
         for r in &runs {
             writeln!(
                 w,
-                "run {}  {} epic {}  {}  {} done, {} failed, {} agent calls",
+                "run {}  {} {} {}  {}  {} done, {} failed, {} agent calls",
                 r.run_id,
                 r.workflow,
+                super::run_task::item_word(&r.workflow),
                 r.epics.join(","),
                 r.state,
                 r.done,
@@ -136,6 +140,8 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
             if let Some(n) = &r.next {
                 let verb = if r.state == "damaged" {
                     "journal"
+                } else if super::run_task::item_word(&r.workflow) == "task" {
+                    "next"
                 } else {
                     "stopped in"
                 };

@@ -15,7 +15,7 @@ pub enum WorkflowCmd {
     List,
     /// Print a workflow's TOML (to copy into .baton/workflows/ and change)
     #[command(after_help = "Examples:\n  baton workflow show epic-execute\n  \
-baton workflow show epic-execute > .baton/workflows/epic-execute.toml\n  baton workflow show epic-execute --prompt dev")]
+baton workflow show epic-execute > .baton/workflows/epic-execute.toml\n  baton workflow show orchestrate   # also poc, graduate (task workflows)\n  baton workflow show epic-execute --prompt dev")]
     Show {
         name: String,
         /// Print this prompt template instead (kickoff, dev, review, party-review, failure-analysis, uat, retro)
@@ -30,6 +30,7 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         WorkflowCmd::List => {
             let rows: Vec<serde_json::Value> = def::BUILTIN
                 .iter()
+                .chain(crate::workflow::task_def::BUILTIN.iter())
                 .map(|(name, _)| {
                     let own = local.join("workflows").join(format!("{name}.toml"));
                     serde_json::json!({"name": name, "overridden_by": own.is_file().then(|| own.display().to_string())})
@@ -52,6 +53,9 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         WorkflowCmd::Show { name, prompt } => {
             let text = match prompt {
                 Some(p) => def::template(&p, &local.join("prompts"))?,
+                None if crate::workflow::task_def::is_builtin(&name) => {
+                    crate::workflow::task_def::load(&name, &local.join("workflows"))?.2
+                }
                 None => def::load(&name, &local.join("workflows"))?.1,
             };
             ctx.out

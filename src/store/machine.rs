@@ -198,6 +198,22 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
             decision,
             investigation_summary,
         } => resume(m, *decision, investigation_summary.as_deref(), ts),
+        EventKind::WavesRecorded { task_breakdown } => {
+            require_running(m, "record the task breakdown")?;
+            m.waves.task_breakdown = Some(task_breakdown.clone());
+            Ok(Effect::default())
+        }
+        EventKind::WaveExecuted { wave } => {
+            require_running(m, "record a wave")?;
+            if m.waves.task_breakdown.is_none() {
+                return Err(Error::state(format!(
+                    "task `{}` has no task breakdown: a wave cannot be recorded before it",
+                    m.name
+                )));
+            }
+            m.waves.execution.push(wave.clone());
+            Ok(Effect::default())
+        }
     }
 }
 

@@ -602,3 +602,24 @@ fn incremental_busy_time_equals_the_union_of_all_intervals() {
     );
     assert!(sum > busy, "the run had overlap to save");
 }
+
+#[test]
+fn waves_are_recorded_in_order_and_only_while_running() {
+    let mut s = Sim::new(Mode::Standard);
+    let wave = serde_json::json!({"wave": 1, "tasks": ["1"], "wall_ms": 5, "savings_ms": 0});
+    let msg = s.err(EventKind::WaveExecuted { wave: wave.clone() });
+    assert!(msg.contains("no task breakdown"), "{msg}");
+    let breakdown = serde_json::json!({"tasks": [{"id": "1", "depends_on": []}], "waves": [["1"]]});
+    s.ok(EventKind::WavesRecorded {
+        task_breakdown: breakdown.clone(),
+    });
+    s.ok(EventKind::WaveExecuted { wave: wave.clone() });
+    assert_eq!(s.m().waves.task_breakdown, Some(breakdown));
+    assert_eq!(s.m().waves.execution, vec![wave.clone()]);
+    let v = serde_json::to_value(s.m()).unwrap();
+    assert_eq!(v["waves"]["execution"][0]["wall_ms"], 5);
+    s.gate(Gate::Final);
+    let msg = s.err(EventKind::WaveExecuted { wave });
+    assert!(msg.contains("waiting at the final gate"), "{msg}");
+    assert_eq!(s.m().waves.execution.len(), 1);
+}

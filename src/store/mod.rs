@@ -538,6 +538,22 @@ impl Store {
         self.record(slug, event, format!("SET_GATE {gate}"))
     }
 
+    /// The task breakdown of the spec and its waves (`manifest.waves.task_breakdown`).
+    pub fn record_waves(&self, slug: &str, task_breakdown: serde_json::Value) -> Result<Outcome> {
+        let n = task_breakdown["waves"].as_array().map_or(0, Vec::len);
+        let event = EventKind::WavesRecorded { task_breakdown };
+        self.record(slug, event, format!("WAVES planned: {n} waves"))
+    }
+
+    /// One executed wave (`manifest.waves.execution`).
+    pub fn record_wave(&self, slug: &str, wave: serde_json::Value) -> Result<Outcome> {
+        let line = format!(
+            "WAVE {} done: {} ms wall, {} ms saved",
+            wave["wave"], wave["wall_ms"], wave["savings_ms"]
+        );
+        self.record(slug, EventKind::WaveExecuted { wave }, line)
+    }
+
     /// A command that is one event and one history line (START_PHASE, PAUSE, SET_GATE).
     fn record(&self, slug: &str, event: EventKind, history: String) -> Result<Outcome> {
         self.mutate(slug, |_, _| {

@@ -232,4 +232,8 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         investigation_summary: Option<String>,
     },
+    /// The spec's task breakdown and the waves computed from it (`waves.task_breakdown`).
+    WavesRecorded { task_breakdown: serde_json::Value },
+    /// One wave ran: appended to `waves.execution`.
+    WaveExecuted { wave: serde_json::Value },
 }

@@ -26,6 +26,40 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
     ("uat", include_str!("builtin/prompts/uat.md.j2")),
     ("retro", include_str!("builtin/prompts/retro.md.j2")),
     ("conductor", include_str!("builtin/prompts/conductor.md.j2")),
+    (
+        "task-architect",
+        include_str!("builtin/prompts/task-architect.md.j2"),
+    ),
+    (
+        "task-design-audit",
+        include_str!("builtin/prompts/task-design-audit.md.j2"),
+    ),
+    (
+        "task-architect-revision",
+        include_str!("builtin/prompts/task-architect-revision.md.j2"),
+    ),
+    ("task-spec", include_str!("builtin/prompts/task-spec.md.j2")),
+    (
+        "task-implementation",
+        include_str!("builtin/prompts/task-implementation.md.j2"),
+    ),
+    (
+        "task-tests",
+        include_str!("builtin/prompts/task-tests.md.j2"),
+    ),
+    (
+        "task-test-results",
+        include_str!("builtin/prompts/task-test-results.md.j2"),
+    ),
+    (
+        "task-impl-audit",
+        include_str!("builtin/prompts/task-impl-audit.md.j2"),
+    ),
+    (
+        "task-implementation-fix",
+        include_str!("builtin/prompts/task-implementation-fix.md.j2"),
+    ),
+    ("task-debt", include_str!("builtin/prompts/task-debt.md.j2")),
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -90,6 +90,28 @@ pub enum Entry {
         failed: u32,
         skipped: u32,
     },
+    /// Task workflows: the run set `gate` on the task and waits for a decision.
+    TaskGateOpened {
+        task: String,
+        gate: String,
+    },
+    /// Task workflows: the decision the run picked up for `gate`.
+    TaskGateDecided {
+        task: String,
+        gate: String,
+        decision: String,
+    },
+    /// Task workflows: a phase failed every attempt and the run paused the task at `point`.
+    TaskPaused {
+        task: String,
+        point: String,
+        reason: String,
+    },
+    /// Task workflows: the pause at `point` was answered with retry.
+    TaskRetried {
+        task: String,
+        point: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

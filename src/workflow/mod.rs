@@ -16,3 +16,5 @@ pub mod sim;
 pub mod sim_conductor;
 pub mod sim_task;
 pub mod sim_verify;
+pub mod task;
+pub mod task_def;

@@ -1,0 +1,289 @@
+//! Task workflow definitions (orchestrate, poc, graduate): TOML, built-ins embedded, a project
+//! overrides one with `.baton/workflows/<name>.toml`. The phases form a graph (`after`),
+//! checked with `def::check_dag`; the engine walks them in that order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::def::{Role, check_dag};
+use crate::error::{Error, Result};
+use crate::store::model::Gate;
+
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("orchestrate", include_str!("builtin/orchestrate.toml")),
+    ("poc", include_str!("builtin/poc.toml")),
+    ("graduate", include_str!("builtin/graduate.toml")),
+];
+
+/// The phases a task workflow may name; each has its own behaviour in the engine.
+pub const KINDS: &[&str] = &[
+    "architect",
+    "design-audit",
+    "architect-revision",
+    "spec",
+    "implementation",
+    "tests",
+    "test-results",
+    "impl-audit",
+    "implementation-fix",
+    "debt",
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskWorkflow {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Gates the run stops at (design, investigation, final).
+    #[serde(default)]
+    pub gates: Vec<Gate>,
+    /// When set, baton runs it for test-results itself (masked, zero tokens).
+    #[serde(default)]
+    pub test_command: Vec<String>,
+    #[serde(default)]
+    pub policy: TaskPolicy,
+    #[serde(default)]
+    pub roles: BTreeMap<String, Role>,
+    #[serde(default, rename = "phase")]
+    pub phases: Vec<TaskPhase>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TaskPolicy {
+    /// Tries of a phase (no signal, agent error, missing output) before the task is paused.
+    pub max_attempts: u32,
+    /// Failed design audits answered by an architect revision before the task is paused.
+    pub max_revisions: u32,
+    /// Failed implementation audits answered by a fix before the task is paused.
+    pub max_fixes: u32,
+    /// Implementation tasks at once (`--parallel` overrides).
+    pub parallel: usize,
+    pub timeout_secs: u64,
+    pub grace_secs: u64,
+}
+
+impl Default for TaskPolicy {
+    fn default() -> Self {
+        TaskPolicy {
+            max_attempts: 2,
+            max_revisions: 2,
+            max_fixes: 2,
+            parallel: 4,
+            timeout_secs: 1800,
+            grace_secs: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskPhase {
+    /// One of `KINDS`.
+    pub name: String,
+    /// Phases this one runs after.
+    #[serde(default)]
+    pub after: Vec<String>,
+    pub role: String,
+    /// Prompt template; default `task-<name>`.
+    pub template: Option<String>,
+    /// BEGIN_PHASE needs (seed 002: architect needs memory, spec needs architect-output …).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// The keyword of the line that ends the phase well (`ARCHITECT COMPLETE`).
+    pub signal: String,
+    /// The keyword of a failed verdict (`DESIGN AUDIT FAILED`).
+    pub fail_signal: Option<String>,
+    /// An audit's repair phase, run after a failed verdict before auditing again.
+    pub repair: Option<String>,
+    /// Token budget of the prompt.
+    pub budget: Option<usize>,
+}
+
+impl TaskPhase {
+    pub fn template_name(&self) -> String {
+        self.template
+            .clone()
+            .unwrap_or_else(|| format!("task-{}", self.name))
+    }
+}
+
+impl TaskWorkflow {
+    pub fn phase(&self, name: &str) -> Option<&TaskPhase> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+
+    /// The phases the engine walks, in dependency order (repair phases run from their audit).
+    pub fn order(&self, source: &str, text: &str) -> Result<Vec<String>> {
+        let nodes: Vec<(String, Vec<String>)> = self
+            .phases
+            .iter()
+            .map(|p| (p.name.clone(), p.after.clone()))
+            .collect();
+        let order = check_dag(source, text, &nodes)?;
+        let repairs: Vec<&str> = self
+            .phases
+            .iter()
+            .filter_map(|p| p.repair.as_deref())
+            .collect();
+        Ok(order
+            .into_iter()
+            .filter(|p| !repairs.contains(&p.as_str()))
+            .collect())
+    }
+
+    fn validate(&self, source: &str, text: &str) -> Result<()> {
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map(|i| i + 1);
+        let at = |name: &str| line_of(&format!("\"{name}\""));
+        let mut seen: Vec<&str> = vec![];
+        for p in &self.phases {
+            if !KINDS.contains(&p.name.as_str()) {
+                return Err(Error::corrupt(
+                    source,
+                    at(&p.name),
+                    format!(
+                        "unknown phase `{}` (task workflows know: {})",
+                        p.name,
+                        KINDS.join(", ")
+                    ),
+                ));
+            }
+            if seen.contains(&p.name.as_str()) {
+                return Err(Error::corrupt(
+                    source,
+                    at(&p.name),
+                    format!("phase `{}` is defined twice", p.name),
+                ));
+            }
+            seen.push(&p.name);
+            if !self.roles.contains_key(&p.role) {
+                return Err(Error::corrupt(
+                    source,
+                    line_of(&format!("role = \"{}\"", p.role)),
+                    format!(
+                        "phase `{}` has role `{}`, which [roles] does not define",
+                        p.name, p.role
+                    ),
+                ));
+            }
+            if p.signal.trim().is_empty() {
+                return Err(Error::corrupt(
+                    source,
+                    at(&p.name),
+                    format!("phase `{}` has no `signal`", p.name),
+                ));
+            }
+        }
+        for p in &self.phases {
+            if let Some(r) = &p.repair
+                && !seen.contains(&r.as_str())
+            {
+                return Err(Error::corrupt(
+                    source,
+                    line_of(&format!("repair = \"{r}\"")),
+                    format!(
+                        "phase `{}` names repair phase `{r}`, which is not defined",
+                        p.name
+                    ),
+                ));
+            }
+        }
+        if self.policy.max_attempts == 0 {
+            return Err(Error::corrupt(
+                source,
+                line_of("max_attempts"),
+                "max_attempts must be at least 1",
+            ));
+        }
+        if self.policy.parallel == 0 {
+            return Err(Error::corrupt(
+                source,
+                line_of("parallel"),
+                "parallel must be at least 1",
+            ));
+        }
+        self.order(source, text)?;
+        Ok(())
+    }
+}
+
+pub fn is_builtin(name: &str) -> bool {
+    BUILTIN.iter().any(|(n, _)| *n == name)
+}
+
+/// Load a task workflow: the project's override if there is one, else the built-in.
+/// Returns the workflow, its source name and its text.
+pub fn load(name: &str, override_dir: &Path) -> Result<(TaskWorkflow, String, String)> {
+    let file = override_dir.join(format!("{name}.toml"));
+    let (source, text) = if file.is_file() {
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        (file.display().to_string(), text)
+    } else {
+        let (_, text) = BUILTIN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| Error::not_found(format!("no task workflow `{name}`")))?;
+        (format!("built-in {name}.toml"), text.to_string())
+    };
+    let wf = parse(&source, &text)?;
+    Ok((wf, source, text))
+}
+
+pub fn parse(source: &str, text: &str) -> Result<TaskWorkflow> {
+    let wf: TaskWorkflow = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+        Error::corrupt(PathBuf::from(source), line, e.message().to_string())
+    })?;
+    wf.validate(source, text)?;
+    Ok(wf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_parse_and_have_templates() {
+        for (name, text) in BUILTIN {
+            let wf = parse(name, text).unwrap();
+            assert_eq!(wf.name, *name);
+            for p in &wf.phases {
+                let t = p.template_name();
+                assert!(
+                    super::super::def::BUILTIN_PROMPTS
+                        .iter()
+                        .any(|(n, _)| *n == t),
+                    "{t}"
+                );
+            }
+            let order = wf.order(name, text).unwrap();
+            assert!(!order.contains(&"architect-revision".to_string()));
+        }
+    }
+
+    #[test]
+    fn unknown_phases_and_cycles_name_the_line() {
+        let text = BUILTIN[0]
+            .1
+            .replace("after = [\"tests\"]", "after = [\"nosuch\"]");
+        let e = parse("o.toml", &text).unwrap_err().to_string();
+        assert!(e.contains("o.toml line") && e.contains("nosuch"), "{e}");
+        let text = BUILTIN[0].1.replace("name = \"debt\"", "name = \"dept\"");
+        let text =
+            format!("{text}\n[[phase]]\nname = \"bogus\"\nrole = \"architect\"\nsignal = \"X\"\n");
+        let e = parse("o.toml", &text).unwrap_err().to_string();
+        assert!(e.contains("unknown phase `bogus`"), "{e}");
+        let text = BUILTIN[0].1.replace(
+            "name = \"architect\"\n",
+            "name = \"architect\"\nafter = [\"spec\"]\n",
+        );
+        let e = parse("o.toml", &text).unwrap_err().to_string();
+        assert!(
+            e.contains("dependency cycle") && e.contains("o.toml line"),
+            "{e}"
+        );
+    }
+}
