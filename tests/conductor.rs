@@ -86,3 +86,166 @@ fn five_completed_tasks_rotate_with_reason_tasks() {
     assert_eq!(reasons, [None, None, None, None, Some(Reason::Tasks), None]);
     assert_eq!(sessions(&p), 2);
 }
+
+// ---- through `baton run orchestrate` ----------------------------------------------------------
+
+/// A task run by `baton run orchestrate` with the simulated agent and no gates (a project's
+/// workflow override), so the run goes from architect to completed in one go.
+fn orchestrate(scenario: &str) -> (Proj, Vec<serde_json::Value>) {
+    orchestrate_crashing(scenario, None)
+}
+
+/// `orchestrate`, with the first run killed right after journal event `crash_after` (then run
+/// again to the end).
+fn orchestrate_crashing(
+    scenario: &str,
+    crash_after: Option<u64>,
+) -> (Proj, Vec<serde_json::Value>) {
+    let p = Proj::new();
+    std::fs::create_dir_all(p.path().join(".baton/workflows")).unwrap();
+    std::fs::write(p.path().join(".baton/sim.toml"), scenario).unwrap();
+    let show = p.run(&["workflow", "show", "orchestrate"], None);
+    let wf = String::from_utf8(show.stdout).unwrap().replace(
+        "gates = [\"investigation\", \"design\", \"final\"]",
+        "gates = []",
+    );
+    assert!(wf.contains("gates = []"));
+    std::fs::write(p.path().join(".baton/workflows/orchestrate.toml"), wf).unwrap();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    if let Some(n) = crash_after {
+        let o = p
+            .cmd(&["run", "orchestrate", "add-login", "--agent", "sim"])
+            .env("BATON_CRASH_AFTER_EVENT", n.to_string())
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "the run was to be killed");
+    }
+    let o = p.run(&["run", "orchestrate", "add-login", "--agent", "sim"], None);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{text}");
+    assert_eq!(p.manifest("add-login")["status"], "completed", "{text}");
+    let runs = p.path().join(".baton/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let events = std::fs::read_to_string(run.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (p, events)
+}
+
+fn rotations(events: &[serde_json::Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "conductor_rotated")
+        .map(|e| e["rotation"]["reason"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn reports(events: &[serde_json::Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "conductor_called")
+        .map(|e| e["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn orchestrate_conductor_rotates_once_on_usage() {
+    // 3 spec tasks + the passing audit = 4 reports; the session grows ~50K a call, so it is
+    // past 140K (70 % of 200K) after the third and rotated once.
+    let (p, ev) = orchestrate("[task]\nspec = [\"tasks=3\"]\n[conductor]\ngrowth_tokens = 50000\n");
+    assert_eq!(reports(&ev).len(), 4, "{:?}", reports(&ev));
+    assert_eq!(rotations(&ev), ["usage"]);
+    let rot = ev
+        .iter()
+        .find(|e| e["event"] == "conductor_rotated")
+        .unwrap();
+    assert!(rot["rotation"]["context_tokens"].as_u64().unwrap() > 140_000);
+    // The fourth report went to a fresh session seeded with the task's state.
+    let prompts = p.path().join(".baton/runs");
+    let run = std::fs::read_dir(&prompts)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let last = std::fs::read_to_string(run.join("prompts/conductor-impl-audit-1.md")).unwrap();
+    assert!(
+        last.contains("A previous conductor session was retired"),
+        "{last}"
+    );
+    assert!(last.contains("Where the task stands"), "{last}");
+    // The history tells of it; the implementers of later tasks are pointed at the notes.
+    let h = p.run(&["history", "--tail", "100"], None);
+    assert!(String::from_utf8_lossy(&h.stdout).contains("CONDUCTOR rotated (usage)"));
+}
+
+#[test]
+fn orchestrate_conductor_rotates_once_after_five_tasks() {
+    let (_p, ev) = orchestrate("[task]\nspec = [\"tasks=5\"]\n");
+    assert_eq!(reports(&ev).len(), 6, "{:?}", reports(&ev));
+    assert_eq!(rotations(&ev), ["tasks"]);
+    let rot = ev
+        .iter()
+        .find(|e| e["event"] == "conductor_rotated")
+        .unwrap();
+    assert_eq!(rot["rotation"]["tasks"], 5);
+}
+
+#[test]
+fn orchestrate_conductor_rotates_once_on_feedback() {
+    // A failed audit with 120 findings (~12 KB) is more than 10 KB of feedback.
+    let (_p, ev) = orchestrate(
+        "[task]\nspec = [\"tasks=2\"]\nimpl-audit = [\"fail findings=120\", \"pass\"]\n",
+    );
+    assert_eq!(rotations(&ev), ["feedback"]);
+    let rot = ev
+        .iter()
+        .find(|e| e["event"] == "conductor_rotated")
+        .unwrap();
+    assert!(rot["rotation"]["feedback_bytes"].as_u64().unwrap() > 10 * 1024);
+    // Reports: 2 tasks, the failed audit (rotates), the passing audit (a fresh session).
+    assert_eq!(
+        reports(&ev),
+        [
+            "implementation#1@1",
+            "implementation#2@1",
+            "impl-audit@1",
+            "impl-audit@2"
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_killed_run_continues_the_conductor_session_and_counts() {
+    let sc = "[task]\nspec = [\"tasks=3\"]\n[conductor]\ngrowth_tokens = 50000\n";
+    let (_p, whole) = orchestrate(sc);
+    let seq = |e: &serde_json::Value| e["seq"].as_u64().unwrap();
+    let calls: Vec<u64> = whole
+        .iter()
+        .filter(|e| e["event"] == "conductor_called")
+        .map(seq)
+        .collect();
+    // Killed right after the second report: the resumed run must not report it again, and the
+    // session's count goes on (still one usage rotation, after the third report).
+    let (_p, ev) = orchestrate_crashing(sc, Some(calls[1]));
+    let mut keys = reports(&ev);
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 4, "a report was repeated");
+    assert_eq!(rotations(&ev), ["usage"]);
+}

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::store::model::{Mode, Status, Workflow};
 use crate::store::{Store, metrics::human_ms};
 use crate::workflow::cli_agents::CliAgents;
+use crate::workflow::conductor::{Conductor, Policy};
 use crate::workflow::journal::{Entry, Journal};
 use crate::workflow::task::{Stop, TaskEngine, TaskOptions};
 use crate::workflow::task_def;
@@ -71,7 +72,18 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         "run {run_id}: {workflow} task {slug} ({})",
         if resumed { "resumed" } else { "started" }
     );
-    let engine = TaskEngine {
+    // The conductor continues the session (and the counts) the journal last recorded.
+    let meter = journal
+        .records
+        .iter()
+        .rev()
+        .find_map(|r| match &r.entry {
+            Entry::ConductorCalled { meter, .. } => Some(meter.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let policy = Policy::from_budget(&ctx.project.config.budget);
+    let mut engine = TaskEngine {
         project_dir: project_dir.clone(),
         store: store.clone(),
         slug: slug.clone(),
@@ -84,7 +96,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         prompts_dir: local.join("prompts"),
         attempts: Mutex::new(HashMap::new()),
         printed: Mutex::new(vec![]),
+        conductor: None,
     };
+    if let Some(d) = &engine.wf.conductor {
+        let mut c = Conductor::new(engine.assignment(&engine.wf, &d.role), policy);
+        c.meter = meter;
+        engine.conductor = Some(Mutex::new(c));
+    }
     let stop = engine.run()?;
     let mut j = engine
         .journal

@@ -611,6 +611,13 @@ impl Store {
 
     // ---- history ----------------------------------------------------------------------------
 
+    /// Add a line about the task to history.md (an orchestrator's own events, such as a
+    /// conductor rotation, that change no task state).
+    pub fn note(&self, slug: &str, line: &str) -> Result<()> {
+        let _g = self.global_lock()?;
+        self.append_history(slug, &now(), &[line.to_string()])
+    }
+
     fn append_history(&self, slug: &str, ts: &str, lines: &[String]) -> Result<()> {
         let mut buf = String::new();
         for l in lines {

@@ -112,6 +112,20 @@ pub enum Entry {
         task: String,
         point: String,
     },
+    /// A report to the conductor session (`key`: the unit of work it tells of, with its
+    /// attempt) and the session's meter after it; a resumed run skips reports it holds.
+    ConductorCalled {
+        task: String,
+        key: String,
+        ok: bool,
+        detail: String,
+        meter: crate::workflow::conductor::Meter,
+    },
+    /// The conductor session was retired; the next report starts a fresh one.
+    ConductorRotated {
+        task: String,
+        rotation: crate::workflow::conductor::Rotation,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -6,7 +6,8 @@
 //! one per attempt, the last repeating. Words of an action, space-separated:
 //! `ok`/`pass` (default), `fail` (prints the fail signal: an audit's failed verdict),
 //! `crash` (exits 3, no signal), `nosignal` (writes the file, no signal), `nofile` (signals,
-//! writes nothing), `sleep=<ms>` (latency), and for `spec` (or a poc's `architect`):
+//! writes nothing), `sleep=<ms>` (latency), `findings=<n>` (an audit with n findings of
+//! ~100 bytes each), and for `spec` (or a poc's `architect`):
 //! `tasks=<n>` (default 2, independent), `deps=2:1;3:1+2`, `cycle`, `unknown-dep`.
 //!
 //! ```toml
@@ -160,12 +161,26 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
             }
             b
         }
-        "design-audit" | "impl-audit" => format!(
-            "# {} audit: {}\n\n## Verdict\n{verdict}\n\n## Findings\n{}\n\n## Preserve\n- The module layout.\n",
-            if a.phase == "design-audit" { "Design" } else { "Implementation" },
-            a.task,
-            if fail { "1. (simulated) error handling is missing." } else { "None." }
-        ),
+        "design-audit" | "impl-audit" => {
+            // `findings=<n>`: a long audit (n findings of ~100 bytes), for feedback volume.
+            let n = words
+                .iter()
+                .find_map(|w| w.strip_prefix("findings="))
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(usize::from(fail));
+            let findings = if n == 0 {
+                "None.".to_string()
+            } else {
+                (1..=n)
+                    .map(|i| format!("{i}. (simulated) error handling is missing in the path that finding {i} names; add it and a test.\n"))
+                    .collect()
+            };
+            format!(
+                "# {} audit: {}\n\n## Verdict\n{verdict}\n\n## Findings\n{findings}\n\n## Preserve\n- The module layout.\n",
+                if a.phase == "design-audit" { "Design" } else { "Implementation" },
+                a.task,
+            )
+        }
         "spec" => format!(
             "# Spec: {}\n\n## Signatures\n- `fn part() -> Result<()>`\n\n## Types\n- `Part`\n\n## Edge Cases\n- empty input\n\n## Errors\n- `Error::Invalid`\n{}",
             a.task,

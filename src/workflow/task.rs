@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::agents::{Agents, Assignment, Request};
+use super::conductor::{Conductor, Report};
 use super::epic::lock;
 use super::journal::{Entry, Journal, PhaseOutcome, Usage};
 use super::task_def::{TaskPhase, TaskWorkflow};
@@ -178,13 +179,15 @@ pub struct TaskOptions {
     pub from: Option<String>,
 }
 
-/// What happens when a task completes a unit of work (an implementation task, an audit):
-/// the one place a conductor session will be hooked.
+/// A finished unit of work (an implementation task's attempt, an implementation audit): what
+/// the conductor session is told of.
 #[derive(Debug, Clone)]
 pub struct TaskDone<'a> {
     pub phase: &'a str,
     pub task_id: Option<&'a str>,
     pub ok: bool,
+    /// The signal line, or why it failed.
+    pub detail: &'a str,
 }
 
 pub struct TaskEngine<'a> {
@@ -202,6 +205,8 @@ pub struct TaskEngine<'a> {
     pub prompts_dir: PathBuf,
     pub attempts: Mutex<HashMap<String, u32>>,
     pub printed: Mutex<Vec<String>>,
+    /// The workflow's conductor session, if it has one (reports are serialized through it).
+    pub conductor: Option<Mutex<Conductor>>,
 }
 
 impl TaskEngine<'_> {
@@ -317,11 +322,150 @@ impl TaskEngine<'_> {
         Ok(())
     }
 
-    /// The point every finished unit of work passes: after each implementation task and each
-    /// implementation audit. A conductor session is hooked here later.
-    fn task_completed(&self, done: TaskDone) {
-        let what = phase_label(done.phase, done.task_id);
-        let _ = (what, done.ok);
+    /// The point every finished unit of work passes: after each implementation task's attempt
+    /// and each implementation audit. The conductor session, when the workflow has one, is told
+    /// of it (resumed, or fresh and seeded with the task's state after a rotation). Its notes
+    /// are advisory: a conductor that fails is reported and the run goes on.
+    fn task_completed(&self, wf: &TaskWorkflow, done: TaskDone) -> Result<()> {
+        let Some(conductor) = &self.conductor else {
+            return Ok(());
+        };
+        let label = phase_label(done.phase, done.task_id);
+        let attempt = lock(&self.attempts).get(&label).copied().unwrap_or(1);
+        let key = format!("{label}@{attempt}");
+        let recorded = lock(&self.journal)
+            .records
+            .iter()
+            .any(|r| matches!(&r.entry, Entry::ConductorCalled { key: k, .. } if *k == key));
+        if recorded {
+            return Ok(());
+        }
+        let mut c = lock(conductor);
+        let dir = self.store.task_dir(&self.slug);
+        // What the report hands over: a finished task counts as a task; an audit's findings
+        // and a failure's reason are feedback (the audit is read from its file, so its size).
+        let (tasks, feedback_bytes, item, feedback_files) = match done.task_id {
+            Some(id) => {
+                let path = artifacts::latest(&dir, &format!("implementations/task-{id}"))
+                    .map(|p| self.rel(&p))
+                    .unwrap_or_else(|| "(no report stored)".into());
+                let (tasks, feedback) = if done.ok {
+                    (1, 0)
+                } else {
+                    (0, done.detail.len() as u64)
+                };
+                let result = if done.ok {
+                    "done".to_string()
+                } else {
+                    format!("failed ({})", done.detail)
+                };
+                let item =
+                    serde_json::json!({"id": id, "title": label, "result": result, "path": path});
+                (tasks, feedback, Some(item), vec![])
+            }
+            None => {
+                let audit = artifacts::latest(&dir, done.phase);
+                let bytes = audit
+                    .as_ref()
+                    .and_then(|p| std::fs::metadata(p).ok())
+                    .map_or(done.detail.len() as u64, |m| m.len());
+                (
+                    0,
+                    bytes,
+                    None,
+                    audit.map(|p| self.rel(&p)).into_iter().collect(),
+                )
+            }
+        };
+        let news = format!(
+            "{label} {} — {}",
+            if done.ok { "passed" } else { "failed" },
+            done.detail
+        );
+        let notes = self.run_dir().join("conductor-notes.md");
+        let state_summary = crate::store::view::summary(&self.manifest()?).render();
+        let template = super::def::template(
+            &wf.conductor
+                .as_ref()
+                .map_or("conductor".into(), |d| d.template.clone()),
+            &self.prompts_dir,
+        )?;
+        let mut ctx = serde_json::json!({
+            "task": self.slug,
+            "notes_file": self.rel(&notes),
+            "news": news,
+            "tasks": item.into_iter().collect::<Vec<_>>(),
+            "feedback_files": feedback_files,
+            "fresh": false,
+            "rotated": serde_json::Value::Null,
+            "state_summary": state_summary,
+        });
+        let prompt = render("conductor", &template, &ctx)?;
+        ctx["fresh"] = true.into();
+        if c.meter.rotations > 0 {
+            ctx["rotated"] = format!("rotation {}", c.meter.rotations).into();
+        }
+        let fresh_prompt = render("conductor", &template, &ctx)?;
+        let run_dir = self.run_dir();
+        let name = format!("conductor-{}", key.replace(['#', '@'], "-"));
+        let used = if c.fresh() { &fresh_prompt } else { &prompt };
+        crate::store::fs::write_atomic(
+            &run_dir.join("prompts").join(format!("{name}.md")),
+            used.as_bytes(),
+        )?;
+        let base = Request {
+            name,
+            prompt: "",
+            cwd: self.project_dir.clone(),
+            log_dir: run_dir.join("logs"),
+            timeout: Duration::from_secs(wf.policy.timeout_secs),
+            grace: Duration::from_secs(wf.policy.grace_secs),
+            resume: None,
+        };
+        let report = Report {
+            prompt: &prompt,
+            fresh_prompt: &fresh_prompt,
+            tasks,
+            feedback_bytes,
+        };
+        let (reply, rotation) = c.report(self.agents, &base, &report)?;
+        let signal = format!("CONDUCTOR UPDATED: {}", self.slug);
+        let ok = reply.ok && reply.text.lines().any(|l| l.trim() == signal);
+        let detail = if ok {
+            signal
+        } else {
+            reply
+                .error
+                .clone()
+                .unwrap_or_else(|| "no CONDUCTOR UPDATED line".into())
+        };
+        self.log(Entry::ConductorCalled {
+            task: self.slug.clone(),
+            key,
+            ok,
+            detail: detail.clone(),
+            meter: c.meter.clone(),
+        })?;
+        if !ok {
+            self.say(&format!("  ! conductor: {detail} (the run goes on)"));
+        }
+        if let Some(r) = rotation {
+            let line = format!(
+                "CONDUCTOR rotated ({}): {} tokens, {} tasks, {} bytes of feedback in {} calls",
+                r.reason.as_str(),
+                r.context_tokens,
+                r.tasks,
+                r.feedback_bytes,
+                r.calls
+            );
+            self.log(Entry::ConductorRotated {
+                task: self.slug.clone(),
+                rotation: r,
+            })?;
+            self.store.note(&self.slug, &line)?;
+            self.say(&format!("  ↻ {line}"));
+        }
+        Ok(())
     }
 
     // ---- phases -------------------------------------------------------------------------------
@@ -369,11 +513,16 @@ impl TaskEngine<'_> {
             match self.phase(wf, p, None, None, None)? {
                 Verdict::Pass => {
                     if p.name == "impl-audit" {
-                        self.task_completed(TaskDone {
-                            phase: &p.name,
-                            task_id: None,
-                            ok: true,
-                        });
+                        let detail = self.last_detail(&p.name, None);
+                        self.task_completed(
+                            wf,
+                            TaskDone {
+                                phase: &p.name,
+                                task_id: None,
+                                ok: true,
+                                detail: &detail,
+                            },
+                        )?;
                     }
                     return Ok(None);
                 }
@@ -389,11 +538,15 @@ impl TaskEngine<'_> {
                 }
                 Verdict::Fail(why) => {
                     if p.name == "impl-audit" {
-                        self.task_completed(TaskDone {
-                            phase: &p.name,
-                            task_id: None,
-                            ok: false,
-                        });
+                        self.task_completed(
+                            wf,
+                            TaskDone {
+                                phase: &p.name,
+                                task_id: None,
+                                ok: false,
+                                detail: &why,
+                            },
+                        )?;
                     }
                     if repairs >= max {
                         let reason = format!(
@@ -682,11 +835,19 @@ impl TaskEngine<'_> {
         for _ in 0..wf.policy.max_attempts {
             last = self.phase(wf, p, Some(id), t, None)?;
             if p.name == "implementation" {
-                self.task_completed(TaskDone {
-                    phase: &p.name,
-                    task_id: Some(id),
-                    ok: last == Verdict::Pass,
-                });
+                let detail = match &last {
+                    Verdict::Pass => self.last_detail(&p.name, Some(id)),
+                    Verdict::Fail(w) | Verdict::Error(w) => w.clone(),
+                };
+                self.task_completed(
+                    wf,
+                    TaskDone {
+                        phase: &p.name,
+                        task_id: Some(id),
+                        ok: last == Verdict::Pass,
+                        detail: &detail,
+                    },
+                )?;
             }
             if last == Verdict::Pass {
                 break;
@@ -841,6 +1002,16 @@ impl TaskEngine<'_> {
         }
     }
 
+    /// The recorded detail (signal line) of a phase's latest attempt.
+    fn last_detail(&self, phase: &str, task_id: Option<&str>) -> String {
+        let label = phase_label(phase, task_id);
+        let attempt = lock(&self.attempts).get(&label).copied().unwrap_or(1);
+        lock(&self.journal)
+            .finished_phase(&self.slug, task_id, phase, attempt)
+            .map(|o| o.detail.clone())
+            .unwrap_or_default()
+    }
+
     fn bump(&self, label: &str) -> u32 {
         let mut a = lock(&self.attempts);
         let n = a.entry(label.to_string()).or_insert(0);
@@ -865,7 +1036,7 @@ impl TaskEngine<'_> {
     }
 
     /// Who runs `role`: `--agent`, else baton.toml's `[run.roles]`, else the workflow's.
-    fn assignment(&self, wf: &TaskWorkflow, role: &str) -> Assignment {
+    pub fn assignment(&self, wf: &TaskWorkflow, role: &str) -> Assignment {
         let w = wf.roles.get(role).cloned().unwrap_or_default();
         let project = self.opts.roles.get(role).cloned().unwrap_or_default();
         Assignment {
@@ -1003,6 +1174,9 @@ impl TaskEngine<'_> {
             "task_files": task.map(|t| t.files.join(", ")),
             "iteration": iteration,
             "poc_from": poc_from,
+            "conductor_notes": Some(self.run_dir().join("conductor-notes.md"))
+                .filter(|n| n.is_file())
+                .map(|n| self.rel(&n)),
         });
         let template = super::def::template(&p.template_name(), &self.prompts_dir)?;
         let mut prompt = render(&p.template_name(), &template, &ctx)?;

@@ -49,6 +49,22 @@ pub struct TaskWorkflow {
     pub roles: BTreeMap<String, Role>,
     #[serde(default, rename = "phase")]
     pub phases: Vec<TaskPhase>,
+    /// A conductor session (seed 001) told of every finished implementation task and audit,
+    /// resumed across reports and rotated by `[budget]`'s refresh triggers.
+    pub conductor: Option<ConductorDef>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConductorDef {
+    pub role: String,
+    /// Prompt template; default `conductor`.
+    #[serde(default = "conductor_template")]
+    pub template: String,
+}
+
+fn conductor_template() -> String {
+    "conductor".into()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -190,6 +206,18 @@ impl TaskWorkflow {
                     ),
                 ));
             }
+        }
+        if let Some(c) = &self.conductor
+            && !self.roles.contains_key(&c.role)
+        {
+            return Err(Error::corrupt(
+                source,
+                line_of("[conductor]"),
+                format!(
+                    "[conductor] has role `{}`, which [roles] does not define",
+                    c.role
+                ),
+            ));
         }
         if self.policy.max_attempts == 0 {
             return Err(Error::corrupt(
