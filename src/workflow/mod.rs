@@ -14,3 +14,4 @@ pub mod project;
 pub mod sim;
 pub mod sim_task;
 pub mod sim_verify;
+pub mod verify;
