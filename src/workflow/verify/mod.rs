@@ -98,6 +98,11 @@ impl Context {
     pub fn summaries(&self) -> usize {
         self.summaries.len()
     }
+
+    /// Tokens of the state file this session started from.
+    pub fn start_tokens(&self) -> u64 {
+        self.start_tokens
+    }
 }
 
 /// Who runs the roles: `--agent`, else baton.toml's `[run.roles]`, else the pipeline's
@@ -320,7 +325,7 @@ impl Engine<'_> {
                 st.next = self.next_line(&st);
                 ctx = Context::fresh(&self.opts.config, &st.to_text());
                 st.context_estimate = ctx.estimate();
-                let text = st.save(&path)?;
+                st.save(&path)?;
                 self.journal.log(Entry::Rotated {
                     item: item.to_string(),
                     after_phase: ph.id.clone(),
@@ -333,7 +338,7 @@ impl Engine<'_> {
                     threshold: est.rotation_threshold,
                     reset_to: ctx.estimate().total_estimate,
                     state_file: self.relative(&path),
-                    state_tokens: Encoding::O200kBase.count(&text) as u64,
+                    state_tokens: ctx.start_tokens(),
                 })?;
                 self.note(&format!(
                     "{item}: context budget hit ({} > {}): rotated; continuing from {} at phase {}",
@@ -547,7 +552,7 @@ impl Engine<'_> {
                     st.save(path)?;
                     let s = &p.summary;
                     self.note(&format!(
-                        "{item} {}: complete — {} findings, {} issues, {} lines in {output_rel}",
+                        "{item} {}: complete — {} findings, {} issue(s), {} lines in {output_rel}",
                         ph.id,
                         s.key_findings.len(),
                         s.issues.len(),
