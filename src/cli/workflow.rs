@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
             let text = match prompt {
                 Some(p) => crate::workflow::verify::pipeline::template(&p, &local.join("prompts"))?,
                 None if name == "verify" => {
-                    crate::workflow::verify::pipeline::load(&local.join("workflows"))?.1
+                    crate::workflow::verify::pipeline::text(&local.join("workflows"))?.1
                 }
                 None => def::load(&name, &local.join("workflows"))?.1,
             };
