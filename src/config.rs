@@ -26,6 +26,9 @@ pub struct Config {
     /// The run engine: default agent, protected branches.
     #[serde(default)]
     pub run: RunConfig,
+    /// Verify queues: the orchestrating session's context model (seed 004).
+    #[serde(default)]
+    pub verify: crate::workflow::verify::VerifyConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]

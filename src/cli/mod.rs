@@ -24,12 +24,14 @@ mod output;
 mod pause;
 mod phase;
 mod query;
+mod queue;
 mod resume;
 mod retrieve;
 mod run;
 mod run_task;
 mod run_verify;
 mod session;
+mod state;
 mod status;
 mod store;
 mod stories;
@@ -122,6 +124,12 @@ pub enum Command {
     Session(session::Args),
     /// List an epic's stories in a BMAD project: ids, statuses, files, sprint-status
     Stories(stories::Args),
+    /// Queues of items for `baton run verify`: add, show, list
+    #[command(subcommand)]
+    Queue(queue::QueueCmd),
+    /// A verify item's state: its phases, the context estimate, the command to continue
+    #[command(subcommand)]
+    State(state::StateCmd),
 }
 
 /// Everything a command needs from the environment.
@@ -207,6 +215,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Summary(a) => summary::run(&ctx, a),
         Command::Session(a) => session::run(&ctx, a),
         Command::Stories(a) => stories::run(&ctx, a),
+        Command::Queue(c) => queue::run(&ctx, c),
+        Command::State(c) => state::run(&ctx, c),
     }
 }
 

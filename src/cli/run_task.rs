@@ -305,6 +305,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
 pub fn item_word(workflow: &str) -> &'static str {
     match workflow {
         "orchestrate" | "poc" | "graduate" => "task",
+        "verify" => "queue",
         _ => "epic",
     }
 }

@@ -5,7 +5,165 @@ use std::process::ExitCode;
 use super::Ctx;
 use super::run::Args;
 use crate::error::{Error, Result};
+use crate::workflow::cli_agents::CliAgents;
+use crate::workflow::journal::{Entry, Journal};
+use crate::workflow::verify::queue::Queues;
+use crate::workflow::verify::{Engine, Options, pipeline};
 
-pub fn run(_ctx: &Ctx, _a: Args) -> Result<ExitCode> {
-    Err(Error::invalid("not built yet"))
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    // The tokenizer's tables load while the queue is read.
+    std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
+    let local = ctx.project.local_dir();
+    let queues = Queues::new(&local);
+    let (opts, journal) = match &a.resume {
+        Some(id) => {
+            let j = Journal::open(&local, id)?;
+            if j.run_finished() {
+                return Err(Error::state(format!("run {id} already finished")).hint(
+                    "to work on the queue again: baton run verify --queue NAME (complete items are skipped)",
+                ));
+            }
+            let opts: Options = j
+                .started()
+                .and_then(|s| serde_json::from_value(s.3.clone()).ok())
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        j.dir.join("events.jsonl"),
+                        Some(1),
+                        "does not start with a verify run_started",
+                    )
+                })?;
+            (opts, Some(j))
+        }
+        None => (fresh(ctx, &a)?, None),
+    };
+    // Everything is checked before the run starts: the queue, the pipeline, the lock.
+    queues.load(&opts.queue)?;
+    let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
+    let _run_lock = queues.lock_run(&opts.queue)?;
+    let resumed = journal.is_some();
+    let journal = match journal {
+        Some(j) => j,
+        None => {
+            let id = crate::context::session::new_id();
+            let mut j = Journal::create(&local, &id)?;
+            j.log(Entry::RunStarted {
+                run_id: id,
+                workflow: "verify".into(),
+                epics: vec![opts.queue.clone()],
+                options: serde_json::to_value(&opts).map_err(|e| Error::invalid(e.to_string()))?,
+            })?;
+            j
+        }
+    };
+    let run_id = journal
+        .started()
+        .map(|s| s.0.to_string())
+        .unwrap_or_default();
+    if !ctx.out.json {
+        eprintln!(
+            "run {run_id}: verify queue {} ({})",
+            opts.queue,
+            if resumed { "resumed" } else { "started" }
+        );
+    }
+    let agents = CliAgents::new(&ctx.project.dir, opts.scenario.clone())
+        .skip_permissions(ctx.project.config.run.skip_permissions);
+    let mut engine = Engine {
+        project_dir: ctx.project.dir.clone(),
+        queues,
+        pipeline,
+        prompts_dir: local.join("prompts"),
+        agents: &agents,
+        opts,
+        journal,
+        run_id: run_id.clone(),
+        progress: !ctx.out.json,
+    };
+    let report = engine.run()?;
+    engine.journal.log(Entry::RunFinished {
+        done: report.done,
+        failed: report.failed,
+        skipped: report.already_complete,
+    })?;
+    let run_dir = engine
+        .journal
+        .dir
+        .strip_prefix(&ctx.project.dir)
+        .unwrap_or(&engine.journal.dir)
+        .display()
+        .to_string();
+    let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report});
+    ctx.out.emit(&value, |w| {
+        writeln!(
+            w,
+            "queue {}: {} complete, {} failed, {} already complete · {} agent calls · {} rotations",
+            report.queue,
+            report.done,
+            report.failed,
+            report.already_complete,
+            report.agent_calls,
+            report.rotations
+        )?;
+        for (item, why) in &report.failures {
+            writeln!(w, "  {item} failed: {why}")?;
+        }
+        if report.failed > 0 {
+            writeln!(
+                w,
+                "fix the cause, then rerun: baton run verify --queue {} (failed items resume at their failed phase)",
+                report.queue
+            )?;
+        }
+        writeln!(w, "run log: {run_dir} (events.jsonl, prompts/, logs/)")
+    });
+    Ok(if report.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn fresh(ctx: &Ctx, a: &Args) -> Result<Options> {
+    let queue = a.queue.clone().ok_or_else(|| {
+        Error::invalid("verify needs a queue: --queue NAME").hint(
+            "create one with `baton queue add NAME ITEM…`, then `baton run verify --queue NAME`",
+        )
+    })?;
+    if !a.epics.is_empty() {
+        return Err(Error::invalid(format!(
+            "verify takes its items from the queue, not the command line (got: {})",
+            a.epics.join(" ")
+        ))
+        .hint(format!(
+            "add them: baton queue add {queue} {}",
+            a.epics.join(" ")
+        )));
+    }
+    if a.dry_run || a.parallel.is_some() {
+        return Err(Error::invalid(
+            "verify does not support --dry-run or --parallel",
+        ));
+    }
+    let cfg = &ctx.project.config;
+    let scenario = a.scenario.clone().or_else(|| {
+        let p = ctx.project.local_dir().join("sim.toml");
+        p.is_file().then_some(p)
+    });
+    let scenario = match scenario {
+        Some(p) if p.is_relative() => Some(
+            std::env::current_dir()
+                .map_err(|e| Error::io(".", e))?
+                .join(p),
+        ),
+        other => other,
+    };
+    Ok(Options {
+        queue,
+        agent: a.agent.clone(),
+        default_agent: cfg.run.default_agent.clone(),
+        roles: cfg.run.roles.clone(),
+        scenario,
+        config: cfg.verify.clone(),
+    })
 }

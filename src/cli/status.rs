@@ -75,6 +75,14 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                     story,
                     phase,
                     attempt,
+                } if wf == "verify" => {
+                    Some(format!("item {epic} phase {phase} (attempt {attempt})"))
+                }
+                Entry::PhaseStarted {
+                    epic,
+                    story,
+                    phase,
+                    attempt,
                 } => Some(format!(
                     "epic {epic}{} {phase} (attempt {attempt})",
                     story
@@ -119,9 +127,16 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
         .iter()
         .map(crate::store::view::summary)
         .collect();
-    let value = serde_json::json!({"runs": runs, "tasks": tasks});
+    // Verify queues: counts and what each waits for.
+    let vq = crate::workflow::verify::queue::Queues::new(&local);
+    let queues: Vec<super::queue::QueueSummary> = vq
+        .names()
+        .iter()
+        .filter_map(|n| super::queue::summarize(&vq, n).ok().map(|s| s.0))
+        .collect();
+    let value = serde_json::json!({"runs": runs, "tasks": tasks, "queues": queues});
     ctx.out.emit(&value, |w| {
-        if runs.is_empty() && tasks.is_empty() {
+        if runs.is_empty() && tasks.is_empty() && queues.is_empty() {
             return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
         }
         for r in &runs {
@@ -147,6 +162,18 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 };
                 writeln!(w, "    {verb}: {n}")?;
             }
+        }
+        for q in &queues {
+            writeln!(
+                w,
+                "queue {}  {} complete, {} failed, {} pending of {}  — {}",
+                q.name,
+                q.complete,
+                q.failed,
+                q.pending + q.in_progress,
+                q.items,
+                q.next
+            )?;
         }
         for t in &tasks {
             writeln!(

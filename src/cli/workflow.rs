@@ -15,10 +15,10 @@ pub enum WorkflowCmd {
     List,
     /// Print a workflow's TOML (to copy into .baton/workflows/ and change)
     #[command(after_help = "Examples:\n  baton workflow show epic-execute\n  \
-baton workflow show epic-execute > .baton/workflows/epic-execute.toml\n  baton workflow show orchestrate   # also poc, graduate (task workflows)\n  baton workflow show epic-execute --prompt dev")]
+baton workflow show epic-execute > .baton/workflows/epic-execute.toml\n  baton workflow show orchestrate   # also poc, graduate (task workflows)\n  baton workflow show epic-execute --prompt dev\n  baton workflow show verify --prompt verify-phase")]
     Show {
         name: String,
-        /// Print this prompt template instead (kickoff, dev, review, party-review, failure-analysis, uat, retro)
+        /// Print this prompt template instead (kickoff, dev, review, party-review, failure-analysis, uat, retro, verify-phase, verify-reminder)
         #[arg(long)]
         prompt: Option<String>,
     },
@@ -35,6 +35,10 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
                     let own = local.join("workflows").join(format!("{name}.toml"));
                     serde_json::json!({"name": name, "overridden_by": own.is_file().then(|| own.display().to_string())})
                 })
+                .chain(std::iter::once({
+                    let own = local.join("workflows/verify.toml");
+                    serde_json::json!({"name": "verify", "overridden_by": own.is_file().then(|| own.display().to_string())})
+                }))
                 .collect();
             ctx.out.emit(&rows, |w| {
                 for r in &rows {
@@ -52,9 +56,12 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         }
         WorkflowCmd::Show { name, prompt } => {
             let text = match prompt {
-                Some(p) => def::template(&p, &local.join("prompts"))?,
+                Some(p) => crate::workflow::verify::pipeline::template(&p, &local.join("prompts"))?,
                 None if crate::workflow::task_def::is_builtin(&name) => {
                     crate::workflow::task_def::load(&name, &local.join("workflows"))?.2
+                }
+                None if name == "verify" => {
+                    crate::workflow::verify::pipeline::text(&local.join("workflows"))?.1
                 }
                 None => def::load(&name, &local.join("workflows"))?.1,
             };

@@ -85,6 +85,19 @@ pub enum Entry {
     EpicFinished {
         epic: String,
     },
+    /// Verify queues: the orchestrating session's context estimate crossed the rotation
+    /// threshold; the next phase starts from the item's state file alone.
+    Rotated {
+        item: String,
+        after_phase: String,
+        next_phase: String,
+        reason: String,
+        estimate: u64,
+        threshold: u64,
+        reset_to: u64,
+        state_file: String,
+        state_tokens: u64,
+    },
     RunFinished {
         done: u32,
         failed: u32,

@@ -18,3 +18,4 @@ pub mod sim_task;
 pub mod sim_verify;
 pub mod task;
 pub mod task_def;
+pub mod verify;

@@ -1,0 +1,676 @@
+//! Verify queues (seed 004): baton is the thin orchestrator, sub-agents are fat. For each item
+//! of a queue, each phase of the pipeline runs in a fresh sub-agent that gets file paths (never
+//! contents), writes its findings to its output file and answers with a summary block. baton
+//! reads only that block, keeps its key fields in the item's `verification-state.json` (written
+//! when a phase starts and after it ends), and models the context of the orchestrating session
+//! to rotate it before it would overflow.
+
+pub mod pipeline;
+pub mod queue;
+pub mod state;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use self::pipeline::{Phase, Pipeline};
+use self::queue::Queues;
+use self::state::{ContextEstimate, Partial, QueueRef, State};
+use super::agents::{Agents, Assignment, Request};
+use super::def::Role;
+use super::journal::{Entry, Journal, PhaseOutcome, Usage};
+use crate::context::summary;
+use crate::context::tokens::Encoding;
+use crate::error::{Error, Result};
+
+/// `[verify]` of baton.toml: the orchestrating session's context model (seed 004's numbers).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VerifyConfig {
+    /// The orchestrating session's window.
+    pub session_limit: u64,
+    /// Rotate when the estimate goes over this (seed: 120K, ~60% of 195K).
+    pub rotation_threshold: u64,
+    /// System prompt + project context of the orchestrating session.
+    pub system_overhead: u64,
+    /// What each orchestrator message (spawning a sub-agent, taking its return) costs.
+    pub message_tokens: u64,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig {
+            session_limit: 195_000,
+            rotation_threshold: 120_000,
+            system_overhead: 15_000,
+            message_tokens: 750,
+        }
+    }
+}
+
+/// The orchestrating session's context, as seed 004 estimates it: overhead + the state file it
+/// started from + every summary returned since + a cost per message. Only summaries are ever
+/// in it: never an output file's contents.
+pub struct Context {
+    cfg: VerifyConfig,
+    start_tokens: u64,
+    summaries: Vec<String>,
+    summary_tokens: u64,
+    messages: u64,
+}
+
+impl Context {
+    /// A fresh session that has read `state_text` (the state file) and nothing else.
+    pub fn fresh(cfg: &VerifyConfig, state_text: &str) -> Context {
+        Context {
+            cfg: cfg.clone(),
+            start_tokens: Encoding::O200kBase.count(state_text) as u64,
+            summaries: Vec::new(),
+            summary_tokens: 0,
+            messages: 0,
+        }
+    }
+
+    pub fn message(&mut self) {
+        self.messages += 1;
+    }
+
+    pub fn returned(&mut self, summary_block: &str) {
+        self.summary_tokens += Encoding::O200kBase.count(summary_block) as u64;
+        self.summaries.push(summary_block.to_string());
+    }
+
+    pub fn estimate(&self) -> ContextEstimate {
+        let conversation =
+            self.start_tokens + self.summary_tokens + self.messages * self.cfg.message_tokens;
+        ContextEstimate {
+            system_overhead: self.cfg.system_overhead,
+            conversation_tokens: conversation,
+            total_estimate: self.cfg.system_overhead + conversation,
+            session_limit: self.cfg.session_limit,
+            rotation_threshold: self.cfg.rotation_threshold,
+        }
+    }
+
+    pub fn summaries(&self) -> usize {
+        self.summaries.len()
+    }
+
+    /// Tokens of the state file this session started from.
+    pub fn start_tokens(&self) -> u64 {
+        self.start_tokens
+    }
+}
+
+/// Who runs the roles: `--agent`, else baton.toml's `[run.roles]`, else the pipeline's
+/// `[roles]`, else the default agent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Options {
+    pub queue: String,
+    pub agent: Option<String>,
+    pub default_agent: String,
+    #[serde(default)]
+    pub roles: BTreeMap<String, Role>,
+    #[serde(default)]
+    pub scenario: Option<PathBuf>,
+    #[serde(default)]
+    pub config: VerifyConfig,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub queue: String,
+    pub done: u32,
+    pub failed: u32,
+    /// Complete before this run started.
+    pub already_complete: u32,
+    pub rotations: u32,
+    pub agent_calls: u32,
+    /// (item, reason) of every failed item.
+    pub failures: Vec<(String, String)>,
+}
+
+pub struct Engine<'a> {
+    pub project_dir: PathBuf,
+    pub queues: Queues,
+    pub pipeline: Pipeline,
+    pub prompts_dir: PathBuf,
+    pub agents: &'a dyn Agents,
+    pub opts: Options,
+    pub journal: Journal,
+    pub run_id: String,
+    /// Progress lines on stderr.
+    pub progress: bool,
+}
+
+enum Judged {
+    Ok(summary::Parsed),
+    /// Worth one retry with the format reminder.
+    Format(String),
+    Failed(String),
+}
+
+impl Engine<'_> {
+    fn note(&self, line: &str) {
+        if self.progress {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+
+    fn assignment(&self, role: &str) -> Assignment {
+        let wf = self.pipeline.roles.get(role).cloned().unwrap_or_default();
+        let project = self.opts.roles.get(role).cloned().unwrap_or_default();
+        Assignment {
+            agent: self
+                .opts
+                .agent
+                .clone()
+                .or(project.agent)
+                .or(wf.agent)
+                .unwrap_or_else(|| self.opts.default_agent.clone()),
+            model: project.model.or(wf.model),
+        }
+    }
+
+    /// Every item of the queue not complete yet, in queue order, one at a time: the queue is
+    /// re-read for each item and nothing of an item is kept once it is done.
+    pub fn run(&mut self) -> Result<Report> {
+        let name = self.opts.queue.clone();
+        let mut report = Report {
+            queue: name.clone(),
+            ..Report::default()
+        };
+        let mut i = 0;
+        while let Some(item) = self.queues.item_at(&name, i)? {
+            i += 1;
+            let prior = self.queues.state(&name, &item)?;
+            if prior.as_ref().is_some_and(|s| s.status == "complete") {
+                report.already_complete += 1;
+                continue;
+            }
+            match self.run_item(&item, i - 1, prior, &mut report)? {
+                None => report.done += 1,
+                Some(reason) => {
+                    report.failed += 1;
+                    report.failures.push((item, reason));
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    fn relative(&self, p: &Path) -> String {
+        p.strip_prefix(&self.project_dir)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    }
+
+    /// One item, from its state file. `Some(reason)` when it failed.
+    fn run_item(
+        &mut self,
+        item: &str,
+        index: usize,
+        prior: Option<State>,
+        report: &mut Report,
+    ) -> Result<Option<String>> {
+        let name = self.opts.queue.clone();
+        let item_dir = self.queues.item_dir(&name, item);
+        crate::store::fs::create_dir_all(&item_dir)?;
+        let path = item_dir.join(state::FILE_NAME);
+        let q = self.queues.load(&name)?;
+        let mut completed = Vec::new();
+        for x in &q.items[..index.min(q.items.len())] {
+            if self
+                .queues
+                .state(&name, &x.id)?
+                .is_some_and(|s| s.status == "complete")
+            {
+                completed.push(x.id.clone());
+            }
+        }
+        let next: Vec<String> = q
+            .items
+            .iter()
+            .skip(index + 1)
+            .map(|x| x.id.clone())
+            .collect();
+        drop(q);
+        let resumed = prior.is_some();
+        let mut st = prior.unwrap_or_else(|| State {
+            item: item.to_string(),
+            status: "not-started".into(),
+            ..State::default()
+        });
+        // The pipeline may have changed since: phases it no longer has are dropped, new ones
+        // are added not started.
+        st.phases
+            .retain(|id, _| self.pipeline.phases.iter().any(|p| p.id == *id));
+        for ph in &self.pipeline.phases {
+            let e = st.phases.entry(ph.id.clone()).or_default();
+            if e.status.is_empty() {
+                e.status = "not-started".into();
+            }
+            e.agent = ph.agent.clone();
+            e.output_file = ph.output_for(item);
+            e.input_files = self.input_names(ph, item);
+        }
+        if st.started_at.is_none() {
+            st.started_at = Some(crate::store::now());
+        }
+        st.status = "in-progress".into();
+        st.failure = None;
+        st.queue = QueueRef {
+            name: name.clone(),
+            next,
+        };
+        st.completed = completed;
+        st.run_id = Some(self.run_id.clone());
+        st.next = self.next_line(&st);
+        // Between items the orchestrating context always starts afresh, from this file only.
+        let text = st.to_text();
+        let mut ctx = Context::fresh(&self.opts.config, &text);
+        st.context_estimate = ctx.estimate();
+        st.save(&path)?;
+        let first = self
+            .pipeline
+            .phases
+            .iter()
+            .find(|p| st.phases[&p.id].status != "complete")
+            .map(|p| p.id.clone())
+            .unwrap_or_default();
+        self.note(&format!(
+            "{item}: {} at phase {first}",
+            if resumed { "resuming" } else { "starting" }
+        ));
+        let phases = self.pipeline.phases.clone();
+        for (k, ph) in phases.iter().enumerate() {
+            if st.phases[&ph.id].status == "complete" {
+                continue;
+            }
+            if let Err(reason) = self.run_phase(item, ph, &path, &mut st, &mut ctx, report)? {
+                let reason = format!("phase {}: {reason}", ph.id);
+                st.status = "failed".into();
+                st.failure = Some(reason.clone());
+                st.next = self.next_line(&st);
+                st.save(&path)?;
+                self.journal.log(Entry::StoryFinished {
+                    epic: name.clone(),
+                    story: item.to_string(),
+                    result: "failed".into(),
+                    reason: reason.clone(),
+                })?;
+                self.note(&format!("{item}: failed — {reason}"));
+                return Ok(Some(reason));
+            }
+            let est = ctx.estimate();
+            let more = phases[k + 1..]
+                .iter()
+                .find(|p| st.phases[&p.id].status != "complete");
+            if let Some(next_phase) = more
+                && est.total_estimate > est.rotation_threshold
+            {
+                // Rotate: the state is on disk; the session's context is dropped and the next
+                // phase starts from the state file alone.
+                drop(ctx);
+                let on_disk = State::load_opt(&path)?.ok_or_else(|| {
+                    Error::corrupt(&path, None, "the state file vanished mid-item")
+                })?;
+                st = on_disk;
+                st.rotations += 1;
+                report.rotations += 1;
+                st.next = self.next_line(&st);
+                ctx = Context::fresh(&self.opts.config, &st.to_text());
+                st.context_estimate = ctx.estimate();
+                st.save(&path)?;
+                self.journal.log(Entry::Rotated {
+                    item: item.to_string(),
+                    after_phase: ph.id.clone(),
+                    next_phase: next_phase.id.clone(),
+                    reason: format!(
+                        "context estimate {} > rotation threshold {} (session limit {})",
+                        est.total_estimate, est.rotation_threshold, est.session_limit
+                    ),
+                    estimate: est.total_estimate,
+                    threshold: est.rotation_threshold,
+                    reset_to: ctx.estimate().total_estimate,
+                    state_file: self.relative(&path),
+                    state_tokens: ctx.start_tokens(),
+                })?;
+                self.note(&format!(
+                    "{item}: context budget hit ({} > {}): rotated; continuing from {} at phase {}",
+                    est.total_estimate,
+                    est.rotation_threshold,
+                    self.relative(&path),
+                    next_phase.id
+                ));
+            }
+        }
+        st.status = "complete".into();
+        st.next = self.next_line(&st);
+        st.save(&path)?;
+        self.journal.log(Entry::StoryFinished {
+            epic: name,
+            story: item.to_string(),
+            result: "done".into(),
+            reason: String::new(),
+        })?;
+        self.note(&format!("{item}: complete"));
+        Ok(None)
+    }
+
+    fn input_names(&self, ph: &Phase, item: &str) -> Vec<String> {
+        ph.inputs
+            .iter()
+            .filter_map(|i| self.pipeline.phases.iter().find(|p| p.id == *i))
+            .map(|p| p.output_for(item))
+            .collect()
+    }
+
+    /// "what a fresh session does next", for the state file.
+    fn next_line(&self, st: &State) -> String {
+        let cmd = format!("baton run verify --queue {}", self.opts.queue);
+        match st.status.as_str() {
+            "complete" => "nothing: the item is complete".into(),
+            _ => match self
+                .pipeline
+                .phases
+                .iter()
+                .find(|p| st.phases.get(&p.id).is_none_or(|s| s.status != "complete"))
+            {
+                Some(p) => format!("continue {} from phase {}: {cmd}", st.item, p.id),
+                None => format!("finish {}: {cmd}", st.item),
+            },
+        }
+    }
+
+    /// One phase: one agent call, and one more with the format reminder if the answer's summary
+    /// block is missing or invalid. `Err(reason)` when the phase failed.
+    fn run_phase(
+        &mut self,
+        item: &str,
+        ph: &Phase,
+        path: &Path,
+        st: &mut State,
+        ctx: &mut Context,
+        report: &mut Report,
+    ) -> Result<std::result::Result<(), String>> {
+        let item_dir = path.parent().unwrap_or(Path::new("."));
+        let output = item_dir.join(ph.output_for(item));
+        let output_rel = self.relative(&output);
+        let mut tokens = 0u64;
+        let mut reason: Option<String> = None;
+        for retry in [false, true] {
+            let attempt = st.phases[&ph.id].attempts + 1;
+            // What an interrupted attempt left behind (counted, never read into a prompt).
+            let partial = (!retry)
+                .then(|| line_count(&output))
+                .flatten()
+                .map(|lines| Partial {
+                    file: ph.output_for(item),
+                    lines,
+                    attempt: attempt - 1,
+                });
+            {
+                let ps = st.phases.get_mut(&ph.id).expect("phase state");
+                ps.status = "in-progress".into();
+                ps.attempts = attempt;
+                ps.started_at = Some(crate::store::now());
+                ps.error = None;
+                if partial.is_some() {
+                    ps.partial_output = partial.clone();
+                }
+            }
+            st.context_estimate = ctx.estimate();
+            st.next = self.next_line(st);
+            st.save(path)?;
+            if let Some(p) = &partial {
+                self.note(&format!(
+                    "{item} {}: a previous attempt left a partial output at {output_rel} ({} lines): the agent continues from it",
+                    ph.id, p.lines
+                ));
+            }
+            let prompt = match &reason {
+                None => self.prompt(item, ph, st, attempt, &output_rel, partial.as_ref())?,
+                Some(r) => self.reminder(item, ph, attempt, &output_rel, &output, r)?,
+            };
+            self.journal.log(Entry::PhaseStarted {
+                epic: item.to_string(),
+                story: None,
+                phase: ph.id.clone(),
+                attempt,
+            })?;
+            let label = format!("{item}-{}-{attempt}", ph.id);
+            crate::store::fs::write_atomic(
+                &self.journal.dir.join("prompts").join(format!("{label}.md")),
+                prompt.as_bytes(),
+            )?;
+            let prompt_tokens = Encoding::O200kBase.count(&prompt) as u64;
+            self.note(&format!(
+                "{item} {} {} (attempt {attempt}{})",
+                ph.id,
+                ph.agent,
+                if retry { ", format reminder" } else { "" }
+            ));
+            let (judged, usage, outcome) = if let Some(b) = ph.budget
+                && prompt_tokens as usize > b
+            {
+                let why =
+                    format!("the prompt is {prompt_tokens} tokens, over the phase budget of {b}");
+                (Judged::Failed(why), Usage::default(), None)
+            } else {
+                let req = Request {
+                    name: label,
+                    prompt: &prompt,
+                    cwd: self.project_dir.clone(),
+                    log_dir: self.journal.dir.join("logs"),
+                    timeout: Duration::from_secs(self.pipeline.policy.timeout_secs),
+                    grace: Duration::from_secs(self.pipeline.policy.grace_secs),
+                    resume: None,
+                };
+                let reply = self.agents.run(&self.assignment(&ph.role), &req)?;
+                report.agent_calls += 1;
+                ctx.message();
+                let judged = if !reply.ok {
+                    Judged::Failed(format!(
+                        "the agent failed: {}",
+                        reply
+                            .error
+                            .clone()
+                            .unwrap_or_else(|| "no reason given".into())
+                    ))
+                } else if !output.is_file() {
+                    Judged::Failed(format!("the agent wrote no output file ({output_rel})"))
+                } else {
+                    match summary::parse(&reply.text) {
+                        None => Judged::Format("the answer has no `## Summary` block".into()),
+                        Some(p) if !p.violations.is_empty() => Judged::Format(format!(
+                            "the summary block is invalid: {}",
+                            p.violations
+                                .iter()
+                                .take(3)
+                                .map(|v| v.message.as_str())
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )),
+                        Some(p) => Judged::Ok(p),
+                    }
+                };
+                (
+                    judged,
+                    reply.usage,
+                    Some((
+                        reply.cost_usd,
+                        reply.duration_ms,
+                        reply.session_id,
+                        reply.log,
+                    )),
+                )
+            };
+            tokens += usage.total();
+            let (ok, detail) = match &judged {
+                Judged::Ok(p) => (
+                    true,
+                    format!(
+                        "summary block ok ({} lines)",
+                        p.summary.end_line + 1 - p.summary.start_line
+                    ),
+                ),
+                Judged::Format(w) | Judged::Failed(w) => (false, w.clone()),
+            };
+            let (cost_usd, duration_ms, session_id, log) = outcome.unwrap_or_default();
+            self.journal.log(Entry::PhaseFinished {
+                epic: item.to_string(),
+                story: None,
+                phase: ph.id.clone(),
+                attempt,
+                outcome: PhaseOutcome {
+                    ok,
+                    detail,
+                    recommendation: None,
+                    usage,
+                    cost_usd,
+                    duration_ms,
+                    session_id,
+                    prompt_tokens,
+                    log: (!log.as_os_str().is_empty()).then(|| log.display().to_string()),
+                },
+            })?;
+            match judged {
+                Judged::Ok(p) => {
+                    ctx.returned(&p.text);
+                    let ps = st.phases.get_mut(&ph.id).expect("phase state");
+                    ps.status = "complete".into();
+                    ps.summary = Some(state::key_fields(&p.summary));
+                    ps.completed_at = Some(crate::store::now());
+                    ps.tokens_burned = Some(ps.tokens_burned.unwrap_or(0) + tokens);
+                    st.context_estimate = ctx.estimate();
+                    st.next = self.next_line(st);
+                    st.save(path)?;
+                    let s = &p.summary;
+                    self.note(&format!(
+                        "{item} {}: complete — {} findings, {} issue(s), {} lines in {output_rel}",
+                        ph.id,
+                        s.key_findings.len(),
+                        s.issues.len(),
+                        s.lines_written.unwrap_or(0)
+                    ));
+                    return Ok(Ok(()));
+                }
+                Judged::Format(w) if !retry => {
+                    self.note(&format!(
+                        "{item} {}: {w}; retrying once with a format reminder",
+                        ph.id
+                    ));
+                    reason = Some(w);
+                }
+                Judged::Format(w) | Judged::Failed(w) => {
+                    let w = if retry {
+                        format!("{w} (after a retry with the format reminder)")
+                    } else {
+                        w
+                    };
+                    let ps = st.phases.get_mut(&ph.id).expect("phase state");
+                    ps.status = "failed".into();
+                    ps.error = Some(w.clone());
+                    ps.tokens_burned = Some(ps.tokens_burned.unwrap_or(0) + tokens);
+                    st.context_estimate = ctx.estimate();
+                    return Ok(Err(w));
+                }
+            }
+        }
+        unreachable!("the second attempt always returns")
+    }
+
+    fn prompt(
+        &self,
+        item: &str,
+        ph: &Phase,
+        st: &State,
+        attempt: u32,
+        output_rel: &str,
+        partial: Option<&Partial>,
+    ) -> Result<String> {
+        let item_dir = self.queues.item_dir(&self.opts.queue, item);
+        let mut inputs = Vec::new();
+        let mut notes = Vec::new();
+        for id in &ph.inputs {
+            let Some(src) = self.pipeline.phases.iter().find(|p| p.id == *id) else {
+                continue;
+            };
+            inputs.push(serde_json::json!({
+                "phase": id,
+                "agent": src.agent,
+                "path": self.relative(&item_dir.join(src.output_for(item))),
+            }));
+            // Only the small key fields the state file keeps: never the file's contents.
+            if let Some(needs) = st
+                .phases
+                .get(id)
+                .and_then(|s| s.summary.as_ref())
+                .and_then(|s| s["nextPhaseNeeds"].as_array())
+            {
+                for n in needs.iter().filter_map(|n| n.as_str()) {
+                    notes.push(serde_json::json!({"phase": id, "text": n}));
+                }
+            }
+        }
+        let ctx = serde_json::json!({
+            "phase": ph,
+            "item": item,
+            "attempt": attempt,
+            "output": output_rel,
+            "inputs": inputs,
+            "notes": notes,
+            "partial": partial.map(|p| serde_json::json!({"path": output_rel, "lines": p.lines})),
+            "format": pipeline::FORMAT,
+        });
+        let t = pipeline::template(&ph.template, &self.prompts_dir)?;
+        pipeline::render(&ph.template, &t, &ctx)
+    }
+
+    fn reminder(
+        &self,
+        item: &str,
+        ph: &Phase,
+        attempt: u32,
+        output_rel: &str,
+        output: &Path,
+        reason: &str,
+    ) -> Result<String> {
+        let ctx = serde_json::json!({
+            "phase": ph,
+            "item": item,
+            "attempt": attempt,
+            "output": output_rel,
+            "output_lines": line_count(output),
+            "reason": reason,
+            "format": pipeline::FORMAT,
+        });
+        let t = pipeline::template("verify-reminder", &self.prompts_dir)?;
+        pipeline::render("verify-reminder", &t, &ctx)
+    }
+}
+
+/// Lines of a file, counted as a stream (the orchestrator never holds an output file's text).
+fn line_count(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = [0u8; 16 * 1024];
+    let (mut n, mut last) = (0u64, b'\n');
+    loop {
+        let k = f.read(&mut buf).ok()?;
+        if k == 0 {
+            break;
+        }
+        n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+        last = buf[k - 1];
+    }
+    Some(n + u64::from(last != b'\n'))
+}

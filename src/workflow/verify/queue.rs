@@ -1,0 +1,265 @@
+//! Queues of items to verify, machine-local under `.baton/queues/<name>/`:
+//!
+//! ```text
+//! queue.json                      {"v":1,"name":…,"createdAt":…,"items":[{"id":"BMNR","addedAt":…}]}
+//! .lock                           held while queue.json is read-modified-written
+//! run.lock                        held by the `baton run verify` working the queue
+//! items/<ITEM>/verification-state.json   the item's state (seed 004), the only progress record
+//! items/<ITEM>/<item>-<phase output>.md  what the sub-agents wrote
+//! ```
+//!
+//! queue.json holds only the order of the items; every item's progress lives in its state file,
+//! so the two can never disagree.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::state::State;
+use crate::error::{Error, Result};
+use crate::store::fs;
+
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueFile {
+    pub v: u32,
+    pub name: String,
+    pub created_at: String,
+    pub items: Vec<QueueItem>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueItem {
+    pub id: String,
+    pub added_at: String,
+}
+
+/// Where an item is, derived from its state file.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemStatus {
+    pub item: String,
+    /// pending | in-progress | complete | failed
+    pub status: String,
+    /// The phase in progress (or that failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub phases_done: usize,
+    pub phases: usize,
+}
+
+pub struct Queues {
+    pub dir: PathBuf,
+}
+
+/// Queue names: lowercase letters, digits, `-` and `_`, at most 64.
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.as_bytes()[0].is_ascii_alphanumeric()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "`{name}` is not a queue name (lowercase letters, digits, `-`, `_`; at most 64)"
+        ))
+        .hint("e.g. baton queue add dat-q1 BMNR MARA"))
+    }
+}
+
+/// Item ids: letters, digits, `.`, `-`, `_`, starting with a letter or digit, at most 64.
+pub fn check_item(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id.as_bytes()[0].is_ascii_alphanumeric()
+        && !id.contains("..")
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "`{id}` is not an item id (letters, digits, `.`, `-`, `_`; at most 64)"
+        ))
+        .hint("items are ids like BMNR or 2026-q1.report"))
+    }
+}
+
+impl Queues {
+    pub fn new(local: &Path) -> Queues {
+        Queues {
+            dir: local.join("queues"),
+        }
+    }
+
+    pub fn queue_dir(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    pub fn item_dir(&self, name: &str, item: &str) -> PathBuf {
+        self.queue_dir(name).join("items").join(item)
+    }
+
+    pub fn state_path(&self, name: &str, item: &str) -> PathBuf {
+        self.item_dir(name, item).join(super::state::FILE_NAME)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.queue_dir(name).join("queue.json")
+    }
+
+    /// Every queue's name, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("queue.json").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub fn load(&self, name: &str) -> Result<QueueFile> {
+        check_name(name)?;
+        let path = self.file(name);
+        let Some(text) = fs::read_text_opt(&path)? else {
+            let known = self.names();
+            return Err(
+                Error::not_found(format!("no queue `{name}`")).hint(if known.is_empty() {
+                    format!("create it: baton queue add {name} ITEM…")
+                } else {
+                    format!(
+                        "queues: {}; or create it: baton queue add {name} ITEM…",
+                        known.join(", ")
+                    )
+                }),
+            );
+        };
+        let q: QueueFile = serde_json::from_str(&text)
+            .map_err(|e| Error::corrupt(&path, Some(e.line()), format!("not a queue file: {e}")))?;
+        if q.v != FORMAT {
+            return Err(Error::corrupt(
+                &path,
+                None,
+                format!("queue format v{} is not supported", q.v),
+            ));
+        }
+        Ok(q)
+    }
+
+    /// Append `items` to queue `name` (created if missing): all of them or, on any error, none.
+    pub fn add(&self, name: &str, items: &[String]) -> Result<QueueFile> {
+        check_name(name)?;
+        if items.is_empty() {
+            return Err(Error::invalid("no items to add")
+                .hint(format!("e.g. baton queue add {name} BMNR MARA")));
+        }
+        for i in items {
+            check_item(i)?;
+        }
+        for (k, i) in items.iter().enumerate() {
+            if items[..k].iter().any(|o| o.eq_ignore_ascii_case(i)) {
+                return Err(Error::invalid(format!("item `{i}` is given twice")));
+            }
+        }
+        let qdir = self.queue_dir(name);
+        fs::create_dir_all(&qdir)?;
+        let _lock = fs::lock(&qdir.join(".lock"))?;
+        let mut q = if self.file(name).is_file() {
+            self.load(name)?
+        } else {
+            QueueFile {
+                v: FORMAT,
+                name: name.to_string(),
+                created_at: crate::store::now(),
+                items: vec![],
+            }
+        };
+        for i in items {
+            if let Some(o) = q.items.iter().find(|o| o.id.eq_ignore_ascii_case(i)) {
+                return Err(Error::state(format!(
+                    "item `{i}` is already in queue `{name}`{}",
+                    if o.id != *i {
+                        format!(" (as `{}`)", o.id)
+                    } else {
+                        String::new()
+                    }
+                ))
+                .hint(format!(
+                    "nothing was added; see the queue with `baton queue show {name}`"
+                )));
+            }
+        }
+        let now = crate::store::now();
+        q.items.extend(items.iter().map(|i| QueueItem {
+            id: i.clone(),
+            added_at: now.clone(),
+        }));
+        let mut bytes = serde_json::to_vec_pretty(&q).map_err(|e| Error::invalid(e.to_string()))?;
+        bytes.push(b'\n');
+        fs::write_atomic(&self.file(name), &bytes)?;
+        Ok(q)
+    }
+
+    /// The `i`-th item of the queue, read afresh (items added during a run are picked up).
+    pub fn item_at(&self, name: &str, i: usize) -> Result<Option<String>> {
+        Ok(self.load(name)?.items.get(i).map(|x| x.id.clone()))
+    }
+
+    /// The item's state file, if it has one.
+    pub fn state(&self, name: &str, item: &str) -> Result<Option<State>> {
+        State::load_opt(&self.state_path(name, item))
+    }
+
+    pub fn status(&self, name: &str, item: &str) -> Result<ItemStatus> {
+        Ok(match self.state(name, item)? {
+            None => ItemStatus {
+                item: item.to_string(),
+                status: "pending".into(),
+                phase: None,
+                reason: None,
+                phases_done: 0,
+                phases: 0,
+            },
+            Some(s) => s.item_status(),
+        })
+    }
+
+    /// Whether a `baton run verify` holds the queue right now.
+    pub fn running(&self, name: &str) -> bool {
+        let p = self.queue_dir(name).join("run.lock");
+        let Ok(f) = std::fs::OpenOptions::new().write(true).open(&p) else {
+            return false;
+        };
+        matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
+    /// Hold the queue for one run; a second run of the same queue is refused.
+    pub fn lock_run(&self, name: &str) -> Result<std::fs::File> {
+        let p = self.queue_dir(name).join("run.lock");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(|e| Error::io(&p, e))?;
+        match f.try_lock() {
+            Ok(()) => Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::state(format!(
+                "queue `{name}` is being run by another `baton run verify`"
+            ))
+            .hint("see where it is with `baton status`")),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&p, e)),
+        }
+    }
+}
