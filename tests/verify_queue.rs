@@ -293,14 +293,29 @@ fn an_orchestrator_killed_mid_phase_resumes_there_and_notices_the_partial_output
     let out = text(&o);
     assert!(out.contains("a previous attempt left a partial output at .baton/queues/q/items/MARA/mara-data-review.md"), "{out}");
     assert!(out.contains("1 already complete"), "{out}");
+    // The rerun continued the same run; only the interrupted phase and the ones after it ran
+    // again (each prompt is saved under its phase and attempt: none was sent twice).
     let runs = t.runs();
-    let second = &runs[1];
-    // Only the interrupted phase and the ones after it ran again.
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = &runs[0];
+    let mara: Vec<String> = t
+        .prompts(run)
+        .into_iter()
+        .filter(|p| p.starts_with("MARA"))
+        .collect();
     assert_eq!(
-        t.prompts(second),
-        ["MARA-4c-2.md", "MARA-4d-1.md", "MARA-5-1.md"]
+        mara,
+        [
+            "MARA-1a-1.md",
+            "MARA-1b-1.md",
+            "MARA-4c-1.md",
+            "MARA-4c-2.md",
+            "MARA-4d-1.md",
+            "MARA-5-1.md"
+        ]
     );
-    let p = t.prompt(second, "MARA-4c-2");
+    assert!(out.contains("continuing the unfinished run"), "{out}");
+    let p = t.prompt(run, "MARA-4c-2");
     assert!(p.contains("A previous attempt left a partial output at .baton/queues/q/items/MARA/mara-data-review.md ("), "{p}");
     let m = t.state("MARA");
     assert_eq!(m["status"], "complete");

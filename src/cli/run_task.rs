@@ -166,22 +166,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
 }
 
 /// The unfinished run of `slug`, if any: rerunning a task continues its run.
-pub fn unfinished_run(local: &Path, slug: &str) -> Option<Journal> {
-    let mut ids: Vec<String> = std::fs::read_dir(Journal::runs_dir(local))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    ids.sort();
-    ids.into_iter().rev().find_map(|id| {
-        let j = Journal::open(local, &id).ok()?;
-        let (_, wf, epics, _) = j.started()?;
-        let ours = matches!(wf, "orchestrate" | "poc" | "graduate")
-            && epics.first().map(String::as_str) == Some(slug);
-        (ours && !j.run_finished()).then_some(j)
-    })
-}
-
 fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, bool)> {
     let workflow = a.workflow.clone().unwrap_or_default();
     let Some(name) = a.epics.first() else {
@@ -235,7 +219,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         }
         _ => (slug, None),
     };
-    if let Some(j) = unfinished_run(local, &slug) {
+    if let Some(j) = Journal::unfinished(local, &["orchestrate", "poc", "graduate"], &slug) {
         eprintln!("continuing the unfinished run of task {slug}");
         return Ok((j, true));
     }

@@ -15,7 +15,19 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let local = ctx.project.local_dir();
     let queues = Queues::new(&local);
-    let (opts, journal) = match &a.resume {
+    // `baton run verify --queue Q` again continues Q's unfinished run (a crash, a kill), so
+    // one queue has one run to look at until it finishes.
+    let continued = match (&a.resume, &a.queue) {
+        (None, Some(q)) => Journal::unfinished(&local, &["verify"], q)
+            .and_then(|j| j.started().map(|s| s.0.to_string())),
+        _ => None,
+    };
+    if let Some(id) = &continued
+        && !ctx.out.json
+    {
+        eprintln!("continuing the unfinished run {id} of this queue");
+    }
+    let (opts, journal) = match a.resume.as_ref().or(continued.as_ref()) {
         Some(id) => {
             let j = Journal::open(&local, id)?;
             if j.run_finished() {

@@ -178,6 +178,24 @@ impl Journal {
         })
     }
 
+    /// The newest run of one of `workflows` on `subject` (its task or queue) that has not
+    /// finished: running the same command again continues it instead of starting another.
+    pub fn unfinished(local: &Path, workflows: &[&str], subject: &str) -> Option<Journal> {
+        let mut ids: Vec<String> = std::fs::read_dir(Self::runs_dir(local))
+            .ok()?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        ids.sort();
+        ids.into_iter().rev().find_map(|id| {
+            let j = Journal::open(local, &id).ok()?;
+            let (_, wf, subjects, _) = j.started()?;
+            let ours =
+                workflows.contains(&wf) && subjects.first().map(String::as_str) == Some(subject);
+            (ours && !j.run_finished()).then_some(j)
+        })
+    }
+
     pub fn open(local: &Path, run_id: &str) -> Result<Journal> {
         crate::store::names::check_slug(&run_id.to_ascii_lowercase())
             .map_err(|_| Error::invalid(format!("`{run_id}` is not a run id")))?;
