@@ -324,18 +324,7 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
             .hint("parallel stories reach the run's branch as commits; use --parallel 1 to leave changes staged"));
     }
     let cfg = &ctx.project.config;
-    let scenario = a.scenario.clone().or_else(|| {
-        let p = ctx.project.local_dir().join("sim.toml");
-        p.is_file().then_some(p)
-    });
-    let scenario = match scenario {
-        Some(p) if p.is_relative() => Some(
-            std::env::current_dir()
-                .map_err(|e| Error::io(".", e))?
-                .join(p),
-        ),
-        other => other,
-    };
+    let scenario = scenario(ctx, a)?;
     Ok(Saved {
         workflow,
         epics: a.epics.clone(),
@@ -355,6 +344,23 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
             parallel: a.parallel.unwrap_or(1),
         },
         scenario,
+    })
+}
+
+/// The simulated agent's scenario: `--scenario`, else `.baton/sim.toml`; made absolute, since
+/// agents run in other directories (worktrees).
+pub(super) fn scenario(ctx: &Ctx, a: &Args) -> Result<Option<PathBuf>> {
+    let scenario = a.scenario.clone().or_else(|| {
+        let p = ctx.project.local_dir().join("sim.toml");
+        p.is_file().then_some(p)
+    });
+    Ok(match scenario {
+        Some(p) if p.is_relative() => Some(
+            std::env::current_dir()
+                .map_err(|e| Error::io(".", e))?
+                .join(p),
+        ),
+        other => other,
     })
 }
 

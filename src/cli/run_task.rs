@@ -251,18 +251,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         .hint(hint));
     }
     let cfg = &ctx.project.config;
-    let scenario = a.scenario.clone().or_else(|| {
-        let p = local.join("sim.toml");
-        p.is_file().then_some(p)
-    });
-    let scenario = match scenario {
-        Some(p) if p.is_relative() => Some(
-            std::env::current_dir()
-                .map_err(|e| Error::io(".", e))?
-                .join(p),
-        ),
-        other => other,
-    };
+    let scenario = super::run::scenario(ctx, a)?;
     let saved = Saved {
         options: TaskOptions {
             agent: a.agent.clone(),

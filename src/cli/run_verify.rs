@@ -158,18 +158,7 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Options> {
         ));
     }
     let cfg = &ctx.project.config;
-    let scenario = a.scenario.clone().or_else(|| {
-        let p = ctx.project.local_dir().join("sim.toml");
-        p.is_file().then_some(p)
-    });
-    let scenario = match scenario {
-        Some(p) if p.is_relative() => Some(
-            std::env::current_dir()
-                .map_err(|e| Error::io(".", e))?
-                .join(p),
-        ),
-        other => other,
-    };
+    let scenario = super::run::scenario(ctx, a)?;
     Ok(Options {
         queue,
         agent: a.agent.clone(),

@@ -56,7 +56,7 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         }
         WorkflowCmd::Show { name, prompt } => {
             let text = match prompt {
-                Some(p) => crate::workflow::verify::pipeline::template(&p, &local.join("prompts"))?,
+                Some(p) => def::template(&p, &local.join("prompts"))?,
                 None if crate::workflow::task_def::is_builtin(&name) => {
                     crate::workflow::task_def::load(&name, &local.join("workflows"))?.2
                 }

@@ -27,6 +27,14 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
     ("retro", include_str!("builtin/prompts/retro.md.j2")),
     ("conductor", include_str!("builtin/prompts/conductor.md.j2")),
     (
+        "verify-phase",
+        include_str!("builtin/prompts/verify-phase.md.j2"),
+    ),
+    (
+        "verify-reminder",
+        include_str!("builtin/prompts/verify-reminder.md.j2"),
+    ),
+    (
         "task-architect",
         include_str!("builtin/prompts/task-architect.md.j2"),
     ),
@@ -299,6 +307,38 @@ pub fn check_dag(source: &str, text: &str, nodes: &[(String, Vec<String>)]) -> R
         }
     }
     Ok(done)
+}
+
+/// Render a prompt template (undefined variables are empty: a template may leave things out).
+pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
+    env.add_template(name, template)
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
+    env.get_template(name)
+        .and_then(|t| t.render(ctx))
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
+}
+
+/// Who runs `role`: `--agent` for every role, else baton.toml's `[run.roles.<role>]`, else
+/// the workflow's `[roles.<role>]`, else the default agent.
+pub fn assign(
+    role: &str,
+    agent: Option<&str>,
+    project: &BTreeMap<String, Role>,
+    workflow: &BTreeMap<String, Role>,
+    default_agent: &str,
+) -> super::agents::Assignment {
+    let w = workflow.get(role).cloned().unwrap_or_default();
+    let p = project.get(role).cloned().unwrap_or_default();
+    super::agents::Assignment {
+        agent: agent
+            .map(str::to_string)
+            .or(p.agent)
+            .or(w.agent)
+            .unwrap_or_else(|| default_agent.to_string()),
+        model: p.model.or(w.model),
+    }
 }
 
 /// A prompt template: the project's `<dir>/<name>.md.j2` if present, else the built-in.

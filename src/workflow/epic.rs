@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::agents::{Agents, Assignment, Request};
-use super::def::{Phase, Workflow};
+use super::def::{Phase, Workflow, render};
 use super::git::{Git, looks_secret};
 use super::journal::{Entry, Journal, PhaseOutcome, Usage};
 use super::progress::Progress;
@@ -205,21 +205,14 @@ impl Engine<'_> {
         }
     }
 
-    /// Who runs `role`: `--agent` for every role, else baton.toml's `[run.roles.<role>]`, else
-    /// the workflow's `[roles.<role>]`, else the default agent.
     fn assignment(&self, role: &str) -> Assignment {
-        let wf = self.wf.roles.get(role).cloned().unwrap_or_default();
-        let project = self.opts.roles.get(role).cloned().unwrap_or_default();
-        Assignment {
-            agent: self
-                .opts
-                .agent
-                .clone()
-                .or(project.agent)
-                .or(wf.agent)
-                .unwrap_or_else(|| self.opts.default_agent.clone()),
-            model: project.model.or(wf.model),
-        }
+        super::def::assign(
+            role,
+            self.opts.agent.as_deref(),
+            &self.opts.roles,
+            &self.wf.roles,
+            &self.opts.default_agent,
+        )
     }
 
     fn personas(&self) -> Vec<serde_json::Value> {
@@ -984,18 +977,6 @@ fn judge(
     found
         .map(|f| (f, None))
         .ok_or_else(|| "no completion signal".to_string())
-}
-
-fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
-    env.add_template(name, template)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    let t = env
-        .get_template(name)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    t.render(ctx)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
 }
 
 /// Seed 001's observation masking, for the implementer and reviewer prompts.

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::agents::{Agents, Assignment, Request};
 use super::conductor::{Conductor, Report};
+use super::def::render;
 use super::epic::lock;
 use super::journal::{Entry, Journal, PhaseOutcome, Usage};
 use super::task_def::{TaskPhase, TaskWorkflow};
@@ -1035,20 +1036,14 @@ impl TaskEngine<'_> {
             .join(format!("{}-{attempt}.md", label.replace('#', "-")))
     }
 
-    /// Who runs `role`: `--agent`, else baton.toml's `[run.roles]`, else the workflow's.
     pub fn assignment(&self, wf: &TaskWorkflow, role: &str) -> Assignment {
-        let w = wf.roles.get(role).cloned().unwrap_or_default();
-        let project = self.opts.roles.get(role).cloned().unwrap_or_default();
-        Assignment {
-            agent: self
-                .opts
-                .agent
-                .clone()
-                .or(project.agent)
-                .or(w.agent)
-                .unwrap_or_else(|| self.opts.default_agent.clone()),
-            model: project.model.or(w.model),
-        }
+        super::def::assign(
+            role,
+            self.opts.agent.as_deref(),
+            &self.opts.roles,
+            &wf.roles,
+            &self.opts.default_agent,
+        )
     }
 
     /// The store artifacts a prompt may name, as paths relative to the project.
@@ -1555,16 +1550,6 @@ fn find_signal(text: &str, p: &TaskPhase) -> Option<(bool, String)> {
         }
     }
     found
-}
-
-fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
-    env.add_template(name, template)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    env.get_template(name)
-        .and_then(|t| t.render(ctx))
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use self::pipeline::{Phase, Pipeline};
 use self::queue::Queues;
 use self::state::{ContextEstimate, Partial, QueueRef, State};
 use super::agents::{Agents, Assignment, Request};
-use super::def::Role;
+use super::def::{self, Role};
 use super::journal::{Entry, Journal, PhaseOutcome, Usage};
 use crate::context::summary;
 use crate::context::tokens::Encoding;
@@ -161,18 +161,13 @@ impl Engine<'_> {
     }
 
     fn assignment(&self, role: &str) -> Assignment {
-        let wf = self.pipeline.roles.get(role).cloned().unwrap_or_default();
-        let project = self.opts.roles.get(role).cloned().unwrap_or_default();
-        Assignment {
-            agent: self
-                .opts
-                .agent
-                .clone()
-                .or(project.agent)
-                .or(wf.agent)
-                .unwrap_or_else(|| self.opts.default_agent.clone()),
-            model: project.model.or(wf.model),
-        }
+        def::assign(
+            role,
+            self.opts.agent.as_deref(),
+            &self.opts.roles,
+            &self.pipeline.roles,
+            &self.opts.default_agent,
+        )
     }
 
     /// Every item of the queue not complete yet, in queue order, one at a time: the queue is
@@ -628,8 +623,8 @@ impl Engine<'_> {
             "partial": partial.map(|p| serde_json::json!({"path": output_rel, "lines": p.lines})),
             "format": pipeline::FORMAT,
         });
-        let t = pipeline::template(&ph.template, &self.prompts_dir)?;
-        pipeline::render(&ph.template, &t, &ctx)
+        let t = def::template(&ph.template, &self.prompts_dir)?;
+        def::render(&ph.template, &t, &ctx)
     }
 
     fn reminder(
@@ -650,8 +645,8 @@ impl Engine<'_> {
             "reason": reason,
             "format": pipeline::FORMAT,
         });
-        let t = pipeline::template("verify-reminder", &self.prompts_dir)?;
-        pipeline::render("verify-reminder", &t, &ctx)
+        let t = def::template("verify-reminder", &self.prompts_dir)?;
+        def::render("verify-reminder", &t, &ctx)
     }
 }
 

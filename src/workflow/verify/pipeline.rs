@@ -11,17 +11,6 @@ use crate::workflow::def::{self, Role};
 
 pub const BUILTIN: &str = include_str!("../builtin/verify.toml");
 
-pub const PROMPTS: &[(&str, &str)] = &[
-    (
-        "verify-phase",
-        include_str!("../builtin/prompts/verify-phase.md.j2"),
-    ),
-    (
-        "verify-reminder",
-        include_str!("../builtin/prompts/verify-reminder.md.j2"),
-    ),
-];
-
 /// The return format every sub-agent must end with (seed 004), shown in every prompt.
 pub const FORMAT: &str = "## Summary
 
@@ -208,31 +197,6 @@ pub fn parse(source: &str, text: &str) -> Result<Pipeline> {
     Ok(p)
 }
 
-/// A prompt template: the project's `<dir>/<name>.md.j2` if present, else the built-in.
-pub fn template(name: &str, override_dir: &Path) -> Result<String> {
-    let file = override_dir.join(format!("{name}.md.j2"));
-    if file.is_file() {
-        return std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e));
-    }
-    PROMPTS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, t)| t.to_string())
-        .map_or_else(|| def::template(name, override_dir), Ok)
-}
-
-pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
-    env.add_template(name, template)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    let t = env
-        .get_template(name)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
-    t.render(ctx)
-        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,7 +207,7 @@ mod tests {
         let ids: Vec<&str> = p.phases.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids, ["1a", "1b", "4c", "4d", "5"]);
         for ph in &p.phases {
-            assert!(PROMPTS.iter().any(|(n, _)| *n == ph.template));
+            assert!(def::BUILTIN_PROMPTS.iter().any(|(n, _)| *n == ph.template));
             assert!(p.roles.contains_key(&ph.role), "{}", ph.role);
         }
         assert_eq!(p.phases[0].output_for("BMNR"), "bmnr-ground-truth.md");
@@ -271,7 +235,12 @@ mod tests {
         let ctx = serde_json::json!({"phase": {"id": "1b", "agent": "A", "task": "t"}, "item": "BMNR",
             "attempt": 1, "output": "o.md", "inputs": [{"path": "in.md", "phase": "1a", "agent": "R"}],
             "format": FORMAT, "notes": [], "partial": null});
-        let p = render("verify-phase", PROMPTS[0].1, &ctx).unwrap();
+        let p = def::render(
+            "verify-phase",
+            &def::template("verify-phase", Path::new("/nonexistent")).unwrap(),
+            &ctx,
+        )
+        .unwrap();
         assert!(
             p.contains("Verify phase: 1b\nItem: BMNR\nAttempt: 1\nOutput file: o.md\n"),
             "{p}"
