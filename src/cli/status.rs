@@ -181,9 +181,14 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 "task {}  {}{}  next: {}",
                 t.task,
                 t.status,
+                // One line a task: the gate's prompt and artifacts are for `baton gate show`.
                 t.waiting_for
                     .as_ref()
-                    .map(|x| format!(" ({x})"))
+                    .map(|x| {
+                        let short: String = x.chars().take(80).collect();
+                        let more = if short.len() < x.len() { "…" } else { "" };
+                        format!(" ({short}{more})")
+                    })
                     .unwrap_or_default(),
                 t.next
             )?;

@@ -1476,7 +1476,10 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
             self.slug
         ));
         if self.opts.no_wait {
-            s.push_str("  then continue with: baton run <workflow> <task> (or baton run --resume <run-id>)\n");
+            s.push_str(&format!(
+                "  then continue with: baton run {} {}\n",
+                self.wf.name, self.slug
+            ));
         } else {
             s.push_str("  (this run waits for the decision; Ctrl-C is safe: rerun to continue)\n");
         }
