@@ -181,7 +181,7 @@ fn orchestrate_conductor_rotates_once_on_usage() {
         .path();
     let last = std::fs::read_to_string(run.join("prompts/conductor-impl-audit-1.md")).unwrap();
     assert!(
-        last.contains("A previous conductor session was retired"),
+        last.contains("A previous conductor session was retired (reason: usage)"),
         "{last}"
     );
     assert!(last.contains("Where the task stands"), "{last}");

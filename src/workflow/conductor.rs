@@ -82,6 +82,9 @@ pub struct Meter {
     pub calls: u32,
     /// Sessions retired so far (0 while the first one lives).
     pub rotations: u32,
+    /// Why the last session was retired (told to the fresh one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_rotation: Option<Reason>,
 }
 
 /// A retired session, as journaled.
@@ -137,6 +140,7 @@ impl Meter {
         };
         *self = Meter {
             rotations: self.rotations + 1,
+            last_rotation: Some(reason),
             ..Meter::default()
         };
         r
@@ -317,6 +321,7 @@ mod tests {
         );
         assert_eq!(calls[4].1, "task done", "resumed session gets only news");
         assert_eq!(c.meter.rotations, 1);
+        assert_eq!(c.meter.last_rotation, Some(Reason::Usage));
     }
 
     #[test]

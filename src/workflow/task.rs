@@ -403,8 +403,8 @@ impl TaskEngine<'_> {
         });
         let prompt = render("conductor", &template, &ctx)?;
         ctx["fresh"] = true.into();
-        if c.meter.rotations > 0 {
-            ctx["rotated"] = format!("rotation {}", c.meter.rotations).into();
+        if let Some(r) = c.meter.last_rotation {
+            ctx["rotated"] = format!("reason: {}", r.as_str()).into();
         }
         let fresh_prompt = render("conductor", &template, &ctx)?;
         let run_dir = self.run_dir();
