@@ -22,6 +22,8 @@ pub enum Error {
         path: PathBuf,
         line: Option<usize>,
         msg: String,
+        /// What to do; by default, `baton doctor` (a damaged store).
+        hint: Option<String>,
     },
     /// The file system refused. Exit code 6.
     #[error("{}: {source}", path.display())]
@@ -63,6 +65,7 @@ impl Error {
             path: path.into(),
             line,
             msg: msg.into(),
+            hint: None,
         }
     }
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
@@ -77,7 +80,8 @@ impl Error {
         match &mut self {
             Error::Invalid { hint, .. }
             | Error::State { hint, .. }
-            | Error::NotFound { hint, .. } => *hint = Some(text.into()),
+            | Error::NotFound { hint, .. }
+            | Error::Corrupt { hint, .. } => *hint = Some(text.into()),
             _ => {}
         }
         self
@@ -88,6 +92,7 @@ impl Error {
             Error::Invalid { hint, .. }
             | Error::State { hint, .. }
             | Error::NotFound { hint, .. } => hint.clone(),
+            Error::Corrupt { hint: Some(h), .. } => Some(h.clone()),
             Error::Corrupt { .. } => Some(
                 "run `baton doctor` to check the store and rebuild manifests from events".into(),
             ),

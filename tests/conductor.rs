@@ -30,9 +30,15 @@ fn call(p: &Proj, a: &CliAgents, c: &mut Conductor, n: usize, tasks: u64) -> Opt
         grace: Duration::from_secs(1),
         resume: None,
     };
+    let make = |is_fresh: bool| {
+        Ok(if is_fresh {
+            fresh.clone()
+        } else {
+            prompt.clone()
+        })
+    };
     let r = Report {
-        prompt: &prompt,
-        fresh_prompt: &fresh,
+        prompt: &make,
         tasks,
         feedback_bytes: 0,
     };
@@ -92,7 +98,7 @@ fn five_completed_tasks_rotate_with_reason_tasks() {
 /// A task run by `baton run orchestrate` with the simulated agent and no gates (a project's
 /// workflow override), so the run goes from architect to completed in one go.
 fn orchestrate(scenario: &str) -> (Proj, Vec<serde_json::Value>) {
-    orchestrate_crashing(scenario, None)
+    orchestrate_crashing(scenario, None, "")
 }
 
 /// `orchestrate`, with the first run killed right after journal event `crash_after` (then run
@@ -100,6 +106,7 @@ fn orchestrate(scenario: &str) -> (Proj, Vec<serde_json::Value>) {
 fn orchestrate_crashing(
     scenario: &str,
     crash_after: Option<u64>,
+    conductor_extra: &str,
 ) -> (Proj, Vec<serde_json::Value>) {
     let p = Proj::new();
     std::fs::create_dir_all(p.path().join(".baton/workflows")).unwrap();
@@ -110,6 +117,10 @@ fn orchestrate_crashing(
         "gates = []",
     );
     assert!(wf.contains("gates = []"));
+    let wf = wf.replace(
+        "[conductor]\nrole = \"conductor\"\n",
+        &format!("[conductor]\nrole = \"conductor\"\n{conductor_extra}"),
+    );
     std::fs::write(p.path().join(".baton/workflows/orchestrate.toml"), wf).unwrap();
     p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
     if let Some(n) = crash_after {
@@ -241,11 +252,34 @@ fn a_killed_run_continues_the_conductor_session_and_counts() {
         .collect();
     // Killed right after the second report: the resumed run must not report it again, and the
     // session's count goes on (still one usage rotation, after the third report).
-    let (_p, ev) = orchestrate_crashing(sc, Some(calls[1]));
+    let (_p, ev) = orchestrate_crashing(sc, Some(calls[1]), "");
     let mut keys = reports(&ev);
     assert_eq!(keys.len(), 4, "{keys:?}");
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 4, "a report was repeated");
     assert_eq!(rotations(&ev), ["usage"]);
+}
+
+#[test]
+fn a_conductor_that_cannot_run_is_reported_and_the_run_goes_on() {
+    // A template that does not exist: every report fails, the task still completes.
+    let (_p, ev) = orchestrate_crashing(
+        "[task]\nspec = [\"tasks=2\"]\n",
+        None,
+        "template = \"no-such-template\"\n",
+    );
+    let calls: Vec<&serde_json::Value> = ev
+        .iter()
+        .filter(|e| e["event"] == "conductor_called")
+        .collect();
+    assert_eq!(calls.len(), 3, "2 tasks and the audit were still reported");
+    for c in calls {
+        assert_eq!(c["ok"], false);
+        assert!(
+            c["detail"].as_str().unwrap().contains("no-such-template"),
+            "{c}"
+        );
+    }
+    assert!(rotations(&ev).is_empty());
 }

@@ -493,7 +493,15 @@ fn a_wave_of_four_runs_in_parallel_and_savings_match() {
     decide(&p, "full");
     no_wait_to(&p, RUN, "design");
     decide(&p, "approve");
+    // Timed from outside: the whole rest of the run (spec, the wave, tests, audit), whose only
+    // latency is the four 400 ms tasks.
+    let started = Instant::now();
     no_wait_to(&p, RUN, "final");
+    let elapsed = started.elapsed().as_millis() as u64;
+    assert!(
+        elapsed < 4 * 400,
+        "four 400 ms tasks one after another would take 1600 ms; the run took {elapsed} ms"
+    );
     let m = p.manifest("add-login");
     let wave = &m["waves"]["execution"][0];
     assert_eq!(wave["tasks"].as_array().unwrap().len(), 4);
@@ -512,6 +520,13 @@ fn a_wave_of_four_runs_in_parallel_and_savings_match() {
     );
     assert_eq!(wave["sum_task_ms"].as_u64().unwrap(), sum);
     assert_eq!(wave["savings_ms"].as_u64().unwrap(), sum - wall);
+    // The recorded wall time fits in what was measured from outside, so the recorded savings
+    // are at least the work minus that measured time.
+    assert!(
+        wall <= elapsed,
+        "recorded wall {wall} ms > measured {elapsed} ms"
+    );
+    assert!(wave["savings_ms"].as_u64().unwrap() >= sum - elapsed);
     // The store's savings cover every overlap: this wave's, and the tests phases' (they run
     // at once too). Measured here from the phase records themselves.
     let span = |phase: &str| -> (u64, u64) {
@@ -626,6 +641,10 @@ fn killed_runs_resume_without_repeating_an_agent_call() {
 #[test]
 fn bad_input_is_refused_clearly() {
     let p = proj("", "orchestrate");
+    // Every refusal below leaves the store as it was and starts no run.
+    let before = p.snapshot();
+    let no_runs =
+        |p: &Proj| std::fs::read_dir(p.path().join(".baton/runs")).map_or(0, |d| d.count()) == 0;
     // A missing task.
     let o = run(&p, &["run", "orchestrate", "nosuch", "--agent", "sim"]);
     assert_eq!(o.status.code(), Some(4), "{}", out(&o));
@@ -677,12 +696,65 @@ fn bad_input_is_refused_clearly() {
         "{}",
         out(&o)
     );
+    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert!(
+        out(&o).contains("delete it to use the built-in"),
+        "{}",
+        out(&o)
+    );
     let list = p.ok(&["workflow", "list"]);
     assert!(
         list.contains("orchestrate  (project's own") && list.contains("graduate  (built-in)"),
         "{list}"
     );
     std::fs::remove_file(wdir.join("orchestrate.toml")).unwrap();
+    // A broken poc override (the one a `lite` decision switches to), an agent baton cannot
+    // run, and flags only epic runs know: refused before a run exists.
+    let poc = p
+        .ok(&["workflow", "show", "poc"])
+        .replace("name = \"debt\"", "name = \"dept\"");
+    std::fs::write(wdir.join("poc.toml"), &poc).unwrap();
+    let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert!(out(&o).contains("poc.toml"), "{}", out(&o));
+    std::fs::remove_file(wdir.join("poc.toml")).unwrap();
+    let o = run(
+        &p,
+        &["run", "orchestrate", "add-login", "--agent", "nosuch"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(out(&o).contains("unknown agent `nosuch`"), "{}", out(&o));
+    let o = run(&p, &["run", "orchestrate", "add-login", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(
+        out(&o).contains("--dry-run apply only to epic runs"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(p.snapshot(), before, "a refusal changed the store");
+    assert!(no_runs(&p), "a refusal left a run behind");
+    // An unfinished orchestrate run is not continued by `baton run poc`.
+    let o = run(
+        &p,
+        &[
+            "run",
+            "orchestrate",
+            "add-login",
+            "--agent",
+            "sim",
+            "--no-wait",
+        ],
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let mid = p.snapshot();
+    let o = run(&p, &["run", "poc", "add-login", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(
+        out(&o).contains("unfinished orchestrate run"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(p.snapshot(), mid);
     // A spec whose tasks form a cycle pauses the task, naming spec.md.
     let p = proj("[task]\nspec = [\"cycle\"]\n", "orchestrate");
     no_wait_to(&p, RUN, "investigation");

@@ -358,6 +358,10 @@ fn an_agent_crash_fails_the_item_and_a_rerun_resumes_at_that_phase() {
         t.prompt(&runs[1], "BMNR-1b-2")
             .contains("A previous attempt left a partial output")
     );
+    // The resumed item's state knows MARA was done before it, and nothing is left after it.
+    let b = t.state("BMNR");
+    assert_eq!(b["completed"], serde_json::json!(["MARA"]));
+    assert_eq!(b["queue"]["next"], serde_json::json!([]));
 }
 
 #[test]

@@ -347,6 +347,43 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Saved> {
     })
 }
 
+/// Flags only epic runs know: refused by the other workflows rather than silently ignored.
+pub(super) fn refuse_epic_flags(a: &Args, what: &str) -> Result<()> {
+    let used: Vec<&str> = [
+        (a.dry_run, "--dry-run"),
+        (a.verbose, "--verbose"),
+        (
+            a.party_kickoff || a.party_review || a.party_failure || a.party_retro || a.party_all,
+            "--party-*",
+        ),
+        (!a.party_agents.is_empty(), "--party-agents"),
+        (a.start_from.is_some(), "--start-from"),
+        (a.skip_done, "--skip-done"),
+        (a.no_commit, "--no-commit"),
+        (a.skip_review, "--skip-review"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    if used.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{} apply only to epic runs, not to {what}",
+        used.join(", ")
+    ))
+    .hint("see `baton run --help`"))
+}
+
+/// A run that continues keeps the options it started with; say so when new ones were given.
+pub(super) fn note_kept_options(a: &Args) {
+    if a.agent.is_some() || a.scenario.is_some() || a.parallel.is_some() {
+        eprintln!(
+            "note: the run continues with the options it started with; --agent, --scenario and --parallel given now are not used"
+        );
+    }
+}
+
 /// The simulated agent's scenario: `--scenario`, else `.baton/sim.toml`; made absolute, since
 /// agents run in other directories (worktrees).
 pub(super) fn scenario(ctx: &Ctx, a: &Args) -> Result<Option<PathBuf>> {

@@ -23,6 +23,7 @@ struct Saved {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    super::run::refuse_epic_flags(&a, "orchestrate, poc and graduate")?;
     let local = ctx.project.local_dir();
     let store = ctx.store();
     let project_dir = crate::workflow::git::Git::new(&ctx.project.dir)
@@ -35,6 +36,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 return Err(Error::state(format!("run {id} already finished"))
                     .hint("see where its task stands with `baton status`"));
             }
+            super::run::note_kept_options(&a);
             (j, true)
         }
         None => fresh(ctx, &a, &store, &local)?,
@@ -188,8 +190,31 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
             "create it: baton task init \"{name}\"{mode} --workflow {workflow} (list: baton task list)"
         )));
     }
-    // The workflow must be valid before anything changes.
-    task_def::load(&workflow, &local.join("workflows"))?;
+    // The workflows (orchestrate may switch to poc) and every role's agent must be valid
+    // before anything changes.
+    let mut names = vec![workflow.as_str()];
+    if workflow == "orchestrate" {
+        names.push("poc");
+    }
+    let run_cfg = &ctx.project.config.run;
+    for name in names {
+        let (wf, _, _) = task_def::load(name, &local.join("workflows"))?;
+        let roles = wf
+            .phases
+            .iter()
+            .map(|p| &p.role)
+            .chain(wf.conductor.iter().map(|c| &c.role));
+        for role in roles {
+            let who = crate::workflow::def::assign(
+                role,
+                a.agent.as_deref(),
+                &run_cfg.roles,
+                &wf.roles,
+                &run_cfg.default_agent,
+            );
+            crate::workflow::cli_agents::check_agent(&who.agent)?;
+        }
+    }
     let m = store.manifest(&slug)?;
     let (slug, from) = match workflow.as_str() {
         "graduate" if m.workflow == Workflow::Poc || m.mode == Mode::Poc => {
@@ -220,7 +245,17 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         _ => (slug, None),
     };
     if let Some(j) = Journal::unfinished(local, &["orchestrate", "poc", "graduate"], &slug) {
+        // The run's own workflow, not the task's: after `lite` an orchestrate run goes on
+        // with a task that is now a poc.
+        let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();
+        if started != workflow {
+            return Err(Error::invalid(format!(
+                "task `{slug}` has an unfinished {started} run: `baton run {workflow}` does not fit it"
+            ))
+            .hint(format!("continue it: baton run {started} {slug}")));
+        }
         eprintln!("continuing the unfinished run of task {slug}");
+        super::run::note_kept_options(a);
         return Ok((j, true));
     }
     let m = store.manifest(&slug)?;

@@ -27,6 +27,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     {
         eprintln!("continuing the unfinished run {id} of this queue");
     }
+    if a.resume.is_some() || continued.is_some() {
+        super::run::note_kept_options(&a);
+    }
     let (opts, journal) = match a.resume.as_ref().or(continued.as_ref()) {
         Some(id) => {
             let j = Journal::open(&local, id)?;
@@ -49,9 +52,23 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         }
         None => (fresh(ctx, &a)?, None),
     };
-    // Everything is checked before the run starts: the queue, the pipeline, the lock.
+    // Everything is checked before the run starts: the queue, the pipeline, its prompts and
+    // agents, the lock.
     queues.load(&opts.queue)?;
     let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
+    let prompts = local.join("prompts");
+    crate::workflow::def::template("verify-reminder", &prompts)?;
+    for ph in &pipeline.phases {
+        crate::workflow::def::template(&ph.template, &prompts)?;
+        let who = crate::workflow::def::assign(
+            &ph.role,
+            opts.agent.as_deref(),
+            &opts.roles,
+            &pipeline.roles,
+            &opts.default_agent,
+        );
+        crate::workflow::cli_agents::check_agent(&who.agent)?;
+    }
     let _run_lock = queues.lock_run(&opts.queue)?;
     let resumed = journal.is_some();
     let journal = match journal {
@@ -91,6 +108,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         journal,
         run_id: run_id.clone(),
         progress: !ctx.out.json,
+        complete: Default::default(),
     };
     let report = engine.run()?;
     engine.journal.log(Entry::RunFinished {
@@ -152,9 +170,10 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Options> {
             a.epics.join(" ")
         )));
     }
-    if a.dry_run || a.parallel.is_some() {
+    super::run::refuse_epic_flags(a, "verify")?;
+    if a.parallel.is_some() || a.no_wait {
         return Err(Error::invalid(
-            "verify does not support --dry-run or --parallel",
+            "verify runs one phase at a time and has no gates: no --parallel or --no-wait",
         ));
     }
     let cfg = &ctx.project.config;

@@ -30,26 +30,34 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
     let local = ctx.project.local_dir();
     let queues = Queues::new(&local);
     crate::workflow::verify::queue::check_item(&item)?;
-    let holding: Vec<String> = match &queue {
-        Some(q) => {
-            let f = queues.load(q)?;
-            if !f.items.iter().any(|i| i.id == item) {
+    // Items are matched as `queue add` does, ignoring case; the stored spelling is used.
+    let stored = |q: &str| -> Result<Option<String>> {
+        Ok(queues
+            .load(q)?
+            .items
+            .into_iter()
+            .find(|i| i.id.eq_ignore_ascii_case(&item))
+            .map(|i| i.id))
+    };
+    let holding: Vec<(String, String)> = match &queue {
+        Some(q) => match stored(q)? {
+            Some(id) => vec![(q.clone(), id)],
+            None => {
                 return Err(
                     Error::not_found(format!("item `{item}` is not in queue `{q}`"))
                         .hint(format!("see its items: baton queue show {q}")),
                 );
             }
-            vec![q.clone()]
+        },
+        None => {
+            let mut v = vec![];
+            for n in queues.names() {
+                if let Some(id) = stored(&n)? {
+                    v.push((n, id));
+                }
+            }
+            v
         }
-        None => queues
-            .names()
-            .into_iter()
-            .filter(|n| {
-                queues
-                    .load(n)
-                    .is_ok_and(|f| f.items.iter().any(|i| i.id == item))
-            })
-            .collect(),
     };
     let q = match holding.as_slice() {
         [] => {
@@ -58,16 +66,18 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
         }
         [one] => one.clone(),
         many => {
+            let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
             return Err(Error::invalid(format!(
                 "item `{item}` is in several queues: {}",
-                many.join(", ")
+                names.join(", ")
             ))
             .hint(format!(
                 "pick one: baton state show {item} --queue {}",
-                many[0]
+                names[0]
             )));
         }
     };
+    let (q, item) = q;
     let path = queues.state_path(&q, &item);
     let cmd = format!("baton run verify --queue {q}");
     let Some(st) = State::load_opt(&path)? else {

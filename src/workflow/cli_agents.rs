@@ -11,6 +11,15 @@ use crate::error::{Error, Result};
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
 
+/// The agents a role may name; checked before a run changes anything.
+pub fn check_agent(agent: &str) -> Result<()> {
+    match agent {
+        "claude" | "codex" | "gemini" | "sim" => Ok(()),
+        other => Err(Error::invalid(format!("unknown agent `{other}`"))
+            .hint("agents: claude, codex, gemini, sim (--agent, [run.roles] in baton.toml, or the workflow's [roles])")),
+    }
+}
+
 pub struct CliAgents {
     scenario: Option<PathBuf>,
     skip_permissions: bool,
@@ -58,10 +67,7 @@ impl CliAgents {
                 }
                 s
             }
-            other => {
-                return Err(Error::invalid(format!("unknown agent `{other}`"))
-                    .hint("agents: claude, codex, gemini, sim"));
-            }
+            other => return Err(check_agent(other).unwrap_err()),
         };
         if who.agent != "sim" {
             spec.model = who.model.clone();

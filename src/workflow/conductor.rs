@@ -149,10 +149,9 @@ impl Meter {
 
 /// One report to the conductor.
 pub struct Report<'a> {
-    /// The prompt for a session that continues: only what happened since the last call.
-    pub prompt: &'a str,
-    /// The prompt for a fresh session: the same report preceded by the state file's summary.
-    pub fresh_prompt: &'a str,
+    /// The prompt, made for a fresh session (`true`: the report preceded by the state file's
+    /// summary) or for one that continues (only what happened since the last call).
+    pub prompt: &'a dyn Fn(bool) -> Result<String>,
     /// Completed tasks this report tells of.
     pub tasks: u64,
     /// Bytes of feedback (audit findings, failure reasons) this report hands over.
@@ -189,13 +188,10 @@ impl Conductor {
         base: &Request,
         report: &Report,
     ) -> Result<(Reply, Option<Rotation>)> {
+        let text = (report.prompt)(self.fresh())?;
         let req = Request {
             name: base.name.clone(),
-            prompt: if self.fresh() {
-                report.fresh_prompt
-            } else {
-                report.prompt
-            },
+            prompt: &text,
             cwd: base.cwd.clone(),
             log_dir: base.log_dir.clone(),
             timeout: base.timeout,
@@ -204,8 +200,12 @@ impl Conductor {
         };
         let reply = agents.run(&self.who, &req)?;
         if !reply.ok {
-            // A failed call taught the session nothing we can count on: start over next time.
-            self.meter.session_id = None;
+            // A failed call leaves the session in a state we cannot count on: the next report
+            // starts a fresh one, with fresh counts (this is not a rotation).
+            self.meter = Meter {
+                rotations: self.meter.rotations,
+                ..Meter::default()
+            };
             return Ok((reply, None));
         }
         self.meter
@@ -293,9 +293,16 @@ mod tests {
     }
 
     fn send(c: &mut Conductor, a: &Growing, tasks: u64, feedback: u64) -> Option<Rotation> {
+        let prompt = |fresh: bool| {
+            Ok(if fresh {
+                "STATE SUMMARY\ntask done"
+            } else {
+                "task done"
+            }
+            .to_string())
+        };
         let r = Report {
-            prompt: "task done",
-            fresh_prompt: "STATE SUMMARY\ntask done",
+            prompt: &prompt,
             tasks,
             feedback_bytes: feedback,
         };
@@ -393,15 +400,18 @@ mod tests {
         let mut c = conductor();
         c.meter.session_id = Some("live".into());
         c.meter.calls = 1;
+        c.meter.tasks = 4;
+        c.meter.rotations = 2;
+        let prompt = |_: bool| Ok("p".to_string());
         let r = Report {
-            prompt: "p",
-            fresh_prompt: "f",
+            prompt: &prompt,
             tasks: 3,
             feedback_bytes: 0,
         };
         let (reply, rot) = c.report(&Failing, &base(), &r).unwrap();
         assert!(!reply.ok && rot.is_none());
         assert!(c.fresh());
-        assert_eq!(c.meter.tasks, 0);
+        assert_eq!((c.meter.tasks, c.meter.calls), (0, 0), "fresh counts");
+        assert_eq!(c.meter.rotations, 2, "not counted as a rotation");
     }
 }

@@ -233,12 +233,34 @@ pub fn load(name: &str, override_dir: &Path) -> Result<(Workflow, String)> {
 }
 
 pub fn parse(source: &str, text: &str) -> Result<Workflow> {
-    let wf: Workflow = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-        Error::corrupt(PathBuf::from(source), line, e.message().to_string())
-    })?;
-    wf.validate(source, text)?;
+    let wf: Workflow = parse_toml(source, text)?;
+    wf.validate(source, text)
+        .map_err(definition_error(source))?;
     Ok(wf)
+}
+
+/// A workflow definition read from TOML; an error names the file and line and says how to
+/// mend it.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(source: &str, text: &str) -> Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+        definition_error(source)(Error::corrupt(
+            PathBuf::from(source),
+            line,
+            e.message().to_string(),
+        ))
+    })
+}
+
+/// What to do about a broken definition: not `baton doctor` (the store is fine), but the file.
+pub fn definition_error(source: &str) -> impl Fn(Error) -> Error + '_ {
+    move |e| {
+        if source.starts_with("built-in") {
+            e.hint("a built-in workflow is broken: please report it")
+        } else {
+            e.hint(format!("fix {source}, or delete it to use the built-in"))
+        }
+    }
 }
 
 /// Check a workflow's phase graph: every dependency names a defined phase and there is no

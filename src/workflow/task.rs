@@ -384,38 +384,40 @@ impl TaskEngine<'_> {
             done.detail
         );
         let notes = self.run_dir().join("conductor-notes.md");
-        let state_summary = crate::store::view::summary(&self.manifest()?).render();
-        let template = super::def::template(
-            &wf.conductor
-                .as_ref()
-                .map_or("conductor".into(), |d| d.template.clone()),
-            &self.prompts_dir,
-        )?;
-        let mut ctx = serde_json::json!({
-            "task": self.slug,
-            "notes_file": self.rel(&notes),
-            "news": news,
-            "tasks": item.into_iter().collect::<Vec<_>>(),
-            "feedback_files": feedback_files,
-            "fresh": false,
-            "rotated": serde_json::Value::Null,
-            "state_summary": state_summary,
-        });
-        let prompt = render("conductor", &template, &ctx)?;
-        ctx["fresh"] = true.into();
-        if let Some(r) = c.meter.last_rotation {
-            ctx["rotated"] = format!("reason: {}", r.as_str()).into();
-        }
-        let fresh_prompt = render("conductor", &template, &ctx)?;
         let run_dir = self.run_dir();
         let name = format!("conductor-{}", key.replace(['#', '@'], "-"));
-        let used = if c.fresh() { &fresh_prompt } else { &prompt };
-        crate::store::fs::write_atomic(
-            &run_dir.join("prompts").join(format!("{name}.md")),
-            used.as_bytes(),
-        )?;
+        let template_name = wf
+            .conductor
+            .as_ref()
+            .map_or("conductor".into(), |d| d.template.clone());
+        let last_rotation = c.meter.last_rotation;
+        // Only the prompt the session needs is made: the state summary is read for a fresh one.
+        let make_prompt = |fresh: bool| -> Result<String> {
+            let template = super::def::template(&template_name, &self.prompts_dir)?;
+            let state_summary = if fresh {
+                crate::store::view::summary(&self.manifest()?).render()
+            } else {
+                String::new()
+            };
+            let ctx = serde_json::json!({
+                "task": self.slug,
+                "notes_file": self.rel(&notes),
+                "news": news,
+                "tasks": item.iter().collect::<Vec<_>>(),
+                "feedback_files": feedback_files,
+                "fresh": fresh,
+                "rotated": last_rotation.filter(|_| fresh).map(|r| format!("reason: {}", r.as_str())),
+                "state_summary": state_summary,
+            });
+            let prompt = render(&template_name, &template, &ctx)?;
+            crate::store::fs::write_atomic(
+                &run_dir.join("prompts").join(format!("{name}.md")),
+                prompt.as_bytes(),
+            )?;
+            Ok(prompt)
+        };
         let base = Request {
-            name,
+            name: name.clone(),
             prompt: "",
             cwd: self.project_dir.clone(),
             log_dir: run_dir.join("logs"),
@@ -424,12 +426,21 @@ impl TaskEngine<'_> {
             resume: None,
         };
         let report = Report {
-            prompt: &prompt,
-            fresh_prompt: &fresh_prompt,
+            prompt: &make_prompt,
             tasks,
             feedback_bytes,
         };
-        let (reply, rotation) = c.report(self.agents, &base, &report)?;
+        // Advisory: a conductor that cannot be run (unknown agent, broken template) is said
+        // and journaled like a failed report; the run goes on.
+        let (reply, rotation) = c.report(self.agents, &base, &report).unwrap_or_else(|e| {
+            (
+                super::agents::Reply {
+                    error: Some(e.to_string()),
+                    ..Default::default()
+                },
+                None,
+            )
+        });
         let signal = format!("CONDUCTOR UPDATED: {}", self.slug);
         let ok = reply.ok && reply.text.lines().any(|l| l.trim() == signal);
         let detail = if ok {
@@ -666,7 +677,7 @@ impl TaskEngine<'_> {
                 // Replay: the wave ran; its phases replay from the journal.
                 for id in wave {
                     let t = tasks.iter().find(|t| &t.id == id);
-                    let _ = self.task_phase_replay(wf, p, id, t);
+                    self.task_phase_replay(wf, p, id, t)?;
                 }
                 continue;
             }
@@ -1243,10 +1254,12 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
             out.log = Some(reply.log.display().to_string());
             let has_file = std::fs::read_to_string(out_file).is_ok_and(|t| !t.trim().is_empty());
             match find_signal(&reply.text, p) {
-                Some((true, line)) if has_file => {
+                Some((true, line)) if has_file && reply.ok => {
                     out.ok = true;
                     out.detail = line;
                 }
+                // The signal came, but the agent failed (exit code, timeout): not a pass.
+                Some((true, line)) if has_file => out.detail = line,
                 Some((false, line)) if has_file && p.repair.is_some() => {
                     out.recommendation = Some("verdict".into());
                     out.detail = line;

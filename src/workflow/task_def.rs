@@ -3,7 +3,7 @@
 //! checked with `def::check_dag`; the engine walks them in that order.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -261,11 +261,9 @@ pub fn load(name: &str, override_dir: &Path) -> Result<(TaskWorkflow, String, St
 }
 
 pub fn parse(source: &str, text: &str) -> Result<TaskWorkflow> {
-    let wf: TaskWorkflow = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-        Error::corrupt(PathBuf::from(source), line, e.message().to_string())
-    })?;
-    wf.validate(source, text)?;
+    let wf: TaskWorkflow = super::def::parse_toml(source, text)?;
+    wf.validate(source, text)
+        .map_err(super::def::definition_error(source))?;
     Ok(wf)
 }
 

@@ -608,10 +608,16 @@ fn find_named(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// Errors name files relative to the project, as the rest of the report does.
 fn relative_error(root: &Path, e: Error) -> Error {
     match e {
-        Error::Corrupt { path, line, msg } => Error::Corrupt {
+        Error::Corrupt {
+            path,
+            line,
+            msg,
+            hint,
+        } => Error::Corrupt {
             path: rel(root, &path),
             line,
             msg,
+            hint,
         },
         Error::Io { path, source } => Error::Io {
             path: rel(root, &path),

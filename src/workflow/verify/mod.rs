@@ -144,6 +144,9 @@ pub struct Engine<'a> {
     pub run_id: String,
     /// Progress lines on stderr.
     pub progress: bool,
+    /// Ids of the queue's complete items: read from their state files once when the run
+    /// starts, kept up to date as items finish (the queue's only cross-item state).
+    pub complete: std::collections::HashSet<String>,
 }
 
 enum Judged {
@@ -178,6 +181,15 @@ impl Engine<'_> {
             queue: name.clone(),
             ..Report::default()
         };
+        for x in self.queues.load(&name)?.items {
+            if self
+                .queues
+                .state(&name, &x.id)?
+                .is_some_and(|s| s.status == "complete")
+            {
+                self.complete.insert(x.id);
+            }
+        }
         let mut i = 0;
         while let Some(item) = self.queues.item_at(&name, i)? {
             i += 1;
@@ -187,7 +199,10 @@ impl Engine<'_> {
                 continue;
             }
             match self.run_item(&item, i - 1, prior, &mut report)? {
-                None => report.done += 1,
+                None => {
+                    report.done += 1;
+                    self.complete.insert(item);
+                }
                 Some(reason) => {
                     report.failed += 1;
                     report.failures.push((item, reason));
@@ -217,20 +232,18 @@ impl Engine<'_> {
         crate::store::fs::create_dir_all(&item_dir)?;
         let path = item_dir.join(state::FILE_NAME);
         let q = self.queues.load(&name)?;
-        let mut completed = Vec::new();
-        for x in &q.items[..index.min(q.items.len())] {
-            if self
-                .queues
-                .state(&name, &x.id)?
-                .is_some_and(|s| s.status == "complete")
-            {
-                completed.push(x.id.clone());
-            }
-        }
+        // The seed's companiesCompleted / companyQueue: what is done, what is still to do.
+        let completed: Vec<String> = q
+            .items
+            .iter()
+            .filter(|x| self.complete.contains(&x.id))
+            .map(|x| x.id.clone())
+            .collect();
         let next: Vec<String> = q
             .items
             .iter()
             .skip(index + 1)
+            .filter(|x| !self.complete.contains(&x.id))
             .map(|x| x.id.clone())
             .collect();
         drop(q);

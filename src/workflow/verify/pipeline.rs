@@ -120,10 +120,11 @@ pub fn text(override_dir: &Path) -> Result<(String, String)> {
 }
 
 pub fn parse(source: &str, text: &str) -> Result<Pipeline> {
-    let mut p: Pipeline = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-        Error::corrupt(source, line, e.message().to_string())
-    })?;
+    let p: Pipeline = def::parse_toml(source, text)?;
+    check(p, source, text).map_err(def::definition_error(source))
+}
+
+fn check(mut p: Pipeline, source: &str, text: &str) -> Result<Pipeline> {
     let line_of = |id: &str| {
         text.lines()
             .position(|l| {
