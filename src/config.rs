@@ -43,7 +43,7 @@ pub struct RunConfig {
     /// Agent and model per role (`[run.roles.dev] agent = "codex"`, `model = "…"`), over the
     /// workflow's own `[roles]` (seed 001's routing: planning on the strongest model, review
     /// on a fast one).
-    pub roles: std::collections::BTreeMap<String, crate::workflow::def::Role>,
+    pub roles: std::collections::BTreeMap<String, crate::run::definition::Role>,
 }
 
 impl Default for RunConfig {

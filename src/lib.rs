@@ -9,6 +9,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod exec;
+pub mod run;
 pub mod store;
 pub mod workflow;
 

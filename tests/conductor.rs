@@ -6,9 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use baton::workflow::agents::{Assignment, Request};
-use baton::workflow::cli_agents::CliAgents;
-use baton::workflow::conductor::{Conductor, Policy, Reason, Report};
+use baton::run::agents::{Assignment, Request};
+use baton::run::cli_agents::CliAgents;
+use baton::run::conductor::{Conductor, Policy, Reason, Report};
 use common::{Proj, bin};
 
 fn agents(p: &Proj, growth: u64) -> CliAgents {

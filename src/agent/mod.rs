@@ -56,6 +56,7 @@ mod claude;
 mod codex;
 mod gemini;
 mod process;
+pub mod sim;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

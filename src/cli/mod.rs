@@ -28,8 +28,6 @@ mod queue;
 mod resume;
 mod retrieve;
 mod run;
-mod run_task;
-mod run_verify;
 mod session;
 mod state;
 mod status;
@@ -142,7 +140,7 @@ pub struct Ctx {
 
 pub fn main() -> ExitCode {
     // Started by the engine as the simulated agent: act as the agent, not as the CLI.
-    if std::env::var_os(crate::workflow::cli_agents::SIM_ENV).is_some() {
+    if std::env::var_os(crate::run::cli_agents::SIM_ENV).is_some() {
         return match sim_main() {
             Ok(code) => code,
             Err(e) => {
@@ -164,13 +162,13 @@ pub fn main() -> ExitCode {
 
 fn sim_main() -> Result<ExitCode> {
     use std::io::Read;
-    let scenario = crate::workflow::sim::Scenario::load(None)?;
+    let scenario = crate::agent::sim::Scenario::load(None)?;
     let mut prompt = String::new();
     std::io::stdin()
         .read_to_string(&mut prompt)
         .map_err(|e| Error::io("<stdin>", e))?;
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-    Ok(ExitCode::from(crate::workflow::sim::run(
+    Ok(ExitCode::from(crate::agent::sim::run(
         &prompt, &cwd, &scenario,
     )?))
 }

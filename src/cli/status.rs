@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::workflow::journal::{Entry, Journal};
+use crate::run::journal::{Entry, Journal};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton status\n  baton status --json")]
@@ -92,7 +92,7 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 )),
                 _ => None,
             });
-            let task_state = super::run_task::run_state(&ctx.store(), wf, epics, &id);
+            let task_state = super::run::task::run_state(&ctx.store(), wf, epics, &id);
             let (state, next) = if let Some(s) = task_state {
                 s
             } else if j.run_finished() {
@@ -145,7 +145,7 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 "run {}  {} {} {}  {}  {} done, {} failed, {} agent calls",
                 r.run_id,
                 r.workflow,
-                super::run_task::item_word(&r.workflow),
+                super::run::task::item_word(&r.workflow),
                 r.epics.join(","),
                 r.state,
                 r.done,
@@ -155,7 +155,7 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
             if let Some(n) = &r.next {
                 let verb = if r.state == "damaged" {
                     "journal"
-                } else if super::run_task::item_word(&r.workflow) == "task" {
+                } else if super::run::task::item_word(&r.workflow) == "task" {
                     "next"
                 } else {
                     "stopped in"

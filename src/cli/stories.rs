@@ -7,7 +7,7 @@ use clap::Args as ClapArgs;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::workflow::bmad::{self, Bmad, EpicReport, id};
+use crate::workflow::epic::bmad::{self, Bmad, EpicReport, id};
 
 #[derive(Debug, ClapArgs)]
 #[command(

@@ -6,7 +6,7 @@ use clap::Subcommand;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::workflow::def;
+use crate::workflow::epic::def;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkflowCmd {
@@ -30,7 +30,7 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         WorkflowCmd::List => {
             let rows: Vec<serde_json::Value> = def::BUILTIN
                 .iter()
-                .chain(crate::workflow::task_def::BUILTIN.iter())
+                .chain(crate::workflow::task::def::BUILTIN.iter())
                 .map(|(name, _)| {
                     let own = local.join("workflows").join(format!("{name}.toml"));
                     serde_json::json!({"name": name, "overridden_by": own.is_file().then(|| own.display().to_string())})
@@ -56,9 +56,9 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         }
         WorkflowCmd::Show { name, prompt } => {
             let text = match prompt {
-                Some(p) => def::template(&p, &local.join("prompts"))?,
-                None if crate::workflow::task_def::is_builtin(&name) => {
-                    crate::workflow::task_def::load(&name, &local.join("workflows"))?.2
+                Some(p) => crate::run::prompt::template(&p, &local.join("prompts"))?,
+                None if crate::workflow::task::def::is_builtin(&name) => {
+                    crate::workflow::task::def::load(&name, &local.join("workflows"))?.2
                 }
                 None if name == "verify" => {
                     crate::workflow::verify::pipeline::text(&local.join("workflows"))?.1

@@ -19,12 +19,12 @@ use serde::{Deserialize, Serialize};
 use self::pipeline::{Phase, Pipeline};
 use self::queue::Queues;
 use self::state::{ContextEstimate, Partial, QueueRef, State};
-use super::agents::{Agents, Assignment, Request};
-use super::def::{self, Role};
-use super::journal::{Entry, Journal, PhaseOutcome, Usage};
 use crate::context::summary;
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
+use crate::run::agents::{Agents, Assignment, Request};
+use crate::run::definition::Role;
+use crate::run::journal::{Entry, Journal, PhaseOutcome, Usage};
 
 /// `[verify]` of baton.toml: the orchestrating session's context model (seed 004's numbers).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -164,7 +164,7 @@ impl Engine<'_> {
     }
 
     fn assignment(&self, role: &str) -> Assignment {
-        def::assign(
+        crate::run::definition::assign(
             role,
             self.opts.agent.as_deref(),
             &self.opts.roles,
@@ -636,8 +636,8 @@ impl Engine<'_> {
             "partial": partial.map(|p| serde_json::json!({"path": output_rel, "lines": p.lines})),
             "format": pipeline::FORMAT,
         });
-        let t = def::template(&ph.template, &self.prompts_dir)?;
-        def::render(&ph.template, &t, &ctx)
+        let t = crate::run::prompt::template(&ph.template, &self.prompts_dir)?;
+        crate::run::prompt::render(&ph.template, &t, &ctx)
     }
 
     fn reminder(
@@ -658,8 +658,8 @@ impl Engine<'_> {
             "reason": reason,
             "format": pipeline::FORMAT,
         });
-        let t = def::template("verify-reminder", &self.prompts_dir)?;
-        def::render("verify-reminder", &t, &ctx)
+        let t = crate::run::prompt::template("verify-reminder", &self.prompts_dir)?;
+        crate::run::prompt::render("verify-reminder", &t, &ctx)
     }
 }
 

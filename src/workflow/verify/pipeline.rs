@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::workflow::def::{self, Role};
+use crate::run::definition::{self as def, Role};
 
 pub const BUILTIN: &str = include_str!("../builtin/verify.toml");
 
@@ -208,7 +208,11 @@ mod tests {
         let ids: Vec<&str> = p.phases.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids, ["1a", "1b", "4c", "4d", "5"]);
         for ph in &p.phases {
-            assert!(def::BUILTIN_PROMPTS.iter().any(|(n, _)| *n == ph.template));
+            assert!(
+                crate::run::prompt::BUILTIN_PROMPTS
+                    .iter()
+                    .any(|(n, _)| *n == ph.template)
+            );
             assert!(p.roles.contains_key(&ph.role), "{}", ph.role);
         }
         assert_eq!(p.phases[0].output_for("BMNR"), "bmnr-ground-truth.md");
@@ -236,9 +240,9 @@ mod tests {
         let ctx = serde_json::json!({"phase": {"id": "1b", "agent": "A", "task": "t"}, "item": "BMNR",
             "attempt": 1, "output": "o.md", "inputs": [{"path": "in.md", "phase": "1a", "agent": "R"}],
             "format": FORMAT, "notes": [], "partial": null});
-        let p = def::render(
+        let p = crate::run::prompt::render(
             "verify-phase",
-            &def::template("verify-phase", Path::new("/nonexistent")).unwrap(),
+            &crate::run::prompt::template("verify-phase", Path::new("/nonexistent")).unwrap(),
             &ctx,
         )
         .unwrap();

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::bmad::{self, Bmad, status::Status};
-use super::epic::{EpicRef, StatusWriter, StoryRef};
+use super::{EpicRef, StatusWriter, StoryRef};
 use crate::error::{Error, Result};
 
 /// The stories of `epic` that have a file, in order.

@@ -18,6 +18,10 @@
 //! but stages nothing), `norecord` (completes without appending its record), `secret` (dev
 //! stages a `.env`).
 
+pub mod conductor;
+pub mod task;
+pub mod verify;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -148,13 +152,13 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Run the simulated agent: prompt in, stream-json out. Returns the process exit code.
 pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
-    if let Some(code) = super::sim_conductor::run(prompt, cwd, scenario)? {
+    if let Some(code) = conductor::run(prompt, cwd, scenario)? {
         return Ok(code);
     }
-    if let Some(code) = super::sim_task::run(prompt, cwd, scenario)? {
+    if let Some(code) = task::run(prompt, cwd, scenario)? {
         return Ok(code);
     }
-    if let Some(code) = super::sim_verify::run(prompt, cwd, scenario)? {
+    if let Some(code) = verify::run(prompt, cwd, scenario)? {
         return Ok(code);
     }
     let ask = read_prompt(prompt);

@@ -7,14 +7,14 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::def::{Role, check_dag};
 use crate::error::{Error, Result};
+use crate::run::definition::{Role, check_dag};
 use crate::store::model::Gate;
 
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("orchestrate", include_str!("builtin/orchestrate.toml")),
-    ("poc", include_str!("builtin/poc.toml")),
-    ("graduate", include_str!("builtin/graduate.toml")),
+    ("orchestrate", include_str!("../builtin/orchestrate.toml")),
+    ("poc", include_str!("../builtin/poc.toml")),
+    ("graduate", include_str!("../builtin/graduate.toml")),
 ];
 
 /// The phases a task workflow may name; each has its own behaviour in the engine.
@@ -261,9 +261,9 @@ pub fn load(name: &str, override_dir: &Path) -> Result<(TaskWorkflow, String, St
 }
 
 pub fn parse(source: &str, text: &str) -> Result<TaskWorkflow> {
-    let wf: TaskWorkflow = super::def::parse_toml(source, text)?;
+    let wf: TaskWorkflow = crate::run::definition::parse_toml(source, text)?;
     wf.validate(source, text)
-        .map_err(super::def::definition_error(source))?;
+        .map_err(crate::run::definition::definition_error(source))?;
     Ok(wf)
 }
 
@@ -279,7 +279,7 @@ mod tests {
             for p in &wf.phases {
                 let t = p.template_name();
                 assert!(
-                    super::super::def::BUILTIN_PROMPTS
+                    crate::run::prompt::BUILTIN_PROMPTS
                         .iter()
                         .any(|(n, _)| *n == t),
                     "{t}"

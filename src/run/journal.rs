@@ -132,12 +132,12 @@ pub enum Entry {
         key: String,
         ok: bool,
         detail: String,
-        meter: crate::workflow::conductor::Meter,
+        meter: crate::run::conductor::Meter,
     },
     /// The conductor session was retired; the next report starts a fresh one.
     ConductorRotated {
         task: String,
-        rotation: crate::workflow::conductor::Rotation,
+        rotation: crate::run::conductor::Rotation,
     },
 }
 

@@ -21,7 +21,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::sim::{Scenario, emit};
+use super::{Scenario, emit};
 use crate::error::Result;
 
 #[derive(Debug, Default, PartialEq)]

@@ -2,11 +2,11 @@
 
 use std::process::ExitCode;
 
-use super::Ctx;
-use super::run::Args;
+use super::Args;
+use crate::cli::Ctx;
 use crate::error::{Error, Result};
-use crate::workflow::cli_agents::CliAgents;
-use crate::workflow::journal::{Entry, Journal};
+use crate::run::cli_agents::CliAgents;
+use crate::run::journal::{Entry, Journal};
 use crate::workflow::verify::queue::Queues;
 use crate::workflow::verify::{Engine, Options, pipeline};
 
@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         eprintln!("continuing the unfinished run {id} of this queue");
     }
     if a.resume.is_some() || continued.is_some() {
-        super::run::note_kept_options(&a);
+        super::note_kept_options(&a);
     }
     let (opts, journal) = match a.resume.as_ref().or(continued.as_ref()) {
         Some(id) => {
@@ -57,17 +57,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     queues.load(&opts.queue)?;
     let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
     let prompts = local.join("prompts");
-    crate::workflow::def::template("verify-reminder", &prompts)?;
+    crate::run::prompt::template("verify-reminder", &prompts)?;
     for ph in &pipeline.phases {
-        crate::workflow::def::template(&ph.template, &prompts)?;
-        let who = crate::workflow::def::assign(
+        crate::run::prompt::template(&ph.template, &prompts)?;
+        let who = crate::run::definition::assign(
             &ph.role,
             opts.agent.as_deref(),
             &opts.roles,
             &pipeline.roles,
             &opts.default_agent,
         );
-        crate::workflow::cli_agents::check_agent(&who.agent)?;
+        crate::run::cli_agents::check_agent(&who.agent)?;
     }
     let _run_lock = queues.lock_run(&opts.queue)?;
     let resumed = journal.is_some();
@@ -170,14 +170,14 @@ fn fresh(ctx: &Ctx, a: &Args) -> Result<Options> {
             a.epics.join(" ")
         )));
     }
-    super::run::refuse_epic_flags(a, "verify")?;
+    super::refuse_epic_flags(a, "verify")?;
     if a.parallel.is_some() || a.no_wait {
         return Err(Error::invalid(
             "verify runs one phase at a time and has no gates: no --parallel or --no-wait",
         ));
     }
     let cfg = &ctx.project.config;
-    let scenario = super::run::scenario(ctx, a)?;
+    let scenario = super::scenario(ctx, a)?;
     Ok(Options {
         queue,
         agent: a.agent.clone(),

@@ -5,16 +5,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use super::Ctx;
-use super::run::Args;
+use super::Args;
+use crate::cli::Ctx;
 use crate::error::{Error, Result};
+use crate::run::cli_agents::CliAgents;
+use crate::run::conductor::{Conductor, Policy};
+use crate::run::journal::{Entry, Journal};
 use crate::store::model::{Mode, Status, Workflow};
 use crate::store::{Store, metrics::human_ms};
-use crate::workflow::cli_agents::CliAgents;
-use crate::workflow::conductor::{Conductor, Policy};
-use crate::workflow::journal::{Entry, Journal};
+use crate::workflow::task::def as task_def;
 use crate::workflow::task::{Stop, TaskEngine, TaskOptions};
-use crate::workflow::task_def;
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Saved {
@@ -23,10 +23,10 @@ struct Saved {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
-    super::run::refuse_epic_flags(&a, "orchestrate, poc and graduate")?;
+    super::refuse_epic_flags(&a, "orchestrate, poc and graduate")?;
     let local = ctx.project.local_dir();
     let store = ctx.store();
-    let project_dir = crate::workflow::git::Git::new(&ctx.project.dir)
+    let project_dir = crate::run::git::Git::new(&ctx.project.dir)
         .toplevel()
         .unwrap_or_else(|_| ctx.project.dir.clone());
     let (journal, resumed) = match &a.resume {
@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 return Err(Error::state(format!("run {id} already finished"))
                     .hint("see where its task stands with `baton status`"));
             }
-            super::run::note_kept_options(&a);
+            super::note_kept_options(&a);
             (j, true)
         }
         None => fresh(ctx, &a, &store, &local)?,
@@ -205,14 +205,14 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
             .map(|p| &p.role)
             .chain(wf.conductor.iter().map(|c| &c.role));
         for role in roles {
-            let who = crate::workflow::def::assign(
+            let who = crate::run::definition::assign(
                 role,
                 a.agent.as_deref(),
                 &run_cfg.roles,
                 &wf.roles,
                 &run_cfg.default_agent,
             );
-            crate::workflow::cli_agents::check_agent(&who.agent)?;
+            crate::run::cli_agents::check_agent(&who.agent)?;
         }
     }
     let m = store.manifest(&slug)?;
@@ -255,7 +255,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
             .hint(format!("continue it: baton run {started} {slug}")));
         }
         eprintln!("continuing the unfinished run of task {slug}");
-        super::run::note_kept_options(a);
+        super::note_kept_options(a);
         return Ok((j, true));
     }
     let m = store.manifest(&slug)?;
@@ -286,7 +286,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         .hint(hint));
     }
     let cfg = &ctx.project.config;
-    let scenario = super::run::scenario(ctx, a)?;
+    let scenario = super::scenario(ctx, a)?;
     let saved = Saved {
         options: TaskOptions {
             agent: a.agent.clone(),

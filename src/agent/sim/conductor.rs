@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::sim::{Scenario, emit_usage};
+use super::{Scenario, emit_usage};
 use crate::error::{Error, Result};
 
 /// The prompt line that makes a prompt a conductor report.

@@ -26,10 +26,10 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use super::bmad::id::StoryId;
-use super::epic::{Checkout, Engine, EpicRef, EpicReport, Pipeline, StoryRef, StoryReport};
-use super::git::{Git, looks_secret};
-use super::journal::Entry;
+use super::{Checkout, Engine, EpicRef, EpicReport, Pipeline, StoryRef, StoryReport};
 use crate::error::{Error, Result};
+use crate::run::git::{Git, looks_secret};
+use crate::run::journal::Entry;
 
 /// The story ids a story file declares it depends on (`Depends on: 1.2, 1.3`; Markdown
 /// emphasis and list markers around it are allowed, anything that is not a story id is not).

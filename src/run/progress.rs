@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::epic::StoryReport;
 use super::journal::PhaseOutcome;
 use crate::store::metrics::human_ms;
+use crate::workflow::epic::StoryReport;
 
 pub struct Progress {
     mode: Mode,

@@ -20,7 +20,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::sim::Scenario;
+use super::Scenario;
 use crate::error::Result;
 
 #[derive(Debug, Default)]
@@ -135,7 +135,7 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
         serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
     );
     if has("crash") {
-        return super::sim::emit(
+        return super::emit(
             &mut out,
             &session,
             prompt,
@@ -223,7 +223,7 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
     } else {
         format!("(simulated agent)\n{}", a.signal)
     };
-    super::sim::emit(&mut out, &session, prompt, &text, 0).map(Some)
+    super::emit(&mut out, &session, prompt, &text, 0).map(Some)
 }
 
 #[cfg(test)]
@@ -253,7 +253,7 @@ mod tests {
         assert_eq!(action(&s, &a1), "crash");
         assert!(read("Story ID: 1.2\n").is_none());
         let md = tasks_md(&["tasks=3", "deps=3:1+2"]);
-        let t = super::super::task::parse_tasks(&md);
+        let t = crate::workflow::task::parse_tasks(&md);
         assert_eq!(t.len(), 3);
         assert_eq!(t[2].depends_on, ["1", "2"]);
     }

@@ -7,14 +7,17 @@ use std::process::ExitCode;
 use std::sync::{Mutex, PoisonError};
 
 use super::Ctx;
+
+pub mod task;
+mod verify;
 use crate::error::{Error, Result};
-use crate::workflow::cli_agents::CliAgents;
-use crate::workflow::def;
+use crate::run::cli_agents::CliAgents;
+use crate::run::git::Git;
+use crate::run::journal::{Entry, Journal};
+use crate::run::progress::Progress;
+use crate::workflow::epic::def;
+use crate::workflow::epic::project::{self, BmadStatus};
 use crate::workflow::epic::{Engine, EpicReport, Options};
-use crate::workflow::git::Git;
-use crate::workflow::journal::{Entry, Journal};
-use crate::workflow::progress::Progress;
-use crate::workflow::project::{self, BmadStatus};
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = "Examples:\n  baton run epic-execute 1 --agent sim\n  \
@@ -104,8 +107,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         None => a.workflow.clone(),
     };
     match workflow.as_deref() {
-        Some("orchestrate" | "poc" | "graduate") => return super::run_task::run(ctx, a),
-        Some("verify") => return super::run_verify::run(ctx, a),
+        Some("orchestrate" | "poc" | "graduate") => return task::run(ctx, a),
+        Some("verify") => return verify::run(ctx, a),
         _ => {}
     }
     // The tokenizer's tables take tens of milliseconds to load: load them while the project

@@ -5,6 +5,8 @@
 //! without repeating one. The engine is plain sequential code run from the top on every
 //! (re)start: each step first asks the journal whether it already happened.
 
+pub mod def;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -13,17 +15,17 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::agents::{Agents, Assignment, Request};
-use super::conductor::{Conductor, Report};
-use super::def::render;
-use super::epic::lock;
-use super::journal::{Entry, Journal, PhaseOutcome, Usage};
-use super::task_def::{TaskPhase, TaskWorkflow};
 use crate::context::markdown;
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
+use crate::run::agents::{Agents, Assignment, Request};
+use crate::run::conductor::{Conductor, Report};
+use crate::run::journal::{Entry, Journal, PhaseOutcome, Usage};
+use crate::run::lock;
+use crate::run::prompt::render;
 use crate::store::model::{Decision, Gate, Manifest, PhaseStatus, Status, phase_label};
 use crate::store::{Content, Store, artifacts};
+use def::{TaskPhase, TaskWorkflow};
 
 /// One task of a spec's `## Tasks`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,7 +171,7 @@ pub struct TaskOptions {
     pub agent: Option<String>,
     pub default_agent: String,
     #[serde(default)]
-    pub roles: BTreeMap<String, super::def::Role>,
+    pub roles: BTreeMap<String, crate::run::definition::Role>,
     /// Implementation tasks at once; 0: the workflow's `policy.parallel`.
     #[serde(default)]
     pub parallel: usize,
@@ -393,7 +395,7 @@ impl TaskEngine<'_> {
         let last_rotation = c.meter.last_rotation;
         // Only the prompt the session needs is made: the state summary is read for a fresh one.
         let make_prompt = |fresh: bool| -> Result<String> {
-            let template = super::def::template(&template_name, &self.prompts_dir)?;
+            let template = crate::run::prompt::template(&template_name, &self.prompts_dir)?;
             let state_summary = if fresh {
                 crate::store::view::summary(&self.manifest()?).render()
             } else {
@@ -434,7 +436,7 @@ impl TaskEngine<'_> {
         // and journaled like a failed report; the run goes on.
         let (reply, rotation) = c.report(self.agents, &base, &report).unwrap_or_else(|e| {
             (
-                super::agents::Reply {
+                crate::run::agents::Reply {
                     error: Some(e.to_string()),
                     ..Default::default()
                 },
@@ -1048,7 +1050,7 @@ impl TaskEngine<'_> {
     }
 
     pub fn assignment(&self, wf: &TaskWorkflow, role: &str) -> Assignment {
-        super::def::assign(
+        crate::run::definition::assign(
             role,
             self.opts.agent.as_deref(),
             &self.opts.roles,
@@ -1184,7 +1186,7 @@ impl TaskEngine<'_> {
                 .filter(|n| n.is_file())
                 .map(|n| self.rel(&n)),
         });
-        let template = super::def::template(&p.template_name(), &self.prompts_dir)?;
+        let template = crate::run::prompt::template(&p.template_name(), &self.prompts_dir)?;
         let mut prompt = render(&p.template_name(), &template, &ctx)?;
         prompt.push_str(&format!(
             "\n---\nBaton phase: {}\nBaton task: {}\n{}Attempt: {attempt}\nOutput file: {}\n\

@@ -3,22 +3,30 @@
 //! no LLM decides anything here — and every step goes through the run's journal, so a crashed
 //! run resumes at its first unfinished step.
 
+pub mod bmad;
+pub mod def;
+pub mod parallel;
+pub mod project;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::run::lock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::agents::{Agents, Assignment, Request};
-use super::def::{Phase, Workflow, render};
-use super::git::{Git, looks_secret};
-use super::journal::{Entry, Journal, PhaseOutcome, Usage};
-use super::progress::Progress;
+use self::def::{Phase, Workflow};
 use crate::context::outline::READ_STRATEGY;
 use crate::context::signals::{self, SignalKind, Verdict};
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
+use crate::run::agents::{Agents, Assignment, Request};
+use crate::run::git::{Git, looks_secret};
+use crate::run::journal::{Entry, Journal, PhaseOutcome, Usage};
+use crate::run::progress::Progress;
+use crate::run::prompt::render;
 
 /// A story as the engine needs it.
 #[derive(Debug, Clone, Serialize)]
@@ -65,7 +73,7 @@ pub struct Options {
     pub default_agent: String,
     /// baton.toml's `[run.roles.<role>]`: agent and model per role, over the workflow's.
     #[serde(default)]
-    pub roles: std::collections::BTreeMap<String, super::def::Role>,
+    pub roles: std::collections::BTreeMap<String, crate::run::definition::Role>,
     pub protected_branches: Vec<String>,
     /// Stories at once, each in its own git worktree (`--parallel N`); 0 or 1: one after
     /// another in the project itself.
@@ -174,12 +182,6 @@ pub(crate) struct Pipeline {
     pub last_failure: String,
 }
 
-/// A lock that a panicking thread poisoned still guards valid data here (every update is
-/// a single push or field change), so carry on with it rather than panic in turn.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Engine<'_> {
     pub(crate) fn main_checkout(&self) -> Checkout {
         Checkout {
@@ -206,7 +208,7 @@ impl Engine<'_> {
     }
 
     fn assignment(&self, role: &str) -> Assignment {
-        super::def::assign(
+        crate::run::definition::assign(
             role,
             self.opts.agent.as_deref(),
             &self.opts.roles,
@@ -609,7 +611,7 @@ impl Engine<'_> {
         } else {
             &phase.template
         };
-        let template = super::def::template(template_name, &self.prompts_dir)?;
+        let template = crate::run::prompt::template(template_name, &self.prompts_dir)?;
         let prompt = render(template_name, &template, &ctx)?;
         // Counted up front only when a budget needs it before sending — and a prompt of no
         // more bytes than the budget cannot exceed it (a token is at least one byte) —,

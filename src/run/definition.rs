@@ -1,0 +1,184 @@
+//! What every workflow definition shares: TOML parsing with errors that name the file and
+//! line, the phase-graph check, roles and who runs them, and the agent-call policy (timeouts,
+//! rate-limit backoff). Each engine's own definition lives beside its engine
+//! (`workflow/epic/def.rs`, `workflow/task/def.rs`, `workflow/verify/pipeline.rs`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::agents::Assignment;
+use crate::error::{Error, Result};
+
+/// Who runs a role: an agent kind (claude, codex, gemini, command, sim) and a model.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Role {
+    pub agent: Option<String>,
+    pub model: Option<String>,
+}
+
+/// How one agent call is run and retried, whatever the engine: its time limit, the grace
+/// between SIGTERM and SIGKILL, and how rate limits / overloaded servers are waited out
+/// (`transient_retries` more calls, waiting `backoff_secs`, then twice that, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPolicy {
+    pub timeout_secs: u64,
+    pub grace_secs: u64,
+    pub transient_retries: u32,
+    pub backoff_secs: u64,
+}
+
+/// Defaults of the retry fields every engine's policy carries.
+pub fn default_transient_retries() -> u32 {
+    3
+}
+pub fn default_backoff_secs() -> u64 {
+    30
+}
+
+/// A workflow definition read from TOML; an error names the file and line and says how to
+/// mend it.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(source: &str, text: &str) -> Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+        definition_error(source)(Error::corrupt(
+            PathBuf::from(source),
+            line,
+            e.message().to_string(),
+        ))
+    })
+}
+
+/// What to do about a broken definition: not `baton doctor` (the store is fine), but the file.
+pub fn definition_error(source: &str) -> impl Fn(Error) -> Error + '_ {
+    move |e| {
+        if source.starts_with("built-in") {
+            e.hint("a built-in workflow is broken: please report it")
+        } else {
+            e.hint(format!("fix {source}, or delete it to use the built-in"))
+        }
+    }
+}
+
+/// Check a workflow's phase graph: every dependency names a defined phase and there is no
+/// cycle. `nodes` are (phase, the phases it depends on), in file order; errors name `source`
+/// and the line of the offending phase (found in `text` as `name = "<phase>"` or `id = …`).
+/// Returns the phases in an order that respects every dependency (file order where free).
+pub fn check_dag(source: &str, text: &str, nodes: &[(String, Vec<String>)]) -> Result<Vec<String>> {
+    let line_of = |name: &str| {
+        text.lines()
+            .position(|l| {
+                let l = l.trim_start();
+                (l.starts_with("name") || l.starts_with("id"))
+                    && l.split_once('=')
+                        .is_some_and(|(_, v)| v.trim().trim_matches('"') == name)
+            })
+            .map(|i| i + 1)
+    };
+    let known: Vec<&str> = nodes.iter().map(|(n, _)| n.as_str()).collect();
+    for (name, deps) in nodes {
+        for d in deps {
+            if !known.contains(&d.as_str()) {
+                return Err(Error::corrupt(
+                    source,
+                    line_of(name),
+                    format!(
+                        "phase `{name}` depends on `{d}`, which is not a phase of this workflow (phases: {})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    // Kahn's algorithm, taking the earliest ready phase in file order each time.
+    let mut done: Vec<String> = Vec::with_capacity(nodes.len());
+    while done.len() < nodes.len() {
+        let next = nodes
+            .iter()
+            .find(|(n, deps)| !done.contains(n) && deps.iter().all(|d| done.contains(d)));
+        match next {
+            Some((n, _)) => done.push(n.clone()),
+            None => {
+                // Every phase left waits on another one left: walk the waits to name the cycle.
+                let left: Vec<&(String, Vec<String>)> =
+                    nodes.iter().filter(|(n, _)| !done.contains(n)).collect();
+                let mut path = vec![left[0].0.clone()];
+                loop {
+                    let cur = path.last().cloned().unwrap_or_default();
+                    let dep = left
+                        .iter()
+                        .find(|(n, _)| *n == cur)
+                        .and_then(|(_, deps)| deps.iter().find(|d| !done.contains(d)))
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(i) = path.iter().position(|p| *p == dep) {
+                        let mut cycle = path[i..].to_vec();
+                        cycle.push(dep);
+                        return Err(Error::corrupt(
+                            source,
+                            line_of(&cycle[0]),
+                            format!("dependency cycle: {}", cycle.join(" → ")),
+                        ));
+                    }
+                    path.push(dep);
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+/// Who runs `role`: `--agent` for every role, else baton.toml's `[run.roles.<role>]`, else
+/// the workflow's `[roles.<role>]`, else the default agent.
+pub fn assign(
+    role: &str,
+    agent: Option<&str>,
+    project: &BTreeMap<String, Role>,
+    workflow: &BTreeMap<String, Role>,
+    default_agent: &str,
+) -> Assignment {
+    let w = workflow.get(role).cloned().unwrap_or_default();
+    let p = project.get(role).cloned().unwrap_or_default();
+    Assignment {
+        agent: agent
+            .map(str::to_string)
+            .or(p.agent)
+            .or(w.agent)
+            .unwrap_or_else(|| default_agent.to_string()),
+        model: p.model.or(w.model),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_graph_errors_name_the_phase_line() {
+        let text = "[[phase]]\nid = \"1a\"\n[[phase]]\nid = \"1b\"\nafter = [\"2\"]\n[[phase]]\nid = \"2\"\nafter = [\"1b\"]\n";
+        let n = |a: &str, d: &[&str]| (a.to_string(), d.iter().map(|s| s.to_string()).collect());
+        let e = check_dag(
+            "v.toml",
+            text,
+            &[n("1a", &[]), n("1b", &["2"]), n("2", &["1b"])],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("v.toml line 4") && e.contains("1b → 2 → 1b"),
+            "{e}"
+        );
+        let e = check_dag("v.toml", text, &[n("1a", &[]), n("1b", &["9"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("v.toml line 4") && e.contains("`9`"), "{e}");
+        let order = check_dag(
+            "v.toml",
+            text,
+            &[n("2", &["1b"]), n("1a", &[]), n("1b", &["1a"])],
+        )
+        .unwrap();
+        assert_eq!(order, ["1a", "1b", "2"]);
+    }
+}

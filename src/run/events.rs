@@ -1,0 +1,1 @@
+//! Typed run events.

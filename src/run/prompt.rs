@@ -1,0 +1,109 @@
+//! Prompt templates: minijinja, the built-ins embedded in the binary, each overridable by a
+//! project file `.baton/prompts/<name>.md.j2`.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
+    (
+        "kickoff",
+        include_str!("../workflow/builtin/prompts/kickoff.md.j2"),
+    ),
+    ("dev", include_str!("../workflow/builtin/prompts/dev.md.j2")),
+    (
+        "review",
+        include_str!("../workflow/builtin/prompts/review.md.j2"),
+    ),
+    (
+        "party-review",
+        include_str!("../workflow/builtin/prompts/party-review.md.j2"),
+    ),
+    (
+        "failure-analysis",
+        include_str!("../workflow/builtin/prompts/failure-analysis.md.j2"),
+    ),
+    ("uat", include_str!("../workflow/builtin/prompts/uat.md.j2")),
+    (
+        "retro",
+        include_str!("../workflow/builtin/prompts/retro.md.j2"),
+    ),
+    (
+        "conductor",
+        include_str!("../workflow/builtin/prompts/conductor.md.j2"),
+    ),
+    (
+        "verify-phase",
+        include_str!("../workflow/builtin/prompts/verify-phase.md.j2"),
+    ),
+    (
+        "verify-reminder",
+        include_str!("../workflow/builtin/prompts/verify-reminder.md.j2"),
+    ),
+    (
+        "task-architect",
+        include_str!("../workflow/builtin/prompts/task-architect.md.j2"),
+    ),
+    (
+        "task-design-audit",
+        include_str!("../workflow/builtin/prompts/task-design-audit.md.j2"),
+    ),
+    (
+        "task-architect-revision",
+        include_str!("../workflow/builtin/prompts/task-architect-revision.md.j2"),
+    ),
+    (
+        "task-spec",
+        include_str!("../workflow/builtin/prompts/task-spec.md.j2"),
+    ),
+    (
+        "task-implementation",
+        include_str!("../workflow/builtin/prompts/task-implementation.md.j2"),
+    ),
+    (
+        "task-tests",
+        include_str!("../workflow/builtin/prompts/task-tests.md.j2"),
+    ),
+    (
+        "task-test-results",
+        include_str!("../workflow/builtin/prompts/task-test-results.md.j2"),
+    ),
+    (
+        "task-impl-audit",
+        include_str!("../workflow/builtin/prompts/task-impl-audit.md.j2"),
+    ),
+    (
+        "task-implementation-fix",
+        include_str!("../workflow/builtin/prompts/task-implementation-fix.md.j2"),
+    ),
+    (
+        "task-debt",
+        include_str!("../workflow/builtin/prompts/task-debt.md.j2"),
+    ),
+];
+
+/// Render a prompt template (undefined variables are empty: a template may leave things out).
+pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
+    env.add_template(name, template)
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
+    env.get_template(name)
+        .and_then(|t| t.render(ctx))
+        .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
+}
+/// A prompt template: the project's `<dir>/<name>.md.j2` if present, else the built-in.
+pub fn template(name: &str, override_dir: &Path) -> Result<String> {
+    let file = override_dir.join(format!("{name}.md.j2"));
+    if file.is_file() {
+        return std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e));
+    }
+    BUILTIN_PROMPTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| t.to_string())
+        .ok_or_else(|| {
+            Error::not_found(format!("no prompt template `{name}`"))
+                .hint(format!("add {}", file.display()))
+        })
+}
