@@ -1,3 +1,7 @@
+use super::def::table;
+use super::parse::{SPLIT_PARSE_BYTES, code_items_with, fast_items, split_point};
+use super::render::{doc_summary, single_file_operand};
+use super::walk::compact;
 use super::*;
 
 fn ol(name: &str, text: &str) -> FileOutline {
