@@ -25,6 +25,10 @@ pub enum Error {
         /// What to do; by default, `baton doctor` (a damaged store).
         hint: Option<String>,
     },
+    /// A bug of baton's own, not of the input: an invariant that did not hold, a value that
+    /// could not be encoded. Exit code 70 (EX_SOFTWARE).
+    #[error("internal error: {msg}")]
+    Internal { msg: String },
     /// The file system refused. Exit code 6.
     #[error("{}: {source}", path.display())]
     Io {
@@ -68,6 +72,9 @@ impl Error {
             hint: None,
         }
     }
+    pub fn internal(msg: impl Into<String>) -> Self {
+        Error::Internal { msg: msg.into() }
+    }
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
@@ -100,6 +107,9 @@ impl Error {
                 Some("check the directory's permissions, or point --root elsewhere".into())
             }
             Error::Io { .. } => None,
+            Error::Internal { .. } => {
+                Some("this is a bug in baton: please report it with the command that failed".into())
+            }
         }
     }
 
@@ -110,6 +120,7 @@ impl Error {
             Error::NotFound { .. } => 4,
             Error::Corrupt { .. } => 5,
             Error::Io { .. } => 6,
+            Error::Internal { .. } => 70,
         }
     }
 
@@ -121,6 +132,7 @@ impl Error {
             Error::NotFound { .. } => "not_found",
             Error::Corrupt { .. } => "corrupt",
             Error::Io { .. } => "io",
+            Error::Internal { .. } => "internal",
         }
     }
 }

@@ -403,7 +403,7 @@ fn run_one(store: &Store, c: &Command) -> Result<(Option<String>, String)> {
                 "summary" => r.render(false),
                 "detailed" => r.render(true),
                 "json" => {
-                    serde_json::to_string_pretty(&r).map_err(|e| Error::invalid(e.to_string()))?
+                    serde_json::to_string_pretty(&r).map_err(|e| Error::internal(e.to_string()))?
                 }
                 other => {
                     return Err(Error::invalid(format!(

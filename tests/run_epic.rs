@@ -503,7 +503,7 @@ fn a_crash_at_every_event_boundary_resumes_to_the_same_result() {
         let mut keys: Vec<String> = events
             .iter()
             .filter(|e| e["event"] == "phase_finished")
-            .map(|e| format!("{}-{}-{}", e["story"], e["phase"], e["attempt"]))
+            .map(|e| format!("{}-{}-{}", e["subject"]["id"], e["phase"], e["attempt"]))
             .collect();
         let all = keys.len();
         keys.sort();
@@ -642,7 +642,9 @@ fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
     let pos = |ev: &str, story: &str| {
         events
             .iter()
-            .position(|e| e["event"] == ev && e["story"] == story)
+            .position(|e| {
+                e["event"] == ev && (e["story"] == story || e["subject"]["id"] == story)
+            })
             .unwrap()
     };
     assert!(
@@ -708,7 +710,8 @@ fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
     assert!(
         !d.events()
             .iter()
-            .any(|e| e["event"] == "phase_started" && (e["story"] == "1.2" || e["story"] == "1.3")),
+            .any(|e| e["event"] == "phase_started"
+                && (e["subject"]["id"] == "1.2" || e["subject"]["id"] == "1.3")),
         "blocked stories never ran"
     );
 
@@ -741,7 +744,7 @@ fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
         .unwrap();
     let started = events
         .iter()
-        .position(|e| e["event"] == "phase_started" && e["story"] == "1.2")
+        .position(|e| e["event"] == "phase_started" && e["subject"]["id"] == "1.2")
         .unwrap();
     assert!(committed < started, "1.2 started before 1.1 was merged");
     let subjects = subjects_in_order(d);
@@ -783,7 +786,7 @@ fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
         let mut keys: Vec<String> = events
             .iter()
             .filter(|e| e["event"] == "phase_finished")
-            .map(|e| format!("{}-{}-{}", e["story"], e["phase"], e["attempt"]))
+            .map(|e| format!("{}-{}-{}", e["subject"]["id"], e["phase"], e["attempt"]))
             .collect();
         let all = keys.len();
         keys.sort();

@@ -117,7 +117,7 @@ fn no_repeated_calls(p: &Proj) {
     let mut keys: Vec<String> = events(p)
         .iter()
         .filter(|e| e["event"] == "phase_finished")
-        .map(|e| format!("{}-{}-{}", e["story"], e["phase"], e["attempt"]))
+        .map(|e| format!("{}-{}-{}", e["subject"]["unit"], e["phase"], e["attempt"]))
         .collect();
     let all = keys.len();
     keys.sort();

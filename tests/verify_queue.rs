@@ -340,7 +340,7 @@ fn an_agent_crash_fails_the_item_and_a_rerun_resumes_at_that_phase() {
     let o = t.verify();
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o).contains("BMNR failed: phase 1b: the agent failed"),
+        text(&o).contains("BMNR failed: phase 1b: exited with code 3"),
         "{}",
         text(&o)
     );

@@ -71,25 +71,10 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
             };
             let last_started = j.records.iter().rev().find_map(|r| match &r.entry {
                 Entry::PhaseStarted {
-                    epic,
-                    story,
+                    subject,
                     phase,
                     attempt,
-                } if wf == "verify" => {
-                    Some(format!("item {epic} phase {phase} (attempt {attempt})"))
-                }
-                Entry::PhaseStarted {
-                    epic,
-                    story,
-                    phase,
-                    attempt,
-                } => Some(format!(
-                    "epic {epic}{} {phase} (attempt {attempt})",
-                    story
-                        .as_ref()
-                        .map(|s| format!(" story {s}"))
-                        .unwrap_or_default()
-                )),
+                } => Some(format!("{} {phase} (attempt {attempt})", subject.label())),
                 _ => None,
             });
             let task_state = super::run::task::run_state(&ctx.store(), wf, epics, &id);

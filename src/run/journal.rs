@@ -12,7 +12,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result, io_err};
 use crate::store::fs;
 
-pub const FORMAT: u32 = 1;
+/// The journal's format. v2 names each phase's subject with its engine's word
+/// (`{"kind":"story","id":"1.2","epic":"1"}`); v1 (`epic`/`story` fields whatever the engine)
+/// is still read, converted on the way in.
+pub const FORMAT: u32 = 2;
+
+use super::events::{Subject, SubjectKind};
 
 pub use crate::agent::Usage;
 
@@ -37,6 +42,56 @@ pub struct PhaseOutcome {
     pub prompt_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// How the phase was judged; absent in v1 records (see [`PhaseOutcome::judged`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Judged>,
+    /// What the engine needs of the answer again on resume (verify: the summary block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+}
+
+/// How a phase's answer was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judged {
+    /// The work passed.
+    Passed,
+    /// The agent judged the work failed: a BLOCKED/FAILED signal, a failing audit.
+    Rejected,
+    /// The phase did not work: no or another subject's signal, a claim not found on disk, the
+    /// agent process failed, the prompt over budget.
+    Broken,
+    /// The answer was not in the required format (a summary block missing or invalid).
+    Malformed,
+}
+
+impl PhaseOutcome {
+    /// A failed outcome that never reached an agent (over budget, dry run refused, …).
+    pub fn broken(detail: String, prompt_tokens: u64) -> PhaseOutcome {
+        PhaseOutcome {
+            ok: false,
+            detail,
+            recommendation: None,
+            usage: Usage::default(),
+            cost_usd: None,
+            duration_ms: 0,
+            session_id: None,
+            prompt_tokens,
+            log: None,
+            judged: Some(Judged::Broken),
+            kept: None,
+        }
+    }
+
+    pub fn judged(&self) -> Judged {
+        match self.judged {
+            Some(j) => j,
+            None if self.ok => Judged::Passed,
+            // v1 task runs marked an audit's FAILED verdict this way.
+            None if self.recommendation.as_deref() == Some("verdict") => Judged::Rejected,
+            None => Judged::Broken,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,20 +100,18 @@ pub enum Entry {
     RunStarted {
         run_id: String,
         workflow: String,
-        epics: Vec<String>,
+        /// The epics, the task or the queue the run works on.
+        #[serde(alias = "epics")]
+        subjects: Vec<String>,
         options: serde_json::Value,
     },
     PhaseStarted {
-        epic: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        story: Option<String>,
+        subject: Subject,
         phase: String,
         attempt: u32,
     },
     PhaseFinished {
-        epic: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        story: Option<String>,
+        subject: Subject,
         phase: String,
         attempt: u32,
         outcome: PhaseOutcome,
@@ -155,6 +208,8 @@ pub struct Journal {
     pub dir: PathBuf,
     path: PathBuf,
     pub records: Vec<Record>,
+    /// False for a dry run's journal, kept in memory only.
+    durable: bool,
 }
 
 impl Journal {
@@ -175,6 +230,7 @@ impl Journal {
             dir,
             path,
             records: vec![],
+            durable: true,
         })
     }
 
@@ -209,7 +265,22 @@ impl Journal {
             .hint("list the runs with `baton status`"));
         }
         let records = read(&path)?;
-        Ok(Journal { dir, path, records })
+        Ok(Journal {
+            dir,
+            path,
+            records,
+            durable: true,
+        })
+    }
+
+    /// A journal kept in memory only: a dry run writes nothing.
+    pub fn memory() -> Journal {
+        Journal {
+            dir: PathBuf::new(),
+            path: PathBuf::new(),
+            records: vec![],
+            durable: false,
+        }
     }
 
     /// Append and fsync: the step is acted on only after this returns.
@@ -220,9 +291,11 @@ impl Journal {
             ts: crate::store::now(),
             entry,
         };
-        let mut line = serde_json::to_vec(&rec).map_err(|e| Error::invalid(e.to_string()))?;
-        line.push(b'\n');
-        fs::append_durable(&self.path, &line)?;
+        if self.durable {
+            let mut line = serde_json::to_vec(&rec).map_err(|e| Error::internal(e.to_string()))?;
+            line.push(b'\n');
+            fs::append_durable(&self.path, &line)?;
+        }
         let seq = rec.seq;
         self.records.push(rec);
         crash_point(seq);
@@ -231,20 +304,21 @@ impl Journal {
 
     pub fn finished_phase(
         &self,
-        epic: &str,
-        story: Option<&str>,
+        subject: &Subject,
         phase: &str,
         attempt: u32,
     ) -> Option<&PhaseOutcome> {
-        let since = story.map_or(0, |s| self.worktree_generation(epic, s));
+        let since = match (subject.kind, &subject.epic) {
+            (SubjectKind::Story, Some(epic)) => self.worktree_generation(epic, &subject.id),
+            _ => 0,
+        };
         self.records[since..].iter().find_map(|r| match &r.entry {
             Entry::PhaseFinished {
-                epic: e,
-                story: s,
+                subject: s,
                 phase: p,
                 attempt: a,
                 outcome,
-            } if e == epic && s.as_deref() == story && p == phase && *a == attempt => Some(outcome),
+            } if s == subject && p == phase && *a == attempt => Some(outcome),
             _ => None,
         })
     }
@@ -307,12 +381,12 @@ impl Journal {
             Entry::RunStarted {
                 run_id,
                 workflow,
-                epics,
+                subjects,
                 options,
             } => Some((
                 run_id.as_str(),
                 workflow.as_str(),
-                epics.as_slice(),
+                subjects.as_slice(),
                 options,
             )),
             _ => None,
@@ -337,23 +411,63 @@ fn crash_point(seq: u64) {
     }
 }
 
+/// A v1 phase record named its subject `epic` (the epic, the task slug or the verify item)
+/// and `story` (the story, or a task's spec task id), whatever the engine: name it with the
+/// engine's word, as v2 does.
+fn upgrade_v1(v: &mut serde_json::Value, workflow: &str) {
+    let Some(obj) = v.as_object_mut() else { return };
+    if !matches!(
+        obj.get("event").and_then(|e| e.as_str()),
+        Some("phase_started" | "phase_finished")
+    ) {
+        return;
+    }
+    let text = |x: Option<serde_json::Value>| x.and_then(|x| x.as_str().map(str::to_string));
+    let epic = text(obj.remove("epic")).unwrap_or_default();
+    let story = text(obj.remove("story"));
+    let subject = match (workflow, story) {
+        ("orchestrate" | "poc" | "graduate", unit) => Subject::task(&epic, unit.as_deref()),
+        ("verify", _) => Subject::item(&epic),
+        (_, Some(s)) => Subject::story(&epic, &s),
+        (_, None) => Subject::epic(&epic),
+    };
+    obj.insert(
+        "subject".into(),
+        serde_json::to_value(subject).unwrap_or_default(),
+    );
+}
+
 /// Every record; a torn last line (crash mid-append) is ignored: it was never acted on.
 pub fn read(path: &Path) -> Result<Vec<Record>> {
     let bytes = std::fs::read(path).map_err(io_err(path))?;
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut out = Vec::new();
+    let mut workflow = String::new();
     for (i, line) in bytes[..end].split(|&b| b == b'\n').enumerate() {
         if line.is_empty() {
             continue;
         }
-        let rec: Record = serde_json::from_slice(line)
-            .map_err(|e| Error::corrupt(path, Some(i + 1), format!("not a run event: {e}")))?;
-        if rec.v != FORMAT {
-            return Err(Error::corrupt(
-                path,
-                Some(i + 1),
-                format!("run event format v{} is not supported", rec.v),
-            ));
+        let bad = |e: serde_json::Error| {
+            Error::corrupt(path, Some(i + 1), format!("not a run event: {e}"))
+        };
+        let mut v: serde_json::Value = serde_json::from_slice(line).map_err(bad)?;
+        match v.get("v").and_then(serde_json::Value::as_u64) {
+            Some(1) => upgrade_v1(&mut v, &workflow),
+            Some(2) => {}
+            other => {
+                return Err(Error::corrupt(
+                    path,
+                    Some(i + 1),
+                    format!(
+                        "run event format v{} is not supported (this baton reads v1 and v{FORMAT})",
+                        other.map_or("?".to_string(), |n| n.to_string())
+                    ),
+                ));
+            }
+        }
+        let rec: Record = serde_json::from_value(v).map_err(bad)?;
+        if let Entry::RunStarted { workflow: w, .. } = &rec.entry {
+            workflow = w.clone();
         }
         out.push(rec);
     }

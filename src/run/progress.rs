@@ -1,21 +1,21 @@
-//! What a run shows while it works: a live line on a terminal (indicatif), plain lines when
-//! stdout is not one, or a JSON event stream (`--json`) for machines.
+//! The reporters of `baton run`: a live line on a terminal (indicatif) with plain lines above
+//! it, plain lines when stderr is not a terminal, or one JSON event per line on stdout
+//! (`--json`). Engines never print; they send [`RunEvent`]s here.
 
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::journal::PhaseOutcome;
+use super::events::{Reporter, RunEvent};
+use super::lock;
 use crate::store::metrics::human_ms;
-use crate::workflow::epic::StoryReport;
 
 pub struct Progress {
     mode: Mode,
     bar: Option<ProgressBar>,
-    started: Instant,
-    tokens: u64,
-    cost: f64,
+    totals: Mutex<(u64, f64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -28,10 +28,10 @@ enum Mode {
 
 impl Progress {
     pub fn new(json: bool, quiet: bool) -> Progress {
-        let mode = if quiet {
-            Mode::Quiet
-        } else if json {
+        let mode = if json {
             Mode::Json
+        } else if quiet {
+            Mode::Quiet
         } else if std::io::stderr().is_terminal() {
             Mode::Live
         } else {
@@ -49,13 +49,12 @@ impl Progress {
         Progress {
             mode,
             bar,
-            started: Instant::now(),
-            tokens: 0,
-            cost: 0.0,
+            totals: Mutex::new((0, 0.0)),
         }
     }
 
-    fn line(&self, text: &str) {
+    /// A line for people (not in --json mode: stdout is the event stream there).
+    pub fn line(&self, text: &str) {
         match (&self.bar, self.mode) {
             (Some(b), _) => b.println(text),
             (None, Mode::Plain) => {
@@ -65,76 +64,167 @@ impl Progress {
         }
     }
 
-    fn json(&self, v: serde_json::Value) {
-        if self.mode == Mode::Json {
-            let _ = writeln!(std::io::stdout(), "{v}");
-        }
-    }
-
-    pub fn note(&self, text: &str) {
-        self.line(&format!("  note: {text}"));
-        self.json(serde_json::json!({"event": "note", "text": text}));
-    }
-
-    pub fn story(&self, id: &str, title: &str) {
-        self.line(&format!("story {id}: {title}"));
-        self.json(serde_json::json!({"event": "story_started", "story": id, "title": title}));
-    }
-
-    pub fn phase(&self, story: Option<&str>, phase: &str, attempt: u32) {
-        let who = story.map_or("epic".to_string(), |s| format!("story {s}"));
-        if let Some(b) = &self.bar {
-            b.set_message(format!(
-                "{who} · {phase} (attempt {attempt}) · {} tokens · ${:.2}",
-                self.tokens, self.cost
-            ));
-        }
-        self.json(serde_json::json!({"event": "phase_started", "story": story, "phase": phase, "attempt": attempt}));
-    }
-
-    pub fn phase_done(&mut self, story: Option<&str>, phase: &str, out: &PhaseOutcome) {
-        self.tokens += out.usage.total();
-        self.cost += out.cost_usd.unwrap_or(0.0);
-        let mark = if out.ok { "ok" } else { "FAILED" };
-        self.line(&format!(
-            "  {phase:<17} {mark:<6} {:>7} {:>8} tokens  {}",
-            human_ms(out.duration_ms),
-            out.usage.total(),
-            out.detail
-        ));
-        self.json(serde_json::json!({"event": "phase_finished", "story": story, "phase": phase, "outcome": out}));
-    }
-
-    pub fn replayed(&self, story: Option<&str>, phase: &str, out: &PhaseOutcome) {
-        self.line(&format!(
-            "  {phase:<17} {:<6} (recorded; not run again)",
-            if out.ok { "ok" } else { "FAILED" }
-        ));
-        self.json(serde_json::json!({"event": "phase_replayed", "story": story, "phase": phase, "outcome": out}));
-    }
-
-    pub fn story_done(&self, r: &StoryReport) {
-        let commit = r
-            .commit
-            .as_deref()
-            .map(|c| format!(" commit {}", &c[..c.len().min(10)]))
-            .unwrap_or_default();
-        let reason = if r.reason.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", r.reason)
-        };
-        self.line(&format!("  → {}{commit}{reason}", r.result));
-        self.json(serde_json::json!({"event": "story_finished", "story": r}));
-    }
-
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
     }
 
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
+    fn human(&self, e: &RunEvent) {
+        match e {
+            RunEvent::RunStarted {
+                run_id,
+                workflow,
+                subjects,
+                resumed,
+            } => self.line(&format!(
+                "run {run_id}: {workflow} {} ({})",
+                subjects.join(", "),
+                if *resumed { "resumed" } else { "started" }
+            )),
+            RunEvent::SubjectStarted { subject, title } => match title {
+                Some(t) => self.line(&format!("{}: {t}", subject.label())),
+                None => self.line(&subject.label()),
+            },
+            RunEvent::PhaseStarted {
+                subject,
+                phase,
+                attempt,
+                agent,
+                ..
+            } => {
+                let (tokens, cost) = *lock(&self.totals);
+                if let Some(b) = &self.bar {
+                    b.set_message(format!(
+                        "{} · {phase} (attempt {attempt}, {agent}) · {tokens} tokens · ${cost:.2}",
+                        subject.label()
+                    ));
+                }
+            }
+            RunEvent::PhaseRetrying {
+                phase,
+                wait_secs,
+                reason,
+                ..
+            } => self.line(&format!(
+                "  note: {phase}: {reason} — retrying in {wait_secs} s"
+            )),
+            RunEvent::PhaseFinished {
+                subject,
+                phase,
+                outcome,
+                ..
+            } => {
+                {
+                    let mut t = lock(&self.totals);
+                    t.0 += outcome.usage.total();
+                    t.1 += outcome.cost_usd.unwrap_or(0.0);
+                }
+                let mark = if outcome.ok { "ok" } else { "FAILED" };
+                self.line(&format!(
+                    "  {:<17} {mark:<6} {:>7} {:>8} tokens  {}",
+                    phase_label(subject.unit.as_deref(), phase),
+                    human_ms(outcome.duration_ms),
+                    outcome.usage.total(),
+                    outcome.detail
+                ));
+            }
+            RunEvent::PhaseReplayed {
+                subject,
+                phase,
+                outcome,
+                ..
+            } => self.line(&format!(
+                "  {:<17} {:<6} (recorded; not run again)",
+                phase_label(subject.unit.as_deref(), phase),
+                if outcome.ok { "ok" } else { "FAILED" }
+            )),
+            RunEvent::GateOpened {
+                subject,
+                gate,
+                prompt,
+                artifacts,
+                decisions,
+                decide,
+            } => {
+                let mut s = format!("\n{}: waiting at the {gate} gate\n  {prompt}\n", subject.id);
+                for a in *artifacts {
+                    s.push_str(&format!("  artifact: {a}\n"));
+                }
+                s.push_str(&format!(
+                    "  decide:   baton resume --task {} --decision {decisions}\n  see:      baton gate show --task {}\n  {decide}",
+                    subject.id, subject.id
+                ));
+                self.line(&s);
+            }
+            RunEvent::GateDecided {
+                subject,
+                gate,
+                decision,
+            } => self.line(&format!("{}: {gate} gate → {decision}", subject.id)),
+            RunEvent::Paused {
+                subject,
+                point,
+                reason,
+                resume,
+            } => self.line(&format!(
+                "{}: paused at {point}: {reason}\n  continue: {resume}",
+                subject.id
+            )),
+            RunEvent::Committed { .. } => {}
+            RunEvent::Stashed { message, .. } => self.line(&format!(
+                "  note: changes set aside: git stash list → \"{message}\""
+            )),
+            RunEvent::Rotated {
+                subject,
+                session,
+                reason,
+            } => self.line(&format!(
+                "  ↻ {}: {session} session rotated: {reason}",
+                subject.label()
+            )),
+            RunEvent::SubjectFinished {
+                result,
+                reason,
+                commit,
+                ..
+            } => {
+                let commit = commit
+                    .map(|c| format!(" commit {}", &c[..c.len().min(10)]))
+                    .unwrap_or_default();
+                let reason = if reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {reason}")
+                };
+                self.line(&format!("  → {result}{commit}{reason}"));
+            }
+            RunEvent::Note { subject, text } => match subject {
+                Some(s) => self.line(&format!("  note: {}: {text}", s.label())),
+                None => self.line(&format!("  note: {text}")),
+            },
+            RunEvent::RunFinished { .. } => {}
+        }
+    }
+}
+
+fn phase_label(unit: Option<&str>, phase: &str) -> String {
+    match unit {
+        Some(u) => format!("{phase}#{u}"),
+        None => phase.to_string(),
+    }
+}
+
+impl Reporter for Progress {
+    fn report(&self, e: &RunEvent) {
+        match self.mode {
+            Mode::Json => {
+                if let Ok(line) = serde_json::to_string(e) {
+                    let _ = writeln!(std::io::stdout().lock(), "{line}");
+                }
+            }
+            Mode::Quiet => {}
+            Mode::Live | Mode::Plain => self.human(e),
+        }
     }
 }

@@ -88,7 +88,7 @@ pub fn repair_torn(path: &Path, t: &Tail) -> Result<bool> {
 pub fn append(path: &Path, events: &[Event]) -> Result<()> {
     let mut buf = Vec::with_capacity(256 * events.len());
     for e in events {
-        serde_json::to_writer(&mut buf, e).map_err(|e| Error::invalid(e.to_string()))?;
+        serde_json::to_writer(&mut buf, e).map_err(|e| Error::internal(e.to_string()))?;
         buf.push(b'\n');
     }
     fs::append_durable(path, &buf)

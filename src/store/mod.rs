@@ -298,7 +298,7 @@ impl Store {
     }
 
     pub(crate) fn write_manifest(&self, dir: &Path, m: &Manifest) -> Result<()> {
-        let mut bytes = completed::to_json(m).map_err(|e| Error::invalid(e.to_string()))?;
+        let mut bytes = completed::to_json(m).map_err(|e| Error::internal(e.to_string()))?;
         bytes.push(b'\n');
         fs::write_atomic(&dir.join(MANIFEST), &bytes)
     }

@@ -291,7 +291,7 @@ pub fn retrieve(
 }
 
 fn manifest_part(c: &mut Collector, m: &Manifest) -> Result<()> {
-    let text = serde_json::to_string_pretty(m).map_err(|e| Error::invalid(e.to_string()))?;
+    let text = serde_json::to_string_pretty(m).map_err(|e| Error::internal(e.to_string()))?;
     c.parts.push(Part {
         source: super::MANIFEST.to_string(),
         text,

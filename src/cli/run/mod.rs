@@ -12,6 +12,7 @@ pub mod task;
 mod verify;
 use crate::error::{Error, Result};
 use crate::run::cli_agents::CliAgents;
+use crate::run::events::{Reporter, RunEvent};
 use crate::run::git::Git;
 use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
@@ -116,7 +117,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let project_dir = Git::new(&ctx.project.dir).toplevel()?;
     let local = ctx.project.local_dir();
-    let (saved, mut journal) = match &a.resume {
+    let (saved, journal) = match &a.resume {
         Some(id) => {
             let j = Journal::open(&local, id)?;
             if j.run_finished() {
@@ -185,33 +186,32 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
         None => crate::context::session::new_id(),
     };
-    if journal.is_none() && !saved.options.dry_run {
-        let mut j = Journal::create(&local, &run_id)?;
-        let options = serde_json::to_value(&saved).map_err(|e| Error::invalid(e.to_string()))?;
-        j.log(Entry::RunStarted {
-            run_id: run_id.clone(),
-            workflow: saved.workflow.clone(),
-            epics: saved.epics.clone(),
-            options,
-        })?;
-        journal = Some(j);
-    }
+    let journal = match journal {
+        Some(j) => j,
+        None if saved.options.dry_run => Journal::memory(),
+        None => {
+            let mut j = Journal::create(&local, &run_id)?;
+            let options =
+                serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?;
+            j.log(Entry::RunStarted {
+                run_id: run_id.clone(),
+                workflow: saved.workflow.clone(),
+                subjects: saved.epics.clone(),
+                options,
+            })?;
+            j
+        }
+    };
     let agents = CliAgents::new(&project_dir, saved.scenario.clone())
         .skip_permissions(ctx.project.config.run.skip_permissions);
     let status = BmadStatus::new(&project_dir);
     let progress = Progress::new(ctx.out.json, saved.options.dry_run);
-    if !saved.options.dry_run && !ctx.out.json {
-        eprintln!(
-            "run {run_id}: {} epic {} ({})",
-            saved.workflow,
-            saved.epics.join(", "),
-            if a.resume.is_some() {
-                "resumed"
-            } else {
-                "started"
-            }
-        );
-    }
+    progress.report(&RunEvent::RunStarted {
+        run_id: &run_id,
+        workflow: &saved.workflow,
+        subjects: &saved.epics,
+        resumed: a.resume.is_some(),
+    });
     let mut engine = Engine {
         project_dir: project_dir.clone(),
         git,
@@ -219,10 +219,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         opts: saved.options.clone(),
         journal: Mutex::new(journal),
         agents: &agents,
+        reporter: &progress,
         status: &status,
         prompts_dir: local.join("prompts"),
         worktrees_dir: local.join("worktrees"),
-        progress: Mutex::new(progress),
         run_id: run_id.clone(),
         resumed: a.resume.is_some(),
         dry_prompts: Mutex::new(vec![]),
@@ -235,7 +235,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         handoff = project_dir.join(&h).is_file().then_some(h);
         reports.push(r);
     }
-    engine.progress().finish();
+    progress.finish();
     if saved.options.dry_run {
         print_dry(
             &engine
@@ -254,25 +254,23 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         )
     });
     let mut journal = engine.journal();
-    if let Some(j) = journal.as_mut()
-        && !j.run_finished()
-    {
-        j.log(Entry::RunFinished {
+    if !journal.run_finished() {
+        journal.log(Entry::RunFinished {
             done,
             failed,
             skipped,
         })?;
     }
-    let run_dir = journal.as_ref().map(|j| j.dir.clone()).unwrap_or_default();
+    let run_dir = journal.dir.clone();
     drop(journal);
     let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir});
-    if ctx.out.json {
-        let _ = writeln!(
-            std::io::stdout(),
-            "{}",
-            serde_json::json!({"event": "run_finished", "summary": value})
-        );
-    } else {
+    progress.report(&RunEvent::RunFinished {
+        run_id: &run_id,
+        result: if failed > 0 { "failed" } else { "completed" },
+        next: None,
+        summary: Some(&value),
+    });
+    if !ctx.out.json {
         print_summary(&reports, &run_dir, &project_dir);
     }
     Ok(if failed > 0 {

@@ -10,7 +10,9 @@ use crate::cli::Ctx;
 use crate::error::{Error, Result};
 use crate::run::cli_agents::CliAgents;
 use crate::run::conductor::{Conductor, Policy};
+use crate::run::events::{Reporter, RunEvent};
 use crate::run::journal::{Entry, Journal};
+use crate::run::progress::Progress;
 use crate::store::model::{Mode, Status, Workflow};
 use crate::store::{Store, metrics::human_ms};
 use crate::workflow::task::def as task_def;
@@ -70,10 +72,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     let agents = CliAgents::new(&project_dir, saved.scenario.clone())
         .skip_permissions(ctx.project.config.run.skip_permissions);
-    eprintln!(
-        "run {run_id}: {workflow} task {slug} ({})",
-        if resumed { "resumed" } else { "started" }
-    );
+    let progress = Progress::new(ctx.out.json, false);
+    progress.report(&RunEvent::RunStarted {
+        run_id: &run_id,
+        workflow: &workflow,
+        subjects: std::slice::from_ref(&slug),
+        resumed,
+    });
     // The conductor continues the session (and the counts) the journal last recorded.
     let meter = journal
         .records
@@ -94,6 +99,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         poc_wf,
         journal: Mutex::new(journal),
         agents: &agents,
+        reporter: &progress,
         opts: options,
         prompts_dir: local.join("prompts"),
         attempts: Mutex::new(HashMap::new()),
@@ -151,12 +157,26 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             0,
         ),
     };
-    if ctx.out.json {
-        println!(
-            "{}",
-            serde_json::json!({"event": "run_stopped", "run_id": run_id, "task": slug, "workflow": workflow, "status": m.status, "agent_calls": calls, "manifest": m})
-        );
-    } else {
+    progress.finish();
+    let summary = serde_json::json!({"task": slug, "workflow": workflow, "status": m.status, "agent_calls": calls, "run_dir": rel, "manifest": m});
+    let result = match &stop {
+        Stop::Completed => "completed",
+        Stop::Failed => "failed",
+        Stop::Shelved => "shelved",
+        Stop::Cancelled => "cancelled",
+        Stop::Paused(_) => "paused",
+        Stop::Waiting(_) => "waiting",
+    };
+    let next = line
+        .split_once('\n')
+        .map(|(_, rest)| rest.trim().to_string());
+    progress.report(&RunEvent::RunFinished {
+        run_id: &run_id,
+        result,
+        next: next.as_deref(),
+        summary: Some(&summary),
+    });
+    if !ctx.out.json {
         println!(
             "task {slug}: {line}\n  {} phases · {} busy · {} saved by parallel waves · {calls} agent calls\n  run log: {rel}",
             m.completed_phases.len(),
@@ -303,8 +323,8 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
     j.log(Entry::RunStarted {
         run_id: run_id.clone(),
         workflow: workflow.clone(),
-        epics: vec![slug.clone()],
-        options: serde_json::to_value(&saved).map_err(|e| Error::invalid(e.to_string()))?,
+        subjects: vec![slug.clone()],
+        options: serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?,
     })?;
     Ok((j, false))
 }

@@ -1,12 +1,17 @@
 //! `baton run verify --queue NAME`: every item of a queue through the verify pipeline.
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use super::Args;
 use crate::cli::Ctx;
 use crate::error::{Error, Result};
 use crate::run::cli_agents::CliAgents;
+use crate::run::events::{Reporter, RunEvent};
 use crate::run::journal::{Entry, Journal};
+use crate::run::lock;
+use crate::run::progress::Progress;
 use crate::workflow::verify::queue::Queues;
 use crate::workflow::verify::{Engine, Options, pipeline};
 
@@ -79,8 +84,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             j.log(Entry::RunStarted {
                 run_id: id,
                 workflow: "verify".into(),
-                epics: vec![opts.queue.clone()],
-                options: serde_json::to_value(&opts).map_err(|e| Error::invalid(e.to_string()))?,
+                subjects: vec![opts.queue.clone()],
+                options: serde_json::to_value(&opts).map_err(|e| Error::internal(e.to_string()))?,
             })?;
             j
         }
@@ -89,13 +94,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .started()
         .map(|s| s.0.to_string())
         .unwrap_or_default();
-    if !ctx.out.json {
-        eprintln!(
-            "run {run_id}: verify queue {} ({})",
-            opts.queue,
-            if resumed { "resumed" } else { "started" }
-        );
-    }
+    let progress = Progress::new(ctx.out.json, false);
+    progress.report(&RunEvent::RunStarted {
+        run_id: &run_id,
+        workflow: "verify",
+        subjects: std::slice::from_ref(&opts.queue),
+        resumed,
+    });
     let agents = CliAgents::new(&ctx.project.dir, opts.scenario.clone())
         .skip_permissions(ctx.project.config.run.skip_permissions);
     let mut engine = Engine {
@@ -105,26 +110,39 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         prompts_dir: local.join("prompts"),
         agents: &agents,
         opts,
-        journal,
+        journal: Mutex::new(journal),
         run_id: run_id.clone(),
-        progress: !ctx.out.json,
+        reporter: &progress,
         complete: Default::default(),
     };
     let report = engine.run()?;
-    engine.journal.log(Entry::RunFinished {
+    let mut journal = lock(&engine.journal);
+    journal.log(Entry::RunFinished {
         done: report.done,
         failed: report.failed,
         skipped: report.already_complete,
     })?;
-    let run_dir = engine
-        .journal
+    let run_dir = journal
         .dir
         .strip_prefix(&ctx.project.dir)
-        .unwrap_or(&engine.journal.dir)
+        .unwrap_or(&journal.dir)
         .display()
         .to_string();
+    drop(journal);
+    progress.finish();
     let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report});
-    ctx.out.emit(&value, |w| {
+    progress.report(&RunEvent::RunFinished {
+        run_id: &run_id,
+        result: if report.failed > 0 {
+            "failed"
+        } else {
+            "completed"
+        },
+        next: None,
+        summary: Some(&value),
+    });
+    // --json: the run_finished event above carried the report.
+    let human = |w: &mut dyn Write| -> std::io::Result<()> {
         writeln!(
             w,
             "queue {}: {} complete, {} failed, {} already complete · {} agent calls · {} rotations",
@@ -146,7 +164,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             )?;
         }
         writeln!(w, "run log: {run_dir} (events.jsonl, prompts/, logs/)")
-    });
+    };
+    if !ctx.out.json {
+        human(&mut std::io::stdout().lock()).map_err(|e| Error::io("stdout", e))?;
+    }
     Ok(if report.failed > 0 {
         ExitCode::from(1)
     } else {

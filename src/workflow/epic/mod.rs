@@ -19,14 +19,15 @@ use serde::Serialize;
 
 use self::def::{Phase, Workflow};
 use crate::context::outline::READ_STRATEGY;
-use crate::context::signals::{self, SignalKind, Verdict};
-use crate::context::tokens::Encoding;
+use crate::context::signals::{self, Grammar, SignalKind, Verdict as SignalVerdict};
 use crate::error::{Error, Result};
-use crate::run::agents::{Agents, Assignment, Request};
+use crate::run::agents::{Agents, Assignment};
+use crate::run::call::{Call, Pipeline, Verdict, judge_signal};
+use crate::run::events::{Reporter, RunEvent, Subject};
 use crate::run::git::{Git, looks_secret};
-use crate::run::journal::{Entry, Journal, PhaseOutcome, Usage};
-use crate::run::progress::Progress;
+use crate::run::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::run::prompt::render;
+use crate::run::prompt::template;
 
 /// A story as the engine needs it.
 #[derive(Debug, Clone, Serialize)]
@@ -150,13 +151,13 @@ pub struct Engine<'a> {
     pub opts: Options,
     /// Behind a lock because parallel stories log from their own threads; each event is still
     /// appended and fsync'd before the step it records is acted on.
-    pub journal: Mutex<Option<Journal>>,
+    pub journal: Mutex<Journal>,
     pub agents: &'a dyn Agents,
+    pub reporter: &'a dyn Reporter,
     pub status: &'a dyn StatusWriter,
     pub prompts_dir: PathBuf,
     /// Parallel mode: `<worktrees_dir>/<run-id>/<story>` holds each story's worktree.
     pub worktrees_dir: PathBuf,
-    pub progress: Mutex<Progress>,
     pub run_id: String,
     /// This process continues an interrupted run: git may hold commits the journal lacks.
     pub resumed: bool,
@@ -176,7 +177,7 @@ pub(crate) struct Checkout {
 }
 
 /// What a story's phases came to (before anything is committed).
-pub(crate) struct Pipeline {
+pub(crate) struct StoryPhases {
     pub rep: StoryReport,
     pub passed: bool,
     pub last_failure: String,
@@ -191,19 +192,28 @@ impl Engine<'_> {
         }
     }
 
-    pub(crate) fn journal(&self) -> MutexGuard<'_, Option<Journal>> {
+    pub(crate) fn journal(&self) -> MutexGuard<'_, Journal> {
         lock(&self.journal)
     }
 
-    pub(crate) fn progress(&self) -> MutexGuard<'_, Progress> {
-        lock(&self.progress)
+    /// Append an event (fsync'd; a dry run's journal is kept in memory only).
+    pub(crate) fn log(&self, entry: Entry) -> Result<()> {
+        self.journal().log(entry)
     }
 
-    /// Append an event (fsync'd) when the run has a journal.
-    pub(crate) fn log(&self, entry: Entry) -> Result<()> {
-        match self.journal().as_mut() {
-            Some(j) => j.log(entry),
-            None => Ok(()),
+    pub(crate) fn note(&self, text: &str) {
+        self.reporter.report(&RunEvent::Note {
+            subject: None,
+            text,
+        });
+    }
+
+    fn calls(&self) -> Pipeline<'_> {
+        Pipeline {
+            journal: &self.journal,
+            agents: self.agents,
+            reporter: self.reporter,
+            dry_run: self.opts.dry_run.then_some(&self.dry_prompts),
         }
     }
 
@@ -271,7 +281,7 @@ impl Engine<'_> {
                 report.stories.push(r);
                 let max = self.wf.policy.max_failed_stories;
                 if max > 0 && failed >= max {
-                    self.progress().note(&format!(
+                    self.note(&format!(
                         "stopping: {failed} stories failed (max_failed_stories = {max})"
                     ));
                     break;
@@ -297,10 +307,9 @@ impl Engine<'_> {
             if out.ok {
                 report.artifacts.extend(writes.iter().cloned());
             } else if phase.blocking {
-                self.progress()
-                    .note(&format!("{} failed: {}", phase.name, out.detail));
+                self.note(&format!("{} failed: {}", phase.name, out.detail));
             } else {
-                self.progress().note(&format!(
+                self.note(&format!(
                     "{} failed (non-blocking, the epic stands): {}",
                     phase.name, out.detail
                 ));
@@ -309,8 +318,8 @@ impl Engine<'_> {
         if !self.opts.dry_run && !self.opts.no_commit && !report.artifacts.is_empty() {
             self.commit_epic_docs(epic, &report.artifacts)?;
         }
-        let finished = self.journal().as_ref().map(|j| j.epic_finished(&epic.id));
-        if finished == Some(false) {
+        let finished = self.journal().epic_finished(&epic.id);
+        if !finished {
             self.log(Entry::EpicFinished {
                 epic: epic.id.clone(),
             })?;
@@ -356,10 +365,11 @@ impl Engine<'_> {
             title: story.title.clone(),
             ..StoryReport::default()
         };
-        let recorded = self.journal().as_ref().and_then(|j| {
+        let recorded = {
+            let j = self.journal();
             j.story_result(&epic.id, &story.id)
                 .map(|r| (r, j.committed(&epic.id, &story.id)))
-        });
+        };
         if let Some(((result, reason), commit)) = recorded {
             rep.result = result;
             rep.reason = reason;
@@ -387,11 +397,11 @@ impl Engine<'_> {
         }
         let started = Instant::now();
         let main = self.main_checkout();
-        let Pipeline {
+        let StoryPhases {
             mut rep,
             passed,
             last_failure,
-        } = self.pipeline(&main, epic, story, handoff)?;
+        } = self.story_phases(&main, epic, story, handoff)?;
         if self.opts.dry_run {
             rep.result = "dry-run".into();
             return Ok(rep);
@@ -432,19 +442,22 @@ impl Engine<'_> {
     }
 
     /// A story's phases in `co`, attempt after attempt, until they pass or attempts run out.
-    pub(crate) fn pipeline(
+    pub(crate) fn story_phases(
         &self,
         co: &Checkout,
         epic: &EpicRef,
         story: &StoryRef,
         handoff: Option<&Path>,
-    ) -> Result<Pipeline> {
+    ) -> Result<StoryPhases> {
         let mut rep = StoryReport {
             id: story.id.clone(),
             title: story.title.clone(),
             ..StoryReport::default()
         };
-        self.progress().story(&story.id, &story.title);
+        self.reporter.report(&RunEvent::SubjectStarted {
+            subject: &Subject::story(&epic.id, &story.id),
+            title: Some(&story.title),
+        });
         let base = serde_json::json!({
             "story": {"id": story.id, "title": story.title, "path": story.path},
             "epic": {"id": epic.id, "path": epic.path},
@@ -493,7 +506,7 @@ impl Engine<'_> {
             passed = true;
             break;
         }
-        Ok(Pipeline {
+        Ok(StoryPhases {
             rep,
             passed,
             last_failure,
@@ -501,23 +514,20 @@ impl Engine<'_> {
     }
 
     pub(crate) fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
-        if let Some(j) = self.journal().as_ref() {
-            for r in &j.records {
-                if let Entry::PhaseFinished {
-                    epic: e,
-                    story: Some(s),
-                    outcome,
-                    attempt,
-                    ..
-                } = &r.entry
-                    && e == epic
-                    && s == story
-                {
-                    rep.usage.add(&outcome.usage);
-                    rep.cost_usd += outcome.cost_usd.unwrap_or(0.0);
-                    rep.duration_ms += outcome.duration_ms;
-                    rep.attempts = rep.attempts.max(*attempt);
-                }
+        let subject = Subject::story(epic, story);
+        for r in &self.journal().records {
+            if let Entry::PhaseFinished {
+                subject: s,
+                outcome,
+                attempt,
+                ..
+            } = &r.entry
+                && *s == subject
+            {
+                rep.usage.add(&outcome.usage);
+                rep.cost_usd += outcome.cost_usd.unwrap_or(0.0);
+                rep.duration_ms += outcome.duration_ms;
+                rep.attempts = rep.attempts.max(*attempt);
             }
         }
     }
@@ -528,7 +538,14 @@ impl Engine<'_> {
         story: &StoryRef,
         rep: &StoryReport,
     ) -> Result<()> {
-        self.progress().story_done(rep);
+        self.reporter.report(&RunEvent::SubjectFinished {
+            subject: &Subject::story(&epic.id, &story.id),
+            result: &rep.result,
+            reason: &rep.reason,
+            commit: rep.commit.as_deref(),
+            tokens: rep.usage.total(),
+            cost_usd: rep.cost_usd,
+        });
         self.log(Entry::StoryFinished {
             epic: epic.id.clone(),
             story: story.id.clone(),
@@ -580,8 +597,9 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// One phase: render the prompt, check its budget, run a fresh agent, check its claims
-    /// against the disk. Journaled: a phase the journal holds is not run again.
+    /// One phase through the run pipeline (`run::call`): the prompt rendered from its
+    /// template, the agent's answer judged by its signal and then its claims checked against
+    /// the disk. A phase the journal holds is not run again.
     #[allow(clippy::too_many_arguments)]
     fn phase(
         &self,
@@ -593,15 +611,10 @@ impl Engine<'_> {
         ctx: serde_json::Value,
         writes: &[String],
     ) -> Result<PhaseOutcome> {
-        let sid = story.map(|s| s.id.as_str());
-        let done = self.journal().as_ref().and_then(|j| {
-            j.finished_phase(&epic.id, sid, &phase.name, attempt)
-                .cloned()
-        });
-        if let Some(done) = done {
-            self.progress().replayed(sid, &phase.name, &done);
-            return Ok(done);
-        }
+        let subject = match story {
+            Some(s) => Subject::story(&epic.id, &s.id),
+            None => Subject::epic(&epic.id),
+        };
         let party = phase
             .party_flag
             .as_deref()
@@ -611,162 +624,44 @@ impl Engine<'_> {
         } else {
             &phase.template
         };
-        let template = crate::run::prompt::template(template_name, &self.prompts_dir)?;
-        let prompt = render(template_name, &template, &ctx)?;
-        // Counted up front only when a budget needs it before sending — and a prompt of no
-        // more bytes than the budget cannot exceed it (a token is at least one byte) —,
-        // otherwise while the agent runs (see below), off the phase's critical path.
-        let over_maybe = phase.budget.is_some_and(|b| prompt.len() > b);
-        let counted =
-            (self.opts.dry_run || over_maybe).then(|| Encoding::O200kBase.count(&prompt) as u64);
-        let prompt_tokens = counted.unwrap_or(0);
-        let label = match sid {
-            Some(s) => format!("{}-{}-{}-{}", epic.id, s, phase.name, attempt),
+        let label = match story {
+            Some(s) => format!("{}-{}-{}-{}", epic.id, s.id, phase.name, attempt),
             None => format!("{}-{}-{}", epic.id, phase.name, attempt),
         };
-        if self.opts.dry_run {
-            let title = format!(
-                "{} PHASE: {}",
-                phase.name.to_uppercase(),
-                sid.map_or(format!("epic {}", epic.id), |s| format!("story {s}"))
-            );
-            lock(&self.dry_prompts).push((title, prompt));
-            return Ok(PhaseOutcome {
-                ok: true,
-                detail: "dry run".into(),
-                recommendation: None,
-                usage: Usage::default(),
-                cost_usd: None,
-                duration_ms: 0,
-                session_id: None,
-                prompt_tokens,
-                log: None,
-            });
-        }
-        let run_dir = self
-            .journal()
-            .as_ref()
-            .map(|j| j.dir.clone())
-            .ok_or_else(|| Error::invalid("internal: no journal"))?;
-        let prompt_file = run_dir.join("prompts").join(format!("{label}.md"));
-        crate::store::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
-        if let Some(budget) = phase.budget
-            && prompt_tokens as usize > budget
-        {
-            // Prompts pass paths, not contents; one still over budget is refused, not sent.
-            let out = PhaseOutcome {
-                ok: false,
-                detail: format!(
-                    "prompt is {prompt_tokens} tokens, over the phase budget of {budget} (see {})",
-                    prompt_file.display()
-                ),
-                recommendation: None,
-                usage: Usage::default(),
-                cost_usd: None,
-                duration_ms: 0,
-                session_id: None,
-                prompt_tokens,
-                log: None,
-            };
-            return self.phase_finished(epic, sid, phase, attempt, out);
-        }
-        self.log(Entry::PhaseStarted {
-            epic: epic.id.clone(),
-            story: sid.map(Into::into),
-            phase: phase.name.clone(),
+        let call = Call {
+            subject: &subject,
+            phase: &phase.name,
             attempt,
-        })?;
-        let log_dir = run_dir.join("logs");
-        self.progress().phase(sid, &phase.name, attempt);
-        let records_before =
-            story.map(|s| count_record(&self.read_story(co, s), phase.record.as_deref()));
-        let who = self.assignment(&phase.role);
-        let req = Request {
-            name: label.clone(),
-            prompt: &prompt,
+            label,
+            who: self.assignment(&phase.role),
             cwd: co.dir.clone(),
-            log_dir,
-            timeout: Duration::from_secs(self.wf.policy.timeout_secs),
-            grace: Duration::from_secs(self.wf.policy.grace_secs),
+            budget: phase.budget,
+            policy: self.wf.policy.call(),
             resume: None,
         };
-        let (first, prompt_tokens) = std::thread::scope(|sc| {
-            let count = counted
-                .is_none()
-                .then(|| sc.spawn(|| Encoding::O200kBase.count(&prompt) as u64));
-            let reply = self.agents.run(&who, &req);
-            let tokens = count.map_or(prompt_tokens, |h| h.join().unwrap_or(0));
-            (reply, tokens)
-        });
-        // Rate limits and overloaded servers are waited out, not counted as the story failing.
-        let mut reply = first?;
-        let mut wait = self.wf.policy.backoff_secs;
-        for _ in 0..self.wf.policy.transient_retries {
-            if !reply.transient {
-                break;
-            }
-            self.progress().note(&format!(
-                "{}: {} — retrying in {wait} s",
-                phase.name,
-                reply.error.as_deref().unwrap_or("rate limited")
-            ));
-            std::thread::sleep(Duration::from_secs(wait));
-            wait *= 2;
-            reply = self.agents.run(&who, &req)?;
-        }
-        let mut out = PhaseOutcome {
-            ok: false,
-            detail: String::new(),
-            recommendation: None,
-            usage: reply.usage,
-            cost_usd: reply.cost_usd,
-            duration_ms: reply.duration_ms,
-            session_id: reply.session_id.clone(),
-            prompt_tokens,
-            log: Some(reply.log.display().to_string()),
-        };
-        let expected = sid
-            .map(str::to_string)
+        let expected = story
+            .map(|s| s.id.clone())
             .unwrap_or_else(|| format!("Epic {}", epic.id));
-        out.detail = match judge(phase, &reply.text, &expected) {
-            Err(why) => why,
-            Ok((line, rec)) => {
-                out.recommendation = rec;
-                match self.verify(co, story, phase, records_before, writes) {
-                    Ok(()) => {
-                        out.ok = true;
-                        line
-                    }
-                    Err(why) => why,
+        let records_before =
+            story.map(|s| count_record(&self.read_story(co, s), phase.record.as_deref()));
+        let called = self.calls().call(
+            &call,
+            || {
+                let template = template(template_name, &self.prompts_dir)?;
+                render(template_name, &template, &ctx)
+            },
+            |reply| {
+                let v = judge(phase, &reply.text, &expected);
+                if v.judged != Judged::Passed {
+                    return v;
                 }
-            }
-        };
-        if !out.ok && !reply.ok {
-            // The process itself failed: say so first, it is the real cause.
-            let cause = reply.error.clone().unwrap_or_else(|| "agent failed".into());
-            out.detail = format!("{cause}; {}", out.detail);
-        }
-        self.phase_finished(epic, sid, phase, attempt, out)
-    }
-
-    /// Journal a phase's outcome (before anything acts on it) and show it.
-    fn phase_finished(
-        &self,
-        epic: &EpicRef,
-        sid: Option<&str>,
-        phase: &Phase,
-        attempt: u32,
-        out: PhaseOutcome,
-    ) -> Result<PhaseOutcome> {
-        self.log(Entry::PhaseFinished {
-            epic: epic.id.clone(),
-            story: sid.map(Into::into),
-            phase: phase.name.clone(),
-            attempt,
-            outcome: out.clone(),
-        })?;
-        self.progress().phase_done(sid, &phase.name, &out);
-        Ok(out)
+                match self.verify(co, story, phase, records_before, writes) {
+                    Ok(()) => v,
+                    Err(why) => Verdict::broken(why),
+                }
+            },
+        )?;
+        Ok(called.outcome)
     }
 
     /// Check the agent's claims against the disk (bmad-loop's lesson).
@@ -870,10 +765,7 @@ impl Engine<'_> {
     }
 
     fn commit_story(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> Result<String> {
-        let recorded = self
-            .journal()
-            .as_ref()
-            .and_then(|j| j.committed(&epic.id, &story.id));
+        let recorded = self.journal().committed(&epic.id, &story.id);
         if let Some(sha) = recorded {
             return Ok(sha);
         }
@@ -918,69 +810,49 @@ fn count_record(text: &str, record: Option<&str>) -> usize {
         .count()
 }
 
-/// Decide a phase from the agent's text: Ok(signal line, recommendation) or Err(reason).
-fn judge(
-    phase: &Phase,
-    text: &str,
-    expected_id: &str,
-) -> std::result::Result<(String, Option<String>), String> {
-    let wanted: Vec<&str> = phase
-        .signal
-        .iter()
-        .chain(phase.fail_signal.iter())
-        .map(String::as_str)
-        .collect();
-    // Signals the shared parser knows are parsed by it; the others (UAT COMPLETE) by keyword.
-    let known = |k: &str| SignalKind::ALL.iter().any(|s| s.keyword() == k);
-    if wanted.iter().all(|k| known(k)) {
-        let res = signals::parse_signal(text, expected_id);
-        return match res.verdict() {
-            Verdict::Success => {
-                let sig = res.signal.as_ref().expect("success has a signal");
-                if !phase.signal.iter().any(|k| k == sig.kind.keyword()) {
-                    return Err(format!(
-                        "unexpected signal {} for the {} phase",
-                        sig.kind.keyword(),
-                        phase.name
-                    ));
-                }
-                let rec = sig.recommendation.map(|r| format!("{r:?}"));
-                Ok((format!("{}: {}", sig.kind.keyword(), sig.id), rec))
-            }
-            Verdict::Blocked { reason } | Verdict::Failed { reason } => {
-                let kw = res.signal.as_ref().map_or("FAILED", |s| s.kind.keyword());
-                Err(format!("{kw}: {reason}"))
-            }
-            Verdict::Missing { message } => Err(message),
-        };
+/// Decide a phase from the agent's text: its signal for the expected id. The built-in epic
+/// signals go through `parse_signal`, which also weighs the JSON status block before the
+/// signal and reads a failure analysis' recommendation; others (UAT COMPLETE) through the
+/// phase's own grammar.
+fn judge(phase: &Phase, text: &str, expected_id: &str) -> Verdict {
+    let known = |k: &String| SignalKind::ALL.iter().any(|s| s.keyword() == k);
+    if !phase.signal.iter().chain(&phase.fail_signal).all(known) {
+        let success: Vec<&str> = phase.signal.iter().map(String::as_str).collect();
+        let failure: Vec<&str> = phase.fail_signal.iter().map(String::as_str).collect();
+        return judge_signal(
+            text,
+            expected_id,
+            Grammar {
+                success: &success,
+                failure: &failure,
+            },
+        );
     }
-    let mut in_fence = false;
-    let mut found = None;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with("```") {
-            in_fence = !in_fence;
-            continue;
+    let res = signals::parse_signal(text, expected_id);
+    match res.verdict() {
+        SignalVerdict::Success => {
+            let Some(sig) = res.signal.as_ref() else {
+                return Verdict::broken("no completion signal");
+            };
+            if !phase.signal.iter().any(|k| k == sig.kind.keyword()) {
+                return Verdict::broken(format!(
+                    "unexpected signal {} for the {} phase",
+                    sig.kind.keyword(),
+                    phase.name
+                ));
+            }
+            let mut v = Verdict::passed(format!("{}: {}", sig.kind.keyword(), sig.id));
+            v.recommendation = sig.recommendation.map(|r| format!("{r:?}"));
+            v
         }
-        if in_fence {
-            continue;
+        SignalVerdict::Blocked { reason } | SignalVerdict::Failed { reason } => {
+            let kw = res.signal.as_ref().map_or("FAILED", |s| s.kind.keyword());
+            Verdict::rejected(format!("{kw}: {reason}"))
         }
-        if let Some(k) = phase
-            .signal
-            .iter()
-            .find(|k| l.trim_matches('*').starts_with(&format!("{k}:")))
-        {
-            found = Some(format!(
-                "{k}: {}",
-                l.trim_matches('*')[k.len() + 1..].trim()
-            ));
-        }
+        SignalVerdict::Missing { message } => Verdict::broken(message),
     }
-    found
-        .map(|f| (f, None))
-        .ok_or_else(|| "no completion signal".to_string())
 }
 
-/// Seed 001's observation masking, for the implementer and reviewer prompts.
+/// Observation masking, for the implementer and reviewer prompts.
 const MASK_HINT: &str = "Wrap commands with long output (test runs, builds, diffs) in `baton mask -- CMD`: \
 you get a summary (counts, the first failure with file and line) and the path of the full output.";

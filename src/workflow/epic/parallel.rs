@@ -26,7 +26,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use super::bmad::id::StoryId;
-use super::{Checkout, Engine, EpicRef, EpicReport, Pipeline, StoryRef, StoryReport};
+use super::{Checkout, Engine, EpicRef, EpicReport, StoryPhases, StoryRef, StoryReport};
 use crate::error::{Error, Result};
 use crate::run::git::{Git, looks_secret};
 use crate::run::journal::Entry;
@@ -67,7 +67,7 @@ pub(crate) struct Worktree {
 
 /// A story whose phases ran in its worktree, waiting for its turn to merge.
 pub(crate) struct Ran {
-    pipeline: Pipeline,
+    phases: StoryPhases,
     /// Its commit on the story branch.
     sha: String,
     wt: Worktree,
@@ -143,8 +143,8 @@ impl Engine<'_> {
         handoff: Option<&Path>,
     ) -> Result<Ran> {
         let started = Instant::now();
-        let pipeline = self.pipeline(co, epic, story, handoff)?;
-        let result = if pipeline.passed { "done" } else { "failed" };
+        let phases = self.story_phases(co, epic, story, handoff)?;
+        let result = if phases.passed { "done" } else { "failed" };
         self.set_status(co, story, result)?;
         // sprint-status.yaml is the run branch's business (see `Checkout::shared_status`): an
         // agent's edit to it stays out of the story's commit.
@@ -157,7 +157,7 @@ impl Engine<'_> {
                 .filter(|p| shared.contains(p))
                 .map(String::as_str),
         );
-        if !pipeline.passed {
+        if !phases.passed {
             // A failed story's branch keeps its work, but never a likely secret.
             drop.extend(
                 staged
@@ -167,7 +167,7 @@ impl Engine<'_> {
             );
         }
         co.git.unstage(&drop)?;
-        let msg = if pipeline.passed {
+        let msg = if phases.passed {
             self.story_message(epic, story, "done")
         } else {
             format!(
@@ -177,7 +177,7 @@ impl Engine<'_> {
         };
         let sha = self.commit_with(&co.git, story, &[], &msg)?;
         Ok(Ran {
-            pipeline,
+            phases,
             sha,
             wt: self.worktree_of(story),
             started,
@@ -253,7 +253,7 @@ impl Engine<'_> {
     fn remove_worktree(&self, wt: &Worktree) {
         if let Err(e) = self.git.worktree_remove(&wt.path, Some(&wt.branch)) {
             // The story is committed; a leftover worktree is clutter, not a failure.
-            self.progress().note(&format!(
+            self.note(&format!(
                 "could not remove the worktree {}: {e}",
                 wt.path.display()
             ));
@@ -263,8 +263,8 @@ impl Engine<'_> {
     /// In the orchestrator, in story order: bring a ran story onto the run's branch.
     fn merge(&self, epic: &EpicRef, story: &StoryRef, ran: Ran) -> Result<StoryReport> {
         let Ran {
-            pipeline:
-                Pipeline {
+            phases:
+                StoryPhases {
                     mut rep,
                     passed,
                     last_failure,
@@ -315,11 +315,7 @@ impl Engine<'_> {
     /// A story committed on the run's branch whose end the journal lacks (a crash between
     /// the two): finish it from the commit, without running anything again.
     fn recover_committed(&self, epic: &EpicRef, story: &StoryRef) -> Result<Option<StoryReport>> {
-        let Some(sha) = self
-            .journal()
-            .as_ref()
-            .and_then(|j| j.committed(&epic.id, &story.id))
-        else {
+        let Some(sha) = self.journal().committed(&epic.id, &story.id) else {
             return Ok(None);
         };
         let subject = self.git.run(&["log", "-1", "--format=%s", &sha])?;
@@ -462,7 +458,7 @@ impl Engine<'_> {
                         failed += 1;
                         if max_failed > 0 && failed >= max_failed && !stop {
                             stop = true;
-                            self.progress().note(&format!(
+                            self.note(&format!(
                                 "stopping: {failed} stories failed (max_failed_stories = {max_failed}); no new story starts"
                             ));
                         }

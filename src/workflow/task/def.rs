@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::run::definition::{Role, check_dag};
+use crate::run::definition::{CallPolicy, Role, check_dag};
 use crate::store::model::Gate;
 
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -80,6 +80,21 @@ pub struct TaskPolicy {
     pub parallel: usize,
     pub timeout_secs: u64,
     pub grace_secs: u64,
+    /// Retries of an agent call that hit a rate limit or an overloaded server, waiting
+    /// `backoff_secs`, then twice that, and so on.
+    pub transient_retries: u32,
+    pub backoff_secs: u64,
+}
+
+impl TaskPolicy {
+    pub fn call(&self) -> CallPolicy {
+        CallPolicy {
+            timeout_secs: self.timeout_secs,
+            grace_secs: self.grace_secs,
+            transient_retries: self.transient_retries,
+            backoff_secs: self.backoff_secs,
+        }
+    }
 }
 
 impl Default for TaskPolicy {
@@ -91,6 +106,8 @@ impl Default for TaskPolicy {
             parallel: 4,
             timeout_secs: 1800,
             grace_secs: 10,
+            transient_retries: 3,
+            backoff_secs: 30,
         }
     }
 }

@@ -16,11 +16,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::context::markdown;
-use crate::context::tokens::Encoding;
+use crate::context::signals::Grammar;
 use crate::error::{Error, Result};
 use crate::run::agents::{Agents, Assignment, Request};
+use crate::run::call::{Call, Pipeline, Verdict as Judgement, judge_signal};
 use crate::run::conductor::{Conductor, Report};
-use crate::run::journal::{Entry, Journal, PhaseOutcome, Usage};
+use crate::run::events::{Reporter, RunEvent, Subject};
+use crate::run::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::run::lock;
 use crate::run::prompt::render;
 use crate::store::model::{Decision, Gate, Manifest, PhaseStatus, Status, phase_label};
@@ -204,6 +206,7 @@ pub struct TaskEngine<'a> {
     pub poc_wf: Option<(TaskWorkflow, String, String)>,
     pub journal: Mutex<Journal>,
     pub agents: &'a dyn Agents,
+    pub reporter: &'a dyn Reporter,
     pub opts: TaskOptions,
     pub prompts_dir: PathBuf,
     pub attempts: Mutex<HashMap<String, u32>>,
@@ -217,8 +220,24 @@ impl TaskEngine<'_> {
         lock(&self.journal).log(e)
     }
 
-    fn say(&self, line: &str) {
-        eprintln!("{line}");
+    fn subject(&self) -> Subject {
+        Subject::task(&self.slug, None)
+    }
+
+    fn say(&self, text: &str) {
+        self.reporter.report(&RunEvent::Note {
+            subject: Some(&self.subject()),
+            text,
+        });
+    }
+
+    fn calls(&self) -> Pipeline<'_> {
+        Pipeline {
+            journal: &self.journal,
+            agents: self.agents,
+            reporter: self.reporter,
+            dry_run: None,
+        }
     }
 
     fn manifest(&self) -> Result<Manifest> {
@@ -288,7 +307,7 @@ impl TaskEngine<'_> {
         let (wf, source, text) = self
             .poc_wf
             .clone()
-            .ok_or_else(|| Error::invalid("internal: no poc workflow loaded"))?;
+            .ok_or_else(|| Error::internal("no poc workflow loaded"))?;
         self.say(&format!("{}: lite → the task is now a poc", self.slug));
         let order = wf.order(&source, &text)?;
         self.walk(&wf, &order, Some("implementation"))
@@ -477,7 +496,11 @@ impl TaskEngine<'_> {
                 rotation: r,
             })?;
             self.store.note(&self.slug, &line)?;
-            self.say(&format!("  ↻ {line}"));
+            self.reporter.report(&RunEvent::Rotated {
+                subject: &self.subject(),
+                session: "conductor",
+                reason: &line,
+            });
         }
         Ok(())
     }
@@ -515,7 +538,7 @@ impl TaskEngine<'_> {
         let repair = wf
             .phase(p.repair.as_deref().unwrap_or_default())
             .cloned()
-            .ok_or_else(|| Error::invalid("internal: repair phase missing"))?;
+            .ok_or_else(|| Error::internal("repair phase missing"))?;
         let max = if p.name == "design-audit" {
             wf.policy.max_revisions
         } else {
@@ -737,7 +760,7 @@ impl TaskEngine<'_> {
                 .unwrap_or(0)
                 + 1;
             let recorded = lock(&self.journal)
-                .finished_phase(&self.slug, Some(id), &p.name, attempt)
+                .finished_phase(&Subject::task(&self.slug, Some(id)), &p.name, attempt)
                 .is_some();
             if !recorded {
                 return Ok(());
@@ -906,8 +929,9 @@ impl TaskEngine<'_> {
             let label = p.name.clone();
             let attempt = self.bump(&label);
             let key = format!("{label}@{attempt}");
+            let subject = Subject::task(&self.slug, None);
             let done = lock(&self.journal)
-                .finished_phase(&self.slug, None, &p.name, attempt)
+                .finished_phase(&subject, &p.name, attempt)
                 .cloned();
             let m = self.manifest()?;
             if !m.running_phases.iter().any(|r| r.label() == label)
@@ -923,12 +947,17 @@ impl TaskEngine<'_> {
                 }
                 None => {
                     self.log(Entry::PhaseStarted {
-                        epic: self.slug.clone(),
-                        story: None,
+                        subject: subject.clone(),
                         phase: p.name.clone(),
                         attempt,
                     })?;
-                    self.say(&format!("  ▸ {label} ({})", wf.test_command.join(" ")));
+                    self.reporter.report(&RunEvent::PhaseStarted {
+                        subject: &subject,
+                        phase: &p.name,
+                        attempt,
+                        agent: "baton",
+                        model: None,
+                    });
                     let started = std::time::Instant::now();
                     let out = std::process::Command::new(&wf.test_command[0])
                         .args(&wf.test_command[1..])
@@ -975,14 +1004,21 @@ impl TaskEngine<'_> {
                         session_id: None,
                         prompt_tokens: 0,
                         log: None,
+                        judged: Some(if ok { Judged::Passed } else { Judged::Rejected }),
+                        kept: None,
                     };
                     self.log(Entry::PhaseFinished {
-                        epic: self.slug.clone(),
-                        story: None,
+                        subject: subject.clone(),
                         phase: p.name.clone(),
                         attempt,
                         outcome: o.clone(),
                     })?;
+                    self.reporter.report(&RunEvent::PhaseFinished {
+                        subject: &subject,
+                        phase: &p.name,
+                        attempt,
+                        outcome: &o,
+                    });
                     (o, text)
                 }
             };
@@ -1000,11 +1036,6 @@ impl TaskEngine<'_> {
                 self.store
                     .complete_phase(&self.slug, &p.name, None, status, content)?;
             }
-            self.say(&format!(
-                "  {} {label}: {}",
-                if outcome.ok { "✓" } else { "✗" },
-                outcome.detail
-            ));
             if outcome.ok {
                 return Ok(None);
             }
@@ -1021,7 +1052,7 @@ impl TaskEngine<'_> {
         let label = phase_label(phase, task_id);
         let attempt = lock(&self.attempts).get(&label).copied().unwrap_or(1);
         lock(&self.journal)
-            .finished_phase(&self.slug, task_id, phase, attempt)
+            .finished_phase(&Subject::task(&self.slug, task_id), phase, attempt)
             .map(|o| o.detail.clone())
             .unwrap_or_default()
     }
@@ -1099,9 +1130,6 @@ impl TaskEngine<'_> {
     ) -> Result<Verdict> {
         let label = phase_label(&p.name, task_id);
         let attempt = self.bump(&label);
-        let done = lock(&self.journal)
-            .finished_phase(&self.slug, task_id, &p.name, attempt)
-            .cloned();
         let out_file = self.out_file(&label, attempt);
         let m = self.manifest()?;
         let completed = self.store_has(&m, &p.name, task_id, attempt);
@@ -1109,16 +1137,11 @@ impl TaskEngine<'_> {
             self.store
                 .begin_phase(&self.slug, &p.name, task_id, &p.needs)?;
         }
-        let outcome = match done {
-            Some(o) => o,
-            None => self.call(wf, p, task_id, task, iteration, attempt, &out_file)?,
-        };
-        let verdict = if outcome.ok {
-            Verdict::Pass
-        } else if outcome.recommendation.as_deref() == Some("verdict") {
-            Verdict::Fail(outcome.detail.clone())
-        } else {
-            Verdict::Error(outcome.detail.clone())
+        let outcome = self.call(wf, p, task_id, task, iteration, attempt, &out_file)?;
+        let verdict = match outcome.judged() {
+            Judged::Passed => Verdict::Pass,
+            Judged::Rejected => Verdict::Fail(outcome.detail.clone()),
+            Judged::Broken | Judged::Malformed => Verdict::Error(outcome.detail.clone()),
         };
         if !completed {
             let status = if verdict == Verdict::Pass {
@@ -1141,7 +1164,9 @@ impl TaskEngine<'_> {
         Ok(verdict)
     }
 
-    /// Render the prompt, call the agent, judge its answer against the disk; journal it.
+    /// One attempt through the run pipeline (`run::call`): the prompt names the store's
+    /// artifacts by path, the answer passes with the phase's signal for this task (or spec
+    /// task) and its output file written.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
@@ -1186,120 +1211,65 @@ impl TaskEngine<'_> {
                 .filter(|n| n.is_file())
                 .map(|n| self.rel(&n)),
         });
-        let template = crate::run::prompt::template(&p.template_name(), &self.prompts_dir)?;
-        let mut prompt = render(&p.template_name(), &template, &ctx)?;
-        prompt.push_str(&format!(
-            "\n---\nBaton phase: {}\nBaton task: {}\n{}Attempt: {attempt}\nOutput file: {}\n\
+        let template_name = p.template_name();
+        let signal_id = signal_id.clone();
+        let render_prompt = || -> Result<String> {
+            let template = crate::run::prompt::template(&template_name, &self.prompts_dir)?;
+            let mut prompt = render(&template_name, &template, &ctx)?;
+            prompt.push_str(&format!(
+                "\n---\nBaton phase: {}\nBaton task: {}\n{}Attempt: {attempt}\nOutput file: {}\n\
 Write your whole result to the output file (create its directory if needed); baton stores it.\n\
 When done, print on its own line:\nSignal: {}: {signal_id}\n",
-            p.name,
-            self.slug,
-            task_id
-                .map(|t| format!("Task id: {t}\n"))
-                .unwrap_or_default(),
-            self.rel(out_file),
-            p.signal,
-        ));
-        if let Some(f) = &p.fail_signal {
-            prompt.push_str(&format!(
-                "If it fails, print instead:\nFail signal: {f}: {signal_id} - <why>\n"
+                p.name,
+                self.slug,
+                task_id
+                    .map(|t| format!("Task id: {t}\n"))
+                    .unwrap_or_default(),
+                self.rel(out_file),
+                p.signal,
             ));
-        }
-        let run_dir = self.run_dir();
-        let name = format!("{}-{attempt}", label.replace('#', "-"));
-        let prompt_file = run_dir.join("prompts").join(format!("{name}.md"));
-        crate::store::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
-        crate::store::fs::create_dir_all(&run_dir.join("out"))?;
-        let _ = std::fs::remove_file(out_file);
-        let tokens = Encoding::O200kBase.count(&prompt) as u64;
-        let mut out = PhaseOutcome {
-            ok: false,
-            detail: String::new(),
-            recommendation: None,
-            usage: Usage::default(),
-            cost_usd: None,
-            duration_ms: 0,
-            session_id: None,
-            prompt_tokens: tokens,
-            log: None,
+            if let Some(f) = &p.fail_signal {
+                prompt.push_str(&format!(
+                    "If it fails, print instead:\nFail signal: {f}: {signal_id} - <why>\n"
+                ));
+            }
+            crate::store::fs::create_dir_all(&self.run_dir().join("out"))?;
+            // A file left by an attempt that never finished is not this attempt's answer.
+            let _ = std::fs::remove_file(out_file);
+            Ok(prompt)
         };
-        if let Some(b) = p.budget
-            && tokens as usize > b
-        {
-            out.detail = format!(
-                "prompt is {tokens} tokens, over the phase budget of {b} (see {})",
-                prompt_file.display()
-            );
-        } else {
-            self.log(Entry::PhaseStarted {
-                epic: self.slug.clone(),
-                story: task_id.map(Into::into),
-                phase: p.name.clone(),
-                attempt,
-            })?;
-            self.say(&format!("  ▸ {label} (attempt {attempt})"));
-            let who = self.assignment(wf, &p.role);
-            let req = Request {
-                name: name.clone(),
-                prompt: &prompt,
-                cwd: self.project_dir.clone(),
-                log_dir: run_dir.join("logs"),
-                timeout: Duration::from_secs(wf.policy.timeout_secs),
-                grace: Duration::from_secs(wf.policy.grace_secs),
-                resume: None,
-            };
-            let reply = self.agents.run(&who, &req)?;
-            out.usage = reply.usage;
-            out.cost_usd = reply.cost_usd;
-            out.duration_ms = reply.duration_ms;
-            out.session_id = reply.session_id.clone();
-            out.log = Some(reply.log.display().to_string());
-            let has_file = std::fs::read_to_string(out_file).is_ok_and(|t| !t.trim().is_empty());
-            match find_signal(&reply.text, p) {
-                Some((true, line)) if has_file && reply.ok => {
-                    out.ok = true;
-                    out.detail = line;
-                }
-                // The signal came, but the agent failed (exit code, timeout): not a pass.
-                Some((true, line)) if has_file => out.detail = line,
-                Some((false, line)) if has_file && p.repair.is_some() => {
-                    out.recommendation = Some("verdict".into());
-                    out.detail = line;
-                }
-                Some((false, line)) => out.detail = line,
-                Some(_) => {
-                    out.detail = format!(
-                        "the agent signalled but did not write {}",
-                        self.rel(out_file)
-                    )
-                }
-                None => out.detail = "no completion signal".into(),
-            }
-            if !out.ok && !reply.ok {
-                let cause = reply.error.clone().unwrap_or_else(|| "agent failed".into());
-                out.detail = format!("{cause}; {}", out.detail);
-            }
-        }
-        self.log(Entry::PhaseFinished {
-            epic: self.slug.clone(),
-            story: task_id.map(Into::into),
-            phase: p.name.clone(),
+        let subject = Subject::task(&self.slug, task_id);
+        let call = Call {
+            subject: &subject,
+            phase: &p.name,
             attempt,
-            outcome: out.clone(),
-        })?;
-        let mark = if out.ok {
-            "✓"
-        } else if out.recommendation.is_some() {
-            "✗"
-        } else {
-            "!"
+            label: format!("{}-{attempt}", label.replace('#', "-")),
+            who: self.assignment(wf, &p.role),
+            cwd: self.project_dir.clone(),
+            budget: p.budget,
+            policy: wf.policy.call(),
+            resume: None,
         };
-        self.say(&format!(
-            "  {mark} {label}: {} ({})",
-            out.detail,
-            crate::store::metrics::human_ms(out.duration_ms)
-        ));
-        Ok(out)
+        let success = [p.signal.as_str()];
+        let failure: Vec<&str> = p.fail_signal.iter().map(String::as_str).collect();
+        let grammar = Grammar {
+            success: &success,
+            failure: &failure,
+        };
+        let called = self.calls().call(&call, render_prompt, |reply| {
+            let v = judge_signal(&reply.text, &signal_id, grammar);
+            let has_file = std::fs::read_to_string(out_file).is_ok_and(|t| !t.trim().is_empty());
+            match v.judged {
+                Judged::Passed | Judged::Rejected if !has_file => Judgement::broken(format!(
+                    "the agent signalled but did not write {}",
+                    self.rel(out_file)
+                )),
+                // A failing verdict is answered by the repair loop only where there is one.
+                Judged::Rejected if p.repair.is_none() => Judgement::broken(v.detail),
+                _ => v,
+            }
+        })?;
+        Ok(called.outcome)
     }
 
     // ---- pauses and gates --------------------------------------------------------------------
@@ -1337,6 +1307,15 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
                     point: point.clone(),
                     reason: reason.to_string(),
                 })?;
+                self.reporter.report(&RunEvent::Paused {
+                    subject: &self.subject(),
+                    point: &point,
+                    reason,
+                    resume: &format!(
+                        "baton resume --task {} --decision retry, then: baton run {} {}",
+                        self.slug, self.wf.name, self.slug
+                    ),
+                });
                 lock(&self.journal).records.len() - 1
             }
         };
@@ -1433,7 +1412,11 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
                 decision: d.as_str().into(),
             })?;
             if configured {
-                self.say(&format!("{}: {gate} gate → {d}", self.slug));
+                self.reporter.report(&RunEvent::GateDecided {
+                    subject: &self.subject(),
+                    gate: gate.as_str(),
+                    decision: d.as_str(),
+                });
             }
             return Ok(Ok(d));
         }
@@ -1477,28 +1460,22 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
             }
             p.push(key);
         }
-        let mut s = format!(
-            "\n{}: waiting at the {} gate\n  {}\n",
-            self.slug, g.gate, g.prompt
-        );
-        for a in &g.artifacts {
-            s.push_str(&format!("  artifact: {a}\n"));
-        }
-        s.push_str(&format!(
-            "  decide:   baton resume --task {} --decision {}\n  see:      baton gate show --task {}\n",
-            self.slug,
-            gate_decisions(g.gate),
-            self.slug
-        ));
-        if self.opts.no_wait {
-            s.push_str(&format!(
-                "  then continue with: baton run {} {}\n",
+        let decide = if self.opts.no_wait {
+            format!(
+                "then continue with: baton run {} {}",
                 self.wf.name, self.slug
-            ));
+            )
         } else {
-            s.push_str("  (this run waits for the decision; Ctrl-C is safe: rerun to continue)\n");
-        }
-        eprint!("{s}");
+            "(this run waits for the decision; Ctrl-C is safe: rerun to continue)".to_string()
+        };
+        self.reporter.report(&RunEvent::GateOpened {
+            subject: &self.subject(),
+            gate: g.gate.as_str(),
+            prompt: &g.prompt,
+            artifacts: &g.artifacts,
+            decisions: gate_decisions(g.gate),
+            decide: &decide,
+        });
     }
 }
 
@@ -1538,36 +1515,6 @@ pub fn stop_of(s: Status) -> Stop {
         Status::Cancelled => Stop::Cancelled,
         _ => Stop::Failed,
     }
-}
-
-/// The last signal line of the phase in the agent's text (outside code fences):
-/// (true, line) for its signal, (false, line) for its fail signal.
-fn find_signal(text: &str, p: &TaskPhase) -> Option<(bool, String)> {
-    let mut in_fence = false;
-    let mut found = None;
-    for line in text.lines() {
-        let l = line.trim().trim_matches('*');
-        if l.starts_with("```") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            continue;
-        }
-        let l = l
-            .strip_prefix("Signal:")
-            .or_else(|| l.strip_prefix("Fail signal:"))
-            .map(str::trim)
-            .unwrap_or(l);
-        if l.starts_with(&format!("{}:", p.signal)) {
-            found = Some((true, l.to_string()));
-        } else if let Some(f) = &p.fail_signal
-            && l.starts_with(&format!("{f}:"))
-        {
-            found = Some((false, l.to_string()));
-        }
-    }
-    found
 }
 
 #[cfg(test)]

@@ -10,9 +10,8 @@ pub mod queue;
 pub mod state;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,9 +21,12 @@ use self::state::{ContextEstimate, Partial, QueueRef, State};
 use crate::context::summary;
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
-use crate::run::agents::{Agents, Assignment, Request};
+use crate::run::agents::{Agents, Assignment};
+use crate::run::call::{Call, Pipeline as CallPipeline, Verdict};
 use crate::run::definition::Role;
-use crate::run::journal::{Entry, Journal, PhaseOutcome, Usage};
+use crate::run::events::{Reporter, RunEvent, Subject};
+use crate::run::journal::{Entry, Journal, Judged};
+use crate::run::lock;
 
 /// `[verify]` of baton.toml: the orchestrating session's context model (seed 004's numbers).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -140,26 +142,61 @@ pub struct Engine<'a> {
     pub prompts_dir: PathBuf,
     pub agents: &'a dyn Agents,
     pub opts: Options,
-    pub journal: Journal,
+    pub journal: Mutex<Journal>,
     pub run_id: String,
-    /// Progress lines on stderr.
-    pub progress: bool,
+    pub reporter: &'a dyn Reporter,
     /// Ids of the queue's complete items: read from their state files once when the run
     /// starts, kept up to date as items finish (the queue's only cross-item state).
     pub complete: std::collections::HashSet<String>,
 }
 
-enum Judged {
-    Ok(summary::Parsed),
-    /// Worth one retry with the format reminder.
-    Format(String),
+/// How an item's phase ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PhaseResult {
+    Complete,
+    /// Why it failed.
     Failed(String),
 }
 
+/// A sub-agent's answer passes with a valid summary block (kept in the journal, so a
+/// resumed run rebuilds the state file from it); a missing or invalid one is malformed.
+fn judge_summary(text: &str) -> Verdict {
+    match summary::parse(text) {
+        None => Verdict::malformed("the answer has no `## Summary` block"),
+        Some(p) if !p.violations.is_empty() => Verdict::malformed(format!(
+            "the summary block is invalid: {}",
+            p.violations
+                .iter()
+                .take(3)
+                .map(|v| v.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        Some(p) => {
+            let mut v = Verdict::passed(format!(
+                "summary block ok ({} lines)",
+                p.summary.end_line + 1 - p.summary.start_line
+            ));
+            v.keep = Some(p.text);
+            v
+        }
+    }
+}
+
 impl Engine<'_> {
-    fn note(&self, line: &str) {
-        if self.progress {
-            let _ = writeln!(std::io::stderr(), "{line}");
+    fn note(&self, text: &str) {
+        self.reporter.report(&RunEvent::Note {
+            subject: None,
+            text,
+        });
+    }
+
+    fn calls(&self) -> CallPipeline<'_> {
+        CallPipeline {
+            journal: &self.journal,
+            agents: self.agents,
+            reporter: self.reporter,
+            dry_run: None,
         }
     }
 
@@ -299,19 +336,28 @@ impl Engine<'_> {
             if st.phases[&ph.id].status == "complete" {
                 continue;
             }
-            if let Err(reason) = self.run_phase(item, ph, &path, &mut st, &mut ctx, report)? {
+            if let PhaseResult::Failed(reason) =
+                self.run_phase(item, ph, &path, &mut st, &mut ctx, report)?
+            {
                 let reason = format!("phase {}: {reason}", ph.id);
                 st.status = "failed".into();
                 st.failure = Some(reason.clone());
                 st.next = self.next_line(&st);
                 st.save(&path)?;
-                self.journal.log(Entry::StoryFinished {
+                lock(&self.journal).log(Entry::StoryFinished {
                     epic: name.clone(),
                     story: item.to_string(),
                     result: "failed".into(),
                     reason: reason.clone(),
                 })?;
-                self.note(&format!("{item}: failed — {reason}"));
+                self.reporter.report(&RunEvent::SubjectFinished {
+                    subject: &Subject::item(item),
+                    result: "failed",
+                    reason: &reason,
+                    commit: None,
+                    tokens: st.phases.values().filter_map(|p| p.tokens_burned).sum(),
+                    cost_usd: 0.0,
+                });
                 return Ok(Some(reason));
             }
             let est = ctx.estimate();
@@ -334,7 +380,7 @@ impl Engine<'_> {
                 ctx = Context::fresh(&self.opts.config, &st.to_text());
                 st.context_estimate = ctx.estimate();
                 st.save(&path)?;
-                self.journal.log(Entry::Rotated {
+                lock(&self.journal).log(Entry::Rotated {
                     item: item.to_string(),
                     after_phase: ph.id.clone(),
                     next_phase: next_phase.id.clone(),
@@ -348,25 +394,36 @@ impl Engine<'_> {
                     state_file: self.relative(&path),
                     state_tokens: ctx.start_tokens(),
                 })?;
-                self.note(&format!(
-                    "{item}: context budget hit ({} > {}): rotated; continuing from {} at phase {}",
-                    est.total_estimate,
-                    est.rotation_threshold,
-                    self.relative(&path),
-                    next_phase.id
-                ));
+                self.reporter.report(&RunEvent::Rotated {
+                    subject: &Subject::item(item),
+                    session: "orchestrator",
+                    reason: &format!(
+                        "context budget hit ({} > {}): rotated; continuing from {} at phase {}",
+                        est.total_estimate,
+                        est.rotation_threshold,
+                        self.relative(&path),
+                        next_phase.id
+                    ),
+                });
             }
         }
         st.status = "complete".into();
         st.next = self.next_line(&st);
         st.save(&path)?;
-        self.journal.log(Entry::StoryFinished {
+        lock(&self.journal).log(Entry::StoryFinished {
             epic: name,
             story: item.to_string(),
             result: "done".into(),
             reason: String::new(),
         })?;
-        self.note(&format!("{item}: complete"));
+        self.reporter.report(&RunEvent::SubjectFinished {
+            subject: &Subject::item(item),
+            result: "complete",
+            reason: "",
+            commit: None,
+            tokens: st.phases.values().filter_map(|p| p.tokens_burned).sum(),
+            cost_usd: 0.0,
+        });
         Ok(None)
     }
 
@@ -395,8 +452,10 @@ impl Engine<'_> {
         }
     }
 
-    /// One phase: one agent call, and one more with the format reminder if the answer's summary
-    /// block is missing or invalid. `Err(reason)` when the phase failed.
+    /// One phase of an item through the run pipeline (`run::call`): the answer passes with
+    /// its output file written and a valid summary block; a missing or invalid block gets one
+    /// retry with the format reminder. The state file is written when the phase starts and
+    /// after it ends.
     fn run_phase(
         &mut self,
         item: &str,
@@ -405,10 +464,11 @@ impl Engine<'_> {
         st: &mut State,
         ctx: &mut Context,
         report: &mut Report,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<PhaseResult> {
         let item_dir = path.parent().unwrap_or(Path::new("."));
         let output = item_dir.join(ph.output_for(item));
         let output_rel = self.relative(&output);
+        let subject = Subject::item(item);
         let mut tokens = 0u64;
         let mut reason: Option<String> = None;
         for retry in [false, true] {
@@ -441,114 +501,41 @@ impl Engine<'_> {
                     ph.id, p.lines
                 ));
             }
-            let prompt = match &reason {
-                None => self.prompt(item, ph, st, attempt, &output_rel, partial.as_ref())?,
-                Some(r) => self.reminder(item, ph, attempt, &output_rel, &output, r)?,
-            };
-            self.journal.log(Entry::PhaseStarted {
-                epic: item.to_string(),
-                story: None,
-                phase: ph.id.clone(),
+            let call = Call {
+                subject: &subject,
+                phase: &ph.id,
                 attempt,
-            })?;
-            let label = format!("{item}-{}-{attempt}", ph.id);
-            crate::store::fs::write_atomic(
-                &self.journal.dir.join("prompts").join(format!("{label}.md")),
-                prompt.as_bytes(),
-            )?;
-            let prompt_tokens = Encoding::O200kBase.count(&prompt) as u64;
-            self.note(&format!(
-                "{item} {} {} (attempt {attempt}{})",
-                ph.id,
-                ph.agent,
-                if retry { ", format reminder" } else { "" }
-            ));
-            let (judged, usage, outcome) = if let Some(b) = ph.budget
-                && prompt_tokens as usize > b
-            {
-                let why =
-                    format!("the prompt is {prompt_tokens} tokens, over the phase budget of {b}");
-                (Judged::Failed(why), Usage::default(), None)
-            } else {
-                let req = Request {
-                    name: label,
-                    prompt: &prompt,
-                    cwd: self.project_dir.clone(),
-                    log_dir: self.journal.dir.join("logs"),
-                    timeout: Duration::from_secs(self.pipeline.policy.timeout_secs),
-                    grace: Duration::from_secs(self.pipeline.policy.grace_secs),
-                    resume: None,
+                label: format!("{item}-{}-{attempt}", ph.id),
+                who: self.assignment(&ph.role),
+                cwd: self.project_dir.clone(),
+                budget: ph.budget,
+                policy: self.pipeline.policy.call(),
+                resume: None,
+            };
+            let called = {
+                let this = &*self;
+                let render = || match &reason {
+                    None => this.prompt(item, ph, st, attempt, &output_rel, partial.as_ref()),
+                    Some(r) => this.reminder(item, ph, attempt, &output_rel, &output, r),
                 };
-                let reply = self.agents.run(&self.assignment(&ph.role), &req)?;
+                this.calls().call(&call, render, |reply| {
+                    if !output.is_file() {
+                        return Verdict::broken(format!(
+                            "the agent wrote no output file ({output_rel})"
+                        ));
+                    }
+                    judge_summary(&reply.text)
+                })?
+            };
+            if called.reply.is_some() {
                 report.agent_calls += 1;
                 ctx.message();
-                let judged = if !reply.ok {
-                    Judged::Failed(format!(
-                        "the agent failed: {}",
-                        reply
-                            .error
-                            .clone()
-                            .unwrap_or_else(|| "no reason given".into())
-                    ))
-                } else if !output.is_file() {
-                    Judged::Failed(format!("the agent wrote no output file ({output_rel})"))
-                } else {
-                    match summary::parse(&reply.text) {
-                        None => Judged::Format("the answer has no `## Summary` block".into()),
-                        Some(p) if !p.violations.is_empty() => Judged::Format(format!(
-                            "the summary block is invalid: {}",
-                            p.violations
-                                .iter()
-                                .take(3)
-                                .map(|v| v.message.as_str())
-                                .collect::<Vec<_>>()
-                                .join("; ")
-                        )),
-                        Some(p) => Judged::Ok(p),
-                    }
-                };
-                (
-                    judged,
-                    reply.usage,
-                    Some((
-                        reply.cost_usd,
-                        reply.duration_ms,
-                        reply.session_id,
-                        reply.log,
-                    )),
-                )
-            };
-            tokens += usage.total();
-            let (ok, detail) = match &judged {
-                Judged::Ok(p) => (
-                    true,
-                    format!(
-                        "summary block ok ({} lines)",
-                        p.summary.end_line + 1 - p.summary.start_line
-                    ),
-                ),
-                Judged::Format(w) | Judged::Failed(w) => (false, w.clone()),
-            };
-            let (cost_usd, duration_ms, session_id, log) = outcome.unwrap_or_default();
-            self.journal.log(Entry::PhaseFinished {
-                epic: item.to_string(),
-                story: None,
-                phase: ph.id.clone(),
-                attempt,
-                outcome: PhaseOutcome {
-                    ok,
-                    detail,
-                    recommendation: None,
-                    usage,
-                    cost_usd,
-                    duration_ms,
-                    session_id,
-                    prompt_tokens,
-                    log: (!log.as_os_str().is_empty()).then(|| log.display().to_string()),
-                },
-            })?;
-            match judged {
-                Judged::Ok(p) => {
+            }
+            let outcome = called.outcome;
+            tokens += outcome.usage.total();
+            let parsed = outcome.kept.as_deref().and_then(summary::parse);
+            match (outcome.judged(), parsed) {
+                (Judged::Passed, Some(p)) => {
                     ctx.returned(&p.text);
                     let ps = st.phases.get_mut(&ph.id).expect("phase state");
                     ps.status = "complete".into();
@@ -566,27 +553,33 @@ impl Engine<'_> {
                         s.issues.len(),
                         s.lines_written.unwrap_or(0)
                     ));
-                    return Ok(Ok(()));
+                    return Ok(PhaseResult::Complete);
                 }
-                Judged::Format(w) if !retry => {
+                (Judged::Malformed, _) if !retry => {
                     self.note(&format!(
-                        "{item} {}: {w}; retrying once with a format reminder",
-                        ph.id
+                        "{item} {}: {}; retrying once with a format reminder",
+                        ph.id, outcome.detail
                     ));
-                    reason = Some(w);
+                    reason = Some(outcome.detail);
                 }
-                Judged::Format(w) | Judged::Failed(w) => {
-                    let w = if retry {
-                        format!("{w} (after a retry with the format reminder)")
+                (judged, _) => {
+                    let w = if judged == Judged::Passed {
+                        // A v1 journal kept no summary block: the phase must run again.
+                        "the recorded answer's summary block is not in the journal".to_string()
+                    } else if retry {
+                        format!(
+                            "{} (after a retry with the format reminder)",
+                            outcome.detail
+                        )
                     } else {
-                        w
+                        outcome.detail
                     };
                     let ps = st.phases.get_mut(&ph.id).expect("phase state");
                     ps.status = "failed".into();
                     ps.error = Some(w.clone());
                     ps.tokens_burned = Some(ps.tokens_burned.unwrap_or(0) + tokens);
                     st.context_estimate = ctx.estimate();
-                    return Ok(Err(w));
+                    return Ok(PhaseResult::Failed(w));
                 }
             }
         }

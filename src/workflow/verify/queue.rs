@@ -205,7 +205,8 @@ impl Queues {
             id: i.clone(),
             added_at: now.clone(),
         }));
-        let mut bytes = serde_json::to_vec_pretty(&q).map_err(|e| Error::invalid(e.to_string()))?;
+        let mut bytes =
+            serde_json::to_vec_pretty(&q).map_err(|e| Error::internal(e.to_string()))?;
         bytes.push(b'\n');
         fs::write_atomic(&self.file(name), &bytes)?;
         Ok(q)
