@@ -642,9 +642,7 @@ fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
     let pos = |ev: &str, story: &str| {
         events
             .iter()
-            .position(|e| {
-                e["event"] == ev && (e["story"] == story || e["subject"]["id"] == story)
-            })
+            .position(|e| e["event"] == ev && (e["story"] == story || e["subject"]["id"] == story))
             .unwrap()
     };
     assert!(
@@ -708,10 +706,8 @@ fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
     assert!(f["reason"].as_str().unwrap().contains("1.4"), "{f}");
     assert_eq!(finished("1.4")["result"], "done");
     assert!(
-        !d.events()
-            .iter()
-            .any(|e| e["event"] == "phase_started"
-                && (e["subject"]["id"] == "1.2" || e["subject"]["id"] == "1.3")),
+        !d.events().iter().any(|e| e["event"] == "phase_started"
+            && (e["subject"]["id"] == "1.2" || e["subject"]["id"] == "1.3")),
         "blocked stories never ran"
     );
 
@@ -884,4 +880,92 @@ fn status_shows_runs_and_a_damaged_journal() {
             .contains("events.jsonl line 1"),
         "{bad}"
     );
+}
+
+/// The workflow's built-in TOML with its rate-limit backoff set to 0 s, as a project override.
+fn no_backoff(dir: &Path, workflow: &str) {
+    let o = Command::new(bin())
+        .args(["workflow", "show", workflow])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("backoff_secs = 30"), "{text}");
+    std::fs::create_dir_all(dir.join(".baton/workflows")).unwrap();
+    std::fs::write(
+        dir.join(format!(".baton/workflows/{workflow}.toml")),
+        text.replace("backoff_secs = 30", "backoff_secs = 0"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_signal_for_another_story_does_not_pass_the_phase() {
+    let d = project("[story.\"1.1\"]\ndev = [\"wrongid\"]\n");
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let devs: Vec<serde_json::Value> = d
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e["event"] == "phase_finished" && e["subject"]["id"] == "1.1" && e["phase"] == "dev"
+        })
+        .collect();
+    assert_eq!(devs.len(), 2, "both attempts ran: {devs:?}");
+    for e in &devs {
+        assert_eq!(e["outcome"]["ok"], false);
+        assert_eq!(e["outcome"]["judged"], "broken");
+        let detail = e["outcome"]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("no completion signal") && detail.contains("9.99"),
+            "{detail}"
+        );
+    }
+    let finished = d
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "story_finished" && e["story"] == "1.1")
+        .unwrap();
+    assert_eq!(finished["result"], "failed");
+    // The other stories were not affected.
+    assert!(
+        d.story("1.2").contains("Status: done"),
+        "{}",
+        d.story("1.2")
+    );
+}
+
+#[test]
+fn a_rate_limited_call_is_waited_out_not_counted_as_a_failure() {
+    let d = project("[story.\"1.1\"]\ndev = [\"ratelimit\"]\n");
+    no_backoff(&d.dir, "epic-execute");
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retrying: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|e| e["event"] == "phase_retrying")
+        .collect();
+    assert_eq!(retrying.len(), 1, "{lines:?}");
+    assert_eq!(retrying[0]["subject"]["id"], "1.1");
+    assert_eq!(retrying[0]["phase"], "dev");
+    assert!(
+        retrying[0]["reason"].as_str().unwrap().contains("429"),
+        "{retrying:?}"
+    );
+    // One attempt, recorded once, passed.
+    let devs: Vec<serde_json::Value> = d
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e["event"] == "phase_finished" && e["subject"]["id"] == "1.1" && e["phase"] == "dev"
+        })
+        .collect();
+    assert_eq!(devs.len(), 1, "{devs:?}");
+    assert_eq!(devs[0]["attempt"], 1);
+    assert_eq!(devs[0]["outcome"]["ok"], true);
+    assert_eq!(lines.last().unwrap()["event"], "run_finished");
 }

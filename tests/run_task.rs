@@ -814,3 +814,96 @@ fn a_test_command_is_run_by_baton_and_masked() {
     assert_eq!(m["status"], "paused");
     assert_eq!(m["failure_context"]["failed_phase"], "test-results");
 }
+
+#[test]
+fn a_signal_for_another_task_does_not_pass_the_phase() {
+    let p = proj("[task]\narchitect = [\"wrongid\"]\n", "orchestrate");
+    let o = run(
+        &p,
+        &[
+            "run",
+            "orchestrate",
+            "add-login",
+            "--agent",
+            "sim",
+            "--no-wait",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let archs: Vec<Value> = events(&p)
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished" && e["phase"] == "architect")
+        .collect();
+    assert_eq!(archs.len(), 2, "both attempts ran: {archs:?}");
+    for e in &archs {
+        assert_eq!(e["subject"]["kind"], "task");
+        assert_eq!(e["outcome"]["ok"], false);
+        let detail = e["outcome"]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("no completion signal") && detail.contains("some-other-task"),
+            "{detail}"
+        );
+    }
+    let m = p.manifest("add-login");
+    assert_eq!(m["status"], "paused");
+    assert_eq!(m["failure_context"]["failed_phase"], "architect");
+}
+
+#[test]
+fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
+    let p = proj("[task]\narchitect = [\"ratelimit\"]\n", "orchestrate");
+    let show = run(&p, &["workflow", "show", "orchestrate"]);
+    let text = String::from_utf8(show.stdout).unwrap();
+    assert!(text.contains("backoff_secs = 30"), "{text}");
+    std::fs::create_dir_all(p.path().join(".baton/workflows")).unwrap();
+    std::fs::write(
+        p.path().join(".baton/workflows/orchestrate.toml"),
+        text.replace("backoff_secs = 30", "backoff_secs = 0"),
+    )
+    .unwrap();
+    let o = run(
+        &p,
+        &[
+            "run",
+            "orchestrate",
+            "add-login",
+            "--agent",
+            "sim",
+            "--no-wait",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"run_finished"), "{kinds:?}");
+    // The same event types as epic-execute's stream.
+    for k in [
+        "phase_started",
+        "phase_retrying",
+        "phase_finished",
+        "gate_opened",
+    ] {
+        assert!(kinds.contains(&k), "{k} missing: {kinds:?}");
+    }
+    let retry = lines
+        .iter()
+        .find(|e| e["event"] == "phase_retrying")
+        .unwrap();
+    assert_eq!(retry["phase"], "architect");
+    assert_eq!(retry["subject"]["id"], "add-login");
+    assert_eq!(lines.last().unwrap()["result"], "waiting");
+    // The architect attempt passed once, after the wait; nothing was counted as failed.
+    let archs: Vec<Value> = events(&p)
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished" && e["phase"] == "architect")
+        .collect();
+    assert_eq!(archs.len(), 1, "{archs:?}");
+    assert_eq!(archs[0]["outcome"]["ok"], true);
+    // Nothing but events on stdout.
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("waiting at the"));
+}

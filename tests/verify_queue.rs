@@ -481,3 +481,76 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     let w = t.p.ok(&["workflow", "show", "verify"]);
     assert!(w.contains("9z") || w.contains("inputs = [\"5\"]"));
 }
+
+#[test]
+fn an_answer_for_another_item_does_not_pass_the_phase() {
+    let t = setup("[verify]\n\"BMNR/1a\" = [\"wrongid\"]\n");
+    t.p.ok(&["queue", "add", "q", "BMNR"]);
+    let o = t.verify();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let b = t.state("BMNR");
+    assert_eq!(b["status"], "failed");
+    assert_eq!(b["phases"]["1a"]["status"], "failed");
+    let why = b["phases"]["1a"]["error"].as_str().unwrap();
+    assert!(
+        why.contains("names another output file") && why.contains("bmnr-ground-truth.md"),
+        "{why}"
+    );
+    let run = &t.runs()[0];
+    let finished: Vec<Value> = t
+        .events(run)
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished")
+        .collect();
+    assert_eq!(
+        finished.len(),
+        1,
+        "a wrong answer is no format error: no retry"
+    );
+    assert_eq!(finished[0]["subject"]["kind"], "item");
+    assert_eq!(finished[0]["outcome"]["judged"], "broken");
+}
+
+#[test]
+fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
+    let t = setup("[verify]\n\"1a\" = [\"ratelimit\"]\n");
+    let show = t.run(&["workflow", "show", "verify"]);
+    let pipeline = String::from_utf8(show.stdout).unwrap();
+    assert!(pipeline.contains("backoff_secs = 30"), "{pipeline}");
+    std::fs::write(
+        t.p.path().join(".baton/workflows/verify.toml"),
+        pipeline.replace("backoff_secs = 30", "backoff_secs = 0"),
+    )
+    .unwrap();
+    t.p.ok(&["queue", "add", "q", "BMNR"]);
+    let o = t.run(&["run", "verify", "--queue", "q", "--agent", "sim", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"run_finished"), "{kinds:?}");
+    for k in [
+        "phase_started",
+        "phase_retrying",
+        "phase_finished",
+        "subject_finished",
+    ] {
+        assert!(kinds.contains(&k), "{k} missing: {kinds:?}");
+    }
+    let retry = lines
+        .iter()
+        .find(|e| e["event"] == "phase_retrying")
+        .unwrap();
+    assert_eq!(
+        retry["subject"],
+        serde_json::json!({"kind": "item", "id": "BMNR"})
+    );
+    assert_eq!(retry["phase"], "1a");
+    assert_eq!(lines.last().unwrap()["summary"]["report"]["done"], 1);
+    let st = t.state("BMNR");
+    assert_eq!(st["status"], "complete");
+    assert_eq!(st["phases"]["1a"]["attempts"], 1, "the wait is no attempt");
+}

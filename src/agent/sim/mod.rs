@@ -150,6 +150,36 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
+/// The `ratelimit` action: the first call of a prompt is refused the way the API refuses an
+/// account over its rate limit; the same call made again (the engine's backoff) goes on. A
+/// marker file per prompt remembers the refusal across the separate processes.
+pub(crate) fn rate_limited_once(
+    out: &mut impl Write,
+    session: &str,
+    cwd: &Path,
+    prompt: &str,
+) -> Option<Result<u8>> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    prompt.hash(&mut h);
+    let dir = cwd.join(".baton/sim-sessions");
+    let marker = dir.join(format!("ratelimit-{:016x}", h.finish()));
+    if marker.exists() {
+        return None;
+    }
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(&marker, "refused once\n");
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::json!({"type": "result", "subtype": "success", "is_error": true,
+            "result": "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"This request would exceed the rate limit (simulated)\"}}",
+            "session_id": session, "total_cost_usd": 0.0,
+            "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}})
+    );
+    Some(Ok(1))
+}
+
 /// Run the simulated agent: prompt in, stream-json out. Returns the process exit code.
 pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
     if let Some(code) = conductor::run(prompt, cwd, scenario)? {
@@ -196,6 +226,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
         std::thread::sleep(std::time::Duration::from_millis(scenario.latency_ms));
     }
     let id = ask.story_id.clone().unwrap_or_default();
+    if action == "ratelimit"
+        && let Some(code) = rate_limited_once(&mut out, &session, cwd, prompt)
+    {
+        return code;
+    }
     match action.as_str() {
         "hang" => {
             // A child that would outlive us unless the whole process group is killed.
@@ -297,10 +332,13 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
     {
         let _ = append(p, &r);
     }
-    let text = if action == "nosignal" {
-        "(simulated agent) done, but I forgot to say so.".to_string()
-    } else {
-        format!("(simulated agent)\n{signal}")
+    let text = match action.as_str() {
+        "nosignal" => "(simulated agent) done, but I forgot to say so.".to_string(),
+        // The signal of another story: it must not pass for this one.
+        "wrongid" if !id.is_empty() => {
+            format!("(simulated agent)\n{}", signal.replace(id.as_str(), "9.99"))
+        }
+        _ => format!("(simulated agent)\n{signal}"),
     };
     emit(&mut out, &session, prompt, &text, 0)
 }

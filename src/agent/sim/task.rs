@@ -6,7 +6,8 @@
 //! one per attempt, the last repeating. Words of an action, space-separated:
 //! `ok`/`pass` (default), `fail` (prints the fail signal: an audit's failed verdict),
 //! `crash` (exits 3, no signal), `nosignal` (writes the file, no signal), `nofile` (signals,
-//! writes nothing), `sleep=<ms>` (latency), `findings=<n>` (an audit with n findings of
+//! writes nothing), `wrongid` (signals for another task), `ratelimit` (the first call is
+//! refused as rate-limited, the retry goes on), `sleep=<ms>` (latency), `findings=<n>` (an audit with n findings of
 //! ~100 bytes each), and for `spec` (or a poc's `architect`):
 //! `tasks=<n>` (default 2, independent), `deps=2:1;3:1+2`, `cycle`, `unknown-dep`.
 //!
@@ -134,6 +135,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
         "{}",
         serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
     );
+    if has("ratelimit")
+        && let Some(code) = super::rate_limited_once(&mut out, &session, cwd, prompt)
+    {
+        return code.map(Some);
+    }
     if has("crash") {
         return super::emit(
             &mut out,
@@ -220,6 +226,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
             "(simulated agent)\n{} - simulated finding",
             a.fail_signal.clone().unwrap_or_default()
         )
+    } else if has("wrongid") {
+        // The signal of another task: it must not pass for this one.
+        let slug = a.signal.rsplit(": ").next().unwrap_or_default();
+        let other = a.signal.replace(slug, "some-other-task");
+        format!("(simulated agent)\n{other}")
     } else {
         format!("(simulated agent)\n{}", a.signal)
     };

@@ -15,7 +15,8 @@
 //! `ok`, `nosummary` (no block), `badsummary` (a block that fails validation), `nooutput`
 //! (answers but writes no file), `crash` (partial output, exit 3), `kill-orchestrator` (partial
 //! output, then SIGKILL to the process that started it: the orchestrator dies mid-phase),
-//! `hang`. With `BATON_SIM_VERIFY_SNAPSHOTS=DIR` it first copies the item's state file to
+//! `hang`, `wrongid` (the summary names another item's output file), `ratelimit` (the first
+//! call is refused as rate-limited, the retry goes on). With `BATON_SIM_VERIFY_SNAPSHOTS=DIR` it first copies the item's state file to
 //! `DIR/<item>-<phase>-<attempt>.json` (tests look at the state as each phase starts).
 
 use std::io::Write;
@@ -114,6 +115,11 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
         serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
     );
     let (item, phase) = (&ask.item, &ask.phase);
+    if act == "ratelimit"
+        && let Some(code) = super::rate_limited_once(&mut out, &session, cwd, prompt)
+    {
+        return code.map(Some);
+    }
     if act == "hang" {
         std::thread::sleep(std::time::Duration::from_secs(3600));
         return Ok(Some(0));
@@ -185,7 +191,12 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
 ### Issues Found\n| # | Severity | Description |\n|---|----------|-------------|\n| 1 | High | {item} {phase}: a stale figure (simulated) |\n\n\
 ### Key Numbers\n| Metric | Value | Source |\n|--------|-------|--------|\n| Holdings | 1,000 | sim {phase} |\n\n\
 ### Next Phase Needs\n- check the stale figure of {item} found in {phase}\n",
-        ask.output
+        if act == "wrongid" {
+            // Another item's file: the answer is not this phase's.
+            ask.output.replace(&item.to_lowercase(), "other")
+        } else {
+            ask.output.clone()
+        }
     );
     let text = match act.as_str() {
         "nosummary" => format!("(simulated agent) {item} {phase} done; findings are in the file."),

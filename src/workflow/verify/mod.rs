@@ -160,7 +160,13 @@ enum PhaseResult {
 
 /// A sub-agent's answer passes with a valid summary block (kept in the journal, so a
 /// resumed run rebuilds the state file from it); a missing or invalid one is malformed.
-fn judge_summary(text: &str) -> Verdict {
+fn judge_summary(text: &str, output: &Path) -> Verdict {
+    let named = |p: &summary::Parsed| {
+        p.summary.output_file.as_deref().map(|f| {
+            let f = f.trim().trim_matches('`');
+            Path::new(f).file_name().map(|n| n.to_os_string())
+        })
+    };
     match summary::parse(text) {
         None => Verdict::malformed("the answer has no `## Summary` block"),
         Some(p) if !p.violations.is_empty() => Verdict::malformed(format!(
@@ -172,6 +178,15 @@ fn judge_summary(text: &str) -> Verdict {
                 .collect::<Vec<_>>()
                 .join("; ")
         )),
+        // The block's output file is the phase's own: another item's (or phase's) answer does
+        // not pass for this one.
+        Some(p) if named(&p).is_some_and(|n| n.as_deref() != output.file_name()) => {
+            Verdict::broken(format!(
+                "the summary block names another output file ({}), not {}",
+                p.summary.output_file.as_deref().unwrap_or_default(),
+                output.file_name().unwrap_or_default().to_string_lossy()
+            ))
+        }
         Some(p) => {
             let mut v = Verdict::passed(format!(
                 "summary block ok ({} lines)",
@@ -524,7 +539,7 @@ impl Engine<'_> {
                             "the agent wrote no output file ({output_rel})"
                         ));
                     }
-                    judge_summary(&reply.text)
+                    judge_summary(&reply.text, &output)
                 })?
             };
             if called.reply.is_some() {
