@@ -4,7 +4,9 @@
 //! run resumes at its first unfinished step.
 
 pub mod bmad;
+mod commit;
 pub mod def;
+mod judge;
 pub mod parallel;
 pub mod project;
 
@@ -643,7 +645,7 @@ impl Engine<'_> {
             .map(|s| s.id.clone())
             .unwrap_or_else(|| format!("Epic {}", epic.id));
         let records_before =
-            story.map(|s| count_record(&self.read_story(co, s), phase.record.as_deref()));
+            story.map(|s| judge::count_record(&self.read_story(co, s), phase.record.as_deref()));
         let called = self.calls().call(
             &call,
             || {
@@ -651,7 +653,7 @@ impl Engine<'_> {
                 render(template_name, &template, &ctx)
             },
             |reply| {
-                let v = judge(phase, &reply.text, &expected);
+                let v = judge::judge(phase, &reply.text, &expected);
                 if v.judged != Judged::Passed {
                     return v;
                 }
@@ -662,194 +664,6 @@ impl Engine<'_> {
             },
         )?;
         Ok(called.outcome)
-    }
-
-    /// Check the agent's claims against the disk (bmad-loop's lesson).
-    fn verify(
-        &self,
-        co: &Checkout,
-        story: Option<&StoryRef>,
-        phase: &Phase,
-        records_before: Option<usize>,
-        writes: &[String],
-    ) -> std::result::Result<(), String> {
-        if phase.needs_staged_diff {
-            let staged = co.git.staged().map_err(|e| e.to_string())?;
-            let story_file = story.map(|s| s.path.display().to_string());
-            let code: Vec<&String> = staged
-                .iter()
-                .filter(|p| Some(*p) != story_file.as_ref())
-                .collect();
-            if code.is_empty() {
-                return Err("the agent signalled completion but staged no code changes (git diff --staged is empty)".into());
-            }
-            let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
-            if !secrets.is_empty() {
-                return Err(format!(
-                    "refusing to go on: likely secrets are staged: {}",
-                    secrets
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
-        if let (Some(s), Some(record), Some(before)) =
-            (story, phase.record.as_deref(), records_before)
-            && count_record(&self.read_story(co, s), Some(record)) <= before
-        {
-            return Err(format!(
-                "the agent did not append a `## {record}` section to {}",
-                s.path.display()
-            ));
-        }
-        for w in writes {
-            if !co.dir.join(w).is_file() {
-                return Err(format!("the agent did not write {w}"));
-            }
-        }
-        Ok(())
-    }
-
-    /// The story's commit message: the same subject and trailers in both modes.
-    pub(crate) fn story_message(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> String {
-        let subject = if result == "done" {
-            format!("feat(story {}): {}", story.id, story.title)
-        } else {
-            format!("docs(story {}): failed — records of the attempts", story.id)
-        };
-        format!(
-            "{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n",
-            epic.id, story.id, self.run_id, self.run_id, story.id
-        )
-    }
-
-    /// Stage the story file and `extra`, refuse likely secrets, commit with `message` — unless
-    /// `git`'s branch already has this run's commit of the story (a crash between `git
-    /// commit` and the journal entry must not commit twice).
-    pub(crate) fn commit_with(
-        &self,
-        git: &Git,
-        story: &StoryRef,
-        extra: &[String],
-        message: &str,
-    ) -> Result<String> {
-        // Only a resumed run can meet a commit it made before a crash; a fresh run skips the
-        // walk of the whole history (the costliest git call of a phase on a long history).
-        if self.resumed
-            && let Some(sha) =
-                git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
-        {
-            return Ok(sha);
-        }
-        let mut paths = vec![story.path.display().to_string()];
-        paths.extend(extra.iter().cloned());
-        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        git.add_paths(&refs)?;
-        let staged = git.staged()?;
-        let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
-        if !secrets.is_empty() {
-            return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
-                .hint("unstage them (git restore --staged <file>) and add them to .gitignore, then resume the run"));
-        }
-        git.commit(message)
-    }
-
-    pub(crate) fn status_file_names(&self) -> Vec<String> {
-        self.status
-            .status_files()
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect()
-    }
-
-    fn commit_story(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> Result<String> {
-        let recorded = self.journal().committed(&epic.id, &story.id);
-        if let Some(sha) = recorded {
-            return Ok(sha);
-        }
-        let msg = self.story_message(epic, story, result);
-        let sha = self.commit_with(&self.git, story, &self.status_file_names(), &msg)?;
-        self.log(Entry::StoryCommitted {
-            epic: epic.id.clone(),
-            story: story.id.clone(),
-            sha: sha.clone(),
-        })?;
-        Ok(sha)
-    }
-
-    fn commit_epic_docs(&self, epic: &EpicRef, files: &[String]) -> Result<()> {
-        if self.resumed
-            && self
-                .git
-                .find_commit(&[("Baton-Run", &self.run_id), ("Baton-Epic", &epic.id)])?
-                .is_some()
-        {
-            return Ok(());
-        }
-        let refs: Vec<&str> = files.iter().map(String::as_str).collect();
-        self.git.add_paths(&refs)?;
-        if self.git.staged()?.is_empty() {
-            return Ok(());
-        }
-        let msg = format!(
-            "docs(epic {}): UAT and retrospective\n\nBaton-Run: {}\nBaton-Epic: {}\n",
-            epic.id, self.run_id, epic.id
-        );
-        self.git.commit(&msg)?;
-        Ok(())
-    }
-}
-
-/// How many `## <record>` sections a story file has.
-fn count_record(text: &str, record: Option<&str>) -> usize {
-    let Some(r) = record else { return 0 };
-    text.lines()
-        .filter(|l| l.trim_start().starts_with("## ") && l.contains(r))
-        .count()
-}
-
-/// Decide a phase from the agent's text: its signal for the expected id. The built-in epic
-/// signals go through `parse_signal`, which also weighs the JSON status block before the
-/// signal and reads a failure analysis' recommendation; others (UAT COMPLETE) through the
-/// phase's own grammar.
-fn judge(phase: &Phase, text: &str, expected_id: &str) -> Verdict {
-    let known = |k: &String| SignalKind::ALL.iter().any(|s| s.keyword() == k);
-    if !phase.signal.iter().chain(&phase.fail_signal).all(known) {
-        let success: Vec<&str> = phase.signal.iter().map(String::as_str).collect();
-        let failure: Vec<&str> = phase.fail_signal.iter().map(String::as_str).collect();
-        return judge_signal(
-            text,
-            expected_id,
-            Grammar {
-                success: &success,
-                failure: &failure,
-            },
-        );
-    }
-    let res = signals::parse_signal(text, expected_id);
-    match res.verdict() {
-        SignalVerdict::Success => {
-            let Some(sig) = res.signal.as_ref() else {
-                return Verdict::broken("no completion signal");
-            };
-            if !phase.signal.iter().any(|k| k == sig.kind.keyword()) {
-                return Verdict::broken(format!(
-                    "unexpected signal {} for the {} phase",
-                    sig.kind.keyword(),
-                    phase.name
-                ));
-            }
-            let mut v = Verdict::passed(format!("{}: {}", sig.kind.keyword(), sig.id));
-            v.recommendation = sig.recommendation.map(|r| format!("{r:?}"));
-            v
-        }
-        SignalVerdict::Blocked { reason } | SignalVerdict::Failed { reason } => {
-            let kw = res.signal.as_ref().map_or("FAILED", |s| s.kind.keyword());
-            Verdict::rejected(format!("{kw}: {reason}"))
-        }
-        SignalVerdict::Missing { message } => Verdict::broken(message),
     }
 }
 
