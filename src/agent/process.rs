@@ -278,7 +278,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         .stderr(Stdio::piped())
         .process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| spawn_error(&job.inv.program, e))?;
+    let mut child = spawn_retrying(&mut cmd).map_err(|e| spawn_error(&job.inv.program, e))?;
     let pgid = child.id() as i32;
 
     if let Some(mut stdin) = child.stdin.take() {
@@ -448,6 +448,23 @@ fn spawn_error(program: &Path, e: std::io::Error) -> Error {
         )),
         _ => Error::io(program, e),
     }
+}
+
+/// Spawn, waiting out ETXTBSY: an executable written just before (a generated agent script)
+/// can still be open for writing in a child another thread forked meanwhile, until that child
+/// execs; the kernel then refuses to run it for a moment.
+fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut wait = std::time::Duration::from_millis(5);
+    for _ in 0..8 {
+        match cmd.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(wait);
+                wait *= 2;
+            }
+            other => return other,
+        }
+    }
+    cmd.spawn()
 }
 
 #[cfg(test)]

@@ -238,11 +238,19 @@ mod tests {
     #[test]
     fn unknown_inputs_and_cycles_name_file_and_line() {
         let bad = BUILTIN.replace("inputs = [\"1a\"]\n", "inputs = [\"9z\"]\n");
+        let line_of = |text: &str, id: &str| {
+            1 + text
+                .lines()
+                .position(|l| l.trim() == format!("id = \"{id}\""))
+                .unwrap()
+        };
         let e = parse("v.toml", &bad).unwrap_err().to_string();
-        assert!(e.contains("v.toml line 39") && e.contains("`9z`"), "{e}");
+        let want = format!("v.toml line {}", line_of(&bad, "1b"));
+        assert!(e.contains(&want) && e.contains("`9z`"), "{e}");
         let cyc = BUILTIN.replace("inputs = []\n", "inputs = [\"5\"]\n");
         let e = parse("v.toml", &cyc).unwrap_err().to_string();
-        assert!(e.contains("v.toml line 29") && e.contains("cycle"), "{e}");
+        let want = format!("v.toml line {}", line_of(&cyc, "1a"));
+        assert!(e.contains(&want) && e.contains("cycle"), "{e}");
         let e = parse(
             "v.toml",
             &BUILTIN.replace("{item}-data-review.md", "../x.md"),
