@@ -727,7 +727,7 @@ fn bad_input_is_refused_clearly() {
     let o = run(&p, &["run", "orchestrate", "add-login", "--dry-run"]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(
-        out(&o).contains("--dry-run apply only to epic runs"),
+        out(&o).contains("unexpected argument '--dry-run'"),
         "{}",
         out(&o)
     );

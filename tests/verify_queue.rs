@@ -450,7 +450,7 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     assert!(text(&o).contains("no queue `nope`"));
     let o = t.run(&["run", "verify", "--agent", "sim"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("--queue NAME"), "{}", text(&o));
+    assert!(text(&o).contains("--queue <NAME>"), "{}", text(&o));
     let e = t.p.fails(&["state", "show", "ZZZ"], 4);
     assert!(e.contains("no queue holds item `ZZZ`"), "{e}");
 

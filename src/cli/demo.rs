@@ -111,25 +111,18 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         out: ctx.out,
     };
     let args = super::run::Args {
-        workflow: Some("epic-execute".into()),
-        queue: None,
-        epics: vec!["1".into()],
+        workflow: Some(super::run::Workflow::EpicExecute(super::run::EpicArgs {
+            epic: "1".into(),
+            agent: super::run::AgentArgs {
+                agent: Some("sim".into()),
+                scenario: Some(dir.join(".baton/sim.toml")),
+            },
+            flags: super::run::EpicFlags {
+                party_all: true,
+                ..Default::default()
+            },
+        })),
         resume: None,
-        agent: Some("sim".into()),
-        scenario: Some(dir.join(".baton/sim.toml")),
-        party_kickoff: false,
-        party_review: false,
-        party_failure: false,
-        party_retro: false,
-        party_all: true,
-        party_agents: vec![],
-        dry_run: false,
-        verbose: false,
-        start_from: None,
-        skip_done: false,
-        no_commit: false,
-        skip_review: false,
-        parallel: None,
         no_wait: false,
     };
     let code = super::run::run(&sub, args)?;

@@ -130,7 +130,8 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 "run {}  {} {} {}  {}  {} done, {} failed, {} agent calls",
                 r.run_id,
                 r.workflow,
-                super::run::task::item_word(&r.workflow),
+                crate::run::definition::WorkflowKind::parse(&r.workflow)
+                    .map_or("epic", |k| k.subject_word()),
                 r.epics.join(","),
                 r.state,
                 r.done,
@@ -140,7 +141,10 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
             if let Some(n) = &r.next {
                 let verb = if r.state == "damaged" {
                     "journal"
-                } else if super::run::task::item_word(&r.workflow) == "task" {
+                } else if crate::run::definition::WorkflowKind::parse(&r.workflow)
+                    .map_or("epic", |k| k.subject_word())
+                    == "task"
+                {
                     "next"
                 } else {
                     "stopped in"

@@ -19,6 +19,67 @@ pub struct Role {
     pub model: Option<String>,
 }
 
+/// The workflows baton runs, each by its engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkflowKind {
+    EpicExecute,
+    EpicChain,
+    Orchestrate,
+    Poc,
+    Graduate,
+    Verify,
+}
+
+impl WorkflowKind {
+    pub const ALL: [WorkflowKind; 6] = [
+        WorkflowKind::EpicExecute,
+        WorkflowKind::EpicChain,
+        WorkflowKind::Orchestrate,
+        WorkflowKind::Poc,
+        WorkflowKind::Graduate,
+        WorkflowKind::Verify,
+    ];
+
+    /// The name in commands, definitions and run journals.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkflowKind::EpicExecute => "epic-execute",
+            WorkflowKind::EpicChain => "epic-chain",
+            WorkflowKind::Orchestrate => "orchestrate",
+            WorkflowKind::Poc => "poc",
+            WorkflowKind::Graduate => "graduate",
+            WorkflowKind::Verify => "verify",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<WorkflowKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// orchestrate, poc and graduate: a task of the store.
+    pub fn is_task(self) -> bool {
+        matches!(
+            self,
+            WorkflowKind::Orchestrate | WorkflowKind::Poc | WorkflowKind::Graduate
+        )
+    }
+
+    /// What a run of it works on, as `baton status` names it: epic, task or queue.
+    pub fn subject_word(self) -> &'static str {
+        match self {
+            WorkflowKind::EpicExecute | WorkflowKind::EpicChain => "epic",
+            WorkflowKind::Verify => "queue",
+            _ => "task",
+        }
+    }
+}
+
+impl std::fmt::Display for WorkflowKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How one agent call is run and retried, whatever the engine: its time limit, the grace
 /// between SIGTERM and SIGKILL, and how rate limits / overloaded servers are waited out
 /// (`transient_retries` more calls, waiting `backoff_secs`, then twice that, …).

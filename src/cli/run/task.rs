@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use super::Args;
+use super::TaskArgs;
 use crate::cli::Ctx;
 use crate::error::{Error, Result};
 use crate::run::cli_agents::CliAgents;
 use crate::run::conductor::{Conductor, Policy};
+use crate::run::definition::WorkflowKind;
 use crate::run::events::{Reporter, RunEvent};
 use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
@@ -24,24 +25,34 @@ struct Saved {
     scenario: Option<PathBuf>,
 }
 
-pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
-    super::refuse_epic_flags(&a, "orchestrate, poc and graduate")?;
+/// A new run (or the continuation of the task's unfinished one), or a run continued by id.
+pub enum Start {
+    Fresh(WorkflowKind, TaskArgs),
+    Resume { journal: Journal, no_wait: bool },
+}
+
+pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let local = ctx.project.local_dir();
     let store = ctx.store();
     let project_dir = crate::run::git::Git::new(&ctx.project.dir)
         .toplevel()
         .unwrap_or_else(|_| ctx.project.dir.clone());
-    let (journal, resumed) = match &a.resume {
-        Some(id) => {
-            let j = Journal::open(&local, id)?;
-            if j.run_finished() {
+    let (journal, resumed, no_wait) = match start {
+        Start::Resume { journal, no_wait } => {
+            if journal.run_finished() {
+                let id = journal
+                    .started()
+                    .map(|s| s.0.to_string())
+                    .unwrap_or_default();
                 return Err(Error::state(format!("run {id} already finished"))
                     .hint("see where its task stands with `baton status`"));
             }
-            super::note_kept_options(&a);
-            (j, true)
+            (journal, true, no_wait)
         }
-        None => fresh(ctx, &a, &store, &local)?,
+        Start::Fresh(kind, a) => {
+            let (j, resumed) = fresh(ctx, kind, &a, &store, &local)?;
+            (j, resumed, a.no_wait)
+        }
     };
     let (run_id, workflow, slug, saved) = {
         let (id, wf, epics, opts) = journal.started().ok_or_else(|| {
@@ -62,7 +73,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         )
     };
     let mut options = saved.options;
-    options.no_wait = a.no_wait;
+    options.no_wait = no_wait;
     let wdir = local.join("workflows");
     let (wf, source, text) = task_def::load(&workflow, &wdir)?;
     let poc_wf = if workflow == "orchestrate" {
@@ -188,21 +199,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
 }
 
 /// The unfinished run of `slug`, if any: rerunning a task continues its run.
-fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, bool)> {
-    let workflow = a.workflow.clone().unwrap_or_default();
-    let Some(name) = a.epics.first() else {
-        return Err(Error::invalid(format!("{workflow} needs a task")).hint(format!(
-            "e.g. baton task init \"Add login\" --workflow {workflow}, then baton run {workflow} add-login"
-        )));
-    };
-    if a.epics.len() > 1 {
-        return Err(Error::invalid(format!("{workflow} runs one task")));
-    }
-    if a.parallel == Some(0) {
-        return Err(Error::invalid(
-            "--parallel needs at least 1 (tasks at once)",
-        ));
-    }
+fn fresh(
+    ctx: &Ctx,
+    kind: WorkflowKind,
+    a: &TaskArgs,
+    store: &Store,
+    local: &Path,
+) -> Result<(Journal, bool)> {
+    let workflow = kind.name().to_string();
+    let name = &a.task;
     let slug = crate::store::names::slugify(name)?;
     if !store.exists(&slug) {
         let mode = if workflow == "poc" { " --mode poc" } else { "" };
@@ -227,7 +232,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         for role in roles {
             let who = crate::run::definition::assign(
                 role,
-                a.agent.as_deref(),
+                a.agent.agent.as_deref(),
                 &run_cfg.roles,
                 &wf.roles,
                 &run_cfg.default_agent,
@@ -275,7 +280,7 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
             .hint(format!("continue it: baton run {started} {slug}")));
         }
         eprintln!("continuing the unfinished run of task {slug}");
-        super::note_kept_options(a);
+        super::note_kept_options(&a.agent, a.parallel);
         return Ok((j, true));
     }
     let m = store.manifest(&slug)?;
@@ -306,13 +311,13 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
         .hint(hint));
     }
     let cfg = &ctx.project.config;
-    let scenario = super::scenario(ctx, a)?;
+    let scenario = super::scenario(ctx, &a.agent)?;
     let saved = Saved {
         options: TaskOptions {
-            agent: a.agent.clone(),
+            agent: a.agent.agent.clone(),
             default_agent: cfg.run.default_agent.clone(),
             roles: cfg.run.roles.clone(),
-            parallel: a.parallel.unwrap_or(0),
+            parallel: a.parallel.unwrap_or(0) as usize,
             no_wait: a.no_wait,
             from,
         },
@@ -329,15 +334,6 @@ fn fresh(ctx: &Ctx, a: &Args, store: &Store, local: &Path) -> Result<(Journal, b
     Ok((j, false))
 }
 
-/// `task` for task workflows, `epic` otherwise (how `baton status` names a run's items).
-pub fn item_word(workflow: &str) -> &'static str {
-    match workflow {
-        "orchestrate" | "poc" | "graduate" => "task",
-        "verify" => "queue",
-        _ => "epic",
-    }
-}
-
 /// For `baton status`: where a task run stands, read from its task's manifest — the running
 /// phase, the gate it waits at and the decide command, the pause and how to go on, or the end.
 pub fn run_state(
@@ -346,7 +342,7 @@ pub fn run_state(
     epics: &[String],
     run_id: &str,
 ) -> Option<(String, Option<String>)> {
-    if item_word(workflow) != "task" {
+    if !WorkflowKind::parse(workflow).is_some_and(WorkflowKind::is_task) {
         return None;
     }
     let slug = epics.first()?;

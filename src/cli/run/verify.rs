@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use super::Args;
+use super::VerifyArgs;
 use crate::cli::Ctx;
 use crate::error::{Error, Result};
 use crate::run::cli_agents::CliAgents;
@@ -15,48 +15,65 @@ use crate::run::progress::Progress;
 use crate::workflow::verify::queue::Queues;
 use crate::workflow::verify::{Engine, Options, pipeline};
 
-pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+/// A new run (or the continuation of the queue's unfinished one), or a run continued by id.
+pub enum Start {
+    Fresh(VerifyArgs),
+    Resume(Journal),
+}
+
+pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     // The tokenizer's tables load while the queue is read.
     std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let local = ctx.project.local_dir();
     let queues = Queues::new(&local);
-    // `baton run verify --queue Q` again continues Q's unfinished run (a crash, a kill), so
-    // one queue has one run to look at until it finishes.
-    let continued = match (&a.resume, &a.queue) {
-        (None, Some(q)) => Journal::unfinished(&local, &["verify"], q)
-            .and_then(|j| j.started().map(|s| s.0.to_string())),
-        _ => None,
-    };
-    if let Some(id) = &continued
-        && !ctx.out.json
-    {
-        eprintln!("continuing the unfinished run {id} of this queue");
-    }
-    if a.resume.is_some() || continued.is_some() {
-        super::note_kept_options(&a);
-    }
-    let (opts, journal) = match a.resume.as_ref().or(continued.as_ref()) {
-        Some(id) => {
-            let j = Journal::open(&local, id)?;
-            if j.run_finished() {
-                return Err(Error::state(format!("run {id} already finished")).hint(
-                    "to work on the queue again: baton run verify --queue NAME (complete items are skipped)",
-                ));
+    let journal = match start {
+        Start::Resume(j) => Some(j),
+        // `baton run verify --queue Q` again continues Q's unfinished run (a crash, a kill),
+        // so one queue has one run to look at until it finishes.
+        Start::Fresh(a) => match Journal::unfinished(&local, &["verify"], &a.queue) {
+            Some(j) => {
+                if !ctx.out.json {
+                    let id = j.started().map(|s| s.0.to_string()).unwrap_or_default();
+                    eprintln!("continuing the unfinished run {id} of this queue");
+                }
+                super::note_kept_options(&a.agent, None);
+                Some(j)
             }
-            let opts: Options = j
-                .started()
-                .and_then(|s| serde_json::from_value(s.3.clone()).ok())
-                .ok_or_else(|| {
-                    Error::corrupt(
-                        j.dir.join("events.jsonl"),
-                        Some(1),
-                        "does not start with a verify run_started",
-                    )
-                })?;
-            (opts, Some(j))
-        }
-        None => (fresh(ctx, &a)?, None),
+            None => {
+                let opts = fresh(ctx, &a)?;
+                return start_run(ctx, queues, opts, None);
+            }
+        },
     };
+    let Some(j) = journal else {
+        return Err(Error::internal("no journal for a continued verify run"));
+    };
+    if j.run_finished() {
+        let id = j.started().map(|s| s.0.to_string()).unwrap_or_default();
+        return Err(Error::state(format!("run {id} already finished")).hint(
+            "to work on the queue again: baton run verify --queue NAME (complete items are skipped)",
+        ));
+    }
+    let opts: Options = j
+        .started()
+        .and_then(|s| serde_json::from_value(s.3.clone()).ok())
+        .ok_or_else(|| {
+            Error::corrupt(
+                j.dir.join("events.jsonl"),
+                Some(1),
+                "does not start with a verify run_started",
+            )
+        })?;
+    start_run(ctx, queues, opts, Some(j))
+}
+
+fn start_run(
+    ctx: &Ctx,
+    queues: Queues,
+    opts: Options,
+    journal: Option<Journal>,
+) -> Result<ExitCode> {
+    let local = ctx.project.local_dir();
     // Everything is checked before the run starts: the queue, the pipeline, its prompts and
     // agents, the lock.
     queues.load(&opts.queue)?;
@@ -175,33 +192,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     })
 }
 
-fn fresh(ctx: &Ctx, a: &Args) -> Result<Options> {
-    let queue = a.queue.clone().ok_or_else(|| {
-        Error::invalid("verify needs a queue: --queue NAME").hint(
-            "create one with `baton queue add NAME ITEM…`, then `baton run verify --queue NAME`",
-        )
-    })?;
-    if !a.epics.is_empty() {
-        return Err(Error::invalid(format!(
-            "verify takes its items from the queue, not the command line (got: {})",
-            a.epics.join(" ")
-        ))
-        .hint(format!(
-            "add them: baton queue add {queue} {}",
-            a.epics.join(" ")
-        )));
-    }
-    super::refuse_epic_flags(a, "verify")?;
-    if a.parallel.is_some() || a.no_wait {
-        return Err(Error::invalid(
-            "verify runs one phase at a time and has no gates: no --parallel or --no-wait",
-        ));
-    }
+fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {
+    let queue = a.queue.clone();
     let cfg = &ctx.project.config;
-    let scenario = super::scenario(ctx, a)?;
+    let scenario = super::scenario(ctx, &a.agent)?;
     Ok(Options {
         queue,
-        agent: a.agent.clone(),
+        agent: a.agent.agent.clone(),
         default_agent: cfg.run.default_agent.clone(),
         roles: cfg.run.roles.clone(),
         scenario,

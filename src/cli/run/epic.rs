@@ -1,0 +1,342 @@
+//! `baton run epic-execute EPIC` and `epic-chain EPIC…`: every story of the epics through
+//! the epic-execute workflow, agents in fresh processes.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Mutex, PoisonError};
+
+use super::{AgentArgs, EpicFlags};
+use crate::cli::Ctx;
+use crate::error::{Error, Result};
+use crate::run::cli_agents::CliAgents;
+use crate::run::definition::WorkflowKind;
+use crate::run::events::{Reporter, RunEvent};
+use crate::run::git::Git;
+use crate::run::journal::{Entry, Journal};
+use crate::run::progress::Progress;
+use crate::workflow::epic::def;
+use crate::workflow::epic::project::{self, BmadStatus};
+use crate::workflow::epic::{Engine, EpicReport, Options};
+
+/// A new run, or one continued from its journal.
+pub enum Start {
+    Fresh {
+        workflow: WorkflowKind,
+        epics: Vec<String>,
+        agent: AgentArgs,
+        flags: EpicFlags,
+    },
+    Resume(Journal),
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    workflow: String,
+    epics: Vec<String>,
+    options: Options,
+    scenario: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
+    // The tokenizer's tables take tens of milliseconds to load: load them while the project
+    // is scanned, not on the first phase's critical path.
+    std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
+    let project_dir = Git::new(&ctx.project.dir).toplevel()?;
+    let local = ctx.project.local_dir();
+    let resumed = matches!(start, Start::Resume(_));
+    let (saved, journal) = match start {
+        Start::Resume(j) => {
+            if j.run_finished() {
+                let id = j.started().map(|s| s.0.to_string()).unwrap_or_default();
+                return Err(Error::state(format!("run {id} already finished"))
+                    .hint("see its summary with `baton status`"));
+            }
+            let (_, _, _, opts) = j.started().ok_or_else(|| {
+                Error::corrupt(
+                    j.dir.join("events.jsonl"),
+                    Some(1),
+                    "does not start with run_started",
+                )
+            })?;
+            let saved: Saved = serde_json::from_value(opts.clone())
+                .map_err(|e| Error::corrupt(j.dir.join("events.jsonl"), Some(1), e.to_string()))?;
+            (saved, Some(j))
+        }
+        Start::Fresh {
+            workflow,
+            epics,
+            agent,
+            flags,
+        } => (fresh(ctx, workflow, epics, &agent, &flags)?, None),
+    };
+    let (wf, _) = def::load(
+        if saved.workflow == "epic-chain" {
+            "epic-execute"
+        } else {
+            &saved.workflow
+        },
+        &local.join("workflows"),
+    )?;
+    let git = Git::new(&project_dir);
+    let branch = git.branch().unwrap_or_default();
+    if !saved.options.dry_run
+        && !saved.options.no_commit
+        && saved.options.protected_branches.contains(&branch)
+    {
+        return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
+            .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
+    }
+    if !resumed && saved.options.parallel > 1 && !saved.options.dry_run {
+        // Stories branch from HEAD and merge back into this checkout: edits to tracked files
+        // here would be invisible to them and in the way of their merges.
+        let dirty = git.tracked_changes()?;
+        if !dirty.is_empty() {
+            return Err(Error::state(format!(
+                "--parallel needs a clean checkout; changed: {}",
+                dirty.join(", ")
+            ))
+            .hint("commit or stash your changes first (git stash), or run without --parallel"));
+        }
+    }
+    // Find every epic before anything changes: a typo fails now, not after an hour of work.
+    let epics: Vec<_> = saved
+        .epics
+        .iter()
+        .map(|e| project::load_epic(&project_dir, e))
+        .collect::<Result<_>>()?;
+    for e in &epics {
+        if e.stories.is_empty() {
+            return Err(
+                Error::not_found(format!("epic {} has no story files", e.id)).hint(format!(
+                    "see what baton finds with `baton stories {}`",
+                    e.id
+                )),
+            );
+        }
+    }
+    let run_id = match &journal {
+        Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
+        None => crate::context::session::new_id(),
+    };
+    let journal = match journal {
+        Some(j) => j,
+        None if saved.options.dry_run => Journal::memory(),
+        None => {
+            let mut j = Journal::create(&local, &run_id)?;
+            let options =
+                serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?;
+            j.log(Entry::RunStarted {
+                run_id: run_id.clone(),
+                workflow: saved.workflow.clone(),
+                subjects: saved.epics.clone(),
+                options,
+            })?;
+            j
+        }
+    };
+    let agents = CliAgents::new(&project_dir, saved.scenario.clone())
+        .skip_permissions(ctx.project.config.run.skip_permissions);
+    let status = BmadStatus::new(&project_dir);
+    let progress = Progress::new(ctx.out.json, saved.options.dry_run);
+    progress.report(&RunEvent::RunStarted {
+        run_id: &run_id,
+        workflow: &saved.workflow,
+        subjects: &saved.epics,
+        resumed,
+    });
+    let mut engine = Engine {
+        project_dir: project_dir.clone(),
+        git,
+        wf,
+        opts: saved.options.clone(),
+        journal: Mutex::new(journal),
+        agents: &agents,
+        reporter: &progress,
+        status: &status,
+        prompts_dir: local.join("prompts"),
+        worktrees_dir: local.join("worktrees"),
+        run_id: run_id.clone(),
+        resumed,
+        dry_prompts: Mutex::new(vec![]),
+    };
+    let mut reports: Vec<EpicReport> = Vec::new();
+    let mut handoff: Option<PathBuf> = None;
+    for epic in &epics {
+        let r = engine.run_epic(epic, handoff.as_deref())?;
+        let h = PathBuf::from(format!("docs/handoffs/epic-{}-handoff.md", epic.id));
+        handoff = project_dir.join(&h).is_file().then_some(h);
+        reports.push(r);
+    }
+    progress.finish();
+    if saved.options.dry_run {
+        print_dry(
+            &engine
+                .dry_prompts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            saved.options.verbose,
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
+        (
+            d + r.count("done"),
+            f + r.count("failed"),
+            s + r.count("skipped"),
+        )
+    });
+    let mut journal = engine.journal();
+    if !journal.run_finished() {
+        journal.log(Entry::RunFinished {
+            done,
+            failed,
+            skipped,
+        })?;
+    }
+    let run_dir = journal.dir.clone();
+    drop(journal);
+    let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir});
+    progress.report(&RunEvent::RunFinished {
+        run_id: &run_id,
+        result: if failed > 0 { "failed" } else { "completed" },
+        next: None,
+        summary: Some(&value),
+    });
+    if !ctx.out.json {
+        print_summary(&reports, &run_dir, &project_dir);
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn fresh(
+    ctx: &Ctx,
+    workflow: WorkflowKind,
+    epics: Vec<String>,
+    agent: &AgentArgs,
+    a: &EpicFlags,
+) -> Result<Saved> {
+    let mut party = BTreeSet::new();
+    for (on, name) in [
+        (a.party_kickoff, "kickoff"),
+        (a.party_review, "review"),
+        (a.party_failure, "failure"),
+        (a.party_retro, "retro"),
+    ] {
+        if on || a.party_all {
+            party.insert(name.to_string());
+        }
+    }
+    if a.parallel.is_some_and(|n| n > 1) && a.no_commit {
+        return Err(Error::invalid("--parallel cannot go with --no-commit")
+            .hint("parallel stories reach the run's branch as commits; use --parallel 1 to leave changes staged"));
+    }
+    let cfg = &ctx.project.config;
+    let scenario = super::scenario(ctx, agent)?;
+    // The agent is checked before the run exists: a typo fails now, not as a failed story.
+    if let Some(name) = &agent.agent {
+        crate::run::cli_agents::check_agent(name)?;
+    }
+    Ok(Saved {
+        workflow: workflow.name().to_string(),
+        epics,
+        options: Options {
+            party,
+            party_agents: a.party_agents.clone(),
+            dry_run: a.dry_run,
+            verbose: a.verbose,
+            start_from: a.start_from.clone(),
+            skip_done: a.skip_done,
+            no_commit: a.no_commit,
+            skip_review: a.skip_review,
+            agent: agent.agent.clone(),
+            default_agent: cfg.run.default_agent.clone(),
+            roles: cfg.run.roles.clone(),
+            protected_branches: cfg.run.protected_branches.clone(),
+            parallel: a.parallel.unwrap_or(1) as usize,
+        },
+        scenario,
+    })
+}
+
+fn print_dry(prompts: &[(String, String)], verbose: bool) {
+    let mut out = std::io::stdout().lock();
+    for (title, prompt) in prompts {
+        let _ = writeln!(out, "===== {title} =====");
+        if verbose {
+            let _ = writeln!(out, "{prompt}");
+        } else {
+            for l in prompt.lines().take(6) {
+                let _ = writeln!(out, "{l}");
+            }
+            let _ = writeln!(
+                out,
+                "… ({} lines; --verbose prints it all)\n",
+                prompt.lines().count()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "dry run: {} prompts, no agent run, nothing changed",
+        prompts.len()
+    );
+}
+
+fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
+    use crate::store::metrics::human_ms;
+    let mut out = std::io::stdout().lock();
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "\nepic {}: {} done, {} failed, {} skipped in {} · {} tokens · ${:.2}",
+            r.epic,
+            r.count("done"),
+            r.count("failed"),
+            r.count("skipped"),
+            human_ms(r.duration_ms),
+            r.usage.total(),
+            r.cost_usd
+        );
+        let _ = writeln!(
+            out,
+            "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7}  commit",
+            "story", "title", "result", "attempts", "tokens", "cost"
+        );
+        for s in &r.stories {
+            let title: String = s.title.chars().take(34).collect();
+            let commit = s
+                .commit
+                .as_deref()
+                .map(|c| &c[..c.len().min(10)])
+                .unwrap_or("-");
+            let _ = writeln!(
+                out,
+                "  {:<8} {:<34} {:<8} {:>8} {:>9} {:>7.3}  {commit}",
+                s.id,
+                title,
+                s.result,
+                s.attempts,
+                s.usage.total(),
+                s.cost_usd
+            );
+            if !s.reason.is_empty() {
+                let _ = writeln!(out, "           ↳ {}", s.reason);
+            }
+        }
+        if !r.artifacts.is_empty() {
+            let _ = writeln!(out, "  artifacts: {}", r.artifacts.join(", "));
+        }
+    }
+    let rel = run_dir.strip_prefix(project).unwrap_or(run_dir);
+    let _ = writeln!(
+        out,
+        "\nrun log: {} (events.jsonl, prompts/, logs/)",
+        rel.display()
+    );
+}
