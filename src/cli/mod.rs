@@ -99,7 +99,7 @@ pub enum Command {
     Walkthrough(walkthrough::Args),
     /// Run a command and print its output, or a summary + scratch path when it is large
     Mask(mask::MaskArgs),
-    /// Run a workflow: epic-execute, epic-chain (agents in fresh processes)
+    /// Run a workflow: epic-execute, epic-chain, orchestrate, poc, graduate, verify
     Run(run::Args),
     /// Every run and task, and what each waits for
     Status(status::Args),
