@@ -1,10 +1,9 @@
 //! epic-execute end to end: the real binary, a real git repository, the simulated agent.
 
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::bin;
+use crate::util::bin;
 
 struct Demo {
     _tmp: tempfile::TempDir,

@@ -1,43 +1,24 @@
-//! Shared helpers: a real temp git repository and the real `baton` binary run inside it.
-#![allow(dead_code)]
+//! The real `baton` binary, run inside a project.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-pub struct Proj {
-    pub dir: tempfile::TempDir,
-}
+use super::Proj;
 
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_baton"))
 }
 
+/// stdout then stderr, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 impl Proj {
-    /// A fresh git repository, as a user's project would be.
-    pub fn new() -> Proj {
-        let dir = tempfile::tempdir().unwrap();
-        let st = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .status()
-            .unwrap();
-        assert!(st.success());
-        Proj { dir }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    pub fn store(&self) -> PathBuf {
-        self.path().join("docs/orchestrator")
-    }
-
-    pub fn task_dir(&self, slug: &str) -> PathBuf {
-        self.store().join("context/tasks").join(slug)
-    }
-
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(bin());
         c.args(args).current_dir(self.path()).stdin(Stdio::null());
@@ -102,44 +83,9 @@ impl Proj {
         err
     }
 
-    /// Every file of the store (lock files aside) and its bytes.
-    pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![self.store()];
-        while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in rd {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.file_name().unwrap() != ".lock" {
-                    out.insert(p.clone(), std::fs::read(&p).unwrap());
-                }
-            }
-        }
-        out
-    }
-
-    pub fn manifest(&self, slug: &str) -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(self.task_dir(slug).join("manifest.json")).unwrap())
-            .unwrap()
-    }
-
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
         let mut a = args.to_vec();
         a.push("--json");
         serde_json::from_str(&self.ok(&a)).unwrap()
     }
-}
-
-/// The manifest on disk equals the replay of the events through the state machine.
-pub fn assert_manifest_is_replay(task_dir: &Path) {
-    let replayed = baton::store::log::replay(&task_dir.join("events.jsonl"))
-        .unwrap()
-        .unwrap();
-    let on_disk: baton::store::model::Manifest =
-        serde_json::from_slice(&std::fs::read(task_dir.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(on_disk, replayed);
 }

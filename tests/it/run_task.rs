@@ -1,11 +1,10 @@
 //! orchestrate, poc and graduate end to end: the real binary, a real git repository, the
 //! simulated agent, decisions given by a second process while the run waits.
 
-mod common;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Proj, bin};
+use crate::util::{Proj, bin};
 use serde_json::Value;
 
 fn proj(scenario: &str, workflow: &str) -> Proj {
@@ -207,7 +206,7 @@ fn orchestrate_waits_at_both_gates_for_another_process() {
     ] {
         assert!(history.contains(w), "{w}: {history}");
     }
-    common::assert_manifest_is_replay(&dir);
+    crate::util::assert_manifest_is_replay(&dir);
     let st = p.ok(&["status"]);
     assert!(
         st.contains("orchestrate task add-login") && st.contains("completed"),
@@ -573,7 +572,7 @@ fn a_wave_of_four_runs_in_parallel_and_savings_match() {
         saved.abs_diff(want) <= 5,
         "metrics {saved} vs measured {want}"
     );
-    common::assert_manifest_is_replay(&p.task_dir("add-login"));
+    crate::util::assert_manifest_is_replay(&p.task_dir("add-login"));
 }
 
 #[test]
@@ -634,7 +633,7 @@ fn killed_runs_resume_without_repeating_an_agent_call() {
             labels(&m)
         );
         no_repeated_calls(&p);
-        common::assert_manifest_is_replay(&p.task_dir("add-login"));
+        crate::util::assert_manifest_is_replay(&p.task_dir("add-login"));
     }
 }
 

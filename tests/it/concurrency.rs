@@ -1,12 +1,11 @@
 //! Several processes writing one task at once lose nothing, and a process killed at any
 //! point leaves a store that `baton doctor` passes and every later command works on.
 
-mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Proj, assert_manifest_is_replay, bin};
+use crate::util::{Proj, assert_manifest_is_replay, bin};
 
 const PROCS: usize = 16;
 const OPS: usize = 200;

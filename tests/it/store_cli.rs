@@ -1,7 +1,6 @@
 //! The task store through the real binary, command by command (seed 002).
 
-mod common;
-use common::{Proj, assert_manifest_is_replay};
+use crate::util::{Proj, assert_manifest_is_replay};
 
 fn new_task() -> Proj {
     let p = Proj::new();
@@ -645,7 +644,7 @@ fn root_and_config_choose_the_store() {
     );
     // From a subdirectory, the project is still found.
     std::fs::create_dir(p.path().join("sub")).unwrap();
-    let o = std::process::Command::new(common::bin())
+    let o = std::process::Command::new(crate::util::bin())
         .args(["task", "summary"])
         .current_dir(p.path().join("sub"))
         .output()

@@ -1,13 +1,11 @@
 //! `baton outline` and `baton extract --symbol`: the real binary on real files. The reference
 //! check runs Universal Ctags on the corpus's real source files and on fixtures written here.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Proj;
+use crate::util::Proj;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {

@@ -1,7 +1,6 @@
 //! The seed's command language, answered in the seed's output format.
 
-mod common;
-use common::Proj;
+use crate::util::Proj;
 
 fn exec(p: &Proj, script: &str) -> (i32, String) {
     let o = p.run(&["exec"], Some(script.as_bytes()));

@@ -2,11 +2,10 @@
 //! agent. Every prompt the orchestrator sends is in `.baton/runs/<id>/prompts/`; the sim agent
 //! copies the item's state file as each phase starts (`BATON_SIM_VERIFY_SNAPSHOTS`).
 
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::Proj;
+use crate::util::Proj;
 use serde_json::Value;
 
 const FOUR: &str = r#"name = "verify"

@@ -2,14 +2,12 @@
 //! started as `claude -p` would be, resumed with `--resume <session>`, and reports a context
 //! that grows with each call; baton rotates the session when a trigger is crossed.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::util::{Proj, bin};
 use baton::workflow::agents::{Assignment, Request};
 use baton::workflow::cli_agents::CliAgents;
 use baton::workflow::conductor::{Conductor, Policy, Reason, Report};
-use common::{Proj, bin};
 
 fn agents(p: &Proj, growth: u64) -> CliAgents {
     let sc = p.path().join("sim.toml");
