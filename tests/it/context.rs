@@ -1,12 +1,10 @@
 //! Context toolkit: corpus checks (exact token counts, exact sections) and the real binary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use baton::context::markdown;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-}
+use crate::util::corpus_or_skip;
 
 fn reference(path: &Path) -> Vec<(u8, String, usize, usize)> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -34,7 +32,7 @@ fn ours(sections: &[markdown::Section]) -> Vec<(u8, String, usize, usize)> {
 
 #[test]
 fn corpus_sections_match_exactly() {
-    let dir = corpus().join("markdown");
+    let dir = corpus_or_skip!(corpus_sections_match_exactly).join("markdown");
     let mut docs = 0;
     let mut failures = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -67,7 +65,7 @@ fn corpus_sections_match_exactly() {
 #[test]
 fn corpus_token_counts_match_exactly() {
     use baton::context::tokens::Encoding;
-    let dir = corpus().join("tokens");
+    let dir = corpus_or_skip!(corpus_token_counts_match_exactly).join("tokens");
     let counts: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("counts.json")).unwrap()).unwrap();
     let counts = counts.as_object().unwrap();
@@ -275,7 +273,7 @@ mod cli {
     use assert_cmd::Command;
     use serde_json::Value;
 
-    use super::corpus;
+    use crate::util::corpus_or_skip;
 
     /// A project directory (has `.git`, so baton.toml/.baton are looked up here).
     fn project() -> tempfile::TempDir {
@@ -315,9 +313,10 @@ mod cli {
     const SPEC: &str = "---\ntitle: spec\n---\n# Shop\nA shop.\n\n## Overview\nSmall overview.\n\n## 2. Data Model\n\n```sql\n# not a heading\nCREATE TABLE users (id int);\n```\n\n### Users\nfields\n\n## API Contracts\nGET /users\n\n## API Errors\n404\n\n## Components\nweb, db\n";
 
     #[test]
-    fn tokens_files_stdin_json_and_estimates() {
+    fn tokens_of_a_corpus_file_and_stdin() {
+        let f = corpus_or_skip!(tokens_of_a_corpus_file_and_stdin)
+            .join("tokens/files/ripgrep__standard.rs");
         let d = project();
-        let f = corpus().join("tokens/files/ripgrep__standard.rs");
         let f = f.to_str().unwrap();
         let r = run(d.path(), &["tokens", f], None);
         assert_eq!(r.code, 0, "{}", r.err);
@@ -332,6 +331,26 @@ mod cli {
         assert_eq!(v["files"][1]["file"], "<stdin>");
         assert_eq!(v["files"][1]["tokens"], 2);
         assert_eq!(v["total"], 30567);
+        assert_eq!(v["estimate"], false);
+    }
+
+    #[test]
+    fn tokens_files_stdin_json_and_estimates() {
+        let d = project();
+        std::fs::write(d.path().join("a.md"), "# Title\nhello world\n").unwrap();
+        let r = run(
+            d.path(),
+            &["--json", "tokens", "--encoding", "cl100k_base", "a.md", "-"],
+            Some("hello world"),
+        );
+        let v = json(&r);
+        assert_eq!(v["files"][0]["file"], "a.md");
+        assert_eq!(v["files"][1]["file"], "<stdin>");
+        assert_eq!(v["files"][1]["tokens"], 2);
+        assert_eq!(
+            v["total"].as_u64().unwrap(),
+            v["files"][0]["tokens"].as_u64().unwrap() + 2
+        );
         assert_eq!(v["estimate"], false);
         std::fs::write(
             d.path().join("baton.toml"),
@@ -557,8 +576,8 @@ mod cli {
 
     #[test]
     fn extract_adr_decisions_from_corpus() {
+        let md = corpus_or_skip!(extract_adr_decisions_from_corpus).join("markdown");
         let d = project();
-        let md = corpus().join("markdown");
         let adr = md.join("adr-tools__doc_adr_0004-markdown-format.md");
         let r = run(
             d.path(),

@@ -1,4 +1,4 @@
-//! Every case of the shared test-output corpus (`../shared/corpus/test-outputs`, real runs of
+//! Every case of the shared test-output corpus (`$BATON_CORPUS/test-outputs`, real runs of
 //! real runners with ground truth from their machine-readable reports) through the summarizer
 //! of its runner, explicitly and with `--kind auto`: counts and the first failure must match.
 //!
@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use baton::context::mask::{Kind, Summary, summarize_command_output};
 use serde_json::Value;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/test-outputs")
-}
+use crate::util::corpus_or_skip;
 
-fn cases() -> Vec<(String, PathBuf, Option<Value>)> {
+/// The cases of `<corpus>/test-outputs` (and its `large/`), by id.
+fn cases(corpus: &Path) -> Vec<(String, PathBuf, Option<Value>)> {
+    let corpus = corpus.join("test-outputs");
     let mut out = Vec::new();
-    for dir in [corpus(), corpus().join("large")] {
+    for dir in [corpus.clone(), corpus.join("large")] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -156,11 +156,13 @@ fn check(id: &str, mode: &str, label: &Value, log: &str, s: &Summary) -> Vec<Str
 
 #[test]
 fn every_corpus_case_matches_its_label() {
-    let cases = cases();
+    let corpus = corpus_or_skip!(every_corpus_case_matches_its_label);
+    let cases = cases(&corpus);
     assert!(
         cases.len() >= 30,
-        "corpus not found at {} (CI puts shared/ beside the repo)",
-        corpus().display()
+        "only {} cases under {}/test-outputs",
+        cases.len(),
+        corpus.display()
     );
     let mut errors = Vec::new();
     let mut checked = 0;
@@ -217,7 +219,8 @@ fn every_corpus_case_matches_its_label() {
 #[test]
 fn summaries_are_small() {
     // The point of masking: a summary of ~100-200 tokens, whatever the log.
-    for (id, log_path, _) in cases() {
+    let corpus = corpus_or_skip!(summaries_are_small);
+    for (id, log_path, _) in cases(&corpus) {
         let bytes = std::fs::read(&log_path).unwrap();
         let s = summarize_command_output(Kind::Auto, &[], &bytes);
         let json = serde_json::to_string(&s).unwrap();

@@ -5,18 +5,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::Proj;
+use crate::util::{Proj, corpus_or_skip};
 use serde_json::Value;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files")
-}
-
-/// Source files of the corpus, by extension.
-fn corpus_sources() -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(corpus()) else {
-        return Vec::new();
-    };
+/// Source files of the corpus (`<corpus>/tokens/files`), by extension.
+fn corpus_sources(corpus: &Path) -> Vec<PathBuf> {
+    let dir = corpus.join("tokens/files");
+    let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut v: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -137,15 +132,16 @@ fn check_against_ctags(p: &Proj, file: &Path) -> usize {
 
 #[test]
 fn every_ctags_definition_of_the_corpus_is_in_the_outline() {
+    let corpus = corpus_or_skip!(every_ctags_definition_of_the_corpus_is_in_the_outline);
     if !ctags_ok() {
         eprintln!("SKIPPED: Universal Ctags is not installed (apt-get install universal-ctags)");
         return;
     }
-    let files = corpus_sources();
+    let files = corpus_sources(&corpus);
     assert!(
         files.len() >= 4,
-        "corpus source files not found under {}",
-        corpus().display()
+        "corpus source files not found under {}/tokens/files",
+        corpus.display()
     );
     let p = Proj::new();
     let mut per_file = BTreeMap::new();
@@ -875,11 +871,13 @@ fn mask_points_a_huge_cat_at_the_outline() {
 
 #[test]
 fn corpus_outlines_cost_at_most_15_percent() {
-    let files = corpus_sources();
-    if files.is_empty() {
-        eprintln!("SKIPPED: corpus not found at {}", corpus().display());
-        return;
-    }
+    let corpus = corpus_or_skip!(corpus_outlines_cost_at_most_15_percent);
+    let files = corpus_sources(&corpus);
+    assert!(
+        !files.is_empty(),
+        "no source files under {}/tokens/files",
+        corpus.display()
+    );
     let p = Proj::new();
     let args: Vec<String> = files
         .iter()
