@@ -13,10 +13,9 @@ use baton::agent::{
 };
 use baton::context::signals::{SignalKind, parse_signal};
 
+/// `tests/fixtures/agents/<rel>`.
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agents")
-        .join(rel)
+    crate::util::fixture("agents").join(rel)
 }
 
 struct Fake {

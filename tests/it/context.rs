@@ -273,7 +273,7 @@ mod cli {
     use assert_cmd::Command;
     use serde_json::Value;
 
-    use crate::util::corpus_or_skip;
+    use crate::util::{Test, corpus_or_skip};
 
     /// A project directory (has `.git`, so baton.toml/.baton are looked up here).
     fn project() -> tempfile::TempDir {
@@ -379,37 +379,52 @@ mod cli {
 
     #[test]
     fn bad_inputs_give_clear_errors() {
-        let d = project();
-        let p = d.path();
-        let r = run(p, &["tokens", "missing.md"], None);
-        assert_eq!(r.code, 4);
-        assert!(
-            r.err.contains("missing.md: no such file") && r.err.contains("hint:"),
-            "{}",
-            r.err
-        );
-        let r = run(p, &["tokens", "."], None);
-        assert_eq!(r.code, 2);
-        assert!(r.err.contains("is a directory"), "{}", r.err);
-        std::fs::write(p.join("bin.dat"), b"\x7fELF\x02\x01\x00\x00\xff\xfe").unwrap();
-        let r = run(p, &["extract", "bin.dat", "--section", "x"], None);
-        assert_eq!(r.code, 2);
-        assert!(r.err.contains("looks binary"), "{}", r.err);
-        std::fs::write(p.join("latin1.md"), b"# Caf\xe9\nbody\n").unwrap();
-        let r = run(p, &["extract", "latin1.md", "-s", "caf"], None);
-        assert_eq!(r.code, 2);
-        assert!(
-            r.err.contains("not valid UTF-8") && r.err.contains("--lossy"),
-            "{}",
-            r.err
-        );
-        let r = run(p, &["extract", "latin1.md", "-s", "caf", "--lossy"], None);
-        assert_eq!(r.code, 0, "{}", r.err);
-        assert_eq!(r.out, "# Caf\u{fffd}\nbody\n");
-        let r = run(p, &["--json", "tokens", "--encoding", "p50k"], None);
-        assert_eq!(r.code, 2);
-        let v: Value = serde_json::from_str(r.err.trim()).unwrap();
-        assert_eq!(v["error"]["kind"], "invalid");
+        let p = crate::util::Proj::new();
+        p.test()
+            .args(["tokens", "missing.md"])
+            .stderr(
+                "error: missing.md: no such file\n  \
+                 hint: check the path (it is relative to the working directory)\n",
+            )
+            .status(4)
+            .run();
+        p.test()
+            .args(["tokens", "."])
+            .stderr("error: .: is a directory\n  hint: pass the files inside it, e.g. `dir/*.md`\n")
+            .status(2)
+            .run();
+        let convert = "  hint: convert it to UTF-8 (e.g. `iconv -f latin1 -t utf-8`), \
+                       or pass --lossy to replace invalid bytes with U+FFFD\n";
+        std::fs::write(p.path().join("bin.dat"), b"\x7fELF\x02\x01\x00\x00\xff\xfe").unwrap();
+        p.test()
+            .args(["extract", "bin.dat", "--section", "x"])
+            .stderr(&format!(
+                "error: bin.dat: looks binary (contains NUL bytes) and is not valid UTF-8 \
+                 (first bad byte at offset 8)\n{convert}"
+            ))
+            .status(2)
+            .run();
+        std::fs::write(p.path().join("latin1.md"), b"# Caf\xe9\nbody\n").unwrap();
+        p.test()
+            .args(["extract", "latin1.md", "-s", "caf"])
+            .stderr(&format!(
+                "error: latin1.md: is not valid UTF-8 (first bad byte at offset 5)\n{convert}"
+            ))
+            .status(2)
+            .run();
+        p.test()
+            .args(["extract", "latin1.md", "-s", "caf", "--lossy"])
+            .stdout("# Caf\u{fffd}\nbody\n")
+            .run();
+        p.test()
+            .args(["--json", "tokens", "--encoding", "p50k"])
+            .stderr(concat!(
+                r#"{"error":{"hint":"use o200k_base (GPT-4o and later) or cl100k_base (GPT-4, GPT-3.5)","#,
+                r#""kind":"invalid","message":"unknown encoding \"p50k\""}}"#,
+                "\n"
+            ))
+            .status(2)
+            .run();
     }
 
     #[test]
@@ -749,22 +764,36 @@ mod cli {
                 .len(),
             1
         );
+        let p = crate::util::Proj::new();
         for bad in ["../up", "a/b", "/abs", "..", ""] {
-            let r = run(p, &["session", "new", bad], None);
-            assert_eq!(r.code, 2, "{bad:?}: {}", r.err);
+            p.test()
+                .args(["session", "new", bad])
+                .stderr(&format!(
+                    "error: bad session kind {bad:?}\n  \
+                     hint: use letters, digits, '-', '_' or '.' (not first), e.g. `pr_reviews` or \
+                     `workflow`; no '/', '..' or absolute paths\n"
+                ))
+                .status(2)
+                .run();
         }
-        let r = run(p, &["session", "clean", "--older-than", "soon"], None);
-        assert_eq!(r.code, 2);
+        p.test()
+            .args(["session", "clean", "--older-than", "soon"])
+            .stderr(
+                "error: bad duration \"soon\"\n  hint: use a number and a unit: 90s, 30m, 12h, 7d, 2w\n",
+            )
+            .status(2)
+            .run();
     }
 
     #[test]
     fn unwritable_session_directory() {
-        let d = project();
         // `.baton` is a file: no one (not even root) can create a directory inside it.
-        std::fs::write(d.path().join(".baton"), "not a dir").unwrap();
-        let r = run(d.path(), &["session", "new", "build"], None);
-        assert_eq!(r.code, 6, "{}", r.err);
-        assert!(r.err.contains(".baton"), "{}", r.err);
+        Test::new()
+            .write(".baton", "not a dir")
+            .args(["session", "new", "build"])
+            .stderr("error: [PROJECT]/.baton: File exists (os error 17)\n")
+            .status(6)
+            .run();
     }
 
     #[test]
@@ -786,7 +815,7 @@ mod cli {
             args.push("--help");
             let r = run(d.path(), &args, None);
             assert_eq!(r.code, 0);
-            assert!(r.out.contains("Examples:"), "{cmd:?}");
+            assert!(r.out.contains("\nExamples:\n  "), "{cmd:?}: {}", r.out);
         }
     }
 }

@@ -8,6 +8,7 @@ mod agent_big_output;
 mod concurrency;
 mod conductor;
 mod context;
+mod errors;
 mod exec_lang;
 mod mask;
 mod mask_corpus;

@@ -6,6 +6,8 @@ use assert_cmd::Command;
 use proptest::prelude::*;
 use serde_json::Value;
 
+use crate::util::Test;
+
 /// A project directory (with `baton.toml`, so discovery stops here).
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -53,45 +55,40 @@ fn small_output_passes_through_verbatim_and_leaves_no_scratch() {
 
 #[test]
 fn exit_codes_are_the_commands() {
-    let p = project();
-    let out = baton(p.path())
+    let p = Test::new()
         .args(["mask", "--", "false"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let out = baton(p.path())
-        .args(["mask", "--", "sh", "-c", "echo hi; exit 42"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(42));
-    assert_eq!(out.stdout, b"hi\n");
+        .status(1)
+        .run()
+        .proj();
+    p.test()
+        .args(["mask", "--", "sh", "-c", "echo hi; echo oops >&2; exit 42"])
+        // The command's stderr is part of its output: one stream, as a terminal shows it.
+        .stdout("hi\noops\n")
+        .status(42)
+        .run();
 }
 
 #[test]
 fn no_shell_is_involved() {
-    let p = project();
     // `$HOME` and `;` reach echo as plain arguments.
-    let out = baton(p.path())
+    Test::new()
+        .env("HOME", "/home/expanded")
         .args(["mask", "--", "echo", "$HOME;", "ok"])
-        .output()
-        .unwrap();
-    assert_eq!(out.stdout, b"$HOME; ok\n");
+        .stdout("$HOME; ok\n")
+        .run();
 }
 
 #[test]
 fn missing_command_is_127_with_a_clear_error() {
-    let p = project();
-    let out = baton(p.path())
+    let p = Test::new()
         .args(["mask", "--", "no-such-command-baton-test"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(127));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("command not found: no-such-command-baton-test"),
-        "{err}"
-    );
-    assert!(err.contains("hint:"), "{err}");
+        .stderr(
+            "error: command not found: no-such-command-baton-test\n  \
+             hint: baton mask runs the command directly, without a shell; check the name and \
+             PATH, or use `baton mask -- sh -c '…'` for shell syntax\n",
+        )
+        .status(127)
+        .run();
     assert!(scratch_files(p.path()).is_empty());
 }
 
@@ -228,18 +225,13 @@ fn secrets_are_redacted_in_output_but_kept_in_scratch() {
 
 #[test]
 fn unwritable_scratch_dir_is_a_clear_error() {
-    let p = project();
-    std::fs::create_dir(p.path().join(".baton")).unwrap();
-    std::fs::write(p.path().join(".baton/scratch"), "in the way").unwrap();
-    let out = baton(p.path())
+    // The command does not run: stdout stays empty.
+    Test::new()
+        .write(".baton/scratch", "in the way")
         .args(["mask", "--", "echo", "hi"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(6));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(".baton/scratch"), "{err}");
-    // The command did not run.
-    assert!(out.stdout.is_empty());
+        .stderr("error: [PROJECT]/.baton/scratch: exists but is not a directory\n")
+        .status(6)
+        .run();
 }
 
 #[test]
@@ -269,29 +261,27 @@ fn binary_output_is_handled() {
 
 #[test]
 fn json_flag_wraps_passthrough() {
-    let p = project();
-    let out = baton(p.path())
+    Test::new()
         .args(["--json", "mask", "--", "echo", "hi"])
-        .output()
-        .unwrap();
-    let v = json(&out.stdout);
-    assert_eq!(v["masked"], false);
-    assert_eq!(v["output"], "hi\n");
-    assert_eq!(v["exit_code"], 0);
+        .stdout_json(serde_json::json!({
+            "masked": false,
+            "output": "hi\n",
+            "exit_code": 0,
+            "tokens": 3,
+            "tokens_estimated": true,
+            "lines": 1,
+            "bytes": 3,
+        }))
+        .run();
 }
 
 #[test]
 fn help_has_examples() {
-    let out = Command::cargo_bin("baton")
-        .unwrap()
+    Test::new()
         .args(["mask", "--help"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("Examples:") && text.contains("--kind"),
-        "{text}"
-    );
+        .stdout_contains("\nExamples:\n  baton mask ")
+        .stdout_contains("--kind")
+        .run();
 }
 
 proptest! {

@@ -213,9 +213,11 @@ fn orchestrate_waits_at_both_gates_for_another_process() {
         "{st}"
     );
     // A finished task says so.
-    let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
-    assert!(out(&o).contains("completed"), "{}", out(&o));
+    p.test()
+        .args(["run", "orchestrate", "add-login", "--agent", "sim"])
+        .stderr_contains("completed")
+        .status(3)
+        .run();
     // No gate is open any more.
     let e = p.fails(
         &["resume", "--task", "add-login", "--decision", "approve"],
@@ -645,23 +647,35 @@ fn bad_input_is_refused_clearly() {
     let no_runs =
         |p: &Proj| std::fs::read_dir(p.path().join(".baton/runs")).map_or(0, |d| d.count()) == 0;
     // A missing task.
-    let o = run(&p, &["run", "orchestrate", "nosuch", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(4), "{}", out(&o));
-    assert!(
-        out(&o).contains("no task `nosuch`") && out(&o).contains("baton task init"),
-        "{}",
-        out(&o)
-    );
+    p.test()
+        .args(["run", "orchestrate", "nosuch", "--agent", "sim"])
+        .stderr(
+            "error: no task `nosuch`\n  \
+             hint: create it: baton task init \"nosuch\" --workflow orchestrate \
+             (list: baton task list)\n",
+        )
+        .status(4)
+        .run();
     // A task whose workflow does not fit.
-    let o = run(&p, &["run", "poc", "add-login", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(out(&o).contains("does not fit"), "{}", out(&o));
+    p.test()
+        .args(["run", "poc", "add-login", "--agent", "sim"])
+        .stderr(
+            "error: task `add-login` is a orchestrate task in standard mode: \
+             `baton run poc` does not fit it\n  \
+             hint: run it with: baton run orchestrate add-login\n",
+        )
+        .status(2)
+        .run();
     // A decision while no gate is open.
-    let e = p.fails(
-        &["resume", "--task", "add-login", "--decision", "approve"],
-        3,
-    );
-    assert!(e.contains("nothing to resume"), "{e}");
+    p.test()
+        .args(["resume", "--task", "add-login", "--decision", "approve"])
+        .stderr(
+            "error: nothing to resume: task `add-login` is running, \
+             not paused or waiting at a gate\n  \
+             hint: RESUME answers a PAUSE or a SET_GATE; see `baton task summary`\n",
+        )
+        .status(3)
+        .run();
     // An override naming an unknown phase, and one with a cycle: file and line.
     let text = p.ok(&["workflow", "show", "orchestrate"]);
     let wdir = p.path().join(".baton/workflows");
@@ -717,19 +731,25 @@ fn bad_input_is_refused_clearly() {
     assert_eq!(o.status.code(), Some(5), "{}", out(&o));
     assert!(out(&o).contains("poc.toml"), "{}", out(&o));
     std::fs::remove_file(wdir.join("poc.toml")).unwrap();
-    let o = run(
-        &p,
-        &["run", "orchestrate", "add-login", "--agent", "nosuch"],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(out(&o).contains("unknown agent `nosuch`"), "{}", out(&o));
-    let o = run(&p, &["run", "orchestrate", "add-login", "--dry-run"]);
-    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(
-        out(&o).contains("--dry-run apply only to epic runs"),
-        "{}",
-        out(&o)
-    );
+    p.test()
+        .args(["run", "orchestrate", "add-login", "--agent", "nosuch"])
+        .stderr(
+            "error: unknown agent `nosuch`\n  \
+             hint: agents: claude, codex, gemini, sim \
+             (--agent, [run.roles] in baton.toml, or the workflow's [roles])\n",
+        )
+        .status(2)
+        .run();
+    for flag in ["--dry-run", "--party-*"] {
+        p.test()
+            .args(["run", "orchestrate", "add-login", &flag.replace('*', "all")])
+            .stderr(&format!(
+                "error: {flag} apply only to epic runs, not to orchestrate, poc and graduate\n  \
+                 hint: see `baton run --help`\n"
+            ))
+            .status(2)
+            .run();
+    }
     assert_eq!(p.snapshot(), before, "a refusal changed the store");
     assert!(no_runs(&p), "a refusal left a run behind");
     // An unfinished orchestrate run is not continued by `baton run poc`.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::util::Proj;
+use crate::util::{Proj, Test};
 use serde_json::Value;
 
 /// (id, status, file or "-") of every story, in the order printed.
@@ -265,11 +265,20 @@ fn decimal_epic_argument_and_story_prefix_forms() {
         ]
     );
     // 2.9 is no epic: the first number is; the message says which epics exist.
-    let err = p.fails(&["stories", "2.9"], 4);
-    assert!(err.contains("epic 2.9 not found; epics found: 2"), "{err}");
-    assert!(err.contains("story 2.9.1 belongs to epic 2"), "{err}");
-    let err = p.fails(&["stories", "5"], 4);
-    assert!(err.contains("epic 5 not found; epics found: 2"), "{err}");
+    let hint =
+        "  hint: the first number of a story id is its epic: story 2.9.1 belongs to epic 2\n";
+    p.test()
+        .args(["stories", "2.9"])
+        .stderr(&format!(
+            "error: epic 2.9 not found; epics found: 2\n{hint}"
+        ))
+        .status(4)
+        .run();
+    p.test()
+        .args(["stories", "5"])
+        .stderr(&format!("error: epic 5 not found; epics found: 2\n{hint}"))
+        .status(4)
+        .run();
 }
 
 #[test]
@@ -479,12 +488,25 @@ fn unreadable_folder_is_a_warning() {
 #[test]
 fn no_bmad_project_and_help() {
     let p = Proj::new();
-    let err = p.fails(&["stories", "1"], 4);
-    assert!(err.contains("no BMAD epics or stories"), "{err}");
-    let help = p.ok(&["stories", "--help"]);
-    assert!(help.contains("Examples:"), "{help}");
-    let err = p.fails(&["stories", "x"], 4);
-    assert!(err.contains("epic x not found"), "{err}");
+    let hint = "  hint: stories are looked for under docs/stories, docs/sprint-artifacts and \
+                _bmad-output/implementation-artifacts\n";
+    for epic in ["1", "x"] {
+        p.test()
+            .args(["stories", epic])
+            .stderr(&format!(
+                "error: epic {epic} not found: no BMAD epics or stories in this project\n{hint}"
+            ))
+            .status(4)
+            .run();
+    }
+    Test::new()
+        .args(["stories", "--help"])
+        .stdout_contains(
+            "Examples:\n  baton stories 1\n  baton stories epic-2 --verbose\n  \
+             baton stories 3 --json | jq '.stories[] | select(.disagreement)'\n",
+        )
+        .stdout_contains("Exit codes: 0 ok, 4 no such epic (the message lists the epics found).\n")
+        .run();
 }
 
 #[test]

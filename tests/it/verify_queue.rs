@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::util::Proj;
+use crate::util::{Proj, Test};
 use serde_json::Value;
 
 const FOUR: &str = r#"name = "verify"
@@ -427,31 +427,95 @@ fn the_orchestrator_rotates_at_the_threshold_and_never_carries_an_item_into_the_
 }
 
 #[test]
+fn a_queue_is_added_and_shown() {
+    let p = Test::new()
+        .args(["queue", "add", "q", "BMNR", "MARA"])
+        .stdout("queue q: added BMNR, MARA (2 items now)\nrun it: baton run verify --queue q\n")
+        .run()
+        .proj();
+    p.test()
+        .args(["queue", "show", "q"])
+        .stdout(
+            "queue q: 2 items — 0 complete, 0 failed, 0 in progress, 2 pending\n  \
+             BMNR         pending\n  \
+             MARA         pending\n\
+             next: 2 pending — start with: baton run verify --queue q\n",
+        )
+        .run();
+    p.test()
+        .args(["queue", "show", "q", "--json"])
+        .stdout_json(serde_json::json!({
+            "items": [
+                {"item": "BMNR", "phases": 0, "phases_done": 0, "status": "pending"},
+                {"item": "MARA", "phases": 0, "phases_done": 0, "status": "pending"},
+            ],
+            "queue": {
+                "complete": 0, "failed": 0, "in_progress": 0, "items": 2, "name": "q",
+                "next": "2 pending — start with: baton run verify --queue q", "pending": 2,
+            },
+        }))
+        .run();
+}
+
+#[test]
 fn bad_input_gets_clear_errors_and_changes_nothing() {
     let t = setup("");
     t.p.ok(&["queue", "add", "q", "BMNR", "MARA"]);
     let qf = t.p.path().join(".baton/queues/q/queue.json");
     let before = std::fs::read(&qf).unwrap();
-    let e = t.p.fails(&["queue", "add", "q", "XXI", "MARA"], 3);
-    assert!(e.contains("item `MARA` is already in queue `q`"), "{e}");
+    t.p.test()
+        .args(["queue", "add", "q", "XXI", "MARA"])
+        .stderr(
+            "error: item `MARA` is already in queue `q`\n  \
+             hint: nothing was added; see the queue with `baton queue show q`\n",
+        )
+        .status(3)
+        .run();
     assert_eq!(std::fs::read(&qf).unwrap(), before, "all or nothing");
-    let e = t.p.fails(&["queue", "add", "q", "../etc"], 2);
-    assert!(e.contains("not an item id"), "{e}");
-    let e = t.p.fails(&["queue", "add", "Bad Name", "X"], 2);
-    assert!(e.contains("not a queue name"), "{e}");
-    let e = t.p.fails(&["queue", "show", "nope"], 4);
-    assert!(
-        e.contains("no queue `nope`") && e.contains("hint: queues: q"),
-        "{e}"
-    );
-    let o = t.run(&["run", "verify", "--queue", "nope", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert!(text(&o).contains("no queue `nope`"));
-    let o = t.run(&["run", "verify", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("--queue NAME"), "{}", text(&o));
-    let e = t.p.fails(&["state", "show", "ZZZ"], 4);
-    assert!(e.contains("no queue holds item `ZZZ`"), "{e}");
+    t.p.test()
+        .args(["queue", "add", "q", "../etc"])
+        .stderr(
+            "error: `../etc` is not an item id (letters, digits, `.`, `-`, `_`; at most 64)\n  \
+             hint: items are ids like BMNR or 2026-q1.report\n",
+        )
+        .status(2)
+        .run();
+    t.p.test()
+        .args(["queue", "add", "Bad Name", "X"])
+        .stderr(
+            "error: `Bad Name` is not a queue name (lowercase letters, digits, `-`, `_`; at most 64)\n  \
+             hint: e.g. baton queue add dat-q1 BMNR MARA\n",
+        )
+        .status(2)
+        .run();
+    let no_queue =
+        "error: no queue `nope`\n  hint: queues: q; or create it: baton queue add nope ITEM…\n";
+    t.p.test()
+        .args(["queue", "show", "nope"])
+        .stderr(no_queue)
+        .status(4)
+        .run();
+    t.p.test()
+        .args(["run", "verify", "--queue", "nope", "--agent", "sim"])
+        .stderr(no_queue)
+        .status(4)
+        .run();
+    t.p.test()
+        .args(["run", "verify", "--agent", "sim"])
+        .stderr(
+            "error: verify needs a queue: --queue NAME\n  \
+             hint: create one with `baton queue add NAME ITEM…`, then `baton run verify --queue NAME`\n",
+        )
+        .status(2)
+        .run();
+    t.p.test()
+        .args(["state", "show", "ZZZ"])
+        .stderr(
+            "error: no queue holds item `ZZZ`\n  \
+             hint: add it: baton queue add NAME ITEM (see the queues: baton queue list)\n",
+        )
+        .status(4)
+        .run();
 
     let wf = t.p.path().join(".baton/workflows/verify.toml");
     std::fs::write(&wf, FOUR.replace("inputs = [\"1a\"]", "inputs = [\"9z\"]")).unwrap();
