@@ -10,6 +10,7 @@ mod conductor;
 mod context;
 mod errors;
 mod exec_lang;
+mod formats;
 mod mask;
 mod mask_corpus;
 mod outline;

@@ -9,7 +9,7 @@ mod test;
 
 pub use corpus::corpus;
 pub(crate) use corpus::corpus_or_skip;
-pub use fixtures::fixture;
+pub use fixtures::{copy_dir, fixture};
 pub use project::{Proj, assert_manifest_is_replay, snapshot};
 pub use runner::{bin, text};
 pub use test::Test;
