@@ -83,8 +83,7 @@ fn signatures_and_docs_are_compact() {
 /// files (and of a file with odd whitespace).
 #[test]
 fn range_counts_are_exact() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let dir = corpus_files("range_counts_are_exact");
     let mut texts: Vec<(String, String)> = std::fs::read_dir(&dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -114,7 +113,10 @@ fn range_counts_are_exact() {
             }
         }
     }
-    assert!(checked > 10);
+    assert!(
+        checked > 10 || !dir.is_dir(),
+        "{checked} definitions checked"
+    );
 }
 
 fn ol_enc(name: &str, text: &str, enc: Encoding) -> FileOutline {
@@ -129,10 +131,8 @@ fn ol_enc(name: &str, text: &str, enc: Encoding) -> FileOutline {
 /// summed over the definitions of at least 200 tokens (small ones are noisy and cheap anyway).
 #[test]
 fn estimates_track_exact_counts() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let dir = corpus_files("estimates_track_exact_counts");
     let Ok(rd) = std::fs::read_dir(&dir) else {
-        eprintln!("SKIPPED: corpus not found at {}", dir.display());
         return;
     };
     let mut report = Vec::new();
@@ -213,8 +213,7 @@ fn fingerprint(items: &[Item]) -> Vec<String> {
 /// braces hidden in literals and comments.
 #[test]
 fn fast_parse_equals_whole_parse() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let dir = corpus_files("fast_parse_equals_whole_parse");
     let mut texts: Vec<(Lang, String)> = std::fs::read_dir(&dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -292,8 +291,7 @@ fn unbalanced_later() { let s = "}"; }
 /// concatenated past the split size; and the fast parse is really taken.
 #[test]
 fn python_fast_parse_equals_whole_parse() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tokens/files");
+    let dir = corpus_files("python_fast_parse_equals_whole_parse");
     let mut texts: Vec<String> = std::fs::read_dir(&dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -303,7 +301,8 @@ fn python_fast_parse_equals_whole_parse() {
                 .collect()
         })
         .unwrap_or_default();
-    assert!(texts.len() >= 2, "corpus Python files missing");
+    let corpus = dir.is_dir();
+    assert!(!corpus || texts.len() >= 2, "corpus Python files missing");
     let tricky = r#"
 import os
 
@@ -658,6 +657,23 @@ mod props {
             let e = estimate::Estimator::new(&text);
             prop_assert!(e.count(a, b) <= e.total + 1);
             prop_assert!(e.total <= text.len());
+        }
+    }
+}
+
+/// The shared corpus's real source files, found through `BATON_CORPUS`. Without it the path
+/// does not exist, the corpus part of a test is empty (its synthetic cases still run), and
+/// the skip is said.
+fn corpus_files(test: &str) -> std::path::PathBuf {
+    match std::env::var_os("BATON_CORPUS") {
+        Some(d) if std::path::Path::new(&d).is_dir() => {
+            std::path::Path::new(&d).join("tokens/files")
+        }
+        _ => {
+            eprintln!(
+                "skipped: {test} (corpus part): BATON_CORPUS not set (the shared test corpus)"
+            );
+            std::path::PathBuf::from("/nonexistent/baton-corpus")
         }
     }
 }

@@ -1,0 +1,498 @@
+//! Agent adapters against fake `claude`/`codex`/`gemini` executables: shell scripts that record
+//! their argv, stdin and environment, replay a fixture from `tests/fixtures/agents/` and exit
+//! with a chosen code. Also: timeouts kill the whole process group, no orphans, missing
+//! binaries, non-UTF-8 output.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use baton::agent::{
+    AgentKind, AgentOutcome, AgentRequest, AgentSpec, CancelToken, ExitKind, FailureKind, Usage,
+    run,
+};
+use baton::context::signals::{SignalKind, parse_signal};
+
+/// `tests/fixtures/agents/<rel>`.
+fn fixture(rel: &str) -> PathBuf {
+    crate::util::fixture("agents").join(rel)
+}
+
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        Fake {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    /// Write an executable script `bin/<name>`.
+    fn script(&self, name: &str, body: &str) -> PathBuf {
+        let bin = self.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let p = bin.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+    /// A fake CLI that records what it got and replays `$FIXTURE`, exiting `$FAKE_EXIT`.
+    fn replayer(&self, name: &str) -> PathBuf {
+        self.script(
+            name,
+            r#"printf '%s\n' "$@" > "$REC/argv"
+cat > "$REC/stdin"
+env > "$REC/env"
+cat "$FIXTURE"
+echo "fake $0 on stderr" >&2
+exit "${FAKE_EXIT:-0}""#,
+        )
+    }
+    fn request(&self, prompt: &str, fixture_rel: &str, exit: i32) -> AgentRequest {
+        let mut req = AgentRequest::new(prompt, self.path(), self.path().join("logs"), "call");
+        req.env = vec![
+            ("REC".into(), self.path().display().to_string()),
+            ("FIXTURE".into(), fixture(fixture_rel).display().to_string()),
+            ("FAKE_EXIT".into(), exit.to_string()),
+        ];
+        req
+    }
+    fn rec(&self, what: &str) -> String {
+        std::fs::read_to_string(self.path().join(what)).unwrap()
+    }
+    fn spec(&self, kind: AgentKind) -> AgentSpec {
+        let mut s = AgentSpec::new(kind);
+        s.program = Some(self.replayer(kind.name()));
+        s.timeout = Duration::from_secs(20);
+        s.grace = Duration::from_millis(500);
+        s
+    }
+}
+
+fn replay(kind: AgentKind, fixture_rel: &str, exit: i32) -> (Fake, AgentOutcome) {
+    let f = Fake::new();
+    let spec = f.spec(kind);
+    let out = run(&spec, &f.request("the prompt", fixture_rel, exit)).unwrap();
+    (f, out)
+}
+
+#[test]
+fn claude_success_stream() {
+    let f = Fake::new();
+    let mut spec = f.spec(AgentKind::Claude);
+    spec.model = Some("sonnet".into());
+    // Configuration cannot smuggle CLAUDECODE into the child.
+    spec.env = vec![("CLAUDECODE".into(), "1".into())];
+    let prompt = "Implement story 1.2.\n$(rm -rf /) `not a shell` 'quotes'\n";
+    let out = run(&spec, &f.request(prompt, "claude/success.jsonl", 0)).unwrap();
+
+    assert_eq!(out.exit, ExitKind::Exited(0));
+    assert!(!out.is_error(), "{:?}", out.error);
+    assert_eq!(
+        out.session_id.as_deref(),
+        Some("6f1c2a9e-0000-4000-8000-000000000001")
+    );
+    assert_eq!(
+        out.usage,
+        Usage {
+            input: 6,
+            cache_creation: 1500,
+            cache_read: 19200,
+            output: 65
+        }
+    );
+    // Context size = the latest assistant message's prompt, not the summed result usage.
+    assert_eq!(out.context_tokens, Some(2 + 300 + 10200));
+    assert_eq!(out.cost_usd, Some(0.0374));
+    assert_eq!(out.num_turns, Some(2));
+    assert_eq!(out.model.as_deref(), Some("claude-sonnet-4-6"));
+    assert_eq!(out.text_tail, "Done.\n\nIMPLEMENTATION COMPLETE: 1.2");
+    let sig = parse_signal(&out.text_tail, "story-1-2").signal.unwrap();
+    assert_eq!(sig.kind, SignalKind::ImplementationComplete);
+
+    // The prompt went to stdin byte for byte; argv has exactly the configured flags.
+    assert_eq!(f.rec("stdin"), prompt);
+    assert_eq!(
+        f.rec("argv").lines().collect::<Vec<_>>(),
+        [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "sonnet"
+        ]
+    );
+    assert!(!f.rec("env").lines().any(|l| l.starts_with("CLAUDECODE=")));
+    // Logs hold the raw streams.
+    assert_eq!(
+        std::fs::read(&out.log_path).unwrap(),
+        std::fs::read(fixture("claude/success.jsonl")).unwrap()
+    );
+    assert_eq!(out.log_path, f.path().join("logs/call.log"));
+    assert!(
+        std::fs::read_to_string(&out.stderr_path)
+            .unwrap()
+            .contains("on stderr")
+    );
+}
+
+#[test]
+fn claude_found_on_path_by_default_name() {
+    let f = Fake::new();
+    f.replayer("claude");
+    let spec = AgentSpec::new(AgentKind::Claude); // no program override
+    let mut req = f.request("p", "claude/success.jsonl", 0);
+    let path = format!(
+        "{}:{}",
+        f.path().join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    req.env.push(("PATH".into(), path));
+    let out = run(&spec, &req).unwrap();
+    assert!(!out.is_error(), "{:?}", out.error);
+    assert_eq!(out.num_turns, Some(2));
+}
+
+#[test]
+fn claude_is_error_with_success_subtype() {
+    let (_f, out) = replay(AgentKind::Claude, "claude/not_logged_in.jsonl", 1);
+    assert_eq!(out.failure, Some(FailureKind::Auth));
+    assert_eq!(
+        out.error.as_deref(),
+        Some("Not logged in · Please run /login")
+    );
+    assert!(!out.transient);
+    // Same line with exit 0: still an error, is_error decides.
+    let (_f, out) = replay(AgentKind::Claude, "claude/not_logged_in.jsonl", 0);
+    assert_eq!(out.failure, Some(FailureKind::Auth));
+}
+
+#[test]
+fn claude_overloaded_is_transient() {
+    let (_f, out) = replay(AgentKind::Claude, "claude/overloaded.jsonl", 1);
+    assert_eq!(out.failure, Some(FailureKind::Api));
+    assert!(out.transient);
+    assert!(out.error.unwrap().contains("529"));
+}
+
+#[test]
+fn claude_max_turns() {
+    let (_f, out) = replay(AgentKind::Claude, "claude/max_turns.jsonl", 1);
+    assert_eq!(out.failure, Some(FailureKind::TurnLimit));
+    assert_eq!(
+        out.error.as_deref(),
+        Some("Reached maximum number of turns (3)")
+    );
+    assert_eq!(out.cost_usd, Some(0.21));
+    assert_eq!(out.context_tokens, Some(50010));
+    // No result text: the assistant's text is what is left for signal parsing.
+    assert_eq!(out.text_tail, "Still working on it.");
+    assert!(!out.transient);
+}
+
+#[test]
+fn claude_without_result_line_is_no_result() {
+    let f = Fake::new();
+    let mut spec = f.spec(AgentKind::Claude);
+    spec.program = Some(f.script(
+        "claude",
+        r#"echo '{"type":"system","subtype":"init","session_id":"s-9"}'"#,
+    ));
+    let out = run(&spec, &f.request("p", "claude/success.jsonl", 0)).unwrap();
+    assert_eq!(out.failure, Some(FailureKind::NoResult));
+    assert_eq!(out.session_id.as_deref(), Some("s-9"));
+}
+
+#[test]
+fn codex_success() {
+    let (f, out) = replay(AgentKind::Codex, "codex/success.jsonl", 0);
+    assert!(!out.is_error(), "{:?}", out.error);
+    assert_eq!(
+        out.session_id.as_deref(),
+        Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
+    );
+    assert_eq!(
+        out.usage,
+        Usage {
+            input: 24763 - 24448,
+            cache_creation: 0,
+            cache_read: 24448,
+            output: 122
+        }
+    );
+    assert_eq!(
+        out.text_tail,
+        "All tests pass.\nIMPLEMENTATION COMPLETE: 1.2"
+    );
+    assert_eq!(out.cost_usd, None);
+    assert_eq!(
+        f.rec("argv").lines().collect::<Vec<_>>(),
+        ["exec", "--json", "-"]
+    );
+    assert_eq!(f.rec("stdin"), "the prompt");
+}
+
+#[test]
+fn codex_turn_failed() {
+    let (_f, out) = replay(AgentKind::Codex, "codex/turn_failed.jsonl", 1);
+    assert_eq!(out.failure, Some(FailureKind::Api));
+    assert_eq!(
+        out.error.as_deref(),
+        Some("exceeded retry limit, last status: 429 Too Many Requests")
+    );
+    assert!(out.transient);
+    assert_eq!(out.text_tail, "");
+}
+
+#[test]
+fn gemini_success() {
+    let (f, out) = replay(AgentKind::Gemini, "gemini/success.json", 0);
+    assert!(!out.is_error(), "{:?}", out.error);
+    assert_eq!(out.text_tail, "Reviewed.\n\nREVIEW PASSED: 1.2");
+    assert_eq!(
+        out.session_id.as_deref(),
+        Some("c2a5a1f0-0000-4000-8000-00000000000a")
+    );
+    assert_eq!(
+        out.usage,
+        Usage {
+            input: 1200,
+            cache_creation: 0,
+            cache_read: 8200,
+            output: 200
+        }
+    );
+    assert_eq!(
+        f.rec("argv").lines().collect::<Vec<_>>(),
+        ["--output-format", "json"]
+    );
+    assert_eq!(f.rec("stdin"), "the prompt");
+}
+
+#[test]
+fn gemini_exit_codes_map_to_kinds() {
+    // The error document names the failure...
+    let (_f, out) = replay(AgentKind::Gemini, "gemini/auth_error.json", 41);
+    assert_eq!(out.failure, Some(FailureKind::Auth));
+    assert!(out.error.unwrap().contains("GEMINI_API_KEY"));
+    // ...and without one, the documented exit code does.
+    for (code, kind) in [
+        (41, FailureKind::Auth),
+        (42, FailureKind::InvalidInput),
+        (52, FailureKind::Config),
+        (53, FailureKind::TurnLimit),
+        (54, FailureKind::Tool),
+        (130, FailureKind::Interrupted),
+        (1, FailureKind::Api),
+        (7, FailureKind::ExitCode),
+    ] {
+        let (_f, out) = replay(AgentKind::Gemini, "README.md", code);
+        assert_eq!(out.exit, ExitKind::Exited(code));
+        assert_eq!(out.failure, Some(kind), "exit {code}");
+        let err = out.error.unwrap();
+        assert!(err.contains(&format!("code {code}")), "{err}");
+        assert!(err.contains("on stderr"), "stderr is the reason: {err}");
+    }
+}
+
+/// `/proc/<pid>` gone or a zombie nobody reaped: either way, not running.
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+fn read_pid(path: &Path) -> u32 {
+    // The fake writes it first thing; give it a moment on a loaded machine.
+    for _ in 0..200 {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && let Ok(pid) = s.trim().parse()
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no pid file {}", path.display());
+}
+
+fn hanging_agent(body: &str) -> (Fake, AgentSpec, AgentRequest) {
+    let f = Fake::new();
+    let mut spec = AgentSpec::command(f.script("agent", body), &[]);
+    spec.timeout = Duration::from_millis(800);
+    spec.grace = Duration::from_millis(500);
+    let mut req = AgentRequest::new("p", f.path(), f.path().join("logs"), "hang");
+    req.env = vec![("REC".into(), f.path().display().to_string())];
+    (f, spec, req)
+}
+
+#[test]
+fn timeout_kills_the_whole_group() {
+    let (f, spec, req) = hanging_agent(
+        r#"sleep 1000 &
+echo $! > "$REC/grandchild.pid"
+echo started
+wait"#,
+    );
+    let t = Instant::now();
+    let out = run(&spec, &req).unwrap();
+    assert_eq!(out.exit, ExitKind::TimedOut);
+    assert!(out.timed_out());
+    assert_eq!(out.failure, Some(FailureKind::TimedOut));
+    assert!(!out.transient);
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(out.text_tail, "started\n");
+    let gc = read_pid(&f.path().join("grandchild.pid"));
+    assert!(!running(gc), "grandchild {gc} survived the timeout");
+}
+
+#[test]
+fn timeout_escalates_to_sigkill_when_term_is_ignored() {
+    let (f, spec, req) = hanging_agent(
+        r#"trap '' TERM
+sleep 1000 &
+echo $! > "$REC/grandchild.pid"
+while :; do sleep 1; done"#,
+    );
+    let t = Instant::now();
+    let out = run(&spec, &req).unwrap();
+    assert_eq!(out.exit, ExitKind::TimedOut);
+    // Timeout, then the grace period before SIGKILL.
+    assert!(
+        t.elapsed() >= Duration::from_millis(1300),
+        "{:?}",
+        t.elapsed()
+    );
+    let gc = read_pid(&f.path().join("grandchild.pid"));
+    assert!(!running(gc), "grandchild {gc} survived SIGKILL");
+}
+
+#[test]
+fn cancel_stops_the_group_promptly() {
+    let (f, mut spec, mut req) = hanging_agent(
+        r#"sleep 1000 &
+echo $! > "$REC/grandchild.pid"
+wait"#,
+    );
+    spec.timeout = Duration::from_secs(60);
+    let token = CancelToken::new();
+    req.cancel = Some(token.clone());
+    let pid_file = f.path().join("grandchild.pid");
+    let t = Instant::now();
+    let handle = std::thread::spawn(move || run(&spec, &req).unwrap());
+    let gc = read_pid(&pid_file);
+    token.cancel();
+    let out = handle.join().unwrap();
+    assert_eq!(out.exit, ExitKind::Cancelled);
+    assert_eq!(out.failure, Some(FailureKind::Cancelled));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(!running(gc), "grandchild {gc} survived the cancel");
+}
+
+#[test]
+fn leftover_processes_are_terminated_after_a_normal_exit() {
+    let (f, spec, req) = hanging_agent(
+        r#"sleep 1000 >/dev/null 2>&1 &
+echo $! > "$REC/grandchild.pid"
+echo 'REVIEW PASSED: 1.2'"#,
+    );
+    let out = run(&spec, &req).unwrap();
+    assert_eq!(out.exit, ExitKind::Exited(0));
+    assert!(!out.is_error());
+    assert!(
+        out.warnings.iter().any(|w| w.contains("left processes")),
+        "{:?}",
+        out.warnings
+    );
+    let gc = read_pid(&f.path().join("grandchild.pid"));
+    assert!(!running(gc), "background process {gc} outlived the agent");
+}
+
+#[test]
+fn missing_binary_and_cwd_are_clear_errors() {
+    let f = Fake::new();
+    let mut spec = AgentSpec::new(AgentKind::Claude);
+    spec.program = Some(f.path().join("no-such-claude"));
+    let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "x");
+    let e = run(&spec, &req).unwrap_err();
+    assert_eq!(e.kind(), "not_found");
+    assert!(e.to_string().contains("no-such-claude"), "{e}");
+    assert!(e.hint_text().unwrap().contains("PATH"));
+
+    let spec = AgentSpec::command("/bin/true", &[]);
+    let req = AgentRequest::new("p", f.path().join("gone"), f.path().join("logs"), "x");
+    let e = run(&spec, &req).unwrap_err();
+    assert_eq!(e.kind(), "not_found");
+    assert!(e.to_string().contains("working directory"), "{e}");
+
+    let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "../escape");
+    assert_eq!(run(&spec, &req).unwrap_err().kind(), "invalid");
+}
+
+#[test]
+fn non_utf8_output_is_decoded_lossily_and_logged_raw() {
+    let f = Fake::new();
+    let spec = AgentSpec::command(
+        f.script("agent", r"printf 'ok \377\376 bytes\nREVIEW PASSED: 1.2\n'"),
+        &[],
+    );
+    let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "bin");
+    let out = run(&spec, &req).unwrap();
+    assert!(!out.is_error());
+    assert!(
+        out.text_tail.starts_with("ok \u{FFFD}\u{FFFD} bytes\n"),
+        "{:?}",
+        out.text_tail
+    );
+    assert_eq!(
+        std::fs::read(&out.log_path).unwrap(),
+        b"ok \xff\xfe bytes\nREVIEW PASSED: 1.2\n"
+    );
+    assert!(parse_signal(&out.text_tail, "1.2").signal.is_some());
+
+    // Invalid bytes inside a claude JSON string do not lose the line.
+    let mut spec = AgentSpec::new(AgentKind::Claude);
+    spec.program = Some(f.script(
+        "claude",
+        r#"printf '{"type":"result","subtype":"success","is_error":false,"result":"caf\351 done","num_turns":1}\n'"#,
+    ));
+    let out = run(&spec, &req).unwrap();
+    assert!(!out.is_error(), "{:?}", out.error);
+    assert_eq!(out.text_tail, "caf\u{FFFD} done");
+}
+
+#[test]
+fn command_nonzero_exit_reports_stderr() {
+    let f = Fake::new();
+    let spec = AgentSpec::command(
+        f.script(
+            "agent",
+            "cat >/dev/null; echo 'HTTP 503 Service Unavailable' >&2; exit 3",
+        ),
+        &[],
+    );
+    let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "c");
+    let out = run(&spec, &req).unwrap();
+    assert_eq!(out.failure, Some(FailureKind::ExitCode));
+    assert!(out.transient);
+    assert_eq!(
+        out.error.as_deref(),
+        Some("exited with code 3: HTTP 503 Service Unavailable")
+    );
+}
+
+#[test]
+fn outcome_round_trips_through_json() {
+    let (_f, out) = replay(AgentKind::Claude, "claude/success.jsonl", 0);
+    let json = serde_json::to_string(&out).unwrap();
+    let back: AgentOutcome = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, out);
+}

@@ -1,0 +1,304 @@
+//! `baton mask` end to end: the real binary on real commands.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::util::Test;
+
+/// A project directory (with `baton.toml`, so discovery stops here).
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("baton.toml"), "").unwrap();
+    dir
+}
+
+fn baton(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("baton").unwrap();
+    c.current_dir(dir);
+    c
+}
+
+fn scratch_files(dir: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(dir.join(".baton/scratch")) {
+        Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn json(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+#[test]
+fn small_output_passes_through_verbatim_and_leaves_no_scratch() {
+    let p = project();
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--",
+            "sh",
+            "-c",
+            "printf 'hello\\nworld\\n'; printf 'err\\n' >&2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\nworld\nerr\n");
+    assert!(scratch_files(p.path()).is_empty());
+    let ignore = std::fs::read_to_string(p.path().join(".baton/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"));
+}
+
+#[test]
+fn exit_codes_are_the_commands() {
+    let p = Test::new()
+        .args(["mask", "--", "false"])
+        .status(1)
+        .run()
+        .proj();
+    p.test()
+        .args(["mask", "--", "sh", "-c", "echo hi; echo oops >&2; exit 42"])
+        // The command's stderr is part of its output: one stream, as a terminal shows it.
+        .stdout("hi\noops\n")
+        .status(42)
+        .run();
+}
+
+#[test]
+fn no_shell_is_involved() {
+    // `$HOME` and `;` reach echo as plain arguments.
+    Test::new()
+        .env("HOME", "/home/expanded")
+        .args(["mask", "--", "echo", "$HOME;", "ok"])
+        .stdout("$HOME; ok\n")
+        .run();
+}
+
+#[test]
+fn missing_command_is_127_with_a_clear_error() {
+    let p = Test::new()
+        .args(["mask", "--", "no-such-command-baton-test"])
+        .stderr(
+            "error: command not found: no-such-command-baton-test\n  \
+             hint: baton mask runs the command directly, without a shell; check the name and \
+             PATH, or use `baton mask -- sh -c '…'` for shell syntax\n",
+        )
+        .status(127)
+        .run();
+    assert!(scratch_files(p.path()).is_empty());
+}
+
+#[test]
+fn killed_by_signal_small_output() {
+    let p = project();
+    let out = baton(p.path())
+        .args(["mask", "--", "sh", "-c", "echo before; kill -9 $$"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(128 + 9));
+    assert_eq!(out.stdout, b"before\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("signal 9 (SIGKILL)"), "{err}");
+}
+
+#[test]
+fn killed_by_signal_masked_output_reports_it() {
+    let p = project();
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--threshold",
+            "100",
+            "--",
+            "sh",
+            "-c",
+            "seq 1 5000; kill -TERM $$",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(128 + 15));
+    let v = json(&out.stdout);
+    assert_eq!(v["masked"], true);
+    assert_eq!(v["signal"], 15);
+    assert_eq!(v["signal_name"], "SIGTERM");
+    assert_eq!(v["exit_code"], Value::Null);
+    let summary = v["summary"].as_str().unwrap();
+    assert!(summary.contains("killed by signal 15"), "{summary}");
+}
+
+#[test]
+fn big_output_is_masked_into_a_private_scratch_file() {
+    let p = project();
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--",
+            "sh",
+            "-c",
+            "seq 1 200000; echo 'fatal: disk on fire' >&2; exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let v = json(&out.stdout);
+    assert_eq!(v["masked"], true);
+    assert_eq!(v["kind"], "generic");
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["lines"], 200_001);
+    assert!(
+        v["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("200001 lines, 1 error-looking line")
+    );
+    assert_eq!(v["error_lines"][0]["line"], 200_001);
+    assert_eq!(v["head"][0], "1");
+    assert_eq!(
+        v["tail"].as_array().unwrap().last().unwrap(),
+        "fatal: disk on fire"
+    );
+    let path = PathBuf::from(v["full_output_path"].as_str().unwrap());
+    assert!(
+        path.starts_with(p.path().join(".baton/scratch")),
+        "{path:?}"
+    );
+    let mut want: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+    want.push_str("fatal: disk on fire\n");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // The masked form is small, as the seed wants (~200 tokens).
+    assert!(out.stdout.len() < 3000, "{}", out.stdout.len());
+}
+
+#[test]
+fn stdin_mode_with_a_kind() {
+    let p = project();
+    let log = "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\nfailures:\n\n---- b stdout ----\n\
+thread 'b' (7) panicked at src/lib.rs:3:5:\nboom\n\n\
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n";
+    let out = baton(p.path())
+        .args(["mask", "--threshold", "10", "--kind", "cargo-test"])
+        .write_stdin(log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out.stdout);
+    assert_eq!(v["summary"], "1 passed, 1 failed");
+    assert_eq!(v["first_failure"]["test"], "b");
+    assert_eq!(v["first_failure"]["file"], "src/lib.rs");
+    assert_eq!(v["first_failure"]["line"], 3);
+    assert_eq!(v["counts"]["failed"], 1);
+    assert!(v.get("exit_code").is_none());
+}
+
+#[test]
+fn secrets_are_redacted_in_output_but_kept_in_scratch() {
+    let p = project();
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz";
+    let script = format!("echo \"key {secret}\"; echo 'DB_PASSWORD=hunter22'");
+    let out = baton(p.path())
+        .args(["mask", "--keep", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, "key [REDACTED]\nDB_PASSWORD=[REDACTED]\n");
+    let files = scratch_files(p.path());
+    assert_eq!(files.len(), 1);
+    let raw = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(raw.contains(secret) && raw.contains("hunter22"));
+    // Masked: the summary's lines are redacted too.
+    let script = format!("seq 1 3000; echo 'error: leaked {secret}'");
+    let out = baton(p.path())
+        .args(["mask", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains(secret), "{text}");
+    assert!(text.contains("error: leaked [REDACTED]"), "{text}");
+}
+
+#[test]
+fn unwritable_scratch_dir_is_a_clear_error() {
+    // The command does not run: stdout stays empty.
+    Test::new()
+        .write(".baton/scratch", "in the way")
+        .args(["mask", "--", "echo", "hi"])
+        .stderr("error: [PROJECT]/.baton/scratch: exists but is not a directory\n")
+        .status(6)
+        .run();
+}
+
+#[test]
+fn binary_output_is_handled() {
+    let p = project();
+    let out = baton(p.path())
+        .args(["mask", "--", "sh", "-c", "printf '\\377\\376\\000abc\\n'"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"\xff\xfe\x00abc\n");
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--threshold",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "head -c 100000 /dev/urandom",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out.stdout)["bytes"], 100_000);
+}
+
+#[test]
+fn json_flag_wraps_passthrough() {
+    Test::new()
+        .args(["--json", "mask", "--", "echo", "hi"])
+        .stdout_json(serde_json::json!({
+            "masked": false,
+            "output": "hi\n",
+            "exit_code": 0,
+            "tokens": 3,
+            "tokens_estimated": true,
+            "lines": 1,
+            "bytes": 3,
+        }))
+        .run();
+}
+
+#[test]
+fn help_has_examples() {
+    Test::new()
+        .args(["mask", "--help"])
+        .stdout_contains("\nExamples:\n  baton mask ")
+        .stdout_contains("--kind")
+        .run();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Round trip through the real binary: the scratch file holds exactly the bytes given.
+    #[test]
+    fn scratch_file_holds_exactly_the_output(bytes in proptest::collection::vec(any::<u8>(), 0..20_000)) {
+        let p = project();
+        let out = baton(p.path())
+            .args(["--json", "mask", "--keep", "--threshold", "0", "--kind", "generic"])
+            .write_stdin(bytes.clone())
+            .output()
+            .unwrap();
+        prop_assert_eq!(out.status.code(), Some(0));
+        let files = scratch_files(p.path());
+        prop_assert_eq!(files.len(), 1);
+        prop_assert_eq!(std::fs::read(&files[0]).unwrap(), bytes);
+    }
+}

@@ -1,0 +1,970 @@
+//! epic-execute end to end: the real binary, a real git repository, the simulated agent.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::util::bin;
+
+struct Demo {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The demo's BMAD project (4 stories) on branch epic-1, with `scenario` for the sim agent.
+fn project(scenario: &str) -> Demo {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    baton::cli::demo_project(&dir).unwrap();
+    std::fs::write(dir.join(".baton/sim.toml"), scenario).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["config", "user.name", "t"]);
+    git(&dir, &["config", "user.email", "t@t.invalid"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "init"]);
+    git(&dir, &["switch", "-q", "-c", "epic-1"]);
+    Demo { _tmp: tmp, dir }
+}
+
+impl Demo {
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_env(args, &[])
+    }
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .current_dir(&self.dir)
+            .env_remove("BATON_AGENT_SIM");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+    fn story(&self, id: &str) -> String {
+        let dir = self.dir.join("docs/stories");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{id}."))
+            {
+                return std::fs::read_to_string(p).unwrap();
+            }
+        }
+        panic!("no story {id}")
+    }
+    fn log(&self) -> Vec<String> {
+        git(&self.dir, &["log", "--format=%s", "main..HEAD"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+    fn files_of(&self, subject_prefix: &str) -> Vec<String> {
+        let sha = git(&self.dir, &["log", "--format=%H %s", "main..HEAD"])
+            .lines()
+            .find(|l| l.split_once(' ').unwrap().1.starts_with(subject_prefix))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no commit {subject_prefix}"));
+        git(&self.dir, &["show", "--name-only", "--format=", &sha])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+    fn run_dir(&self) -> PathBuf {
+        let runs = self.dir.join(".baton/runs");
+        let mut all: Vec<_> = std::fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        all.sort();
+        all.pop().unwrap()
+    }
+    fn run_id(&self) -> String {
+        self.run_dir()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+    fn events(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.run_dir().join("events.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn out(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn a_full_run_commits_each_story_with_its_records() {
+    let d = project("");
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-all"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let log = d.log();
+    for id in ["1.1", "1.2", "1.3", "1.4"] {
+        assert_eq!(
+            log.iter()
+                .filter(|s| s.starts_with(&format!("feat(story {id})")))
+                .count(),
+            1,
+            "{log:?}"
+        );
+        let s = d.story(id);
+        for rec in [
+            "## Story Kickoff Insights",
+            "## Dev Agent Record",
+            "## Code Review Record",
+        ] {
+            assert_eq!(s.matches(rec).count(), 1, "{id} {rec}\n{s}");
+        }
+        assert!(s.contains("Status: done"), "{s}");
+    }
+    assert!(log.iter().any(|s| s.starts_with("docs(epic 1)")), "{log:?}");
+    for f in [
+        "docs/uat/epic-1-uat.md",
+        "docs/sprints/epic-1-retro.md",
+        "docs/handoffs/epic-1-handoff.md",
+    ] {
+        assert!(d.dir.join(f).is_file(), "{f}");
+    }
+    // Each commit carries the story and the run.
+    let body = git(&d.dir, &["log", "-1", "--format=%B", "--grep=story 1.2"]);
+    assert!(
+        body.contains("Baton-Story: 1.2") && body.contains(&format!("Baton-Run: {}", d.run_id())),
+        "{body}"
+    );
+    assert_eq!(
+        git(&d.dir, &["status", "--porcelain"]).trim(),
+        "",
+        "the tree is clean"
+    );
+    let text = out(&o);
+    assert!(text.contains("4 done, 0 failed"), "{text}");
+}
+
+#[test]
+fn dry_run_shows_isolated_prompts_and_changes_nothing() {
+    let d = project("");
+    let before = git(&d.dir, &["status", "--porcelain"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-kickoff",
+        "--dry-run",
+        "--verbose",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let section = |title: &str| -> String {
+        let header = format!("===== {title} =====");
+        let start = text
+            .find(&header)
+            .unwrap_or_else(|| panic!("no {title} in {text}"));
+        let rest = &text[start + header.len()..];
+        rest[..rest.find("=====").unwrap_or(rest.len())].to_string()
+    };
+    let dev = section("DEV PHASE: story 1.1");
+    assert!(
+        !dev.contains("Code Review") && !dev.to_lowercase().contains("severity"),
+        "{dev}"
+    );
+    assert!(
+        dev.contains("docs/stories/1.1.project-skeleton.md"),
+        "the story is passed by path: {dev}"
+    );
+    let review = section("REVIEW PHASE: story 1.1");
+    assert!(
+        review.contains("You are seeing this code for the first time"),
+        "{review}"
+    );
+    assert!(section("KICKOFF PHASE: story 1.1").contains("Story Kickoff Insights"));
+    assert_eq!(before, git(&d.dir, &["status", "--porcelain"]));
+    assert!(
+        !d.dir.join(".baton/runs").exists(),
+        "a dry run records no run"
+    );
+    assert_eq!(d.log().len(), 0);
+}
+
+#[test]
+fn kickoff_writes_its_section_before_dev() {
+    let d = project("");
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-kickoff",
+        "--no-commit",
+        "--start-from",
+        "1.4",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let s = d.story("1.4");
+    let k = s
+        .find("## Story Kickoff Insights")
+        .expect("kickoff section");
+    let dev = s.find("## Dev Agent Record").expect("dev record");
+    assert!(k < dev, "kickoff insights come first");
+    assert!(
+        !d.story("1.1").contains("Dev Agent Record"),
+        "--start-from skipped 1.1"
+    );
+}
+
+#[test]
+fn a_blocked_story_gets_a_failure_analysis_and_the_run_goes_on() {
+    let d = project("[story.\"1.2\"]\ndev = [\"block\"]\n");
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-failure",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed story makes the exit code 1: {}",
+        out(&o)
+    );
+    let s = d.story("1.2");
+    assert_eq!(
+        s.matches("## Failure Analysis Record").count(),
+        2,
+        "one per failed attempt: {s}"
+    );
+    assert!(s.contains("Status: failed"), "{s}");
+    let log = d.log();
+    assert!(
+        log.iter().any(|l| l.starts_with("docs(story 1.2): failed")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.starts_with("feat(story 1.3)")),
+        "the run went on: {log:?}"
+    );
+    // The blocked story's code never reaches another story's commit, and is not lost.
+    let files = d.files_of("feat(story 1.3)");
+    assert!(!files.iter().any(|f| f.contains("story_1_2")), "{files:?}");
+    let stash = git(&d.dir, &["stash", "list"]);
+    assert!(stash.contains("story 1.2 failed"), "{stash}");
+    assert!(
+        git(
+            &d.dir,
+            &[
+                "stash",
+                "show",
+                "--include-untracked",
+                "--name-only",
+                "stash@{0}"
+            ]
+        )
+        .contains("src/story_1_2.txt")
+    );
+}
+
+#[test]
+fn a_failed_review_is_fixed_on_retry() {
+    let d = project("[story.\"1.1\"]\nreview = [\"fail\", \"pass\"]\n");
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.1",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let s = d.story("1.1");
+    assert_eq!(s.matches("## Dev Agent Record").count(), 2, "{s}");
+    assert_eq!(s.matches("## Code Review Record").count(), 2, "{s}");
+    assert!(s.contains("Status: done"));
+    assert_eq!(
+        d.log()
+            .iter()
+            .filter(|l| l.starts_with("feat(story 1.1)"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn claims_are_checked_against_the_disk() {
+    let d = project(
+        "[story.\"1.1\"]\ndev = [\"nostage\"]\n[story.\"1.2\"]\ndev = [\"norecord\"]\n[story.\"1.3\"]\ndev = [\"nosignal\"]\n[story.\"1.4\"]\ndev = [\"secret\"]\n",
+    );
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = out(&o);
+    assert!(text.contains("staged no code changes"), "{text}");
+    assert!(
+        text.contains("did not append a `## Dev Agent Record`"),
+        "{text}"
+    );
+    assert!(text.contains("no completion signal"), "{text}");
+    assert!(text.contains("likely secrets are staged: .env"), "{text}");
+    assert!(
+        !d.log().iter().any(|l| l.starts_with("feat(")),
+        "nothing passed"
+    );
+    // On the branch: the failed stories' edits (the .env among them) are set aside in stashes.
+    let committed = git(&d.dir, &["log", "--format=", "--name-only", "HEAD"]);
+    assert!(
+        !committed.lines().any(|l| l == ".env"),
+        "a secret was committed: {committed}"
+    );
+}
+
+#[test]
+fn a_hanging_agent_is_killed_with_its_process_group() {
+    let d = project("[story.\"1.1\"]\ndev = [\"hang\"]\n");
+    std::fs::create_dir_all(d.dir.join(".baton/workflows")).unwrap();
+    let wf = baton::workflow::epic::def::BUILTIN[0]
+        .1
+        .replace("timeout_secs = 1800", "timeout_secs = 2")
+        .replace("grace_secs = 10", "grace_secs = 1")
+        .replace("max_attempts = 2", "max_attempts = 1");
+    std::fs::write(d.dir.join(".baton/workflows/epic-execute.toml"), wf).unwrap();
+    let t = std::time::Instant::now();
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.1",
+        "--no-commit",
+    ]);
+    assert!(t.elapsed().as_secs() < 60);
+    let text = out(&o);
+    assert!(text.contains("timed out"), "{text}");
+    let pid: i32 = std::fs::read_to_string(d.dir.join(".baton/sim-hang.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Gone, or a zombie waiting for a reaper (in containers pid 1 may never reap it).
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+        st.rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            != Some("Z")
+    });
+    assert!(!alive, "the agent's child {pid} outlived the timeout");
+}
+
+#[test]
+fn fifty_megabytes_of_output_are_logged_not_held() {
+    let d = project("[story.\"1.1\"]\ndev = [\"flood\"]\n");
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.1",
+        "--skip-review",
+        "--no-commit",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let log = d.run_dir().join("logs/1-1.1-dev-1.log");
+    assert!(
+        std::fs::metadata(&log).unwrap().len() > 50_000_000,
+        "the whole output is in {}",
+        log.display()
+    );
+    assert!(d.story("1.1").contains("## Dev Agent Record"));
+}
+
+#[test]
+fn epic_chain_feeds_each_handoff_into_the_next_epic() {
+    let d = project("");
+    std::fs::write(d.dir.join("docs/epics/epic-2.md"), "# Epic 2: Sharing\n").unwrap();
+    std::fs::write(d.dir.join("docs/stories/2.1.share-notes.md"), "# Story 2.1: Share notes\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. Shared.\n").unwrap();
+    git(&d.dir, &["add", "-A"]);
+    git(&d.dir, &["commit", "-q", "-m", "epic 2"]);
+    let o = d.run(&[
+        "run",
+        "epic-chain",
+        "1",
+        "2",
+        "--agent",
+        "sim",
+        "--party-retro",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let prompt = std::fs::read_to_string(d.run_dir().join("prompts/2-2.1-dev-1.md")).unwrap();
+    assert!(
+        prompt.contains("docs/handoffs/epic-1-handoff.md"),
+        "{prompt}"
+    );
+    let first = std::fs::read_to_string(d.run_dir().join("prompts/1-1.1-dev-1.md")).unwrap();
+    assert!(
+        !first.contains("handoff"),
+        "the first epic has no handoff: {first}"
+    );
+    assert!(d.dir.join("docs/handoffs/epic-2-handoff.md").is_file());
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_runs() {
+    let d = project("");
+    let o = d.run(&["run", "epic-execute", "9", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(out(&o).contains("epic 9 not found"), "{}", out(&o));
+    git(&d.dir, &["switch", "-q", "main"]);
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(out(&o).contains("protected branch `main`"), "{}", out(&o));
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "gpt-9",
+        "--no-commit",
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(out(&o).contains("unknown agent `gpt-9`"), "{}", out(&o));
+    let o = d.run(&["run", "--resume", "20990101T000000-abcdef"]);
+    assert_eq!(o.status.code(), Some(4));
+}
+
+/// Kill the orchestrator right after each journal event of the demo epic in turn, resume, and
+/// check that the result is exactly that of an uninterrupted run.
+#[test]
+fn a_crash_at_every_event_boundary_resumes_to_the_same_result() {
+    let scenario =
+        "[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n[story.\"1.3\"]\ndev = [\"block\"]\n";
+    let clean = project(scenario);
+    let o = clean.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-all"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let total = clean.events().len();
+    let calls = |d: &Demo| {
+        d.events()
+            .iter()
+            .filter(|e| e["event"] == "phase_finished")
+            .count()
+    };
+    let want_calls = calls(&clean);
+    let want_log = clean.log();
+    assert!(total > 30, "{total}");
+    for n in 1..total {
+        let d = project(scenario);
+        let o = d.run_env(
+            &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
+            &[("BATON_CRASH_AFTER_EVENT", &n.to_string())],
+        );
+        assert_eq!(o.status.code(), None, "killed after event {n}");
+        let o = d.run(&["run", "--resume", &d.run_id()]);
+        assert!(
+            o.status.code().is_some_and(|c| c <= 1),
+            "resume after event {n}: {}",
+            out(&o)
+        );
+        let events = d.events();
+        assert!(
+            events.last().unwrap()["event"] == "run_finished",
+            "after event {n}"
+        );
+        // No completed agent call was repeated: each (story, phase, attempt) finished once.
+        let mut keys: Vec<String> = events
+            .iter()
+            .filter(|e| e["event"] == "phase_finished")
+            .map(|e| format!("{}-{}-{}", e["subject"]["id"], e["phase"], e["attempt"]))
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            all,
+            "an agent call was repeated after a crash at event {n}"
+        );
+        assert_eq!(all, want_calls, "after event {n}");
+        assert_eq!(d.log(), want_log, "commits after a crash at event {n}");
+        for id in ["1.1", "1.2", "1.4"] {
+            let s = d.story(id);
+            assert_eq!(
+                s.matches("## Story Kickoff Insights").count(),
+                1,
+                "{id} after event {n}"
+            );
+        }
+    }
+}
+
+/// Subjects of the run's branch, oldest first.
+fn subjects_in_order(d: &Demo) -> Vec<String> {
+    let mut v = d.log();
+    v.reverse();
+    v
+}
+
+fn worktrees(d: &Demo) -> Vec<String> {
+    git(&d.dir, &["worktree", "list", "--porcelain"])
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
+    // 200 ms per phase: long enough that running stories overlap in time if they run at once.
+    let d = project("latency_ms = 200\n[story.\"1.3\"]\ndev = [\"block\"]\n");
+    std::fs::write(d.dir.join("README.md"), "edited\n").unwrap();
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "3",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "a dirty checkout is refused: {}",
+        out(&o)
+    );
+    assert!(out(&o).contains("README.md"), "{}", out(&o));
+    git(&d.dir, &["checkout", "--", "README.md"]);
+
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "1.3 failed: {}", out(&o));
+    let subjects = subjects_in_order(&d);
+    let stories: Vec<&String> = subjects.iter().filter(|s| s.contains("(story ")).collect();
+    assert_eq!(stories.len(), 4, "one commit per story: {subjects:?}");
+    for (s, id) in stories.iter().zip(["1.1", "1.2", "1.3", "1.4"]) {
+        assert!(
+            s.contains(&format!("(story {id})")),
+            "story order: {subjects:?}"
+        );
+    }
+    assert!(
+        stories[2].starts_with("docs(story 1.3): failed"),
+        "{subjects:?}"
+    );
+    for id in ["1.1", "1.2", "1.4"] {
+        let s = d.story(id);
+        assert_eq!(s.matches("## Dev Agent Record").count(), 1, "{id}\n{s}");
+        assert_eq!(s.matches("## Code Review Record").count(), 1, "{id}\n{s}");
+        assert!(s.contains("Status: done"), "{s}");
+        let body = git(
+            &d.dir,
+            &["log", "-1", "--format=%B", &format!("--grep=story {id})")],
+        );
+        assert!(
+            body.contains(&format!("Baton-Story: {id}"))
+                && body.contains(&format!("Baton-Run: {}", d.run_id())),
+            "{body}"
+        );
+    }
+    // The failed story: its records and status on the branch, its code only on its own.
+    let s = d.story("1.3");
+    assert!(
+        s.contains("Status: failed") && s.contains("## Dev Agent Record"),
+        "{s}"
+    );
+    let tree = git(&d.dir, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(tree.contains("src/story_1_4.txt"), "{tree}");
+    assert!(
+        !tree.contains("src/story_1_3.txt"),
+        "a failed story's code reached the branch"
+    );
+    let branch = format!("baton/{}/1.3", d.run_id());
+    let kept = git(&d.dir, &["ls-tree", "-r", "--name-only", &branch]);
+    assert!(kept.contains("src/story_1_3.txt"), "{kept}");
+    // Worktrees: the done stories' are gone, the failed one's is kept (and said where).
+    let wts = worktrees(&d);
+    assert_eq!(wts.len(), 2, "{wts:?}");
+    let kept_dir = d.dir.join(".baton/worktrees").join(d.run_id()).join("1.3");
+    assert!(kept_dir.join("src/story_1_3.txt").is_file());
+    assert!(
+        out(&o).contains(&kept_dir.display().to_string()),
+        "{}",
+        out(&o)
+    );
+    for id in ["1.1", "1.2", "1.4"] {
+        assert!(
+            !d.dir
+                .join(".baton/worktrees")
+                .join(d.run_id())
+                .join(id)
+                .exists()
+        );
+    }
+    assert_eq!(git(&d.dir, &["status", "--porcelain"]).trim(), "");
+    // They did run at once: a later story started before the first one finished.
+    let events = d.events();
+    let pos = |ev: &str, story: &str| {
+        events
+            .iter()
+            .position(|e| e["event"] == ev && (e["story"] == story || e["subject"]["id"] == story))
+            .unwrap()
+    };
+    assert!(
+        pos("phase_started", "1.2") < pos("story_finished", "1.1"),
+        "no overlap: {events:?}"
+    );
+}
+
+#[test]
+fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
+    let d = project("[story.\"1.1\"]\ndev = [\"block\"]\n");
+    let add = |id: &str, line: &str| {
+        let dir = d.dir.join("docs/stories");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{id}."))
+            {
+                let t = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(
+                    &p,
+                    t.replace("\n## Story", &format!("\n{line}\n\n## Story")),
+                )
+                .unwrap();
+            }
+        }
+    };
+    add("1.2", "Depends on: 1.1");
+    add("1.3", "**Depends on:** 1.4");
+    git(&d.dir, &["commit", "-q", "-am", "dependencies"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let finished = |id: &str| -> serde_json::Value {
+        d.events()
+            .into_iter()
+            .find(|e| e["event"] == "story_finished" && e["story"] == id)
+            .unwrap()
+    };
+    assert_eq!(finished("1.1")["result"], "failed");
+    let f = finished("1.2");
+    assert_eq!(f["result"], "skipped", "{f}");
+    assert!(
+        f["reason"]
+            .as_str()
+            .unwrap()
+            .contains("depends on story 1.1"),
+        "{f}"
+    );
+    let f = finished("1.3");
+    assert_eq!(f["result"], "failed", "{f}");
+    assert!(f["reason"].as_str().unwrap().contains("1.4"), "{f}");
+    assert_eq!(finished("1.4")["result"], "done");
+    assert!(
+        !d.events().iter().any(|e| e["event"] == "phase_started"
+            && (e["subject"]["id"] == "1.2" || e["subject"]["id"] == "1.3")),
+        "blocked stories never ran"
+    );
+
+    // With 1.1 passing, 1.2 starts only after 1.1 is on the branch, and from a branch that has it.
+    let d2 = project("");
+    let d = &d2;
+    let dir = d.dir.join("docs/stories");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("1.2.") {
+            let t = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(&p, format!("{t}\nDepends on: 1.1\n")).unwrap();
+        }
+    }
+    git(&d.dir, &["commit", "-q", "-am", "dependency"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let events = d.events();
+    let committed = events
+        .iter()
+        .position(|e| e["event"] == "story_committed" && e["story"] == "1.1")
+        .unwrap();
+    let started = events
+        .iter()
+        .position(|e| e["event"] == "phase_started" && e["subject"]["id"] == "1.2")
+        .unwrap();
+    assert!(committed < started, "1.2 started before 1.1 was merged");
+    let subjects = subjects_in_order(d);
+    assert!(
+        subjects.iter().filter(|s| s.starts_with("feat(")).count() == 4,
+        "{subjects:?}"
+    );
+}
+
+/// Kill a parallel run right after journal event N (for a spread of N), resume it, and check
+/// every story is committed exactly once, in order, with no completed agent call repeated.
+#[test]
+fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
+    let scenario = "[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n";
+    let args = [
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--parallel",
+        "3",
+    ];
+    let clean = project(scenario);
+    let o = clean.run(&args);
+    assert!(o.status.success(), "{}", out(&o));
+    let total = clean.events().len();
+    let want: Vec<String> = subjects_in_order(&clean);
+    assert!(total > 20, "{total}");
+    let step = (total / 9).max(1);
+    for n in (1..total).step_by(step) {
+        let d = project(scenario);
+        let o = d.run_env(&args, &[("BATON_CRASH_AFTER_EVENT", &n.to_string())]);
+        assert_eq!(o.status.code(), None, "killed after event {n}");
+        let o = d.run(&["run", "--resume", &d.run_id()]);
+        assert!(o.status.success(), "resume after event {n}: {}", out(&o));
+        let events = d.events();
+        assert_eq!(events.last().unwrap()["event"], "run_finished", "after {n}");
+        let mut keys: Vec<String> = events
+            .iter()
+            .filter(|e| e["event"] == "phase_finished")
+            .map(|e| format!("{}-{}-{}", e["subject"]["id"], e["phase"], e["attempt"]))
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            all,
+            "an agent call was repeated after event {n}"
+        );
+        assert_eq!(
+            subjects_in_order(&d),
+            want,
+            "commits after a crash at event {n}"
+        );
+        for id in ["1.1", "1.2", "1.3", "1.4"] {
+            let s = d.story(id);
+            assert!(s.contains("Status: done"), "{id} after {n}: {s}");
+        }
+        assert!(
+            !d.dir.join(".baton/worktrees").join(d.run_id()).exists(),
+            "worktrees left after {n}: {:?}",
+            worktrees(&d)
+        );
+        assert_eq!(worktrees(&d).len(), 1, "after {n}");
+    }
+}
+
+#[test]
+fn baton_toml_routes_roles_to_agents() {
+    let d = project("");
+    std::fs::write(
+        d.dir.join("baton.toml"),
+        "[run]\ndefault_agent = \"sim\"\n[run.roles.review]\nagent = \"reviewer-9000\"\n",
+    )
+    .unwrap();
+    git(&d.dir, &["add", "-A"]);
+    git(&d.dir, &["commit", "-q", "-m", "config"]);
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--start-from",
+        "1.4",
+        "--no-commit",
+    ]);
+    let text = out(&o);
+    assert_ne!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("unknown agent `reviewer-9000`"),
+        "the review role went to its own agent: {text}"
+    );
+    assert!(
+        d.story("1.4").contains("## Dev Agent Record"),
+        "dev ran on the default agent (sim)"
+    );
+}
+
+#[test]
+fn status_shows_runs_and_a_damaged_journal() {
+    let d = project("");
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--start-from",
+        "1.4",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let id = d.run_id();
+    let runs = d.dir.join(".baton/runs");
+    std::fs::create_dir_all(runs.join("20990101T000000-abcdef")).unwrap();
+    std::fs::write(
+        runs.join("20990101T000000-abcdef/events.jsonl"),
+        "{not json\n",
+    )
+    .unwrap();
+    let o = d.run(&["status", "--json"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["runs"].as_array().unwrap();
+    let mine = rows.iter().find(|r| r["run_id"] == id.as_str()).unwrap();
+    assert_eq!(mine["state"], "finished");
+    assert_eq!(mine["done"], 1);
+    let bad = rows
+        .iter()
+        .find(|r| r["run_id"] == "20990101T000000-abcdef")
+        .unwrap();
+    assert_eq!(bad["state"], "damaged");
+    assert!(
+        bad["next"]
+            .as_str()
+            .unwrap()
+            .contains("events.jsonl line 1"),
+        "{bad}"
+    );
+}
+
+/// The workflow's built-in TOML with its rate-limit backoff set to 0 s, as a project override.
+fn no_backoff(dir: &Path, workflow: &str) {
+    let o = Command::new(bin())
+        .args(["workflow", "show", workflow])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("backoff_secs = 30"), "{text}");
+    std::fs::create_dir_all(dir.join(".baton/workflows")).unwrap();
+    std::fs::write(
+        dir.join(format!(".baton/workflows/{workflow}.toml")),
+        text.replace("backoff_secs = 30", "backoff_secs = 0"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_signal_for_another_story_does_not_pass_the_phase() {
+    let d = project("[story.\"1.1\"]\ndev = [\"wrongid\"]\n");
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let devs: Vec<serde_json::Value> = d
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e["event"] == "phase_finished" && e["subject"]["id"] == "1.1" && e["phase"] == "dev"
+        })
+        .collect();
+    assert_eq!(devs.len(), 2, "both attempts ran: {devs:?}");
+    for e in &devs {
+        assert_eq!(e["outcome"]["ok"], false);
+        assert_eq!(e["outcome"]["judged"], "broken");
+        let detail = e["outcome"]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("no completion signal") && detail.contains("9.99"),
+            "{detail}"
+        );
+    }
+    let finished = d
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "story_finished" && e["story"] == "1.1")
+        .unwrap();
+    assert_eq!(finished["result"], "failed");
+    // The other stories were not affected.
+    assert!(
+        d.story("1.2").contains("Status: done"),
+        "{}",
+        d.story("1.2")
+    );
+}
+
+#[test]
+fn a_rate_limited_call_is_waited_out_not_counted_as_a_failure() {
+    let d = project("[story.\"1.1\"]\ndev = [\"ratelimit\"]\n");
+    no_backoff(&d.dir, "epic-execute");
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retrying: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|e| e["event"] == "phase_retrying")
+        .collect();
+    assert_eq!(retrying.len(), 1, "{lines:?}");
+    assert_eq!(retrying[0]["subject"]["id"], "1.1");
+    assert_eq!(retrying[0]["phase"], "dev");
+    assert!(
+        retrying[0]["reason"].as_str().unwrap().contains("429"),
+        "{retrying:?}"
+    );
+    // One attempt, recorded once, passed.
+    let devs: Vec<serde_json::Value> = d
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e["event"] == "phase_finished" && e["subject"]["id"] == "1.1" && e["phase"] == "dev"
+        })
+        .collect();
+    assert_eq!(devs.len(), 1, "{devs:?}");
+    assert_eq!(devs[0]["attempt"], 1);
+    assert_eq!(devs[0]["outcome"]["ok"], true);
+    assert_eq!(lines.last().unwrap()["event"], "run_finished");
+}

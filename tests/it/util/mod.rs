@@ -1,0 +1,15 @@
+//! Shared helpers: a real temp git repository (`Proj`), the real `baton` binary run inside it,
+//! `Test` (one run and its exact expected output), checked-in fixtures and the shared corpus.
+
+mod corpus;
+mod fixtures;
+mod project;
+mod runner;
+mod test;
+
+pub use corpus::corpus;
+pub(crate) use corpus::corpus_or_skip;
+pub use fixtures::{copy_dir, fixture};
+pub use project::{Proj, assert_manifest_is_replay, snapshot};
+pub use runner::{bin, text};
+pub use test::Test;

@@ -1,0 +1,91 @@
+//! The real `baton` binary, run inside a project.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use super::Proj;
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+}
+
+/// stdout then stderr, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+impl Proj {
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args).current_dir(self.path()).stdin(Stdio::null());
+        c
+    }
+
+    pub fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let mut c = self.cmd(args);
+        match stdin {
+            None => c.output().unwrap(),
+            Some(input) => {
+                use std::io::Write;
+                c.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = c.spawn().unwrap();
+                // The command may exit before reading everything (an early error): that is fine.
+                let _ = child.stdin.take().unwrap().write_all(input);
+                child.wait_with_output().unwrap()
+            }
+        }
+    }
+
+    /// Run and require success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        self.ok_in(args, None)
+    }
+
+    pub fn ok_in(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let o = self.run(args, stdin.map(str::as_bytes));
+        assert!(
+            o.status.success(),
+            "baton {args:?} failed ({:?}):\n{}{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    /// Run, require exit `code`, require state unchanged; returns stderr.
+    pub fn fails(&self, args: &[&str], code: i32) -> String {
+        self.fails_in(args, None, code)
+    }
+
+    pub fn fails_in(&self, args: &[&str], stdin: Option<&[u8]>, code: i32) -> String {
+        let before = self.snapshot();
+        let o = self.run(args, stdin);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "baton {args:?}: stdout {} stderr {err}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert!(err.starts_with("error: "), "errors say so: {err}");
+        assert_eq!(
+            before,
+            self.snapshot(),
+            "baton {args:?} changed the store although it failed"
+        );
+        err
+    }
+
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut a = args.to_vec();
+        a.push("--json");
+        serde_json::from_str(&self.ok(&a)).unwrap()
+    }
+}
