@@ -1,5 +1,5 @@
 //! Spec extraction: give an agent the one section its task needs, not the whole
-//! design. Sections come from [`markdown::sections`]; this module finds them by title, by task
+//! design. Sections come from [`super::markdown::sections`]; this module finds them by title, by task
 //! type (a routing table) or by ADR decision id, and cuts them to a token budget.
 
 use std::collections::BTreeMap;
