@@ -26,7 +26,7 @@ pub struct Config {
     /// The run engine: default agent, protected branches.
     #[serde(default)]
     pub run: RunConfig,
-    /// Verify queues: the orchestrating session's context model (seed 004).
+    /// Verify queues: the orchestrating session's context model.
     #[serde(default)]
     pub verify: crate::workflow::verify::VerifyConfig,
 }
@@ -41,7 +41,7 @@ pub struct RunConfig {
     /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
     pub skip_permissions: bool,
     /// Agent and model per role (`[run.roles.dev] agent = "codex"`, `model = "…"`), over the
-    /// workflow's own `[roles]` (seed 001's routing: planning on the strongest model, review
+    /// workflow's own `[roles]` (the usual routing: planning on the strongest model, review
     /// on a fast one).
     pub roles: std::collections::BTreeMap<String, crate::run::definition::Role>,
 }
@@ -60,7 +60,7 @@ impl Default for RunConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Paths {
-    /// Root of the task store (seed 002: `docs/orchestrator`).
+    /// Root of the task store (default `docs/orchestrator`).
     pub root: PathBuf,
     /// Machine-local state: runs, scratch files, sessions (gitignored).
     pub local: PathBuf,

@@ -1,6 +1,7 @@
-//! The seed's command language, verbatim: `BEGIN_PHASE phase: architect needs: memory`.
-//! An agent prompt written for seed 002's context-manager agent works unchanged: each command
-//! answers in the seed's output format (`STATUS:`, `TASK:`, `DATA:`), at zero token cost.
+//! The context-manager command language (docs/ARCHITECTURE.md), verbatim:
+//! `BEGIN_PHASE phase: architect needs: memory`. An agent prompt written for a context-manager
+//! agent that speaks it works unchanged: each command answers in the language's output format
+//! (`STATUS:`, `TASK:`, `DATA:`), at zero token cost.
 //!
 //! Grammar: a command word, then `key: value` pairs. Only the command's own keys delimit
 //! values (so prose such as `reason: tests fail: timeout` keeps its colons); `content:` takes
@@ -196,7 +197,7 @@ fn parse_args(name: &str, keys: &[&str], rest: &str, line: usize) -> Result<Comm
     })
 }
 
-/// The seed's answer to one command.
+/// The answer to one command, in the command language's output format.
 #[derive(Debug, Clone, Serialize)]
 pub struct Response {
     pub status: &'static str,
@@ -446,7 +447,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_the_seed_examples() {
+    fn parses_the_language_examples() {
         let c = parse("BEGIN_PHASE phase: architect needs: memory").unwrap();
         assert_eq!(c[0].get("phase"), Some("architect"));
         assert_eq!(c[0].get("needs"), Some("memory"));

@@ -1,4 +1,4 @@
-//! Token budgets (seed 001): a context window, a 50% target, zones and refresh triggers, and
+//! Token budgets: a context window, a 50% target, zones and refresh triggers, and
 //! per-phase allowances. All thresholds are fractions of the window so they scale with it.
 
 use std::collections::BTreeMap;
@@ -7,21 +7,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// `[budget]` in baton.toml. Every field has the seed's default.
+/// `[budget]` in baton.toml. Every field has a default, given in its doc.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
-    /// Context window in tokens (seed 001: 200K).
+    /// Context window in tokens (default 200K).
     pub window: usize,
-    /// Usage the context should stay under (fraction of the window; seed: 50%).
+    /// Usage the context should stay under (fraction of the window; default 50%).
     pub target: f64,
-    /// Where the warning zone starts (fraction; seed: 80K of 200K = 40%).
+    /// Where the warning zone starts (fraction; default 40%, 80K of 200K).
     pub warning: f64,
-    /// Refresh trigger: usage above this fraction (seed: 70%).
+    /// Refresh trigger: usage above this fraction (default 70%).
     pub refresh_usage: f64,
-    /// Refresh trigger: this many tasks completed in the context (seed: 5).
+    /// Refresh trigger: this many tasks completed in the context (default 5).
     pub refresh_tasks: u64,
-    /// Refresh trigger: more than this many bytes of accumulated feedback (seed: 10 KB).
+    /// Refresh trigger: more than this many bytes of accumulated feedback (default 10 KB).
     pub refresh_feedback_bytes: u64,
     /// Claude has no public tokenizer: counts are o200k × this factor (an estimate).
     pub claude_factor: f64,
@@ -44,7 +44,7 @@ impl Default for BudgetConfig {
     }
 }
 
-/// Seed 001's per-phase budgets (the upper end where it gives a range).
+/// The default per-phase budgets, in tokens (for a phase whose need varies, the upper end).
 pub fn default_phases() -> BTreeMap<String, usize> {
     [
         ("discovery", 20_000),
@@ -150,7 +150,7 @@ impl Verdict {
     }
 }
 
-/// Extra signals beyond the token count (seed 001's refresh triggers).
+/// Extra signals beyond the token count: the refresh triggers other than usage.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Activity {
     pub tasks_completed: u64,
@@ -232,7 +232,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_zones_at_200k() {
+    fn default_zones_at_200k() {
         let cfg = BudgetConfig::default();
         let z = |t| check(&cfg, 200_000, t, Activity::default());
         assert_eq!(z(79_999).zone, Zone::Safe);

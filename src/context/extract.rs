@@ -1,5 +1,5 @@
-//! Spec extraction (seed 001): give an agent the one section its task needs, not the whole
-//! design. Sections come from [`markdown::sections`]; this module finds them by title, by task
+//! Spec extraction: give an agent the one section its task needs, not the whole
+//! design. Sections come from [`super::markdown::sections`]; this module finds them by title, by task
 //! type (a routing table) or by ADR decision id, and cuts them to a token budget.
 
 use std::collections::BTreeMap;
@@ -41,7 +41,7 @@ impl Titles {
 /// A route entry meaning "the document's lead": its first section up to its first subsection.
 pub const LEAD: &str = "@lead";
 
-/// Seed 001's routing table. `other` is the minimal extraction: an overview or summary if the
+/// The default routing table: the sections each task type needs. `other` is the minimal extraction: an overview or summary if the
 /// document has one, else its lead.
 pub fn default_routes() -> BTreeMap<String, Vec<String>> {
     let r = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

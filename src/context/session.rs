@@ -1,6 +1,7 @@
 //! Session directories (ADR-003): `<local>/sessions/<kind>/<id>/` hold the files agents share
 //! by path. baton makes the ids itself — an id taken from the environment is not unique per
-//! session (seed 003's lesson) — as a UTC timestamp plus random hex, so they sort by time.
+//! session, and two sessions must never share a directory — as a UTC timestamp plus random
+//! hex, so they sort by time.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Summary blocks: the structured return format sub-agents end with (seed 004's `## Summary`,
+//! Summary blocks: the structured return format sub-agents end with (a `## Summary` section,
 //! at most 50 lines) and ADR-003's "concise summary (< 200 words) + path of the full report".
 //! Parsing never gives up at the first problem: every violation is reported with its line.
 
@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::markdown::{Section, sections};
 
-/// Seed 004's cap on a summary block.
+/// The cap on a summary block, in lines.
 pub const MAX_LINES: usize = 50;
 /// ADR-003's cap on a summary.
 pub const MAX_WORDS: usize = 200;

@@ -1,4 +1,5 @@
-//! STORE: which file each phase's content goes to (seed 002's layout). Nothing is ever
+//! STORE: which file each phase's content goes to (the task directory's layout,
+//! docs/ARCHITECTURE.md, "The task store"). Nothing is ever
 //! rewritten: storing a phase again writes the next version beside the first
 //! (`spec.md`, `spec.v2.md`, …), and readers take the latest.
 
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::names;
 use crate::error::{Error, Result};
 
-/// The phases STORE accepts, in seed 002's order.
+/// The phases STORE accepts (the error hint lists them in this order).
 pub const STORE_PHASES: &[&str] = &[
     "architect",
     "spec",

@@ -217,7 +217,8 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
     }
 }
 
-/// Seed 002's decision routing table, row by row.
+/// The routing table of gate decisions (full, lite, shelf, cancel, reject: docs/ARCHITECTURE.md,
+/// "Task workflows"), row by row.
 fn resume(m: &mut Manifest, decision: Decision, summary: Option<&str>, ts: &str) -> Result<Effect> {
     use Decision::*;
     let go = |at: &str| Effect {

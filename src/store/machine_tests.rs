@@ -1,4 +1,4 @@
-//! Every transition of the task state machine and every row of seed 002's routing table.
+//! Every transition of the task state machine and every row of the gate decisions' routing table.
 
 use super::*;
 
@@ -121,7 +121,7 @@ fn decide(d: Decision) -> EventKind {
 }
 
 #[test]
-fn init_gives_running_task_with_seed_fields() {
+fn init_gives_running_task_with_manifest_fields() {
     let s = Sim::new(Mode::Standard);
     let m = s.m();
     assert_eq!(m.status, Status::Running);
@@ -151,7 +151,7 @@ fn init_gives_running_task_with_seed_fields() {
     assert_eq!(
         keys.len(),
         15,
-        "exactly the seed's fields plus version: {keys:?}"
+        "exactly the manifest format's fields plus version: {keys:?}"
     );
 }
 

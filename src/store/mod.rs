@@ -1,4 +1,4 @@
-//! The durable task store (seed 002): one directory per task holding an append-only event log
+//! The durable task store: one directory per task holding an append-only event log
 //! (the source of truth), a manifest derived from it, and the artifacts phases stored.
 //!
 //! Every mutation follows one path (`Store::mutate`): take the task's lock, re-read the log's
@@ -176,7 +176,7 @@ impl Store {
     fn ensure_layout(&self) -> Result<()> {
         fs::create_dir_all(&self.tasks_dir())?;
         fs::create_dir_all(&self.memory_dir())?;
-        let seeds: [(PathBuf, &str); 4] = [
+        let initial: [(PathBuf, &str); 4] = [
             (
                 self.memory_dir().join("decisions.md"),
                 "# Decisions\n\nProject-level decisions, one `##` section each. Injected by RETRIEVE when `needs` includes `memory`.\n",
@@ -194,7 +194,7 @@ impl Store {
                 ".lock\n.tmp*\n*/.lock\n*/*/.lock\n*/*/.tmp*\n",
             ),
         ];
-        for (path, text) in seeds {
+        for (path, text) in initial {
             if !path.exists() {
                 match fs::write_new_durable(&path, text.as_bytes()) {
                     Ok(()) => {}
@@ -416,7 +416,7 @@ impl Store {
     ) -> Result<Outcome> {
         check_phase_args(phase, task_id)?;
         self.mutate(slug, |m, dir| {
-            // `task_id` names the stored file (seed: `COMPLETE_PHASE … task_id: 1 content: …`);
+            // `task_id` names the stored file (`COMPLETE_PHASE … task_id: 1 content: …`);
             // a phase started without one is still the phase this ends.
             let running = |id: Option<&str>| {
                 m.running_phases

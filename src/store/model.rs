@@ -1,5 +1,6 @@
 //! The store's data: events (the source of truth) and the manifest derived from them.
-//! Field names of `Manifest` are exactly seed 002's, plus `version`.
+//! Field names of `Manifest` are exactly those of the context-manager's manifest.json (agent
+//! prompts read them by name; docs/ARCHITECTURE.md, "The task store"), plus `version`.
 
 use serde::{Deserialize, Serialize};
 

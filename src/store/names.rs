@@ -16,7 +16,7 @@ fn refuse_path_tricks(what: &str, s: &str) -> Result<()> {
     Ok(())
 }
 
-/// Seed 002: "Task slug: lowercase, hyphenated". `Add Login Flow` → `add-login-flow`.
+/// A task's slug: lowercase, hyphenated. `Add Login Flow` → `add-login-flow`.
 pub fn slugify(name: &str) -> Result<String> {
     refuse_path_tricks("task name", name)?;
     let mut slug = String::with_capacity(name.len());

@@ -1,4 +1,5 @@
-//! RETRIEVE: condensed context for a target phase (seed 002's table). Where the table says a
+//! RETRIEVE: condensed context for a target phase, from a table of what each phase needs
+//! (docs/ARCHITECTURE.md, "The task store"; [`TABLE`] lists its rows). Where the table says a
 //! phase needs "signatures, types, edge cases", it gets those sections of the spec, found with
 //! a real Markdown parser, not the whole file.
 
@@ -25,7 +26,7 @@ pub const NEEDS: &[&str] = &[
     "none",
 ];
 
-/// Target phases with a row in seed 002's table.
+/// Target phases with a row in RETRIEVE's table.
 pub const TABLE: &[&str] = &[
     "design-audit",
     "checkpoint",
@@ -299,7 +300,8 @@ fn manifest_part(c: &mut Collector, m: &Manifest) -> Result<()> {
     Ok(())
 }
 
-/// Key findings of architect.md for the investigation gate (seed 002's checkpoint).
+/// Key findings of architect.md for the investigation gate (after the design audit, where the
+/// workflow path is chosen).
 pub fn investigation_summary(task_dir: &Path) -> Result<String> {
     let Some(path) = latest(task_dir, "architect") else {
         return Ok(String::new());

@@ -1,4 +1,4 @@
-//! Observation masking (seed 001): run a command (or read stdin), stream its combined output to
+//! Observation masking: run a command (or read stdin), stream its combined output to
 //! a scratch file, and hand back either the output itself (under the token threshold) or a
 //! ~200-token summary plus the scratch file's path.
 //!
@@ -25,7 +25,7 @@ pub use summarize::{Counts, Failure, Summary};
 
 use summarize::Summarizer;
 
-/// Default threshold in tokens (seed 001: "> 2000 tokens?").
+/// Default threshold in tokens: longer outputs are masked.
 pub const DEFAULT_THRESHOLD: usize = 2000;
 /// Read size: large reads keep syscalls few on gigabyte outputs.
 const CHUNK: usize = 128 * 1024;
@@ -526,7 +526,7 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
 }
 
 impl Outcome {
-    /// The JSON document: the seed's masked form (`masked`, `summary`, `first_failure`,
+    /// The JSON document: the masked form (`masked`, `summary`, `first_failure`,
     /// `full_output_path`) plus counts and sizes; or, unmasked, the output itself. Every string
     /// is redacted.
     pub fn to_json(&self) -> impl Serialize + use<> {

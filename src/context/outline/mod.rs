@@ -5,11 +5,11 @@
 //!
 //! Source files are parsed with tree-sitter grammars (real parsers: nesting, decorators and
 //! doc comments come from the syntax tree, not from regexes). Each language has a file with
-//! its node-kind table ([`rust`], [`python`], [`js`] for JavaScript/TypeScript/TSX, [`go`]) on
-//! the interface of [`def`]; [`parse`] parses (whole, or cheaper when that can be trusted),
-//! [`walk`] turns the tree into items with docs and attributes, [`count`] counts their tokens
-//! ([`estimate`] for big files) and [`render`] prints them. Markdown files get the heading tree
-//! of [`crate::context::markdown`]. Anything else gets a note plus its head.
+//! its node-kind table (`rust.rs`, `python.rs`, `js.rs` for JavaScript/TypeScript/TSX, `go.rs`)
+//! on the interface of `def.rs`; `parse.rs` parses (whole, or cheaper when that can be
+//! trusted), `walk.rs` turns the tree into items with docs and attributes, `count.rs` counts
+//! their tokens (`estimate.rs` for big files) and `render.rs` prints them. Markdown files get
+//! the heading tree of [`crate::context::markdown`]. Anything else gets a note plus its head.
 
 use std::path::Path;
 

@@ -36,8 +36,8 @@ pub struct GrammarResult {
 }
 
 impl GrammarResult {
-    /// Success, Failed{reason} (reason = "<KEYWORD>: <detail or 'no reason given'>"), or
-    /// Missing{message}: "no completion signal for <id>", naming the other ids seen if any
+    /// `Success`, `Failed { reason }` (reason = `<KEYWORD>: <detail or "no reason given">`), or
+    /// `Missing { message }`: `no completion signal for <id>`, naming the other ids seen if any
     /// ("no completion signal for add-login (found signals for: other-task)").
     pub fn verdict(&self) -> Verdict {
         match &self.signal {
@@ -66,7 +66,7 @@ impl GrammarResult {
         }
     }
 
-    /// The signal line as one string, "<KEYWORD>: <id>[ - detail]", for logs.
+    /// The signal line as one string, `<KEYWORD>: <id>[ - detail]`, for logs.
     pub fn line(&self) -> Option<String> {
         self.signal.as_ref().map(|f| match &f.detail {
             Some(d) => format!("{}: {} - {d}", f.keyword, f.id),

@@ -127,7 +127,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_example() {
+    fn one_failing_test_among_many() {
         let log = "PASS src/models/user.test.ts
 FAIL src/services/auth.test.ts
   Auth Service

@@ -129,7 +129,7 @@ impl Summary {
     }
 }
 
-/// "54 passed, 1 failed" (+ skipped/errors/xfailed when non-zero): the seed's summary phrase.
+/// "54 passed, 1 failed" (+ skipped/errors/xfailed when non-zero): a masked output's summary phrase.
 pub fn counts_phrase(c: &Counts) -> String {
     let mut parts = Vec::new();
     if let Some(n) = c.passed {
