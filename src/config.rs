@@ -35,7 +35,7 @@ pub struct Config {
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Agent of every role a workflow does not assign (claude, codex, gemini, sim).
-    pub default_agent: String,
+    pub default_agent: crate::agent::AgentKind,
     /// Branches `baton run` refuses to commit on.
     pub protected_branches: Vec<String>,
     /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
@@ -49,7 +49,7 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            default_agent: "claude".into(),
+            default_agent: crate::agent::AgentKind::Claude,
             protected_branches: vec!["main".into(), "master".into()],
             skip_permissions: false,
             roles: Default::default(),
@@ -123,13 +123,19 @@ pub fn load(file: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
     let config: Config = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-        Error::corrupt(file, line, e.message().to_string())
+        Error::corrupt(file, line, e.message().to_string()).hint(format!(
+            "fix {} (baton.toml: see docs/ARCHITECTURE.md for its keys)",
+            file.display()
+        ))
     })?;
     for (key, p) in [
         ("paths.root", &config.paths.root),
         ("paths.local", &config.paths.local),
     ] {
-        confined(p).map_err(|why| Error::corrupt(file, None, format!("{key} = {:?}: {why}", p)))?;
+        confined(p).map_err(|why| {
+            Error::corrupt(file, None, format!("{key} = {:?}: {why}", p))
+                .hint(format!("fix {key} in {}", file.display()))
+        })?;
     }
     Ok(config)
 }

@@ -71,9 +71,10 @@ use crate::{Error, Result};
 /// Bytes of final text kept for signal parsing (epic-execute read the last 32 KB too).
 pub const TEXT_TAIL_BYTES: usize = 32 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
+    #[default]
     Claude,
     Codex,
     Gemini,

@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         workflow: Some(super::run::Workflow::EpicExecute(super::run::EpicArgs {
             epic: "1".into(),
             agent: super::run::AgentArgs {
-                agent: Some("sim".into()),
+                agent: Some(super::run::AgentName::Sim),
                 scenario: Some(dir.join(".baton/sim.toml")),
             },
             flags: super::run::EpicFlags {

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::journal::Usage;
+use crate::agent::AgentKind;
 use crate::error::Result;
 
 /// The agent and model that run one role.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assignment {
-    /// claude | codex | gemini | command | sim
-    pub agent: String,
+    pub agent: AgentKind,
     pub model: Option<String>,
 }
 

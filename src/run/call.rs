@@ -184,7 +184,7 @@ impl Pipeline<'_> {
             subject: c.subject,
             phase: c.phase,
             attempt: c.attempt,
-            agent: &c.who.agent,
+            agent: c.who.agent.name(),
             model: c.who.model.as_deref(),
         });
         let req = Request {

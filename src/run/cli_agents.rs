@@ -11,12 +11,15 @@ use crate::error::{Error, Result};
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
 
-/// The agents a role may name; checked before a run changes anything.
-pub fn check_agent(agent: &str) -> Result<()> {
-    match agent {
-        "claude" | "codex" | "gemini" | "sim" => Ok(()),
-        other => Err(Error::invalid(format!("unknown agent `{other}`"))
-            .hint("agents: claude, codex, gemini, sim (--agent, [run.roles] in baton.toml, or the workflow's [roles])")),
+/// Whether the engine can run phases with `who`: checked for every role before a run
+/// changes anything. The `command` kind needs a program, which workflow roles cannot name yet.
+pub fn runnable(who: &Assignment) -> Result<()> {
+    match who.agent {
+        AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini | AgentKind::Sim => Ok(()),
+        AgentKind::Command => Err(Error::invalid(
+            "the `command` agent cannot run workflow phases: it needs a program",
+        )
+        .hint("agents for phases: claude, codex, gemini, sim (--agent, [run.roles] in baton.toml, or the workflow's [roles])")),
     }
 }
 
@@ -49,11 +52,9 @@ impl CliAgents {
     }
 
     fn spec(&self, who: &Assignment, req: &Request) -> Result<AgentSpec> {
-        let mut spec = match who.agent.as_str() {
-            "claude" => AgentSpec::new(AgentKind::Claude),
-            "codex" => AgentSpec::new(AgentKind::Codex),
-            "gemini" => AgentSpec::new(AgentKind::Gemini),
-            "sim" => {
+        runnable(who)?;
+        let mut spec = match who.agent {
+            AgentKind::Sim => {
                 let exe = match &self.sim_program {
                     Some(p) => p.clone(),
                     None => std::env::current_exe().map_err(|e| Error::io("baton", e))?,
@@ -67,9 +68,9 @@ impl CliAgents {
                 }
                 s
             }
-            other => return Err(check_agent(other).unwrap_err()),
+            kind => AgentSpec::new(kind),
         };
-        if who.agent != "sim" {
+        if who.agent != AgentKind::Sim {
             spec.model = who.model.clone();
             spec.skip_permissions = self.skip_permissions;
         }

@@ -285,7 +285,7 @@ mod tests {
     fn conductor() -> Conductor {
         Conductor::new(
             Assignment {
-                agent: "sim".into(),
+                agent: crate::agent::AgentKind::Sim,
                 model: None,
             },
             policy(),

@@ -9,13 +9,14 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::agents::Assignment;
+use crate::agent::AgentKind;
 use crate::error::{Error, Result};
 
 /// Who runs a role: an agent kind (claude, codex, gemini, command, sim) and a model.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Role {
-    pub agent: Option<String>,
+    pub agent: Option<AgentKind>,
     pub model: Option<String>,
 }
 
@@ -194,19 +195,15 @@ pub fn check_dag(source: &str, text: &str, nodes: &[(String, Vec<String>)]) -> R
 /// the workflow's `[roles.<role>]`, else the default agent.
 pub fn assign(
     role: &str,
-    agent: Option<&str>,
+    agent: Option<AgentKind>,
     project: &BTreeMap<String, Role>,
     workflow: &BTreeMap<String, Role>,
-    default_agent: &str,
+    default_agent: AgentKind,
 ) -> Assignment {
     let w = workflow.get(role).cloned().unwrap_or_default();
     let p = project.get(role).cloned().unwrap_or_default();
     Assignment {
-        agent: agent
-            .map(str::to_string)
-            .or(p.agent)
-            .or(w.agent)
-            .unwrap_or_else(|| default_agent.to_string()),
+        agent: agent.or(p.agent).or(w.agent).unwrap_or(default_agent),
         model: p.model.or(w.model),
     }
 }

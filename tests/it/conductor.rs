@@ -53,7 +53,7 @@ fn call(p: &Proj, a: &CliAgents, c: &mut Conductor, n: usize, tasks: u64) -> Opt
 fn conductor() -> Conductor {
     Conductor::new(
         Assignment {
-            agent: "sim".into(),
+            agent: baton::agent::AgentKind::Sim,
             model: None,
         },
         Policy::from_budget(&Default::default()),

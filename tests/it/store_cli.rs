@@ -737,7 +737,7 @@ fn a_corrupt_manifest_names_the_file_and_doctor_repairs_it() {
         .stderr(
             "error: [PROJECT]/docs/orchestrator/context/tasks/add-login-flow/manifest.json line 3: \
              not a valid manifest: EOF while parsing a value at line 3 column 0\n  \
-             hint: run `baton doctor` to check the store and rebuild manifests from events\n",
+             hint: fix paths.root in [PROJECT]/baton.toml\n",
         )
         .status(5)
         .run();
@@ -837,7 +837,7 @@ fn root_and_config_choose_the_store() {
         .args(["task", "list"])
         .stderr(
             "error: [PROJECT]/baton.toml: paths.root = \"../outside\": must not contain `..`\n  \
-             hint: run `baton doctor` to check the store and rebuild manifests from events\n",
+             hint: fix paths.root in [PROJECT]/baton.toml\n",
         )
         .status(5)
         .run();

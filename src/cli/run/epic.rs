@@ -79,6 +79,22 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         },
         &local.join("workflows"),
     )?;
+    // Every role's agent and every prompt template are checked before the run exists: a typo
+    // fails now, not as a failed story.
+    for p in wf.phases() {
+        let who = crate::run::definition::assign(
+            &p.role,
+            saved.options.agent,
+            &saved.options.roles,
+            &wf.roles,
+            saved.options.default_agent,
+        );
+        crate::run::cli_agents::runnable(&who)?;
+        crate::run::prompt::template(&p.template, &local.join("prompts"))?;
+        if let Some(t) = &p.party_template {
+            crate::run::prompt::template(t, &local.join("prompts"))?;
+        }
+    }
     let git = Git::new(&project_dir);
     let branch = git.branch().unwrap_or_default();
     if !saved.options.dry_run
@@ -238,10 +254,6 @@ fn fresh(
     }
     let cfg = &ctx.project.config;
     let scenario = super::scenario(ctx, agent)?;
-    // The agent is checked before the run exists: a typo fails now, not as a failed story.
-    if let Some(name) = &agent.agent {
-        crate::run::cli_agents::check_agent(name)?;
-    }
     Ok(Saved {
         workflow: workflow.name().to_string(),
         epics,
@@ -254,8 +266,8 @@ fn fresh(
             skip_done: a.skip_done,
             no_commit: a.no_commit,
             skip_review: a.skip_review,
-            agent: agent.agent.clone(),
-            default_agent: cfg.run.default_agent.clone(),
+            agent: agent.agent.map(Into::into),
+            default_agent: cfg.run.default_agent,
             roles: cfg.run.roles.clone(),
             protected_branches: cfg.run.protected_branches.clone(),
             parallel: a.parallel.unwrap_or(1) as usize,

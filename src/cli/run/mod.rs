@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
+use crate::agent::AgentKind;
 use crate::error::{Error, Result};
 use crate::run::definition::WorkflowKind;
 use crate::run::journal::Journal;
@@ -71,12 +72,33 @@ baton run verify --queue dat-q1 --agent sim   # again after a crash: continues t
     Verify(VerifyArgs),
 }
 
+/// The agents `--agent` may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentName {
+    Claude,
+    Codex,
+    Gemini,
+    /// The built-in simulated agent (deterministic, no LLM, no network)
+    Sim,
+}
+
+impl From<AgentName> for AgentKind {
+    fn from(a: AgentName) -> AgentKind {
+        match a {
+            AgentName::Claude => AgentKind::Claude,
+            AgentName::Codex => AgentKind::Codex,
+            AgentName::Gemini => AgentKind::Gemini,
+            AgentName::Sim => AgentKind::Sim,
+        }
+    }
+}
+
 /// Who runs the phases, for every workflow.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentArgs {
-    /// Run every phase with this agent (claude, codex, gemini, sim)
-    #[arg(long)]
-    pub agent: Option<String>,
+    /// Run every phase with this agent
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentName>,
     /// Scenario of the simulated agent (TOML; default .baton/sim.toml)
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,

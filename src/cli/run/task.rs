@@ -232,12 +232,12 @@ fn fresh(
         for role in roles {
             let who = crate::run::definition::assign(
                 role,
-                a.agent.agent.as_deref(),
+                a.agent.agent.map(Into::into),
                 &run_cfg.roles,
                 &wf.roles,
-                &run_cfg.default_agent,
+                run_cfg.default_agent,
             );
-            crate::run::cli_agents::check_agent(&who.agent)?;
+            crate::run::cli_agents::runnable(&who)?;
         }
     }
     let m = store.manifest(&slug)?;
@@ -314,8 +314,8 @@ fn fresh(
     let scenario = super::scenario(ctx, &a.agent)?;
     let saved = Saved {
         options: TaskOptions {
-            agent: a.agent.agent.clone(),
-            default_agent: cfg.run.default_agent.clone(),
+            agent: a.agent.agent.map(Into::into),
+            default_agent: cfg.run.default_agent,
             roles: cfg.run.roles.clone(),
             parallel: a.parallel.unwrap_or(0) as usize,
             no_wait: a.no_wait,

@@ -84,12 +84,12 @@ fn start_run(
         crate::run::prompt::template(&ph.template, &prompts)?;
         let who = crate::run::definition::assign(
             &ph.role,
-            opts.agent.as_deref(),
+            opts.agent,
             &opts.roles,
             &pipeline.roles,
-            &opts.default_agent,
+            opts.default_agent,
         );
-        crate::run::cli_agents::check_agent(&who.agent)?;
+        crate::run::cli_agents::runnable(&who)?;
     }
     let _run_lock = queues.lock_run(&opts.queue)?;
     let resumed = journal.is_some();
@@ -198,8 +198,8 @@ fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {
     let scenario = super::scenario(ctx, &a.agent)?;
     Ok(Options {
         queue,
-        agent: a.agent.agent.clone(),
-        default_agent: cfg.run.default_agent.clone(),
+        agent: a.agent.agent.map(Into::into),
+        default_agent: cfg.run.default_agent,
         roles: cfg.run.roles.clone(),
         scenario,
         config: cfg.verify.clone(),

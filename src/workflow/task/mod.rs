@@ -59,8 +59,8 @@ enum Verdict {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TaskOptions {
-    pub agent: Option<String>,
-    pub default_agent: String,
+    pub agent: Option<crate::agent::AgentKind>,
+    pub default_agent: crate::agent::AgentKind,
     #[serde(default)]
     pub roles: BTreeMap<String, crate::run::definition::Role>,
     /// Implementation tasks at once; 0: the workflow's `policy.parallel`.
@@ -226,10 +226,10 @@ impl TaskEngine<'_> {
     pub fn assignment(&self, wf: &TaskWorkflow, role: &str) -> Assignment {
         crate::run::definition::assign(
             role,
-            self.opts.agent.as_deref(),
+            self.opts.agent,
             &self.opts.roles,
             &wf.roles,
-            &self.opts.default_agent,
+            self.opts.default_agent,
         )
     }
 
