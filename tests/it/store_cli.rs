@@ -737,7 +737,7 @@ fn a_corrupt_manifest_names_the_file_and_doctor_repairs_it() {
         .stderr(
             "error: [PROJECT]/docs/orchestrator/context/tasks/add-login-flow/manifest.json line 3: \
              not a valid manifest: EOF while parsing a value at line 3 column 0\n  \
-             hint: fix paths.root in [PROJECT]/baton.toml\n",
+             hint: run `baton doctor` to check the store and rebuild manifests from events\n",
         )
         .status(5)
         .run();
