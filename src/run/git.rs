@@ -32,6 +32,14 @@ pub fn looks_secret(path: &str) -> bool {
         )
 }
 
+/// How a cherry-pick went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CherryPick {
+    Applied,
+    /// The files that conflicted (or git's message); nothing is left half-applied.
+    Conflict(String),
+}
+
 #[derive(Debug, Clone)]
 pub struct Git {
     dir: PathBuf,
@@ -234,10 +242,10 @@ impl Git {
 
     /// Apply commit `sha` to the index and tree without committing. On a conflict the
     /// attempt is undone (`reset --merge`) and git's message comes back as the error text.
-    pub fn cherry_pick_no_commit(&self, sha: &str) -> Result<std::result::Result<(), String>> {
+    pub fn cherry_pick_no_commit(&self, sha: &str) -> Result<CherryPick> {
         let o = self.raw(&["cherry-pick", "--no-commit", sha])?;
         if o.status.success() {
-            return Ok(Ok(()));
+            return Ok(CherryPick::Applied);
         }
         let conflicted = self
             .run(&["diff", "--name-only", "--diff-filter=U"])
@@ -253,7 +261,7 @@ impl Git {
             );
         }
         self.run(&["reset", "-q", "--merge"])?;
-        Ok(Err(why.join(", ")))
+        Ok(CherryPick::Conflict(why.join(", ")))
     }
 
     /// A file's contents at a commit (`None` when the commit does not have it).

@@ -18,7 +18,7 @@ use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
 use crate::workflow::epic::def;
 use crate::workflow::epic::project::{self, BmadStatus};
-use crate::workflow::epic::{Engine, EpicReport, Options};
+use crate::workflow::epic::{Engine, EpicReport, Options, StoryResult};
 
 /// A new run, or one continued from its journal.
 pub enum Start {
@@ -198,9 +198,9 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     }
     let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
         (
-            d + r.count("done"),
-            f + r.count("failed"),
-            s + r.count("skipped"),
+            d + r.count(StoryResult::Done),
+            f + r.count(StoryResult::Failed),
+            s + r.count(StoryResult::Skipped),
         )
     });
     let mut journal = engine.journal();
@@ -308,9 +308,9 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
             out,
             "\nepic {}: {} done, {} failed, {} skipped in {} · {} tokens · ${:.2}",
             r.epic,
-            r.count("done"),
-            r.count("failed"),
-            r.count("skipped"),
+            r.count(StoryResult::Done),
+            r.count(StoryResult::Failed),
+            r.count(StoryResult::Skipped),
             human_ms(r.duration_ms),
             r.usage.total(),
             r.cost_usd

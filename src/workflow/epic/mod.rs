@@ -90,11 +90,60 @@ impl Options {
     }
 }
 
+/// How a story of a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoryResult {
+    /// Not finished yet.
+    #[default]
+    Pending,
+    Done,
+    Failed,
+    Skipped,
+    DryRun,
+}
+
+impl std::fmt::Display for StoryResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl StoryResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoryResult::Pending => "pending",
+            StoryResult::Done => "done",
+            StoryResult::Failed => "failed",
+            StoryResult::Skipped => "skipped",
+            StoryResult::DryRun => "dry-run",
+        }
+    }
+
+    /// As the journal records it.
+    pub fn parse(s: &str) -> Option<StoryResult> {
+        [
+            StoryResult::Pending,
+            StoryResult::Done,
+            StoryResult::Failed,
+            StoryResult::Skipped,
+            StoryResult::DryRun,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+
+    /// Done or skipped: stories that depend on it may go on.
+    pub fn lets_dependents_run(self) -> bool {
+        matches!(self, StoryResult::Done | StoryResult::Skipped)
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StoryReport {
     pub id: String,
     pub title: String,
-    pub result: String,
+    pub result: StoryResult,
     pub reason: String,
     pub attempts: u32,
     pub usage: Usage,
@@ -114,7 +163,7 @@ pub struct EpicReport {
 }
 
 impl EpicReport {
-    pub fn count(&self, result: &str) -> u32 {
+    pub fn count(&self, result: StoryResult) -> u32 {
         self.stories.iter().filter(|s| s.result == result).count() as u32
     }
 }
@@ -260,7 +309,7 @@ impl Engine<'_> {
                     report.stories.push(StoryReport {
                         id: story.id.clone(),
                         title: story.title.clone(),
-                        result: "skipped".into(),
+                        result: StoryResult::Skipped,
                         reason: "before --start-from".into(),
                         ..StoryReport::default()
                     });
@@ -275,7 +324,7 @@ impl Engine<'_> {
             let mut failed = 0;
             for story in todo {
                 let r = self.story(epic, story, handoff)?;
-                if r.result == "failed" {
+                if r.result == StoryResult::Failed {
                     failed += 1;
                 }
                 report.usage.add(&r.usage);
@@ -353,7 +402,7 @@ impl Engine<'_> {
             "epic": {"id": epic.id, "path": epic.path},
             "stories": stories,
             "writes": writes,
-            "summary": {"done": report.count("done"), "failed": report.count("failed"), "skipped": report.count("skipped"),
+            "summary": {"done": report.count(StoryResult::Done), "failed": report.count(StoryResult::Failed), "skipped": report.count(StoryResult::Skipped),
                         "duration": crate::store::metrics::human_ms(elapsed.as_millis() as u64)},
             "personas": self.personas(),
         })
@@ -373,14 +422,14 @@ impl Engine<'_> {
                 .map(|r| (r, j.committed(&epic.id, &story.id)))
         };
         if let Some(((result, reason), commit)) = recorded {
-            rep.result = result;
+            rep.result = StoryResult::parse(&result).unwrap_or(StoryResult::Failed);
             rep.reason = reason;
             rep.commit = commit;
             self.add_recorded_usage(&epic.id, &story.id, &mut rep);
             return Ok(Some(rep));
         }
         if self.opts.skip_done && story.status == "done" {
-            rep.result = "skipped".into();
+            rep.result = StoryResult::Skipped;
             rep.reason = "already done".into();
             self.finish_story(epic, story, &rep)?;
             return Ok(Some(rep));
@@ -405,7 +454,7 @@ impl Engine<'_> {
             last_failure,
         } = self.story_phases(&main, epic, story, handoff)?;
         if self.opts.dry_run {
-            rep.result = "dry-run".into();
+            rep.result = StoryResult::DryRun;
             return Ok(rep);
         }
         if passed {
@@ -413,9 +462,9 @@ impl Engine<'_> {
             if !self.opts.no_commit {
                 rep.commit = Some(self.commit_story(epic, story, "done")?);
             }
-            rep.result = "done".into();
+            rep.result = StoryResult::Done;
         } else {
-            rep.result = "failed".into();
+            rep.result = StoryResult::Failed;
             rep.reason = last_failure;
             self.set_status(&main, story, "failed")?;
             // The failed story's edits are set aside, not lost, and cannot reach the next
@@ -542,7 +591,7 @@ impl Engine<'_> {
     ) -> Result<()> {
         self.reporter.report(&RunEvent::SubjectFinished {
             subject: &Subject::story(&epic.id, &story.id),
-            result: &rep.result,
+            result: rep.result.as_str(),
             reason: &rep.reason,
             commit: rep.commit.as_deref(),
             tokens: rep.usage.total(),
@@ -551,7 +600,7 @@ impl Engine<'_> {
         self.log(Entry::StoryFinished {
             epic: epic.id.clone(),
             story: story.id.clone(),
-            result: rep.result.clone(),
+            result: rep.result.as_str().into(),
             reason: rep.reason.clone(),
         })
     }

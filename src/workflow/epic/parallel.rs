@@ -26,9 +26,11 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use super::bmad::id::StoryId;
-use super::{Checkout, Engine, EpicRef, EpicReport, StoryPhases, StoryRef, StoryReport};
+use super::{
+    Checkout, Engine, EpicRef, EpicReport, StoryPhases, StoryRef, StoryReport, StoryResult,
+};
 use crate::error::{Error, Result};
-use crate::run::git::{Git, looks_secret};
+use crate::run::git::{CherryPick, Git, looks_secret};
 use crate::run::journal::Entry;
 
 /// The story ids a story file declares it depends on (`Depends on: 1.2, 1.3`; Markdown
@@ -56,6 +58,12 @@ pub fn dependencies(text: &str) -> Vec<StoryId> {
         }
     }
     out
+}
+
+/// How a ran story reached the run's branch: its commit there, or the files that conflicted.
+enum Picked {
+    Committed(String),
+    Conflict(String),
 }
 
 /// A story's worktree and branch.
@@ -209,24 +217,19 @@ impl Engine<'_> {
 
     /// Cherry-pick the story's commit onto the run's branch as its one commit there. `Err`
     /// inside: the files that conflicted (nothing is left half-applied).
-    fn pick(
-        &self,
-        epic: &EpicRef,
-        story: &StoryRef,
-        sha: &str,
-    ) -> Result<std::result::Result<String, String>> {
+    fn pick(&self, epic: &EpicRef, story: &StoryRef, sha: &str) -> Result<Picked> {
         if let Some(c) = self.run_commit(story)? {
-            return Ok(Ok(c));
+            return Ok(Picked::Committed(c));
         }
         self.clear_interrupted_merge(story)?;
-        if let Err(conflict) = self.git.cherry_pick_no_commit(sha)? {
-            return Ok(Err(conflict));
+        if let CherryPick::Conflict(files) = self.git.cherry_pick_no_commit(sha)? {
+            return Ok(Picked::Conflict(files));
         }
         let main = self.main_checkout();
         self.set_status(&main, story, "done")?;
         let msg = self.story_message(epic, story, "done");
         self.commit_with(&self.git, story, &self.status_file_names(), &msg)
-            .map(Ok)
+            .map(Picked::Committed)
     }
 
     /// A failed story on the run's branch: only its story file (records, `Status: failed`),
@@ -280,12 +283,12 @@ impl Engine<'_> {
         );
         let commit = if passed {
             match self.pick(epic, story, &sha)? {
-                Ok(c) => {
-                    rep.result = "done".into();
+                Picked::Committed(c) => {
+                    rep.result = StoryResult::Done;
                     c
                 }
-                Err(conflict) => {
-                    rep.result = "failed".into();
+                Picked::Conflict(conflict) => {
+                    rep.result = StoryResult::Failed;
                     rep.reason = format!(
                         "merge conflict with the run's branch in {conflict}; commit {} ({kept})",
                         &sha[..sha.len().min(10)]
@@ -294,7 +297,7 @@ impl Engine<'_> {
                 }
             }
         } else {
-            rep.result = "failed".into();
+            rep.result = StoryResult::Failed;
             rep.reason = format!("{last_failure} ({kept})");
             self.commit_failed_records(epic, story, Some(&sha))?
         };
@@ -304,7 +307,7 @@ impl Engine<'_> {
             sha: commit.clone(),
         })?;
         rep.commit = Some(commit);
-        if rep.result == "done" {
+        if rep.result == StoryResult::Done {
             self.remove_worktree(&wt);
         }
         rep.duration_ms = started.elapsed().as_millis() as u64;
@@ -328,10 +331,10 @@ impl Engine<'_> {
         self.add_recorded_usage(&epic.id, &story.id, &mut rep);
         let wt = self.worktree_of(story);
         if subject.starts_with("feat(") {
-            rep.result = "done".into();
+            rep.result = StoryResult::Done;
             self.remove_worktree(&wt);
         } else {
-            rep.result = "failed".into();
+            rep.result = StoryResult::Failed;
             rep.reason = format!(
                 "failed (the run was interrupted before its reason was recorded; see the run log); its work is on branch `{}`",
                 wt.branch
@@ -347,24 +350,20 @@ impl Engine<'_> {
         i: usize,
         todo: &[&StoryRef],
         deps: &[std::result::Result<Vec<usize>, String>],
-        results: &[Option<String>],
-    ) -> Option<(String, String)> {
+        results: &[Option<StoryResult>],
+    ) -> Option<(StoryResult, String)> {
         match &deps[i] {
-            Err(why) => Some(("failed".into(), why.clone())),
+            Err(why) => Some((StoryResult::Failed, why.clone())),
             Ok(v) => v
                 .iter()
-                .find(|&&j| {
-                    results[j]
-                        .as_deref()
-                        .is_some_and(|r| r != "done" && r != "skipped")
-                })
+                .find(|&&j| results[j].is_some_and(|r| !r.lets_dependents_run()))
                 .map(|&j| {
                     (
-                        "skipped".into(),
+                        StoryResult::Skipped,
                         format!(
                             "depends on story {}, which {}",
                             todo[j].id,
-                            results[j].as_deref().unwrap_or("did not run")
+                            results[j].map_or("did not run", StoryResult::as_str)
                         ),
                     )
                 }),
@@ -409,7 +408,7 @@ impl Engine<'_> {
             };
             slots.push(settled.map_or(Slot::Waiting, Slot::Done));
         }
-        let mut results: Vec<Option<String>> = vec![None; todo.len()];
+        let mut results: Vec<Option<StoryResult>> = vec![None; todo.len()];
         let max_failed = self.wf.policy.max_failed_stories;
         let mut failed = 0;
         let mut stop = false;
@@ -454,7 +453,7 @@ impl Engine<'_> {
                             None => break,
                         },
                     };
-                    if rep.result == "failed" {
+                    if rep.result == StoryResult::Failed {
                         failed += 1;
                         if max_failed > 0 && failed >= max_failed && !stop {
                             stop = true;
@@ -463,7 +462,7 @@ impl Engine<'_> {
                             ));
                         }
                     }
-                    results[next] = Some(rep.result.clone());
+                    results[next] = Some(rep.result);
                     report.usage.add(&rep.usage);
                     report.cost_usd += rep.cost_usd;
                     report.stories.push(rep);
@@ -478,9 +477,7 @@ impl Engine<'_> {
                         let ready = matches!(slots[i], Slot::Waiting)
                             && deps[i].as_ref().is_ok_and(|v| {
                                 v.iter().all(|&j| {
-                                    results[j]
-                                        .as_deref()
-                                        .is_some_and(|r| r == "done" || r == "skipped")
+                                    results[j].is_some_and(StoryResult::lets_dependents_run)
                                 })
                             });
                         if !ready {

@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// How a gate ended for the run: a decision to act on, or a stop (waiting with --no-wait, a
+/// task left in a state no decision explains).
+pub(super) enum GateOutcome {
+    Decided(Decision),
+    Stopped(Stop),
+}
+
 impl TaskEngine<'_> {
     /// A phase failed every attempt: PAUSE the task (once) and stop — or, when the pause was
     /// answered with retry (while this run waited or before it was restarted), go on.
@@ -72,11 +79,7 @@ impl TaskEngine<'_> {
 
     /// Stop at `gate` (when the workflow has it) and wait for the decision, made by any
     /// process through `baton resume`. Returns the decision, or why the run stops.
-    pub(super) fn gate(
-        &self,
-        wf: &TaskWorkflow,
-        gate: Gate,
-    ) -> Result<std::result::Result<Decision, Stop>> {
+    pub(super) fn gate(&self, wf: &TaskWorkflow, gate: Gate) -> Result<GateOutcome> {
         let g = gate.as_str().to_string();
         let decided = lock(&self.journal)
             .records
@@ -90,11 +93,11 @@ impl TaskEngine<'_> {
                 _ => None,
             });
         if let Some(d) = decided {
-            return Ok(Ok(d));
+            return Ok(GateOutcome::Decided(d));
         }
         let configured = wf.gates.contains(&gate);
         if !configured && gate != Gate::Final {
-            return Ok(Ok(if gate == Gate::Investigation {
+            return Ok(GateOutcome::Decided(if gate == Gate::Investigation {
                 Decision::Full
             } else {
                 Decision::Approve
@@ -129,7 +132,7 @@ impl TaskEngine<'_> {
                     told = true;
                 }
                 if self.opts.no_wait {
-                    return Ok(Err(Stop::Waiting(gate)));
+                    return Ok(GateOutcome::Stopped(Stop::Waiting(gate)));
                 }
                 std::thread::sleep(Duration::from_millis(200));
                 continue;
@@ -152,7 +155,7 @@ impl TaskEngine<'_> {
                     decision: d.as_str(),
                 });
             }
-            return Ok(Ok(d));
+            return Ok(GateOutcome::Decided(d));
         }
     }
 

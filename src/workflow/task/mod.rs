@@ -10,6 +10,7 @@ mod gates;
 mod phases;
 mod waves;
 
+use gates::GateOutcome;
 pub use gates::{gate_decisions, infer_decision, stop_of};
 pub use waves::{SpecTask, compute_waves, parse_tasks};
 
@@ -170,12 +171,12 @@ impl TaskEngine<'_> {
             if name == "design-audit" {
                 for gate in [Gate::Investigation, Gate::Design] {
                     match self.gate(wf, gate)? {
-                        Err(stop) => return Ok(stop),
-                        Ok(Decision::Lite) => return self.lite(),
-                        Ok(Decision::Full | Decision::Approve) => {}
-                        Ok(Decision::Shelf) => return Ok(Stop::Shelved),
-                        Ok(Decision::Cancel) => return Ok(Stop::Cancelled),
-                        Ok(_) => return Ok(Stop::Failed),
+                        GateOutcome::Stopped(stop) => return Ok(stop),
+                        GateOutcome::Decided(Decision::Lite) => return self.lite(),
+                        GateOutcome::Decided(Decision::Full | Decision::Approve) => {}
+                        GateOutcome::Decided(Decision::Shelf) => return Ok(Stop::Shelved),
+                        GateOutcome::Decided(Decision::Cancel) => return Ok(Stop::Cancelled),
+                        GateOutcome::Decided(_) => return Ok(Stop::Failed),
                     }
                 }
             }
@@ -184,9 +185,9 @@ impl TaskEngine<'_> {
             self.graduate_complete()?;
         }
         match self.gate(wf, Gate::Final)? {
-            Err(stop) => Ok(stop),
-            Ok(Decision::Approve) => Ok(Stop::Completed),
-            Ok(_) => Ok(Stop::Failed),
+            GateOutcome::Stopped(stop) => Ok(stop),
+            GateOutcome::Decided(Decision::Approve) => Ok(Stop::Completed),
+            GateOutcome::Decided(_) => Ok(Stop::Failed),
         }
     }
 

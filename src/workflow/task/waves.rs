@@ -120,12 +120,17 @@ pub fn compute_waves(
     Ok(waves)
 }
 
+/// What a task's plan came to: its tasks and the artifact they came from, or why it cannot
+/// be used.
+pub(super) enum Breakdown {
+    Tasks(Vec<SpecTask>, String),
+    Unusable(String),
+}
+
 impl TaskEngine<'_> {
     /// The implementation tasks: spec.md's (graduate, orchestrate), architect.md's (poc), or
     /// one task for the whole change.
-    pub(super) fn spec_tasks(
-        &self,
-    ) -> Result<std::result::Result<(Vec<SpecTask>, String), String>> {
+    pub(super) fn spec_tasks(&self) -> Result<Breakdown> {
         let dir = self.store.task_dir(&self.slug);
         let mut sources = vec![("spec", artifacts::latest(&dir, "spec"))];
         sources.push(("architect", artifacts::latest(&dir, "architect")));
@@ -138,16 +143,16 @@ impl TaskEngine<'_> {
                     .file_name()
                     .map(|f| f.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                return Ok(Ok((tasks, rel)));
+                return Ok(Breakdown::Tasks(tasks, rel));
             }
             if name == "spec" {
-                return Ok(Err(format!(
+                return Ok(Breakdown::Unusable(format!(
                     "{}: no tasks (expected `### Task 1: <title>` sections)",
                     self.rel(&path)
                 )));
             }
         }
-        Ok(Ok((
+        Ok(Breakdown::Tasks(
             vec![SpecTask {
                 id: "1".into(),
                 title: "the whole change".into(),
@@ -155,26 +160,25 @@ impl TaskEngine<'_> {
                 files: vec![],
             }],
             "architect.md".into(),
-        )))
+        ))
     }
 
     /// Implementation in waves: independent tasks at once (up to `parallel`), dependent ones in
     /// later waves; each task its own phase (`implementation#<id>`); each wave recorded.
     pub(super) fn implementation(&self, wf: &TaskWorkflow, p: &TaskPhase) -> Result<Option<Stop>> {
         let (tasks, source) = loop {
-            let parsed = self.spec_tasks()?.and_then(|(tasks, source)| {
-                compute_waves(&tasks, &source).map(|w| (tasks, source, w))
-            });
-            match parsed {
-                Ok((tasks, source, _)) => break (tasks, source),
-                Err(why) => {
-                    if let Some(stop) = self.pause_point("task-breakdown", &why)? {
-                        return Ok(Some(stop));
-                    }
-                }
+            let why = match self.spec_tasks()? {
+                Breakdown::Tasks(tasks, source) => match compute_waves(&tasks, &source) {
+                    Ok(_) => break (tasks, source),
+                    Err(why) => why,
+                },
+                Breakdown::Unusable(why) => why,
+            };
+            if let Some(stop) = self.pause_point("task-breakdown", &why)? {
+                return Ok(Some(stop));
             }
         };
-        let waves = compute_waves(&tasks, &source).map_err(Error::invalid)?;
+        let waves = compute_waves(&tasks, &source).map_err(Error::internal)?;
         if self.manifest()?.waves.task_breakdown.is_none() {
             let breakdown = serde_json::json!({
                 "source": source,
@@ -398,9 +402,14 @@ impl TaskEngine<'_> {
 
     /// Tests: one phase per implementation task, all at once (up to `parallel`).
     pub(super) fn tests(&self, wf: &TaskWorkflow, p: &TaskPhase) -> Result<Option<Stop>> {
-        let (tasks, _) = match self.spec_tasks()? {
-            Ok(t) => t,
-            Err(why) => return Err(Error::invalid(why)),
+        let tasks = match self.spec_tasks()? {
+            Breakdown::Tasks(tasks, _) => tasks,
+            // The waves ran from this very plan: it can only have been changed since.
+            Breakdown::Unusable(why) => {
+                return Err(Error::state(why).hint(
+                    "the spec changed after its implementation ran: restore it, then rerun",
+                ));
+            }
         };
         let mut pending: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
         let mut round = 0;
