@@ -9,6 +9,8 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod exec;
+pub mod fs;
+pub mod ids;
 pub mod run;
 pub mod store;
 pub mod workflow;

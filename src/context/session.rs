@@ -3,7 +3,6 @@
 //! session, and two sessions must never share a directory — as a UTC timestamp plus random
 //! hex, so they sort by time.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -25,34 +24,6 @@ pub fn validate_kind(kind: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// `20261122T130501-7f3a9c`: UTC seconds, then 24 random bits so two sessions made in the
-/// same second do not collide (creation also refuses an existing directory).
-pub fn new_id() -> String {
-    let now = jiff::Timestamp::now();
-    let stamp = now.strftime("%Y%m%dT%H%M%S").to_string();
-    format!("{stamp}-{:06x}", random_u32() & 0xff_ffff)
-}
-
-fn random_u32() -> u32 {
-    let mut buf = [0u8; 4];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_ok()
-    {
-        return u32::from_le_bytes(buf);
-    }
-    // No /dev/urandom (not Unix): hash time and pid with std's randomly keyed hasher.
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish() as u32
 }
 
 /// `<local>/.gitignore` holds `*`, so nothing machine-local is ever committed.
@@ -82,7 +53,7 @@ pub fn create(local: &Path, kind: &str) -> Result<PathBuf> {
     let parent = local.join("sessions").join(kind);
     std::fs::create_dir_all(&parent).map_err(io_err(&parent))?;
     for _ in 0..8 {
-        let dir = parent.join(new_id());
+        let dir = parent.join(crate::ids::new_id());
         // create_dir (not _all) fails on an existing directory: the id is ours alone.
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
@@ -243,7 +214,7 @@ mod tests {
 
     #[test]
     fn ids_sort_by_time_and_create_is_unique() {
-        let id = new_id();
+        let id = crate::ids::new_id();
         assert_eq!(id.len(), "20261122T130501-7f3a9c".len(), "{id}");
         let dir = tempfile::tempdir().unwrap();
         let local = dir.path().join(".baton");

@@ -154,7 +154,7 @@ impl Pipeline<'_> {
         }
         let run_dir = lock(self.journal).dir.clone();
         let prompt_file = run_dir.join("prompts").join(format!("{}.md", c.label));
-        crate::store::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
+        crate::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
         // Counted up front only when the budget needs it — a prompt of no more bytes than the
         // budget cannot exceed it (a token is at least one byte) —, otherwise while the agent
         // runs, off the phase's critical path.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, io_err};
-use crate::store::fs;
+use crate::fs;
 
 /// The journal's format. v2 names each phase's subject with its engine's word
 /// (`{"kind":"story","id":"1.2","epic":"1"}`); v1 (`epic`/`story` fields whatever the engine)
@@ -288,7 +288,7 @@ impl Journal {
         let rec = Record {
             v: FORMAT,
             seq: self.records.len() as u64 + 1,
-            ts: crate::store::now(),
+            ts: crate::ids::now(),
             entry,
         };
         if self.durable {

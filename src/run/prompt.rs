@@ -107,3 +107,20 @@ pub fn template(name: &str, override_dir: &Path) -> Result<String> {
                 .hint(format!("add {}", file.display()))
         })
 }
+
+/// Text for agent prompts (the implementer and reviewer prompts carry it):
+/// read structure first and then only the definitions needed, with the commands that make it
+/// cheap.
+pub const READ_STRATEGY: &str = "\
+Reading code: structure first, then only what you need.
+- To understand a file or module, run `baton outline PATH` (a directory gives a repository map):
+  every definition with its signature, line range and token count, for a few percent of the
+  file's tokens.
+- To read one definition, run `baton extract FILE --symbol NAME` (`Type::method` or
+  `Class.method` for members); it prints exactly that definition with its docs and attributes.
+- Read a whole file only when you are going to modify most of it. Do not `cat` large files or
+  whole directories, and do not re-read files already in your context.";
+
+/// Observation masking, for the implementer and reviewer prompts.
+pub const MASK_HINT: &str = "Wrap commands with long output (test runs, builds, diffs) in `baton mask -- CMD`: \
+you get a summary (counts, the first failure with file and line) and the path of the full output.";

@@ -7,8 +7,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::model::EventKind;
-use super::{EVENTS, LOCK, MANIFEST, Store, fs, log, read_manifest};
+use super::{EVENTS, LOCK, MANIFEST, Store, log, read_manifest};
 use crate::error::{Error, Result};
+use crate::fs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -173,7 +174,7 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
                 // Keep the damaged file for inspection: nothing is deleted.
                 let aside = dir.join(format!(
                     "{MANIFEST}.damaged-{}",
-                    super::now().replace(':', "")
+                    crate::ids::now().replace(':', "")
                 ));
                 let _ = std::fs::rename(&manifest_path, aside);
             }

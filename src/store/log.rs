@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use super::fs;
 use super::machine;
 use super::model::{EVENT_FORMAT, Event, Manifest};
 use crate::error::{Error, Result, io_err};
+use crate::fs;
 
 /// What the end of the log looks like.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,6 @@
 pub mod artifacts;
 pub mod completed;
 pub mod doctor;
-pub mod fs;
 pub mod log;
 pub mod machine;
 pub mod metrics;
@@ -27,6 +26,7 @@ use model::*;
 pub use retrieve::Retrieved;
 
 use crate::error::{Error, Result};
+use crate::fs;
 
 pub const EVENTS: &str = "events.jsonl";
 pub const MANIFEST: &str = "manifest.json";
@@ -79,13 +79,6 @@ pub struct Content {
     pub task_id: Option<String>,
     pub iteration: Option<u32>,
     pub text: String,
-}
-
-/// Now, as `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width, so timestamps sort as text and parse fast.
-pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
 }
 
 impl Store {
@@ -148,7 +141,7 @@ impl Store {
                 );
             }
         }
-        let ts = now();
+        let ts = crate::ids::now();
         let event = Event {
             v: EVENT_FORMAT,
             seq: 1,
@@ -233,7 +226,7 @@ impl Store {
     /// Make `slug` the current task.
     pub fn use_task(&self, slug: &str) -> Result<()> {
         self.require(slug)?;
-        let ts = now();
+        let ts = crate::ids::now();
         let _g = self.global_lock()?;
         self.write_current(slug, &ts)?;
         self.append_history(slug, &ts, &["USE (current task)".to_string()])
@@ -340,7 +333,7 @@ impl Store {
         let current = self.load_locked(&dir, tail.last_seq)?;
         let (plan, extra) = decide(&current, &dir)?;
 
-        let ts = now();
+        let ts = crate::ids::now();
         let mut state = current;
         let mut effects = Vec::with_capacity(plan.events.len());
         let mut events = Vec::with_capacity(plan.events.len());
@@ -615,7 +608,7 @@ impl Store {
     /// conductor rotation, that change no task state).
     pub fn note(&self, slug: &str, line: &str) -> Result<()> {
         let _g = self.global_lock()?;
-        self.append_history(slug, &now(), &[line.to_string()])
+        self.append_history(slug, &crate::ids::now(), &[line.to_string()])
     }
 
     fn append_history(&self, slug: &str, ts: &str, lines: &[String]) -> Result<()> {

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::artifacts::{latest, latest_numbered, latest_per_task};
-use super::fs;
 use super::model::Manifest;
 use crate::context::markdown;
 use crate::error::{Error, Result};
+use crate::fs;
 
 /// The needs RETRIEVE understands besides a target phase's own row.
 pub const NEEDS: &[&str] = &[

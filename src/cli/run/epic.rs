@@ -134,7 +134,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     }
     let run_id = match &journal {
         Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
-        None => crate::context::session::new_id(),
+        None => crate::ids::new_id(),
     };
     let journal = match journal {
         Some(j) => j,

@@ -323,7 +323,7 @@ fn fresh(
         },
         scenario,
     };
-    let run_id = crate::context::session::new_id();
+    let run_id = crate::ids::new_id();
     let mut j = Journal::create(local, &run_id)?;
     j.log(Entry::RunStarted {
         run_id: run_id.clone(),

@@ -96,7 +96,7 @@ fn start_run(
     let journal = match journal {
         Some(j) => j,
         None => {
-            let id = crate::context::session::new_id();
+            let id = crate::ids::new_id();
             let mut j = Journal::create(&local, &id)?;
             j.log(Entry::RunStarted {
                 run_id: id,

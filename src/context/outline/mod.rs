@@ -1,5 +1,5 @@
 //! Structure-first reads (the "read the outline, then only what you need" strategy agents are
-//! given in [`READ_STRATEGY`]): the skeleton of a source file —
+//! given in the run prompts' `crate::run::prompt::READ_STRATEGY`): the skeleton of a source file —
 //! every definition with its signature, line range and token count — so an agent reads the
 //! outline first and then only the definition it needs (`baton extract FILE --symbol NAME`).
 //!
@@ -37,19 +37,6 @@ use parse::code_items;
 pub use render::{hint_for_command, ratio, render};
 pub use symbol::{find_symbol, nearest_names};
 use walk::field_text;
-
-/// Text for agent prompts (the run engine puts it into the implementer and reviewer prompts):
-/// read structure first and then only the definitions needed, with the commands that make it
-/// cheap.
-pub const READ_STRATEGY: &str = "\
-Reading code: structure first, then only what you need.
-- To understand a file or module, run `baton outline PATH` (a directory gives a repository map):
-  every definition with its signature, line range and token count, for a few percent of the
-  file's tokens.
-- To read one definition, run `baton extract FILE --symbol NAME` (`Type::method` or
-  `Class.method` for members); it prints exactly that definition with its docs and attributes.
-- Read a whole file only when you are going to modify most of it. Do not `cat` large files or
-  whole directories, and do not re-read files already in your context.";
 
 /// Files larger than this are not parsed (a note says so); parsing is linear but the output
 /// of a generated 100 MB file would help nobody.

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use self::def::{Phase, Workflow};
-use crate::context::outline::READ_STRATEGY;
 use crate::context::signals::{self, Grammar, SignalKind, Verdict as SignalVerdict};
 use crate::error::{Error, Result};
 use crate::run::agents::{Agents, Assignment};
@@ -30,6 +29,7 @@ use crate::run::git::{Git, looks_secret};
 use crate::run::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::run::prompt::render;
 use crate::run::prompt::template;
+use crate::run::prompt::{MASK_HINT, READ_STRATEGY};
 
 /// A story as the engine needs it.
 #[derive(Debug, Clone, Serialize)]
@@ -715,7 +715,3 @@ impl Engine<'_> {
         Ok(called.outcome)
     }
 }
-
-/// Observation masking, for the implementer and reviewer prompts.
-const MASK_HINT: &str = "Wrap commands with long output (test runs, builds, diffs) in `baton mask -- CMD`: \
-you get a summary (counts, the first failure with file and line) and the path of the full output.";

@@ -246,7 +246,7 @@ impl Engine<'_> {
         self.clear_interrupted_merge(story)?;
         let rel = story.path.display().to_string();
         if let Some(bytes) = branch_sha.and_then(|s| self.git.show_file(s, &rel)) {
-            crate::store::fs::write_atomic(&self.project_dir.join(&story.path), &bytes)?;
+            crate::fs::write_atomic(&self.project_dir.join(&story.path), &bytes)?;
         }
         self.set_status(&self.main_checkout(), story, "failed")?;
         let msg = self.story_message(epic, story, "failed");

@@ -263,7 +263,7 @@ mod tests {
         let mut m: Manifest = crate::store::machine::create(&crate::store::model::Event {
             v: 1,
             seq: 1,
-            ts: crate::store::now(),
+            ts: crate::ids::now(),
             kind: crate::store::model::EventKind::TaskCreated {
                 name: "t".into(),
                 mode: crate::store::model::Mode::Standard,

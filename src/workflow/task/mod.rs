@@ -377,7 +377,7 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
                     "If it fails, print instead:\nFail signal: {f}: {signal_id} - <why>\n"
                 ));
             }
-            crate::store::fs::create_dir_all(&self.run_dir().join("out"))?;
+            crate::fs::create_dir_all(&self.run_dir().join("out"))?;
             // A file left by an attempt that never finished is not this attempt's answer.
             let _ = std::fs::remove_file(out_file);
             Ok(prompt)

@@ -134,7 +134,7 @@ impl TaskEngine<'_> {
                 "state_summary": state_summary,
             });
             let prompt = render(&template_name, &template, &ctx)?;
-            crate::store::fs::write_atomic(
+            crate::fs::write_atomic(
                 &run_dir.join("prompts").join(format!("{name}.md")),
                 prompt.as_bytes(),
             )?;
@@ -387,10 +387,7 @@ impl TaskEngine<'_> {
                         ),
                     };
                     if !text.is_empty() {
-                        crate::store::fs::write_atomic(
-                            &self.out_file(&label, attempt),
-                            text.as_bytes(),
-                        )?;
+                        crate::fs::write_atomic(&self.out_file(&label, attempt), text.as_bytes())?;
                     }
                     let o = PhaseOutcome {
                         ok,

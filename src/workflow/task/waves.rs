@@ -136,7 +136,7 @@ impl TaskEngine<'_> {
         sources.push(("architect", artifacts::latest(&dir, "architect")));
         for (name, path) in sources {
             let Some(path) = path else { continue };
-            let text = crate::store::fs::read_text(&path)?;
+            let text = crate::fs::read_text(&path)?;
             let tasks = parse_tasks(&text);
             if !tasks.is_empty() {
                 let rel = path

@@ -281,7 +281,7 @@ impl Engine<'_> {
     ) -> Result<Option<String>> {
         let name = self.opts.queue.clone();
         let item_dir = self.queues.item_dir(&name, item);
-        crate::store::fs::create_dir_all(&item_dir)?;
+        crate::fs::create_dir_all(&item_dir)?;
         let path = item_dir.join(state::FILE_NAME);
         let q = self.queues.load(&name)?;
         // The seed's companiesCompleted / companyQueue: what is done, what is still to do.
@@ -319,7 +319,7 @@ impl Engine<'_> {
             e.input_files = self.input_names(ph, item);
         }
         if st.started_at.is_none() {
-            st.started_at = Some(crate::store::now());
+            st.started_at = Some(crate::ids::now());
         }
         st.status = "in-progress".into();
         st.failure = None;
@@ -501,7 +501,7 @@ impl Engine<'_> {
                 let ps = st.phases.get_mut(&ph.id).expect("phase state");
                 ps.status = "in-progress".into();
                 ps.attempts = attempt;
-                ps.started_at = Some(crate::store::now());
+                ps.started_at = Some(crate::ids::now());
                 ps.error = None;
                 if partial.is_some() {
                     ps.partial_output = partial.clone();
@@ -555,7 +555,7 @@ impl Engine<'_> {
                     let ps = st.phases.get_mut(&ph.id).expect("phase state");
                     ps.status = "complete".into();
                     ps.summary = Some(state::key_fields(&p.summary));
-                    ps.completed_at = Some(crate::store::now());
+                    ps.completed_at = Some(crate::ids::now());
                     ps.tokens_burned = Some(ps.tokens_burned.unwrap_or(0) + tokens);
                     st.context_estimate = ctx.estimate();
                     st.next = self.next_line(st);

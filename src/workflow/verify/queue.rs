@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::state::State;
 use crate::error::{Error, Result};
-use crate::store::fs;
+use crate::fs;
 
 pub const FORMAT: u32 = 1;
 
@@ -181,7 +181,7 @@ impl Queues {
             QueueFile {
                 v: FORMAT,
                 name: name.to_string(),
-                created_at: crate::store::now(),
+                created_at: crate::ids::now(),
                 items: vec![],
             }
         };
@@ -200,7 +200,7 @@ impl Queues {
                 )));
             }
         }
-        let now = crate::store::now();
+        let now = crate::ids::now();
         q.items.extend(items.iter().map(|i| QueueItem {
             id: i.clone(),
             added_at: now.clone(),

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::queue::ItemStatus;
 use crate::context::summary::Summary;
 use crate::error::{Error, Result};
-use crate::store::fs;
+use crate::fs;
 
 pub const FILE_NAME: &str = "verification-state.json";
 
@@ -120,7 +120,7 @@ impl State {
 
     /// Written atomically: a reader sees the old state or the new one.
     pub fn save(&mut self, path: &Path) -> Result<String> {
-        self.updated_at = crate::store::now();
+        self.updated_at = crate::ids::now();
         let text = self.to_text();
         fs::write_atomic(path, text.as_bytes())?;
         crash_point();
