@@ -124,7 +124,7 @@ impl Error {
         }
     }
 
-    /// Stable machine name of the error kind (used by `--json` and the seed's command language).
+    /// Stable machine name of the error kind (used by `--json` and the context-manager command language).
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Invalid { .. } => "invalid",

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, ClapArgs)]
 #[command(
-    after_help = "Zones (fractions of the window, seed 001; set in baton.toml [budget]):
+    after_help = "Zones (fractions of the window; set in baton.toml [budget]):
   safe     below 40%            (80K of 200K)
   warning  40% to 50% inclusive (80-100K; 50% is the target)
   danger   above 50%            (>100K)

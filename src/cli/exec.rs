@@ -1,4 +1,4 @@
-//! `baton exec`: seed 002's command language, answered in its output format.
+//! `baton exec`: the context-manager command language, answered in its output format.
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -13,7 +13,7 @@ use crate::exec;
 baton exec 'BEGIN_PHASE phase: architect needs: memory'\n  \
 printf 'START_PHASE phase: spec\\nEND_PHASE phase: spec status: success\\n' | baton exec\n\n\
 Commands: INIT, START_PHASE, END_PHASE, BEGIN_PHASE, COMPLETE_PHASE, PAUSE, SET_GATE, RESUME,\n\
-STORE, RETRIEVE, METRICS, LIST, SUMMARY, QUERY, HISTORY, written as in seed 002\n\
+STORE, RETRIEVE, METRICS, LIST, SUMMARY, QUERY, HISTORY, written as in the context-manager command language\n\
 (`STORE phase: spec content: …`; content runs to the next command line).\n\
 Each answers `STATUS: success | error`, `TASK:`, `DATA:`. Stops at the first error and exits\n\
 with its code."

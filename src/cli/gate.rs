@@ -1,4 +1,4 @@
-//! `baton gate set|show` (seed 002: SET_GATE).
+//! `baton gate set|show` (SET_GATE).
 
 use std::process::ExitCode;
 

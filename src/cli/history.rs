@@ -1,4 +1,4 @@
-//! `baton history` (seed 002: HISTORY). Reads from the end of the file: fast on any size.
+//! `baton history` (HISTORY). Reads from the end of the file: fast on any size.
 
 use std::process::ExitCode;
 

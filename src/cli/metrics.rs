@@ -1,4 +1,4 @@
-//! `baton metrics` (seed 002: METRICS).
+//! `baton metrics` (METRICS).
 
 use std::process::ExitCode;
 

@@ -93,7 +93,7 @@ pub enum Command {
     History(history::Args),
     /// Verify the store and repair what can be repaired
     Doctor(doctor::Args),
-    /// Run commands written in the seed's context-manager language
+    /// Run commands written in the context-manager command language
     Exec(exec::Args),
     /// Walk through a whole task in a scratch store, showing each command and its output
     Walkthrough(walkthrough::Args),

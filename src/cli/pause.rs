@@ -1,4 +1,4 @@
-//! `baton pause` (seed 002: PAUSE).
+//! `baton pause` (PAUSE).
 
 use std::process::ExitCode;
 

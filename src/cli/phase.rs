@@ -1,4 +1,4 @@
-//! `baton phase start|end|begin|complete` (seed 002: START_PHASE, END_PHASE, and the batched
+//! `baton phase start|end|begin|complete` (START_PHASE, END_PHASE, and the batched
 //! BEGIN_PHASE and COMPLETE_PHASE).
 
 use std::path::PathBuf;

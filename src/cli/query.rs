@@ -1,4 +1,4 @@
-//! `baton query TEXT` (seed 002: QUERY).
+//! `baton query TEXT` (QUERY).
 
 use std::process::ExitCode;
 

@@ -1,4 +1,4 @@
-//! `baton queue add|show|list`: queues of items for `baton run verify` (seed 004).
+//! `baton queue add|show|list`: queues of items for `baton run verify`.
 
 use std::process::ExitCode;
 

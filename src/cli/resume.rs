@@ -1,4 +1,4 @@
-//! `baton resume --decision …` (seed 002: RESUME and its decision routing table).
+//! `baton resume --decision …` (RESUME and its decision routing table).
 
 use std::process::ExitCode;
 
@@ -9,7 +9,7 @@ use crate::store::model::Decision;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  baton resume --decision approve\n  baton resume --decision lite\n\n\
-Routing (seed 002):\n  design gate + approve        → continue at spec\n  \
+Routing:\n  design gate + approve        → continue at spec\n  \
 investigation gate + full    → continue at spec\n  \
 investigation gate + lite    → workflow becomes poc, continue at implementation\n  \
 investigation gate + shelf   → shelved, shelf_context filled\n  \

@@ -1,4 +1,4 @@
-//! `baton retrieve --needs … --for PHASE` (seed 002: RETRIEVE).
+//! `baton retrieve --needs … --for PHASE` (RETRIEVE).
 
 use std::process::ExitCode;
 
@@ -8,7 +8,7 @@ use crate::error::Result;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton retrieve --for implementation\n  \
 baton retrieve --needs investigation-summary --for checkpoint\n  baton retrieve --needs memory --for architect\n\n\
-What each target phase gets (seed 002):\n  design-audit    architect.md (latest revision), previous audit feedback\n  \
+What each target phase gets:\n  design-audit    architect.md (latest revision), previous audit feedback\n  \
 checkpoint      investigation summary: decision/file/pattern/risk sections of architect.md\n  \
 spec            architect decisions, placement, constraints (sections)\n  \
 implementation  spec signatures, types, edge cases, files (sections)\n  \

@@ -1,4 +1,4 @@
-//! `baton store PHASE` (seed 002: STORE).
+//! `baton store PHASE` (STORE).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, ClapArgs)]
 #[command(
-    after_help = "Seed 004's block (the default format) ends an agent's response:
+    after_help = "The summary block (the default format) ends an agent's response:
   ## Summary
   **Status:** Complete | Partial | Failed
   **Output file:** {path}
@@ -74,7 +74,7 @@ pub enum Cmd {
 #[derive(Debug, Clone, Copy, ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
-    /// Seed 004's `## Summary` block
+    /// The `## Summary` block (at most 50 lines)
     Block,
     /// ADR-003: under 200 words plus the path of the full report
     Adr003,

@@ -1,4 +1,4 @@
-//! `baton task init|list|summary|use` (seed 002: INIT, LIST, SUMMARY).
+//! `baton task init|list|summary|use` (INIT, LIST, SUMMARY).
 
 use std::process::ExitCode;
 

@@ -14,7 +14,8 @@ use crate::store::Store;
 #[command(
     after_help = "Examples:\n  baton walkthrough\n  baton walkthrough --dir /tmp/bt --full\n\n\
 Runs INIT → architect → design audit → investigation gate → spec → two parallel\n\
-implementations (one fails and is retried) → tests → final gate, through the seed's command\n\
+implementations (one fails and is retried) → tests → final gate, through the context-manager command
+\
 language, and shows each command with its answer. Nothing outside the scratch directory changes."
 )]
 pub struct Args {

@@ -1,4 +1,4 @@
-//! A conductor session (seed 001): one agent session kept across several steps of a workflow —
+//! A conductor session: one agent session kept across several steps of a workflow —
 //! resumed with the adapter's session support instead of started fresh — and **rotated** before
 //! it overflows. baton tracks the session's context from the usage the agent reports, the tasks
 //! it has been told about and the feedback it has taken in; when the context crosses

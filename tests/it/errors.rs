@@ -229,8 +229,8 @@ fn an_unknown_workflow() {
 }
 
 #[test]
-fn an_unknown_command_of_the_seed_language() {
-    // The seed's language answers on stdout, in its own format; the exit code says bad input.
+fn an_unknown_command_of_the_command_language() {
+    // The command language answers on stdout, in its own format; the exit code says bad input.
     with_task()
         .test()
         .args(["exec", "FROB x: y"])

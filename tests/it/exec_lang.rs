@@ -1,4 +1,4 @@
-//! The seed's command language, answered in the seed's output format.
+//! The context-manager command language, answered in its STATUS/TASK/DATA format.
 
 use crate::util::Proj;
 
@@ -11,7 +11,7 @@ fn exec(p: &Proj, script: &str) -> (i32, String) {
 }
 
 #[test]
-fn seed_commands_work_verbatim() {
+fn commands_of_the_language_work_verbatim() {
     let p = Proj::new();
     let out = p.ok(&[
         "exec",
@@ -102,7 +102,7 @@ SUMMARY\n";
 }
 
 #[test]
-fn errors_answer_in_the_seed_format_and_stop_the_script() {
+fn errors_answer_in_the_language_format_and_stop_the_script() {
     let p = Proj::new();
     let (code, out) = exec(&p, "START_PHASE phase: architect\n");
     assert_eq!(code, 4);

@@ -172,7 +172,7 @@ fn big_output_is_masked_into_a_private_scratch_file() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
-    // The masked form is small, as the seed wants (~200 tokens).
+    // The masked form is small, as masking means it to be (~200 tokens).
     assert!(out.stdout.len() < 3000, "{}", out.stdout.len());
 }
 

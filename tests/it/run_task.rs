@@ -247,7 +247,7 @@ const RUN: &[&str] = &[
 ];
 
 #[test]
-fn investigation_decisions_route_as_the_seed_says() {
+fn investigation_decisions_route_as_the_routing_table_says() {
     // lite: the task becomes a poc, implementation then debt.md, completed.
     let p = proj("", "orchestrate");
     no_wait_to(&p, RUN, "investigation");

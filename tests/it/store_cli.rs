@@ -1,4 +1,4 @@
-//! The task store through the real binary, command by command (seed 002).
+//! The task store through the real binary, command by command.
 
 use crate::util::{Proj, Test, assert_manifest_is_replay};
 
@@ -9,7 +9,7 @@ fn new_task() -> Proj {
 }
 
 #[test]
-fn init_creates_the_seed_layout_and_sets_the_current_task() {
+fn init_creates_the_store_layout_and_sets_the_current_task() {
     let p = Test::new()
         .args([
             "task",
@@ -257,7 +257,7 @@ const STORE_PHASES: &str = "  hint: STORE takes one of: architect, spec, impleme
     graduate-complete\n";
 
 #[test]
-fn store_maps_every_seed_phase_to_its_file() {
+fn store_maps_every_phase_to_its_file() {
     let p = Proj::new();
     p.ok(&[
         "task",

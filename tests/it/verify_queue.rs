@@ -1,4 +1,4 @@
-//! Verify queues end to end (seed 004): the real binary, a temp git repository, the simulated
+//! Verify queues end to end: the real binary, a temp git repository, the simulated
 //! agent. Every prompt the orchestrator sends is in `.baton/runs/<id>/prompts/`; the sim agent
 //! copies the item's state file as each phase starts (`BATON_SIM_VERIFY_SNAPSHOTS`).
 

@@ -1,4 +1,4 @@
-//! epic-execute (seed 000): every story of an epic through its phases, each phase a fresh
+//! epic-execute: every story of an epic through its phases, each phase a fresh
 //! agent process; context moves only through files and git. The control loop is plain code —
 //! no LLM decides anything here — and every step goes through the run's journal, so a crashed
 //! run resumes at its first unfinished step.

@@ -49,7 +49,7 @@ pub struct TaskWorkflow {
     pub roles: BTreeMap<String, Role>,
     #[serde(default, rename = "phase")]
     pub phases: Vec<TaskPhase>,
-    /// A conductor session (seed 001) told of every finished implementation task and audit,
+    /// A conductor session told of every finished implementation task and audit,
     /// resumed across reports and rotated by `[budget]`'s refresh triggers.
     pub conductor: Option<ConductorDef>,
 }
@@ -123,7 +123,7 @@ pub struct TaskPhase {
     pub role: String,
     /// Prompt template; default `task-<name>`.
     pub template: Option<String>,
-    /// BEGIN_PHASE needs (seed 002: architect needs memory, spec needs architect-output …).
+    /// BEGIN_PHASE needs (architect needs memory, spec needs architect-output …).
     #[serde(default)]
     pub needs: Vec<String>,
     /// The keyword of the line that ends the phase well (`ARCHITECT COMPLETE`).

@@ -223,7 +223,7 @@ pub fn gate_decisions(g: Gate) -> &'static str {
     }
 }
 
-/// The decision that took the task from `gate` to where it is now (seed 002's routing table
+/// The decision that took the task from `gate` to where it is now (the routing table of `baton resume`
 /// read backwards: each decision leaves a distinct state).
 pub fn infer_decision(m: &Manifest, gate: Gate) -> Option<Decision> {
     use crate::store::model::Workflow;

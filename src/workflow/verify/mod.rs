@@ -1,4 +1,4 @@
-//! Verify queues (seed 004): baton is the thin orchestrator, sub-agents are fat. For each item
+//! Verify queues: baton is the thin orchestrator, sub-agents are fat. For each item
 //! of a queue, each phase of the pipeline runs in a fresh sub-agent that gets file paths (never
 //! contents), writes its findings to its output file and answers with a summary block. baton
 //! reads only that block, keeps its key fields in the item's `verification-state.json` (written
@@ -28,13 +28,13 @@ use crate::run::events::{Reporter, RunEvent, Subject};
 use crate::run::journal::{Entry, Journal, Judged};
 use crate::run::lock;
 
-/// `[verify]` of baton.toml: the orchestrating session's context model (seed 004's numbers).
+/// `[verify]` of baton.toml: the orchestrating session's context model (the thin-orchestrator defaults).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VerifyConfig {
     /// The orchestrating session's window.
     pub session_limit: u64,
-    /// Rotate when the estimate goes over this (seed: 120K, ~60% of 195K).
+    /// Rotate when the estimate goes over this (default 120K, ~60% of 195K).
     pub rotation_threshold: u64,
     /// System prompt + project context of the orchestrating session.
     pub system_overhead: u64,
@@ -53,7 +53,7 @@ impl Default for VerifyConfig {
     }
 }
 
-/// The orchestrating session's context, as seed 004 estimates it: overhead + the state file it
+/// The orchestrating session's context, as the thin-orchestrator model estimates it: overhead + the state file it
 /// started from + every summary returned since + a cost per message. Only summaries are ever
 /// in it: never an output file's contents.
 pub struct Context {
@@ -284,7 +284,7 @@ impl Engine<'_> {
         crate::fs::create_dir_all(&item_dir)?;
         let path = item_dir.join(state::FILE_NAME);
         let q = self.queues.load(&name)?;
-        // The seed's companiesCompleted / companyQueue: what is done, what is still to do.
+        // companiesCompleted / companyQueue of the state-file shape: what is done, what is still to do.
         let completed: Vec<String> = q
             .items
             .iter()

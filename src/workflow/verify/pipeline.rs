@@ -11,7 +11,7 @@ use crate::run::definition::{self as def, Role};
 
 pub const BUILTIN: &str = include_str!("../builtin/verify.toml");
 
-/// The return format every sub-agent must end with (seed 004), shown in every prompt.
+/// The return format every sub-agent must end with, shown in every prompt.
 pub const FORMAT: &str = "## Summary
 
 **Status:** Complete | Partial | Failed

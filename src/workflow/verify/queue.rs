@@ -4,7 +4,7 @@
 //! queue.json                      {"v":1,"name":…,"createdAt":…,"items":[{"id":"BMNR","addedAt":…}]}
 //! .lock                           held while queue.json is read-modified-written
 //! run.lock                        held by the `baton run verify` working the queue
-//! items/<ITEM>/verification-state.json   the item's state (seed 004), the only progress record
+//! items/<ITEM>/verification-state.json   the item's state, the only progress record
 //! items/<ITEM>/<item>-<phase output>.md  what the sub-agents wrote
 //! ```
 //!

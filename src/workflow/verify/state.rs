@@ -1,4 +1,4 @@
-//! `verification-state.json`: one item's progress, in the shape of seed 004. It alone is enough
+//! `verification-state.json`: one item's progress, in the thin-orchestrator state-file shape. It alone is enough
 //! for a cold session to continue: which phases are done (with their key findings), which one
 //! was running when it stopped, and the orchestrator's context estimate. Paths in it are
 //! relative to the item's directory (where the file lives), so they hold from any session.
@@ -47,7 +47,7 @@ pub struct State {
 #[serde(rename_all = "camelCase")]
 pub struct QueueRef {
     pub name: String,
-    /// The items after this one, in order (the seed's `companyQueue`).
+    /// The items after this one, in order (`companyQueue` of the original state-file shape).
     #[serde(default)]
     pub next: Vec<String>,
 }
@@ -154,7 +154,7 @@ impl State {
 }
 
 /// The small part of a summary block the state file keeps: what downstream phases and a cold
-/// session need (seed 004: "the key findings that downstream phases need"), not the block.
+/// session need ("the key findings that downstream phases need"), not the block.
 pub fn key_fields(s: &Summary) -> serde_json::Value {
     let mut severities: BTreeMap<String, u64> = BTreeMap::new();
     for i in &s.issues {
