@@ -65,7 +65,7 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 j.records
                     .iter()
                     .filter(
-                        |x| matches!(&x.entry, Entry::StoryFinished { result, .. } if result == r),
+                        |x| matches!(&x.entry, Entry::SubjectFinished { result, .. } if result == r),
                     )
                     .count()
             };

@@ -129,10 +129,11 @@ pub enum Entry {
         story: String,
         sha: String,
     },
-    StoryFinished {
-        epic: String,
-        story: String,
+    /// A story, task or item ended in this run (`result`: done, failed, skipped, …).
+    SubjectFinished {
+        subject: Subject,
         result: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
         reason: String,
     },
     EpicFinished {
@@ -335,12 +336,16 @@ impl Journal {
 
     pub fn story_result(&self, epic: &str, story: &str) -> Option<(String, String)> {
         self.records.iter().find_map(|r| match &r.entry {
-            Entry::StoryFinished {
-                epic: e,
-                story: s,
+            Entry::SubjectFinished {
+                subject,
                 result,
                 reason,
-            } if e == epic && s == story => Some((result.clone(), reason.clone())),
+            } if subject.kind == SubjectKind::Story
+                && subject.id == story
+                && subject.epic.as_deref() == Some(epic) =>
+            {
+                Some((result.clone(), reason.clone()))
+            }
             _ => None,
         })
     }
@@ -416,16 +421,24 @@ fn crash_point(seq: u64) {
 /// engine's word, as v2 does.
 fn upgrade_v1(v: &mut serde_json::Value, workflow: &str) {
     let Some(obj) = v.as_object_mut() else { return };
-    if !matches!(
-        obj.get("event").and_then(|e| e.as_str()),
-        Some("phase_started" | "phase_finished")
-    ) {
-        return;
+    let event = obj
+        .get("event")
+        .and_then(|e| e.as_str())
+        .unwrap_or_default()
+        .to_string();
+    match event.as_str() {
+        "phase_started" | "phase_finished" => {}
+        // v1 had story_finished for epic stories and verify items alike.
+        "story_finished" => {
+            obj.insert("event".into(), "subject_finished".into());
+        }
+        _ => return,
     }
     let text = |x: Option<serde_json::Value>| x.and_then(|x| x.as_str().map(str::to_string));
     let epic = text(obj.remove("epic")).unwrap_or_default();
     let story = text(obj.remove("story"));
     let subject = match (workflow, story) {
+        ("verify", Some(item)) if event == "story_finished" => Subject::item(&item),
         ("orchestrate" | "poc" | "graduate", unit) => Subject::task(&epic, unit.as_deref()),
         ("verify", _) => Subject::item(&epic),
         (_, Some(s)) => Subject::story(&epic, &s),
@@ -480,4 +493,75 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
         f.set_len(end as u64).map_err(io_err(path))?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str) -> Vec<Record> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("events.jsonl");
+        std::fs::write(&p, text).unwrap();
+        read(&p).unwrap()
+    }
+
+    const OUTCOME: &str = r#"{"ok":true,"detail":"x","usage":{"input":1,"cache_creation":0,"cache_read":0,"output":1},"duration_ms":1}"#;
+
+    #[test]
+    fn v1_journals_name_their_subjects_by_the_runs_workflow() {
+        let v1 = |wf: &str, lines: &[String]| {
+            let mut t = format!(
+                "{{\"v\":1,\"seq\":1,\"ts\":\"t\",\"event\":\"run_started\",\"run_id\":\"r\",\"workflow\":\"{wf}\",\"epics\":[\"s\"],\"options\":{{}}}}\n"
+            );
+            for (i, l) in lines.iter().enumerate() {
+                t.push_str(&format!("{{\"v\":1,\"seq\":{},\"ts\":\"t\",{l}}}\n", i + 2));
+            }
+            read_text(&t)
+        };
+        let phase = |epic: &str, story: Option<&str>| {
+            let story = story
+                .map(|s| format!(",\"story\":\"{s}\""))
+                .unwrap_or_default();
+            format!(
+                "\"event\":\"phase_finished\",\"epic\":\"{epic}\"{story},\"phase\":\"p\",\"attempt\":1,\"outcome\":{OUTCOME}"
+            )
+        };
+        let subject = |r: &Record| match &r.entry {
+            Entry::PhaseFinished { subject, .. } | Entry::SubjectFinished { subject, .. } => {
+                subject.clone()
+            }
+            other => panic!("{other:?}"),
+        };
+        let e = v1("epic-execute", &[phase("1", Some("1.2")), phase("1", None)]);
+        assert_eq!(subject(&e[1]), Subject::story("1", "1.2"));
+        assert_eq!(subject(&e[2]), Subject::epic("1"));
+        let t = v1(
+            "orchestrate",
+            &[phase("add-login", Some("3")), phase("add-login", None)],
+        );
+        assert_eq!(subject(&t[1]), Subject::task("add-login", Some("3")));
+        assert_eq!(subject(&t[2]), Subject::task("add-login", None));
+        let finished = "\"event\":\"story_finished\",\"epic\":\"q\",\"story\":\"BMNR\",\"result\":\"done\",\"reason\":\"\"".to_string();
+        let v = v1("verify", &[phase("BMNR", None), finished]);
+        assert_eq!(subject(&v[1]), Subject::item("BMNR"));
+        assert_eq!(subject(&v[2]), Subject::item("BMNR"));
+        // A v1 record reads back with the judgement its fields imply.
+        match &e[1].entry {
+            Entry::PhaseFinished { outcome, .. } => assert_eq!(outcome.judged(), Judged::Passed),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_format_from_the_future_is_refused_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("events.jsonl");
+        std::fs::write(&p, "{\"v\":9,\"seq\":1,\"ts\":\"t\",\"event\":\"run_finished\",\"done\":0,\"failed\":0,\"skipped\":0}\n").unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("line 1") && e.contains("v9 is not supported"),
+            "{e}"
+        );
+    }
 }

@@ -649,7 +649,7 @@ fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
             .unwrap()
     };
     assert!(
-        pos("phase_started", "1.2") < pos("story_finished", "1.1"),
+        pos("phase_started", "1.2") < pos("subject_finished", "1.1"),
         "no overlap: {events:?}"
     );
 }
@@ -691,7 +691,7 @@ fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
     let finished = |id: &str| -> serde_json::Value {
         d.events()
             .into_iter()
-            .find(|e| e["event"] == "story_finished" && e["story"] == id)
+            .find(|e| e["event"] == "subject_finished" && e["subject"]["id"] == id)
             .unwrap()
     };
     assert_eq!(finished("1.1")["result"], "failed");
@@ -931,7 +931,7 @@ fn a_signal_for_another_story_does_not_pass_the_phase() {
     let finished = d
         .events()
         .into_iter()
-        .find(|e| e["event"] == "story_finished" && e["story"] == "1.1")
+        .find(|e| e["event"] == "subject_finished" && e["subject"]["id"] == "1.1")
         .unwrap();
     assert_eq!(finished["result"], "failed");
     // The other stories were not affected.

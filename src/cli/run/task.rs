@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::run::cli_agents::CliAgents;
 use crate::run::conductor::{Conductor, Policy};
 use crate::run::definition::WorkflowKind;
-use crate::run::events::{Reporter, RunEvent};
+use crate::run::events::{Reporter, RunEvent, Subject};
 use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
 use crate::store::model::{Mode, Status, Workflow};
@@ -132,6 +132,17 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         Stop::Completed | Stop::Failed | Stop::Shelved | Stop::Cancelled
     );
     if terminal && !j.run_finished() {
+        let result = match stop {
+            Stop::Completed => "done",
+            Stop::Failed => "failed",
+            Stop::Shelved => "shelved",
+            _ => "cancelled",
+        };
+        j.log(Entry::SubjectFinished {
+            subject: Subject::task(&slug, None),
+            result: result.into(),
+            reason: String::new(),
+        })?;
         j.log(Entry::RunFinished {
             done: u32::from(stop == Stop::Completed),
             failed: u32::from(stop == Stop::Failed),

@@ -597,9 +597,8 @@ impl Engine<'_> {
             tokens: rep.usage.total(),
             cost_usd: rep.cost_usd,
         });
-        self.log(Entry::StoryFinished {
-            epic: epic.id.clone(),
-            story: story.id.clone(),
+        self.log(Entry::SubjectFinished {
+            subject: Subject::story(&epic.id, &story.id),
             result: rep.result.as_str().into(),
             reason: rep.reason.clone(),
         })

@@ -359,9 +359,8 @@ impl Engine<'_> {
                 st.failure = Some(reason.clone());
                 st.next = self.next_line(&st);
                 st.save(&path)?;
-                lock(&self.journal).log(Entry::StoryFinished {
-                    epic: name.clone(),
-                    story: item.to_string(),
+                lock(&self.journal).log(Entry::SubjectFinished {
+                    subject: Subject::item(item),
                     result: "failed".into(),
                     reason: reason.clone(),
                 })?;
@@ -425,9 +424,8 @@ impl Engine<'_> {
         st.status = "complete".into();
         st.next = self.next_line(&st);
         st.save(&path)?;
-        lock(&self.journal).log(Entry::StoryFinished {
-            epic: name,
-            story: item.to_string(),
+        lock(&self.journal).log(Entry::SubjectFinished {
+            subject: Subject::item(item),
             result: "done".into(),
             reason: String::new(),
         })?;
