@@ -614,3 +614,70 @@ fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
     assert_eq!(st["status"], "complete");
     assert_eq!(st["phases"]["1a"]["attempts"], 1, "the wait is no attempt");
 }
+
+/// Kill the orchestrator right after each journal event of a run in turn (a crash between the
+/// journal and the state file included), rerun the same command, and check the queue ends as
+/// an uninterrupted run does, with no finished sub-agent call made twice.
+#[test]
+fn a_crash_at_every_event_boundary_repeats_no_finished_call() {
+    let clean = setup("");
+    clean.p.ok(&["queue", "add", "q", "BMNR", "MARA"]);
+    assert_eq!(clean.verify().status.code(), Some(0));
+    let run = &clean.runs()[0];
+    let total = clean.events(run).len();
+    // (finished calls, the phases that passed): every call key once; the passes as in a
+    // clean run. A call killed before it finished is made again as the next attempt.
+    let calls = |t: &T| -> (Vec<String>, Vec<String>) {
+        let finished: Vec<Value> = t
+            .runs()
+            .iter()
+            .flat_map(|r| t.events(r))
+            .filter(|e| e["event"] == "phase_finished")
+            .collect();
+        let mut keys: Vec<String> = finished
+            .iter()
+            .map(|e| format!("{}-{}-{}", e["subject"]["id"], e["phase"], e["attempt"]))
+            .collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), all, "a finished call was made twice: {keys:?}");
+        let mut passed: Vec<String> = finished
+            .iter()
+            .filter(|e| e["outcome"]["ok"] == true)
+            .map(|e| format!("{}-{}", e["subject"]["id"], e["phase"]))
+            .collect();
+        passed.sort();
+        (keys, passed)
+    };
+    let (_, want) = calls(&clean);
+    assert!(total > 20, "{total}");
+    for n in 2..total {
+        let t = setup("");
+        t.p.ok(&["queue", "add", "q", "BMNR", "MARA"]);
+        let o = t.run_env(
+            &["run", "verify", "--queue", "q", "--agent", "sim"],
+            &[("BATON_CRASH_AFTER_EVENT", &n.to_string())],
+        );
+        assert_eq!(o.status.code(), None, "killed after event {n}");
+        let o = t.verify();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "rerun after event {n}: {}",
+            text(&o)
+        );
+        for item in ["BMNR", "MARA"] {
+            assert_eq!(
+                t.state(item)["status"],
+                "complete",
+                "{item} after event {n}"
+            );
+        }
+        assert_eq!(
+            calls(&t).1,
+            want,
+            "passed phases after a crash at event {n}"
+        );
+    }
+}

@@ -485,9 +485,18 @@ impl Engine<'_> {
         let mut tokens = 0u64;
         let mut reason: Option<String> = None;
         for retry in [false, true] {
-            let attempt = st.phases[&ph.id].attempts + 1;
+            // The journal is the truth: an attempt it holds as finished while the state file
+            // still says in progress (killed between the two writes) is replayed from it, not
+            // called again.
+            let last = st.phases[&ph.id].attempts;
+            let unabsorbed = last > 0
+                && st.phases[&ph.id].status == "in-progress"
+                && lock(&self.journal)
+                    .finished_phase(&subject, &ph.id, last)
+                    .is_some();
+            let attempt = if unabsorbed { last } else { last + 1 };
             // What an interrupted attempt left behind (counted, never read into a prompt).
-            let partial = (!retry)
+            let partial = (!retry && !unabsorbed)
                 .then(|| line_count(&output))
                 .flatten()
                 .map(|lines| Partial {
