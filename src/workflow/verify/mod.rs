@@ -489,7 +489,8 @@ impl Engine<'_> {
             // still says in progress (killed between the two writes) is replayed from it, not
             // called again.
             let last = st.phases[&ph.id].attempts;
-            let unabsorbed = last > 0
+            let unabsorbed = !retry
+                && last > 0
                 && st.phases[&ph.id].status == "in-progress"
                 && lock(&self.journal)
                     .finished_phase(&subject, &ph.id, last)
