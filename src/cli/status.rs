@@ -77,7 +77,7 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 } => Some(format!("{} {phase} (attempt {attempt})", subject.label())),
                 _ => None,
             });
-            let task_state = super::run::task::run_state(&ctx.store(), wf, epics, &id);
+            let task_state = crate::workflow::task::run_state(&ctx.store(), wf, epics, &id);
             let (state, next) = if let Some(s) = task_state {
                 s
             } else if j.run_finished() {

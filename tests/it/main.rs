@@ -11,6 +11,7 @@ mod context;
 mod errors;
 mod exec_lang;
 mod formats;
+mod layout;
 mod mask;
 mod mask_corpus;
 mod outline;

@@ -13,7 +13,7 @@ use crate::run::definition::WorkflowKind;
 use crate::run::journal::Journal;
 
 mod epic;
-pub mod task;
+mod task;
 mod verify;
 
 #[derive(Debug, Clone, clap::Args)]

@@ -2,6 +2,7 @@
 //! the human decision, made by any process, and reads it back from the state it left.
 
 use super::*;
+use crate::run::definition::WorkflowKind;
 
 /// How a gate ended for the run: a decision to act on, or a stop (waiting with --no-wait, a
 /// task left in a state no decision explains).
@@ -252,6 +253,62 @@ pub fn stop_of(s: Status) -> Stop {
         Status::Cancelled => Stop::Cancelled,
         _ => Stop::Failed,
     }
+}
+
+/// For `baton status`: where a task run stands, read from its task's manifest — the running
+/// phase, the gate it waits at and the decide command, the pause and how to go on, or the end.
+pub fn run_state(
+    store: &crate::store::Store,
+    workflow: &str,
+    epics: &[String],
+    run_id: &str,
+) -> Option<(String, Option<String>)> {
+    if !WorkflowKind::parse(workflow).is_some_and(WorkflowKind::is_task) {
+        return None;
+    }
+    let slug = epics.first()?;
+    let Ok(m) = store.manifest(slug) else {
+        return Some((
+            "damaged".into(),
+            Some(format!("task `{slug}` is missing from the store")),
+        ));
+    };
+    Some(match m.status {
+        Status::Running => {
+            let running: Vec<String> = m.running_phases.iter().map(|r| r.label()).collect();
+            let at = if running.is_empty() {
+                "between phases".to_string()
+            } else {
+                format!("running {}", running.join(", "))
+            };
+            (
+                "running".into(),
+                Some(format!(
+                    "{at} — if its process is gone: baton run --resume {run_id}"
+                )),
+            )
+        }
+        Status::WaitingGate => {
+            let g = m.gate_context.as_ref().map(|g| g.gate);
+            (
+                format!("waiting at the {} gate", g.map(|g| g.as_str()).unwrap_or("?")),
+                g.map(|g| {
+                    format!(
+                        "baton resume --task {slug} --decision {} (see: baton gate show --task {slug})",
+                        gate_decisions(g)
+                    )
+                }),
+            )
+        }
+        Status::Paused => (
+            "paused".into(),
+            Some(format!(
+                "{} — baton resume --task {slug} --decision retry, then baton run --resume {run_id}",
+                m.failure_context.map(|f| f.reason).unwrap_or_default()
+            )),
+        ),
+        s => (s.to_string(), None),
+    })
 }
 
 #[cfg(test)]

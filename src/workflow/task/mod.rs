@@ -11,7 +11,7 @@ mod phases;
 mod waves;
 
 use gates::GateOutcome;
-pub use gates::{gate_decisions, infer_decision, stop_of};
+pub use gates::{gate_decisions, infer_decision, run_state, stop_of};
 pub use waves::{SpecTask, compute_waves, parse_tasks};
 
 use std::collections::{BTreeMap, HashMap};
