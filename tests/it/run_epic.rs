@@ -975,4 +975,11 @@ fn a_rate_limited_call_is_waited_out_not_counted_as_a_failure() {
     assert_eq!(devs[0]["attempt"], 1);
     assert_eq!(devs[0]["outcome"]["ok"], true);
     assert_eq!(lines.last().unwrap()["event"], "run_finished");
+    // Every commit is an event too, named by its story.
+    let committed: Vec<&str> = lines
+        .iter()
+        .filter(|e| e["event"] == "committed" && e["subject"]["kind"] == "story")
+        .map(|e| e["subject"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(committed, ["1.1", "1.2", "1.3", "1.4"], "{lines:?}");
 }

@@ -68,12 +68,27 @@ impl Engine<'_> {
         }
         let msg = self.story_message(epic, story, result);
         let sha = self.commit_with(&self.git, story, &self.status_file_names(), &msg)?;
+        self.story_committed(epic, story, &sha)?;
+        Ok(sha)
+    }
+
+    /// Journal a story's commit (before anything goes on) and report it.
+    pub(super) fn story_committed(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        sha: &str,
+    ) -> Result<()> {
         self.log(Entry::StoryCommitted {
             epic: epic.id.clone(),
             story: story.id.clone(),
-            sha: sha.clone(),
+            sha: sha.to_string(),
         })?;
-        Ok(sha)
+        self.reporter.report(&RunEvent::Committed {
+            subject: &Subject::story(&epic.id, &story.id),
+            sha,
+        });
+        Ok(())
     }
 
     pub(super) fn commit_epic_docs(&self, epic: &EpicRef, files: &[String]) -> Result<()> {
@@ -94,7 +109,11 @@ impl Engine<'_> {
             "docs(epic {}): UAT and retrospective\n\nBaton-Run: {}\nBaton-Epic: {}\n",
             epic.id, self.run_id, epic.id
         );
-        self.git.commit(&msg)?;
+        let sha = self.git.commit(&msg)?;
+        self.reporter.report(&RunEvent::Committed {
+            subject: &Subject::epic(&epic.id),
+            sha: &sha,
+        });
         Ok(())
     }
 }

@@ -482,6 +482,10 @@ impl Engine<'_> {
                 rep.reason.push_str(&format!(
                     " (its changes are in `git stash list`: \"{msg}\")"
                 ));
+                self.reporter.report(&RunEvent::Stashed {
+                    subject: &Subject::story(&epic.id, &story.id),
+                    message: &msg,
+                });
             }
             if !self.opts.no_commit {
                 rep.commit = Some(self.commit_story(epic, story, "failed")?);

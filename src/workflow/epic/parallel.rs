@@ -301,11 +301,7 @@ impl Engine<'_> {
             rep.reason = format!("{last_failure} ({kept})");
             self.commit_failed_records(epic, story, Some(&sha))?
         };
-        self.log(Entry::StoryCommitted {
-            epic: epic.id.clone(),
-            story: story.id.clone(),
-            sha: commit.clone(),
-        })?;
+        self.story_committed(epic, story, &commit)?;
         rep.commit = Some(commit);
         if rep.result == StoryResult::Done {
             self.remove_worktree(&wt);
