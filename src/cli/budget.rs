@@ -139,16 +139,20 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     ctx.out.emit(&report, |w| {
         let c = &report.check;
         let est = if report.estimate { "~" } else { "" };
-        let of = match report.phase {
-            Some(p) => format!("phase {p} budget {} (window {})", c.target, c.window),
-            None => format!("window {}", c.window),
+        // A phase is measured against its own budget; a bare check against the window.
+        let (of, pct) = match report.phase {
+            Some(p) => (
+                format!("phase {p} budget {} (window {})", c.target, c.window),
+                c.tokens as f64 / c.target.max(1) as f64,
+            ),
+            None => (format!("window {}", c.window), c.usage),
         };
         writeln!(
             w,
             "{}: {est}{} tokens, {:.1}% of {of}; zone {}",
             c.verdict.name(),
             c.tokens,
-            c.usage * 100.0,
+            pct * 100.0,
             c.zone.name()
         )?;
         writeln!(

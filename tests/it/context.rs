@@ -480,6 +480,18 @@ mod cli {
             (r.code, v["target"].clone(), v["zone"].clone()),
             (10, 15000.into(), "warning".into())
         );
+        // The percentage of a phase check is of the phase's budget, not of the window.
+        let r = run(
+            p,
+            &["budget", "--used", "13500", "--phase", "implementer"],
+            None,
+        );
+        assert!(
+            r.out
+                .contains("13500 tokens, 90.0% of phase implementer budget 15000"),
+            "{}",
+            r.out
+        );
         let r = run(p, &["budget", "--used", "1", "--phase", "astrologer"], None);
         assert_eq!(r.code, 4);
         assert!(r.err.contains("implementer"), "{}", r.err);
