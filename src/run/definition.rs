@@ -4,7 +4,7 @@
 //! (`workflow/epic/def.rs`, `workflow/task/def.rs`, `workflow/verify/pipeline.rs`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +98,37 @@ pub fn default_transient_retries() -> u32 {
 }
 pub fn default_backoff_secs() -> u64 {
     30
+}
+
+/// A definition's source name and TOML text: the project's `<override_dir>/<name>.toml` when
+/// there is one, else the built-in of that name. Not found: the error names the built-ins and
+/// the file that would override them.
+pub fn source_text(
+    name: &str,
+    builtins: &[(&str, &str)],
+    override_dir: &Path,
+) -> Result<(String, String)> {
+    let file = override_dir.join(format!("{name}.toml"));
+    if file.is_file() {
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        return Ok((file.display().to_string(), text));
+    }
+    match builtins.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => Ok((format!("built-in {name}.toml"), text.to_string())),
+        None => {
+            let names: Vec<String> = WorkflowKind::ALL
+                .iter()
+                .map(|k| k.name().to_string())
+                .collect();
+            Err(
+                Error::not_found(format!("no workflow `{name}`")).hint(format!(
+                    "built-in workflows: {}; or add {}",
+                    names.join(", "),
+                    file.display()
+                )),
+            )
+        }
+    }
 }
 
 /// A workflow definition read from TOML; an error names the file and line and says how to

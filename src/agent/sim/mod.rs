@@ -193,12 +193,7 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
     }
     let ask = read_prompt(prompt);
     let mut out = std::io::stdout().lock();
-    let session = format!("sim-{}", std::process::id());
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
-    );
+    let session = init(&mut out, cwd);
     if ask.phase.is_empty() {
         return emit(
             &mut out,
@@ -341,6 +336,17 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<u8> {
         _ => format!("(simulated agent)\n{signal}"),
     };
     emit(&mut out, &session, prompt, &text, 0)
+}
+
+/// The stream's first line, as Claude Code's `system/init`; returns the session id.
+pub(crate) fn init(out: &mut impl Write, cwd: &Path) -> String {
+    let session = format!("sim-{}", std::process::id());
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
+    );
+    session
 }
 
 /// The assistant message and the final `result` line, shaped like Claude Code's stream-json.

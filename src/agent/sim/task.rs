@@ -18,7 +18,6 @@
 //! implementation = ["ok sleep=400"]
 //! ```
 
-use std::io::Write;
 use std::path::Path;
 
 use super::Scenario;
@@ -129,12 +128,7 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
         std::thread::sleep(std::time::Duration::from_millis(sleep));
     }
     let mut out = std::io::stdout().lock();
-    let session = format!("sim-{}", std::process::id());
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
-    );
+    let session = super::init(&mut out, cwd);
     if has("ratelimit")
         && let Some(code) = super::rate_limited_once(&mut out, &session, cwd, prompt)
     {

@@ -108,12 +108,7 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
         std::thread::sleep(std::time::Duration::from_millis(scenario.latency_ms));
     }
     let mut out = std::io::stdout().lock();
-    let session = format!("sim-{}", std::process::id());
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::json!({"type": "system", "subtype": "init", "session_id": session, "model": "baton-sim", "cwd": cwd})
-    );
+    let session = super::init(&mut out, cwd);
     let (item, phase) = (&ask.item, &ask.phase);
     if act == "ratelimit"
         && let Some(code) = super::rate_limited_once(&mut out, &session, cwd, prompt)

@@ -154,23 +154,7 @@ impl Workflow {
 }
 /// Load a workflow by name: the project's override if there is one, else the built-in.
 pub fn load(name: &str, override_dir: &Path) -> Result<(Workflow, String)> {
-    let file = override_dir.join(format!("{name}.toml"));
-    let (source, text) = if file.is_file() {
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-        (file.display().to_string(), text)
-    } else {
-        let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
-            let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-            return Err(
-                Error::not_found(format!("no workflow `{name}`")).hint(format!(
-                    "built-in workflows: {}; or add {}",
-                    names.join(", "),
-                    file.display()
-                )),
-            );
-        };
-        (format!("built-in {name}.toml"), text.to_string())
-    };
+    let (source, text) = crate::run::definition::source_text(name, BUILTIN, override_dir)?;
     let wf = parse(&source, &text)?;
     Ok((wf, text))
 }

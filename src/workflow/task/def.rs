@@ -262,17 +262,7 @@ pub fn is_builtin(name: &str) -> bool {
 /// Load a task workflow: the project's override if there is one, else the built-in.
 /// Returns the workflow, its source name and its text.
 pub fn load(name: &str, override_dir: &Path) -> Result<(TaskWorkflow, String, String)> {
-    let file = override_dir.join(format!("{name}.toml"));
-    let (source, text) = if file.is_file() {
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-        (file.display().to_string(), text)
-    } else {
-        let (_, text) = BUILTIN
-            .iter()
-            .find(|(n, _)| *n == name)
-            .ok_or_else(|| Error::not_found(format!("no task workflow `{name}`")))?;
-        (format!("built-in {name}.toml"), text.to_string())
-    };
+    let (source, text) = crate::run::definition::source_text(name, BUILTIN, override_dir)?;
     let wf = parse(&source, &text)?;
     Ok((wf, source, text))
 }

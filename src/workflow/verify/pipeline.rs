@@ -127,13 +127,7 @@ pub fn load(override_dir: &Path) -> Result<(Pipeline, String)> {
 
 /// The pipeline's source name and TOML text (for `baton workflow show verify`).
 pub fn text(override_dir: &Path) -> Result<(String, String)> {
-    let file = override_dir.join("verify.toml");
-    if file.is_file() {
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-        Ok((file.display().to_string(), text))
-    } else {
-        Ok(("built-in verify.toml".into(), BUILTIN.to_string()))
-    }
+    def::source_text("verify", &[("verify", BUILTIN)], override_dir)
 }
 
 pub fn parse(source: &str, text: &str) -> Result<Pipeline> {
