@@ -203,6 +203,33 @@ fn dry_run_shows_isolated_prompts_and_changes_nothing() {
         "{review}"
     );
     assert!(section("KICKOFF PHASE: story 1.1").contains("Story Kickoff Insights"));
+    // --json: the same prompts, one object each, whole.
+    let o = d.run(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "sim",
+        "--party-kickoff",
+        "--dry-run",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let prompts: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(
+        prompts.len(),
+        text.matches("\n===== ").count() + 1,
+        "{prompts:?}"
+    );
+    let dev_json = prompts
+        .iter()
+        .find(|p| p["title"] == "DEV PHASE: story 1.1")
+        .unwrap();
+    assert_eq!(dev_json["event"], "prompt");
+    assert_eq!(dev_json["prompt"].as_str().unwrap().trim(), dev.trim());
     assert_eq!(before, git(&d.dir, &["status", "--porcelain"]));
     assert!(
         !d.dir.join(".baton/runs").exists(),

@@ -155,7 +155,11 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let agents = CliAgents::new(&project_dir, saved.scenario.clone())
         .skip_permissions(ctx.project.config.run.skip_permissions);
     let status = BmadStatus::new(&project_dir);
-    let progress = Progress::new(ctx.out.json, saved.options.dry_run);
+    // A dry run prints its prompts instead of events.
+    let progress = Progress::new(
+        ctx.out.json && !saved.options.dry_run,
+        saved.options.dry_run,
+    );
     progress.report(&RunEvent::RunStarted {
         run_id: &run_id,
         workflow: &saved.workflow,
@@ -187,13 +191,20 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     }
     progress.finish();
     if saved.options.dry_run {
-        print_dry(
-            &engine
-                .dry_prompts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-            saved.options.verbose,
-        );
+        let prompts = engine
+            .dry_prompts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if ctx.out.json {
+            // One object per prompt that would be sent, in order.
+            let mut out = std::io::stdout().lock();
+            for (title, prompt) in prompts.iter() {
+                let line = serde_json::json!({"event": "prompt", "title": title, "prompt": prompt});
+                let _ = writeln!(out, "{line}");
+            }
+        } else {
+            print_dry(&prompts, saved.options.verbose);
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
