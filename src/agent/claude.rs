@@ -8,15 +8,12 @@
 use serde_json::Value;
 
 use super::{
-    AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES, Usage,
-    classify_api_error, tail_str, unsupported,
+    Access, AgentRequest, AgentSpec, CLAUDE_ALLOWED_TOOLS, FailureKind, OutputParser, Parsed,
+    PromptVia, TEXT_TAIL_BYTES, Usage, classify_api_error, tail_str, unsupported,
 };
 use crate::Result;
 
 pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> {
-    if spec.full_auto {
-        return Err(unsupported(spec, "full_auto"));
-    }
     if spec.sandbox.is_some() {
         return Err(unsupported(spec, "sandbox"));
     }
@@ -32,7 +29,24 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     opt("--model", &spec.model);
     opt("--max-turns", &spec.max_turns.map(|n| n.to_string()));
     opt("--append-system-prompt", &spec.append_system_prompt);
-    opt("--permission-mode", &spec.permission_mode);
+    // `-p` denies Edit, Write and Bash by default: a phase that edits needs acceptEdits and
+    // the Bash commands it may run. skip_permissions replaces both.
+    let edit = spec.access == Access::Edit && !spec.skip_permissions;
+    let mode = spec
+        .permission_mode
+        .clone()
+        .or_else(|| edit.then(|| "acceptEdits".to_string()));
+    opt("--permission-mode", &mode);
+    let tools: Vec<String> = match &spec.allowed_tools {
+        Some(t) => t.clone(),
+        None if edit => CLAUDE_ALLOWED_TOOLS.iter().map(|t| t.to_string()).collect(),
+        None => Vec::new(),
+    };
+    // One comma-separated value: the option is variadic and would swallow what follows.
+    opt(
+        "--allowedTools",
+        &(!tools.is_empty()).then(|| tools.join(",")),
+    );
     opt("--resume", &req.resume);
     if spec.skip_permissions {
         a.push("--dangerously-skip-permissions".into());
@@ -59,6 +73,8 @@ pub(super) fn usage(v: &Value) -> Usage {
 #[derive(Default)]
 pub(super) struct Parser {
     session_id: Option<String>,
+    /// From `system/init`: denied paths are shown relative to it.
+    cwd: Option<String>,
     model: Option<String>,
     context_tokens: Option<u64>,
     /// Text blocks of assistant messages, bounded: the fallback when no `result` line came.
@@ -127,6 +143,18 @@ impl Parser {
         } else {
             None
         };
+        // What the permission mode refused: a warning always, part of the error on failure.
+        let denied = denials(v, self.cwd.as_deref());
+        let mut warnings = Vec::new();
+        let failure = match (failure, denied) {
+            (f, None) => f,
+            (f, Some(d)) => {
+                warnings.push(format!(
+                    "claude's permission mode refused: {d} (see `access`, `permission_mode`, `allowed_tools`)"
+                ));
+                f.map(|(k, m)| (k, format!("{m}; denied: {d}")))
+            }
+        };
         self.result = Some(Parsed {
             text: text.map(|t| tail_str(&t, TEXT_TAIL_BYTES)),
             session_id: s(v, "session_id"),
@@ -140,10 +168,50 @@ impl Parser {
                 .and_then(Value::as_u64)
                 .and_then(|n| u32::try_from(n).ok()),
             failure,
+            warnings,
             saw_result: true,
             ..Parsed::default()
         });
     }
+}
+
+/// `permission_denials` of a `result` (`[{tool_name, tool_use_id, tool_input}]`) as
+/// "Edit(src/x.rs), Bash(git add -A)"; `None` when there are none.
+fn denials(v: &Value, cwd: Option<&str>) -> Option<String> {
+    let list = v.get("permission_denials")?.as_array()?;
+    let mut shown: Vec<String> = list
+        .iter()
+        .take(10)
+        .map(|d| {
+            let tool = d.get("tool_name").and_then(Value::as_str).unwrap_or("?");
+            let input = d.get("tool_input");
+            let arg = [
+                "command",
+                "file_path",
+                "notebook_path",
+                "path",
+                "pattern",
+                "url",
+            ]
+            .iter()
+            .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str));
+            match arg {
+                Some(a) => {
+                    let a = cwd
+                        .and_then(|c| a.strip_prefix(c))
+                        .and_then(|r| r.strip_prefix('/'))
+                        .unwrap_or(a);
+                    let a: String = a.chars().take(80).collect();
+                    format!("{tool}({a})")
+                }
+                None => tool.to_string(),
+            }
+        })
+        .collect();
+    if list.len() > shown.len() {
+        shown.push(format!("{} more", list.len() - shown.len()));
+    }
+    (!shown.is_empty()).then(|| shown.join(", "))
 }
 
 impl OutputParser for Parser {
@@ -159,6 +227,7 @@ impl OutputParser for Parser {
             Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
                 self.session_id = s(&v, "session_id").or(self.session_id.take());
                 self.model = s(&v, "model").or(self.model.take());
+                self.cwd = s(&v, "cwd").or(self.cwd.take());
             }
             Some("assistant") => self.assistant(&v),
             Some("result") => self.result(&v),
@@ -227,10 +296,74 @@ mod tests {
     }
 
     #[test]
+    fn permission_denials_are_warned_and_named_in_the_error() {
+        let fixture = include_str!("../../tests/fixtures/agents/claude/permission_denied.jsonl");
+        let p = parse(&fixture.lines().collect::<Vec<_>>());
+        let (kind, msg) = p.failure.unwrap();
+        assert_eq!(kind, FailureKind::Execution);
+        assert_eq!(
+            msg,
+            "could not complete the task; denied: Edit(src/x.rs), Bash(git add -A)"
+        );
+        assert_eq!(p.warnings.len(), 1);
+        assert!(
+            p.warnings[0].contains("refused: Edit(src/x.rs), Bash(git add -A)"),
+            "{:?}",
+            p.warnings
+        );
+        // A successful run with a denial: a warning only.
+        let p = parse(&[
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"WebFetch","tool_use_id":"t","tool_input":{}}]}"#,
+        ]);
+        assert!(p.failure.is_none());
+        assert!(
+            p.warnings[0].contains("refused: WebFetch"),
+            "{:?}",
+            p.warnings
+        );
+        let p = parse(&[
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[]}"#,
+        ]);
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
     fn argv_carries_configured_flags_only() {
         let req = AgentRequest::new("-starts with dash", ".", ".", "n");
         let a = args(&AgentSpec::new(super::super::AgentKind::Claude), &req).unwrap();
-        assert_eq!(a, ["-p", "--output-format", "stream-json", "--verbose"]);
+        assert_eq!(
+            a,
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*)"
+            ]
+        );
+        let mut ro = AgentSpec::new(super::super::AgentKind::Claude);
+        ro.access = Access::ReadOnly;
+        assert_eq!(
+            args(&ro, &req).unwrap(),
+            ["-p", "--output-format", "stream-json", "--verbose"]
+        );
+        ro.access = Access::Edit;
+        ro.permission_mode = Some("plan".into());
+        ro.allowed_tools = Some(vec!["Bash(cargo test:*)".into(), "Read".into()]);
+        assert_eq!(
+            args(&ro, &req).unwrap()[4..],
+            [
+                "--permission-mode",
+                "plan",
+                "--allowedTools",
+                "Bash(cargo test:*),Read"
+            ]
+        );
+        ro.allowed_tools = Some(Vec::new());
+        assert!(!args(&ro, &req).unwrap().contains(&"--allowedTools".into()));
         let mut spec = AgentSpec::new(super::super::AgentKind::Claude);
         spec.model = Some("sonnet".into());
         spec.max_turns = Some(7);
@@ -259,7 +392,7 @@ mod tests {
                 "-starts with dash"
             ]
         );
-        spec.full_auto = true;
+        spec.sandbox = Some("workspace-write".into());
         assert!(args(&spec, &req).is_err());
     }
 }

@@ -3,11 +3,13 @@
 //! `turn.completed{usage}`, `turn.failed{error{message}}`, `item.completed{item}`,
 //! `error{message}`. The final text is the last `agent_message` item. No cost is reported.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use super::{
-    AgentRequest, AgentSpec, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES, Usage,
-    classify_api_error, tail_str, unsupported,
+    Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
+    Usage, classify_api_error, is_network, tail_str, unsupported,
 };
 use crate::Result;
 
@@ -25,11 +27,16 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     if let Some(m) = &spec.model {
         a.extend(["--model".into(), m.clone()]);
     }
-    if spec.full_auto {
-        a.push("--full-auto".into());
+    if spec.allowed_tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        return Err(unsupported(spec, "allowed_tools"));
     }
-    if let Some(s) = &spec.sandbox {
-        a.extend(["--sandbox".into(), s.clone()]);
+    // read-only is codex's default and blocks every edit. (`--full-auto` is gone since 0.169.)
+    let sandbox = spec.sandbox.clone().or_else(|| {
+        (spec.access == Access::Edit && !spec.skip_permissions)
+            .then(|| "workspace-write".to_string())
+    });
+    if let Some(s) = sandbox {
+        a.extend(["--sandbox".into(), s]);
     }
     if spec.skip_permissions {
         a.push("--dangerously-bypass-approvals-and-sandbox".into());
@@ -46,6 +53,13 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     Ok(a)
 }
 
+/// No network: stop after this many "waiting for network" messages…
+const WAITING_LIMIT: u32 = 3;
+/// …or when reconnect messages still come this long after the first, with nothing else between
+/// (codex 0.169 offline: "Reconnecting... 2/5" … "5/5" in 4 s, then "waiting for network" at
+/// about 9, 17 and 30 s, forever).
+const TROUBLE_WINDOW: Duration = Duration::from_secs(20);
+
 #[derive(Default)]
 pub(super) struct Parser {
     session_id: Option<String>,
@@ -55,14 +69,64 @@ pub(super) struct Parser {
     turn_failed: Option<String>,
     /// An `error` event not followed by a completed turn.
     pending_error: Option<String>,
+    /// First reconnect / no-network message since the last real event, their count of
+    /// "waiting for network", the latest one.
+    trouble_since: Option<Instant>,
+    waiting: u32,
+    network: Option<String>,
+    /// Set when only reconnect messages came for too long, or the model is not codex's.
+    stop: bool,
+    /// From "Model metadata for `X` not found", and whether X is another vendor's model.
+    unknown_model: Option<(String, bool)>,
+    warnings: Vec<String>,
 }
 
 fn msg(v: &Value) -> Option<String> {
     v.get("message").and_then(Value::as_str).map(str::to_string)
 }
 
-impl OutputParser for Parser {
-    fn line(&mut self, line: &str) {
+/// `X` of codex's "Model metadata for `X` not found".
+fn unknown_model(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("Model metadata for `")?;
+    let end = rest.find("` not found")?;
+    Some(rest[..end].to_string())
+}
+
+/// A Claude or Gemini model name: codex can never run it.
+fn foreign_model(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["claude", "sonnet", "opus", "haiku", "gemini"]
+        .iter()
+        .any(|f| n.contains(f))
+}
+
+fn model_message(model: &str, said: &str) -> String {
+    format!(
+        "codex does not know the model `{model}` (\"{said}\"): set a codex model (an OpenAI one) as this role's `model` in baton.toml [run.roles] or the workflow's [roles], or leave it unset for codex's default"
+    )
+}
+
+impl Parser {
+    /// A reconnect / no-network message at `now`.
+    fn trouble(&mut self, message: String, now: Instant) {
+        let since = *self.trouble_since.get_or_insert(now);
+        if message.to_ascii_lowercase().contains("waiting for network") {
+            self.waiting += 1;
+        }
+        self.network = Some(message);
+        if self.waiting >= WAITING_LIMIT || now.duration_since(since) >= TROUBLE_WINDOW {
+            self.stop = true;
+        }
+    }
+
+    /// A real event: whatever reconnects came before were overcome.
+    fn progress(&mut self) {
+        self.trouble_since = None;
+        self.waiting = 0;
+        self.network = None;
+    }
+
+    pub(super) fn line_at(&mut self, line: &str, now: Instant) {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return;
         };
@@ -90,6 +154,7 @@ impl OutputParser for Parser {
                 });
                 self.turns += 1;
                 self.pending_error = None;
+                self.progress();
             }
             Some("turn.failed") => {
                 let m = v
@@ -99,16 +164,38 @@ impl OutputParser for Parser {
                 self.turn_failed = Some(m);
             }
             Some("error") => {
-                self.pending_error = Some(msg(&v).unwrap_or_else(|| "codex error".into()));
+                let m = msg(&v).unwrap_or_else(|| "codex error".into());
+                if is_network(&m) {
+                    self.trouble(m.clone(), now);
+                }
+                self.pending_error = Some(m);
             }
-            Some("item.completed") => {
+            Some("item.completed" | "item.started" | "item.updated") => {
                 let Some(item) = v.get("item") else { return };
                 // Older releases said `item_type` / `assistant_message`.
                 let ty = item
                     .get("type")
                     .or_else(|| item.get("item_type"))
                     .and_then(Value::as_str);
-                if matches!(ty, Some("agent_message" | "assistant_message"))
+                if ty == Some("error") {
+                    // A warning item ("Model metadata for `sonnet` not found. Defaulting to
+                    // fallback metadata…", "Falling back from WebSockets to HTTPS transport.
+                    // stream disconnected…"): codex goes on.
+                    let m = msg(item).unwrap_or_default();
+                    if let Some(model) = unknown_model(&m) {
+                        let foreign = foreign_model(&model);
+                        self.warnings.push(format!("codex: {m}"));
+                        // A Claude or Gemini name can never work: stop now.
+                        self.stop |= foreign;
+                        self.unknown_model = Some((model, foreign));
+                    } else if is_network(&m) {
+                        self.trouble(m, now);
+                    }
+                    return;
+                }
+                self.progress();
+                if v.get("type").and_then(Value::as_str) == Some("item.completed")
+                    && matches!(ty, Some("agent_message" | "assistant_message"))
                     && let Some(t) = item.get("text").and_then(Value::as_str)
                 {
                     self.last_message = Some(tail_str(t, TEXT_TAIL_BYTES));
@@ -117,13 +204,41 @@ impl OutputParser for Parser {
             _ => {}
         }
     }
+}
+
+impl OutputParser for Parser {
+    fn line(&mut self, line: &str) {
+        self.line_at(line, Instant::now());
+    }
+
+    fn stop(&self) -> bool {
+        self.stop
+    }
 
     fn finish(&mut self) -> Parsed {
-        let failure = self
-            .turn_failed
-            .take()
-            .or(self.pending_error.take())
-            .map(|m| (classify_api_error(&m), tail_str(&m, 4096)));
+        let error = self.turn_failed.take().or(self.pending_error.take());
+        let model = self.unknown_model.take();
+        let failure = match (&model, error) {
+            (Some((m, true)), _) => Some((
+                FailureKind::Model,
+                model_message(m, &format!("Model metadata for `{m}` not found")),
+            )),
+            (_, None) if self.stop => self.network.take().map(|m| {
+                (
+                    FailureKind::Network,
+                    format!("no network: codex only kept reconnecting ({m})"),
+                )
+            }),
+            (_, None) => None,
+            (_, Some(e)) if is_network(&e) => {
+                Some((FailureKind::Network, format!("no network: {e}")))
+            }
+            (Some((m, false)), Some(e)) if e.to_ascii_lowercase().contains("model") => {
+                Some((FailureKind::Model, model_message(m, &e)))
+            }
+            (_, Some(e)) => Some((classify_api_error(&e), e)),
+        }
+        .map(|(k, m)| (k, tail_str(&m, 4096)));
         Parsed {
             text: self.last_message.take(),
             session_id: self.session_id.take(),
@@ -131,6 +246,7 @@ impl OutputParser for Parser {
             num_turns: (self.turns > 0).then_some(self.turns),
             saw_result: self.turns > 0,
             failure,
+            warnings: std::mem::take(&mut self.warnings),
             ..Parsed::default()
         }
     }
@@ -141,11 +257,13 @@ mod tests {
     use super::*;
     use crate::agent::AgentKind;
 
+    const NO_NETWORK: &str = include_str!("../../tests/fixtures/agents/codex/no_network.jsonl");
+    const MODEL: &str = include_str!("../../tests/fixtures/agents/codex/model_not_found.jsonl");
+
     #[test]
     fn resume_and_flags_order() {
         let mut spec = AgentSpec::new(AgentKind::Codex);
         spec.model = Some("gpt-5".into());
-        spec.full_auto = true;
         let mut req = AgentRequest::new("p", ".", ".", "n");
         req.resume = Some("th-1".into());
         assert_eq!(
@@ -155,7 +273,8 @@ mod tests {
                 "--json",
                 "--model",
                 "gpt-5",
-                "--full-auto",
+                "--sandbox",
+                "workspace-write",
                 "resume",
                 "th-1",
                 "-"
@@ -166,10 +285,40 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_follows_access_and_never_full_auto() {
+        let req = AgentRequest::new("p", ".", ".", "n");
+        let mut spec = AgentSpec::new(AgentKind::Codex);
+        let a = args(&spec, &req).unwrap();
+        assert_eq!(a, ["exec", "--json", "--sandbox", "workspace-write", "-"]);
+        spec.access = Access::ReadOnly;
+        assert_eq!(args(&spec, &req).unwrap(), ["exec", "--json", "-"]);
+        spec.sandbox = Some("danger-full-access".into());
+        assert_eq!(
+            args(&spec, &req).unwrap()[2..4],
+            ["--sandbox", "danger-full-access"]
+        );
+        let mut spec = AgentSpec::new(AgentKind::Codex);
+        spec.skip_permissions = true;
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            [
+                "exec",
+                "--json",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "-"
+            ]
+        );
+        assert!(!a.iter().any(|x| x == "--full-auto"));
+        spec.allowed_tools = Some(vec!["Bash(ls:*)".into()]);
+        assert!(args(&spec, &req).is_err());
+    }
+
+    #[test]
     fn error_then_completed_turn_is_not_a_failure() {
         let mut p = Parser::default();
         p.line(r#"{"type":"error","message":"Reconnecting... 1/5"}"#);
         p.line(r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2}}"#);
+        assert!(!p.stop());
         let r = p.finish();
         assert!(r.failure.is_none());
         assert_eq!(
@@ -181,5 +330,93 @@ mod tests {
                 output: 2
             }
         );
+    }
+
+    /// Feed `text`'s lines, each `step` after the previous one.
+    fn feed(p: &mut Parser, text: &str, t0: Instant, step: Duration) -> Instant {
+        let mut t = t0;
+        for l in text.lines() {
+            p.line_at(l, t);
+            t += step;
+        }
+        t
+    }
+
+    #[test]
+    fn waiting_for_network_stops_at_the_third() {
+        let mut p = Parser::default();
+        let t = feed(
+            &mut p,
+            NO_NETWORK,
+            Instant::now(),
+            Duration::from_millis(500),
+        );
+        assert!(!p.stop(), "one wait for the network is not yet hopeless");
+        let wait = NO_NETWORK.lines().last().unwrap();
+        p.line_at(wait, t);
+        assert!(!p.stop());
+        p.line_at(wait, t + Duration::from_secs(1));
+        assert!(p.stop());
+        let r = p.finish();
+        let (kind, msg) = r.failure.unwrap();
+        assert_eq!(kind, FailureKind::Network);
+        assert!(msg.contains("waiting for network"), "{msg}");
+    }
+
+    #[test]
+    fn reconnects_for_twenty_seconds_stop_but_progress_resets() {
+        let mut p = Parser::default();
+        let t0 = Instant::now();
+        let reconnect = NO_NETWORK.lines().nth(2).unwrap();
+        p.line_at(reconnect, t0);
+        p.line_at(reconnect, t0 + Duration::from_secs(19));
+        assert!(!p.stop());
+        // A real event in between: the earlier reconnects were overcome.
+        p.line_at(
+            r#"{"type":"item.completed","item":{"id":"i","type":"reasoning","text":"…"}}"#,
+            t0 + Duration::from_secs(19),
+        );
+        p.line_at(reconnect, t0 + Duration::from_secs(25));
+        assert!(!p.stop());
+        p.line_at(reconnect, t0 + Duration::from_secs(45));
+        assert!(p.stop());
+    }
+
+    #[test]
+    fn claude_model_name_is_a_model_failure_at_once() {
+        let mut p = Parser::default();
+        feed(&mut p, MODEL, Instant::now(), Duration::ZERO);
+        assert!(p.stop(), "a Claude model name never works with codex");
+        let r = p.finish();
+        let (kind, msg) = r.failure.unwrap();
+        assert_eq!(kind, FailureKind::Model);
+        assert!(
+            msg.contains("`sonnet`") && msg.contains("[run.roles]"),
+            "{msg}"
+        );
+        assert!(r.warnings[0].contains("Model metadata"), "{:?}", r.warnings);
+        // An OpenAI model codex has no metadata for yet only warns…
+        let mut p = Parser::default();
+        feed(
+            &mut p,
+            &MODEL.replace("sonnet", "gpt-9"),
+            Instant::now(),
+            Duration::ZERO,
+        );
+        assert!(!p.stop());
+        p.line(r#"{"type":"turn.completed","usage":{}}"#);
+        let r = p.finish();
+        assert!(r.failure.is_none());
+        assert_eq!(r.warnings.len(), 1);
+        // …unless the API then refuses it.
+        let mut p = Parser::default();
+        feed(
+            &mut p,
+            &MODEL.replace("sonnet", "gpt-9"),
+            Instant::now(),
+            Duration::ZERO,
+        );
+        p.line(r#"{"type":"turn.failed","error":{"message":"The model `gpt-9` does not exist"}}"#);
+        assert_eq!(p.finish().failure.unwrap().0, FailureKind::Model);
     }
 }

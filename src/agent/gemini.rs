@@ -1,14 +1,16 @@
 //! Gemini CLI: `gemini --output-format json`, prompt on stdin (headless when stdin is not a
 //! TTY; `--prompt=` with [`PromptVia::Argv`]). Prints one JSON document
 //! `{session_id, response, stats{models{<name>{tokens{…}}}}, error?{type, message, code}}`,
-//! possibly pretty-printed, so the whole stdout (bounded) is parsed at the end. Documented exit
-//! codes: 41 auth, 42 input, 52 config, 53 turn limit, 54 tool error, 130 SIGINT.
+//! possibly pretty-printed, so the whole stdout (bounded) is parsed at the end; an error
+//! document goes to **stderr** instead (checked with 0.61.0). Exit codes: 41 auth, 42 input,
+//! 44 sandbox, 52 config, 53 turn limit, 54 tool error, 55 untrusted folder, 130 SIGINT.
+//! Always `--skip-trust` (else exit 55 in a folder never trusted interactively).
 
 use serde_json::Value;
 
 use super::{
-    AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES, Usage,
-    tail_str, unsupported,
+    Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
+    Usage, tail_str, unsupported,
 };
 use crate::Result;
 
@@ -19,19 +21,32 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     for (set, what) in [
         (spec.max_turns.is_some(), "max_turns"),
         (spec.append_system_prompt.is_some(), "append_system_prompt"),
-        (spec.full_auto, "full_auto"),
         (spec.sandbox.is_some(), "sandbox"),
+        (
+            spec.allowed_tools.as_ref().is_some_and(|t| !t.is_empty()),
+            "allowed_tools",
+        ),
     ] {
         if set {
             return Err(unsupported(spec, what));
         }
     }
-    let mut a: Vec<String> = vec!["--output-format".into(), "json".into()];
+    // Headless in an untrusted folder gemini exits 55: baton runs it in the project it was
+    // asked to work on, so the folder is trusted for this session.
+    let mut a: Vec<String> = vec![
+        "--output-format".into(),
+        "json".into(),
+        "--skip-trust".into(),
+    ];
     if let Some(m) = &spec.model {
         a.extend(["--model".into(), m.clone()]);
     }
-    if let Some(m) = &spec.permission_mode {
-        a.extend(["--approval-mode".into(), m.clone()]);
+    // `--yolo` and `--approval-mode` exclude each other: skip_permissions replaces the default.
+    let mode = spec.permission_mode.clone().or_else(|| {
+        (spec.access == Access::Edit && !spec.skip_permissions).then(|| "auto_edit".to_string())
+    });
+    if let Some(m) = mode {
+        a.extend(["--approval-mode".into(), m]);
     }
     if spec.skip_permissions {
         a.push("--yolo".into());
@@ -52,13 +67,52 @@ pub(super) fn exit_failure(code: i32) -> FailureKind {
     match code {
         41 => FailureKind::Auth,
         42 => FailureKind::InvalidInput,
+        44 => FailureKind::Sandbox,
         52 => FailureKind::Config,
+        55 => FailureKind::Untrusted,
         53 => FailureKind::TurnLimit,
         54 => FailureKind::Tool,
         130 => FailureKind::Interrupted,
         1 => FailureKind::Api,
         _ => FailureKind::ExitCode,
     }
+}
+
+/// The failure in a document's `error: {type, message, code}`.
+fn error_of(v: &Value) -> Option<(FailureKind, String)> {
+    let e = v.get("error").filter(|e| !e.is_null())?;
+    let msg = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("gemini reported an error")
+        .to_string();
+    let kind = e
+        .get("code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .map(exit_failure)
+        .filter(|k| *k != FailureKind::ExitCode)
+        .unwrap_or(FailureKind::Api);
+    Some((kind, tail_str(&msg, 4096)))
+}
+
+/// The error document gemini `-o json` writes to **stderr** (`{session_id, error:{type,
+/// message, code}}`, pretty-printed, maybe after other lines): the last one in `stderr`.
+pub(super) fn error_doc(stderr: &str) -> Option<(FailureKind, String)> {
+    let starts = std::iter::once(0)
+        .chain(stderr.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| stderr[i..].starts_with('{'));
+    let mut found = None;
+    for i in starts {
+        // The first value from here; what follows it (a stack trace) is ignored.
+        let mut de = serde_json::Deserializer::from_str(&stderr[i..]).into_iter::<Value>();
+        if let Some(Ok(v)) = de.next()
+            && let Some(f) = error_of(&v)
+        {
+            found = Some(f);
+        }
+    }
+    found
 }
 
 #[derive(Default)]
@@ -115,21 +169,7 @@ impl OutputParser for Parser {
                 model.get_or_insert_with(|| name.clone());
             }
         }
-        let failure = v.get("error").filter(|e| !e.is_null()).map(|e| {
-            let msg = e
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("gemini reported an error")
-                .to_string();
-            let kind = e
-                .get("code")
-                .and_then(Value::as_i64)
-                .and_then(|c| i32::try_from(c).ok())
-                .map(exit_failure)
-                .filter(|k| *k != FailureKind::ExitCode)
-                .unwrap_or(FailureKind::Api);
-            (kind, tail_str(&msg, 4096))
-        });
+        let failure = error_of(&v);
         Parsed {
             text: v
                 .get("response")
@@ -176,6 +216,49 @@ mod tests {
             }
         );
         assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
+    }
+
+    #[test]
+    fn argv_skips_trust_and_auto_edits_by_default() {
+        use crate::agent::{AgentKind, AgentRequest, AgentSpec};
+        let req = AgentRequest::new("p", ".", ".", "n");
+        let mut spec = AgentSpec::new(AgentKind::Gemini);
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            [
+                "--output-format",
+                "json",
+                "--skip-trust",
+                "--approval-mode",
+                "auto_edit"
+            ]
+        );
+        spec.access = Access::ReadOnly;
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            ["--output-format", "json", "--skip-trust"]
+        );
+        spec.access = Access::Edit;
+        spec.skip_permissions = true;
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            ["--output-format", "json", "--skip-trust", "--yolo"]
+        );
+    }
+
+    #[test]
+    fn error_document_on_stderr() {
+        // gemini 0.61.0, empty HOME, 2026-11-23: exit 41, nothing on stdout.
+        let stderr = include_str!("../../tests/fixtures/agents/gemini/auth_error.stderr");
+        let (kind, msg) = error_doc(stderr).unwrap();
+        assert_eq!(kind, FailureKind::Auth);
+        assert!(msg.starts_with("Please set an Auth method"), "{msg}");
+        // After other lines, followed by a stack trace.
+        let noisy = format!("Loaded cached credentials.\n{stderr}    at x (file:///a.js:1:2)\n");
+        assert_eq!(error_doc(&noisy).unwrap().0, FailureKind::Auth);
+        assert!(error_doc("{not json\nplain").is_none());
+        assert_eq!(exit_failure(55), FailureKind::Untrusted);
+        assert_eq!(exit_failure(44), FailureKind::Sandbox);
     }
 
     #[test]

@@ -22,6 +22,16 @@
 //!   [`AgentOutcome::failure`] set. [`AgentOutcome::transient`] marks rate limits and
 //!   overloaded/5xx answers, so the engine can back off and retry them separately from task
 //!   failures.
+//! - **Fatal failures.** [`AgentOutcome::is_fatal`] ([`FailureKind::is_fatal`]) tells "the CLI
+//!   itself cannot work here" — auth, untrusted folder, bad config or model, no network, an
+//!   argument the CLI rejects, a CLI that cannot start — from "the agent ran and the work
+//!   failed" (timeout, crash, turn limit, API error, rate limit). A fatal failure repeats on
+//!   every call until the user acts, so stop the run and show
+//!   [`AgentOutcome::next_step`] (e.g. "log in: run `claude` once interactively"). A CLI that is
+//!   not installed at all is `Err(not_found)` from [`run`].
+//! - [`Access`] (default `Edit`) picks the default permission flags; `permission_mode`,
+//!   `sandbox`, `allowed_tools` override them, `skip_permissions` (never on by default) replaces
+//!   them. claude's [`AgentOutcome::warnings`] list what its permission mode refused.
 //! - [`invocation`] shows the exact argv without running anything (dry runs, logs, tests).
 //!
 //! # Processes
@@ -44,26 +54,35 @@
 //! build for two system calls, and `libc` was already in the dependency tree.
 //!
 //! # Formats (see `docs/ARCHITECTURE-agent.md` for the sources)
-//! - claude: `claude -p --output-format stream-json --verbose` (JSON lines: `system/init`,
-//!   `assistant`, `user`, final `result`).
-//! - codex: `codex exec --json -` (JSON lines: `thread.started`, `turn.completed`,
-//!   `turn.failed`, `item.completed`, `error`).
-//! - gemini: `gemini --output-format json` with the prompt on stdin (one JSON document;
-//!   documented exit codes 41/42/52/53/54/130).
+//! Checked against claude-code 2.1.197, codex 0.169.0, gemini 0.61.0 (2026-11).
+//! - claude: `claude -p --output-format stream-json --verbose --permission-mode acceptEdits
+//!   --allowedTools <CLAUDE_ALLOWED_TOOLS>` (JSON lines: `system/init`, `assistant`, `user`, final
+//!   `result` with `permission_denials`).
+//! - codex: `codex exec --json --sandbox workspace-write -` (JSON lines: `thread.started`,
+//!   `turn.completed`, `turn.failed`, `item.completed`, `error`). Offline it prints
+//!   "Reconnecting... waiting for network" forever: after the third such message, or reconnect
+//!   messages only for 20 s, baton stops it ([`ExitKind::Stopped`], [`FailureKind::Network`]).
+//!   A Claude or Gemini model name is a [`FailureKind::Model`] at once.
+//! - gemini: `gemini --output-format json --skip-trust --approval-mode auto_edit` with the
+//!   prompt on stdin (one JSON document on stdout; an error document on stderr; exit codes
+//!   41/42/44/52/53/54/55/130).
 //! - command: any program; prompt on stdin, plain text out.
 
 mod claude;
 mod codex;
+mod failure;
 mod gemini;
 mod process;
 pub mod sim;
 
+pub use failure::{FailureKind, is_transient};
+use failure::{classify_api_error, is_bad_argument, is_network};
+
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
@@ -109,6 +128,35 @@ pub enum PromptVia {
     Argv,
 }
 
+/// What an agent may do in the working directory: the default permission flags.
+///
+/// | kind | `Edit` (default) | `ReadOnly` |
+/// |---|---|---|
+/// | claude | `--permission-mode acceptEdits --allowedTools <CLAUDE_ALLOWED_TOOLS>` | nothing (`-p` denies Edit, Write, Bash) |
+/// | codex | `--sandbox workspace-write` (`.git` stays read-only) | nothing (codex's default `read-only`) |
+/// | gemini | `--approval-mode auto_edit` | nothing (`default`) |
+///
+/// `permission_mode`, `sandbox`, `allowed_tools` and `skip_permissions` override these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// A phase that edits files (dev, fix).
+    #[default]
+    Edit,
+    /// A phase that only reads (review, analysis).
+    ReadOnly,
+}
+
+/// claude's default `--allowedTools` for [`Access::Edit`]: the read-only git commands a dev
+/// phase uses to see its own changes. Build and test commands are project-specific: add them
+/// with [`AgentSpec::allowed_tools`] (e.g. `Bash(cargo test:*)`). Committing stays baton's job.
+pub const CLAUDE_ALLOWED_TOOLS: &[&str] = &[
+    "Bash(git status:*)",
+    "Bash(git diff:*)",
+    "Bash(git log:*)",
+    "Bash(git show:*)",
+];
+
 /// Configuration of one agent (what `baton.toml` will describe).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSpec {
@@ -128,14 +176,20 @@ pub struct AgentSpec {
     pub max_turns: Option<u32>,
     /// claude `--append-system-prompt`.
     pub append_system_prompt: Option<String>,
-    /// claude `--permission-mode`, gemini `--approval-mode`.
+    /// What the agent may do; decides the default permission flags (see [`Access`]).
+    pub access: Access,
+    /// claude `--permission-mode`, gemini `--approval-mode`: overrides the [`Access`] default.
     pub permission_mode: Option<String>,
+    /// claude `--allowedTools` (one comma-separated argument). `None`: the default,
+    /// [`CLAUDE_ALLOWED_TOOLS`] when [`Access::Edit`], none when read-only; `Some(empty)`: no flag.
+    /// Other kinds refuse a non-empty list.
+    pub allowed_tools: Option<Vec<String>>,
     /// claude `--dangerously-skip-permissions`, codex
-    /// `--dangerously-bypass-approvals-and-sandbox`, gemini `--yolo`.
+    /// `--dangerously-bypass-approvals-and-sandbox`, gemini `--yolo`. Never on by default;
+    /// replaces the [`Access`] defaults.
     pub skip_permissions: bool,
-    /// codex `--full-auto`.
-    pub full_auto: bool,
-    /// codex `--sandbox`.
+    /// codex `--sandbox` (`read-only`, `workspace-write`, `danger-full-access`): overrides the
+    /// [`Access`] default. (codex 0.169 removed `--full-auto`; baton never passes it.)
     pub sandbox: Option<String>,
     /// Environment added to the child's (inherited) environment.
     pub env: Vec<(String, String)>,
@@ -153,9 +207,10 @@ impl AgentSpec {
             prompt_via: PromptVia::Stdin,
             max_turns: None,
             append_system_prompt: None,
+            access: Access::Edit,
             permission_mode: None,
+            allowed_tools: None,
             skip_permissions: false,
-            full_auto: false,
             sandbox: None,
             env: Vec::new(),
         }
@@ -243,6 +298,9 @@ pub enum ExitKind {
     TimedOut,
     /// Killed by baton because [`AgentRequest::cancel`] was set.
     Cancelled,
+    /// Stopped by baton because the output showed the CLI cannot go on (codex only reporting
+    /// reconnects: no network); [`AgentOutcome::failure`] says why.
+    Stopped,
 }
 
 /// Token usage. The four counts do not overlap: the prompt's full size is
@@ -271,40 +329,6 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.output += other.output;
     }
-}
-
-/// Why an invocation counts as failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// Killed after the timeout.
-    TimedOut,
-    /// Cancelled by the caller.
-    Cancelled,
-    /// Killed by a signal baton did not send.
-    Signaled,
-    /// Not logged in, bad API key (gemini exit 41).
-    Auth,
-    /// Invalid prompt or arguments (gemini exit 42).
-    InvalidInput,
-    /// Configuration error (gemini exit 52).
-    Config,
-    /// Turn limit reached (claude `error_max_turns`, gemini exit 53).
-    TurnLimit,
-    /// Budget limit reached (claude `error_max_budget_usd`).
-    Budget,
-    /// Fatal tool error (gemini exit 54).
-    Tool,
-    /// SIGINT (gemini exit 130).
-    Interrupted,
-    /// The model API answered with an error (claude `is_error`, codex `turn.failed`).
-    Api,
-    /// The agent failed while executing (claude `error_during_execution`).
-    Execution,
-    /// Exit 0 but no final result in the output (a structured agent that printed nothing usable).
-    NoResult,
-    /// Non-zero exit with nothing more specific known.
-    ExitCode,
 }
 
 /// Everything the engine needs from one invocation. Serializable, so a completed call can be
@@ -346,6 +370,15 @@ impl AgentOutcome {
     }
     pub fn timed_out(&self) -> bool {
         self.exit == ExitKind::TimedOut
+    }
+    /// The CLI itself cannot work here ([`FailureKind::is_fatal`]): stop the run, tell the
+    /// user [`AgentOutcome::next_step`].
+    pub fn is_fatal(&self) -> bool {
+        self.failure.is_some_and(FailureKind::is_fatal)
+    }
+    /// What the user should do about a fatal failure ([`FailureKind::next_step`]).
+    pub fn next_step(&self) -> Option<String> {
+        self.failure.and_then(|f| f.next_step(self.kind))
     }
 }
 
@@ -429,6 +462,8 @@ struct Parsed {
     num_turns: Option<u32>,
     model: Option<String>,
     failure: Option<(FailureKind, String)>,
+    /// Added to the outcome's warnings (claude's permission denials, codex's unknown model).
+    warnings: Vec<String>,
     /// The CLI's final result was seen (claude `result`, codex `turn.completed`, gemini JSON).
     saw_result: bool,
 }
@@ -441,6 +476,11 @@ trait OutputParser: Send {
         true
     }
     fn line(&mut self, line: &str);
+    /// Polled by the runner: `true` stops the process group now ([`ExitKind::Stopped`]); the
+    /// reason is the failure `finish` returns.
+    fn stop(&self) -> bool {
+        false
+    }
     fn finish(&mut self) -> Parsed;
 }
 
@@ -470,35 +510,13 @@ fn tail_str(s: &str, max: usize) -> String {
     s[start..].to_string()
 }
 
-static TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(429|500|502|503|504|529)\b|overloaded|rate[ _-]?limit|too many requests|service unavailable|temporarily unavailable|quota exceeded|resource[ _]exhausted",
-    )
-    .expect("static regex")
-});
-
-/// Whether an error message describes a rate limit or an overloaded/5xx server.
-pub fn is_transient(message: &str) -> bool {
-    TRANSIENT.is_match(message)
-}
-
-static AUTH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)not logged in|please run /login|invalid api key|authentication|unauthori[sz]ed|\b401\b|api key")
-        .expect("static regex")
-});
-
-/// Api or Auth, from an API error message.
-fn classify_api_error(message: &str) -> FailureKind {
-    if AUTH.is_match(message) {
-        FailureKind::Auth
-    } else {
-        FailureKind::Api
-    }
-}
+static ANSI: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"\x1b\[[0-9;]*[A-Za-z]").expect("static regex"));
 
 /// The last non-empty lines of stderr, at most ~1 KB: the reason a process gave for failing.
 fn stderr_reason(stderr_tail: &str) -> Option<String> {
-    let lines: Vec<&str> = stderr_tail
+    let plain = ANSI.replace_all(stderr_tail, "");
+    let lines: Vec<&str> = plain
         .lines()
         .map(str::trim_end)
         .filter(|l| !l.trim().is_empty())
@@ -557,10 +575,31 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
                 None => format!("killed by signal {sig}"),
             }),
         ),
-        ExitKind::Exited(code) => match p.failure.clone() {
+        ExitKind::Stopped => {
+            let (kind, msg) = p.failure.clone().unwrap_or((
+                FailureKind::ExitCode,
+                "the output showed the CLI could not go on".to_string(),
+            ));
+            (
+                Some(kind),
+                Some(format!("{msg}; baton stopped the process group")),
+            )
+        }
+        ExitKind::Exited(code) => match p.failure.clone().or_else(|| {
+            // gemini -o json writes its error document to stderr.
+            (spec.kind == AgentKind::Gemini)
+                .then(|| gemini::error_doc(&stderr_tail))
+                .flatten()
+        }) {
             Some((kind, msg)) => (Some(kind), Some(msg)),
             None if code != 0 => {
-                let kind = if spec.kind == AgentKind::Gemini {
+                let kind = if !structured {
+                    FailureKind::ExitCode
+                } else if code == 127 {
+                    FailureKind::NotInstalled
+                } else if is_bad_argument(&stderr_tail) {
+                    FailureKind::InvalidInput
+                } else if spec.kind == AgentKind::Gemini {
                     gemini::exit_failure(code)
                 } else {
                     FailureKind::ExitCode
@@ -581,9 +620,10 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
             None => (None, None),
         },
     };
-    let transient = failure
-        .is_some_and(|f| !matches!(f, FailureKind::TimedOut | FailureKind::Cancelled))
-        && (error.as_deref().is_some_and(is_transient) || is_transient(&stderr_tail));
+    let transient = failure.is_some_and(|f| {
+        !f.is_fatal() && !matches!(f, FailureKind::TimedOut | FailureKind::Cancelled)
+    }) && (error.as_deref().is_some_and(is_transient)
+        || is_transient(&stderr_tail));
     let text_tail = match p.text {
         Some(t) => tail_str(&t, TEXT_TAIL_BYTES),
         None if !structured => {
@@ -608,7 +648,7 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
         log_path: raw.log_path,
         stderr_path: raw.stderr_path,
         stdout_bytes: raw.stdout_bytes,
-        warnings: raw.warnings,
+        warnings: raw.warnings.into_iter().chain(p.warnings).collect(),
     }
 }
 
@@ -630,26 +670,6 @@ fn check_name(name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn transient_messages() {
-        for m in [
-            "API Error: 529 {\"type\":\"overloaded_error\"}",
-            "Rate limit reached for requests",
-            "HTTP 429 Too Many Requests",
-            "503 Service Unavailable",
-            "rate_limit_error",
-        ] {
-            assert!(is_transient(m), "{m}");
-        }
-        for m in [
-            "Not logged in",
-            "tests failed at line 4290",
-            "error_max_turns",
-        ] {
-            assert!(!is_transient(m), "{m}");
-        }
-    }
 
     #[test]
     fn tail_cuts_at_char_boundary() {

@@ -339,9 +339,13 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     let status = loop {
         let now = Instant::now();
         let cancelled = job.cancel.is_some_and(CancelToken::is_cancelled);
-        if now >= deadline || cancelled {
+        // The parser saw the CLI cannot go on (codex waiting for the network forever).
+        let hopeless = lock(&out_state).parser.as_deref().is_some_and(|p| p.stop());
+        if now >= deadline || cancelled || hopeless {
             stopped = Some(if cancelled {
                 ExitKind::Cancelled
+            } else if hopeless {
+                ExitKind::Stopped
             } else {
                 ExitKind::TimedOut
             });

@@ -49,6 +49,7 @@ cat > "$REC/stdin"
 env > "$REC/env"
 cat "$FIXTURE"
 echo "fake $0 on stderr" >&2
+if [ -n "$STDERR_FIXTURE" ]; then cat "$STDERR_FIXTURE" >&2; fi
 exit "${FAKE_EXIT:-0}""#,
         )
     }
@@ -124,7 +125,11 @@ fn claude_success_stream() {
             "stream-json",
             "--verbose",
             "--model",
-            "sonnet"
+            "sonnet",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*)"
         ]
     );
     assert!(!f.rec("env").lines().any(|l| l.starts_with("CLAUDECODE=")));
@@ -232,7 +237,7 @@ fn codex_success() {
     assert_eq!(out.cost_usd, None);
     assert_eq!(
         f.rec("argv").lines().collect::<Vec<_>>(),
-        ["exec", "--json", "-"]
+        ["exec", "--json", "--sandbox", "workspace-write", "-"]
     );
     assert_eq!(f.rec("stdin"), "the prompt");
 }
@@ -269,7 +274,13 @@ fn gemini_success() {
     );
     assert_eq!(
         f.rec("argv").lines().collect::<Vec<_>>(),
-        ["--output-format", "json"]
+        [
+            "--output-format",
+            "json",
+            "--skip-trust",
+            "--approval-mode",
+            "auto_edit"
+        ]
     );
     assert_eq!(f.rec("stdin"), "the prompt");
 }
@@ -284,8 +295,10 @@ fn gemini_exit_codes_map_to_kinds() {
     for (code, kind) in [
         (41, FailureKind::Auth),
         (42, FailureKind::InvalidInput),
+        (44, FailureKind::Sandbox),
         (52, FailureKind::Config),
         (53, FailureKind::TurnLimit),
+        (55, FailureKind::Untrusted),
         (54, FailureKind::Tool),
         (130, FailureKind::Interrupted),
         (1, FailureKind::Api),
@@ -298,6 +311,172 @@ fn gemini_exit_codes_map_to_kinds() {
         assert!(err.contains(&format!("code {code}")), "{err}");
         assert!(err.contains("on stderr"), "stderr is the reason: {err}");
     }
+}
+
+#[test]
+fn gemini_error_document_on_stderr_is_the_message() {
+    // gemini 0.61.0 -o json: nothing on stdout, the error document on stderr, exit 41.
+    let f = Fake::new();
+    let spec = f.spec(AgentKind::Gemini);
+    let mut req = f.request("p", "gemini/empty.json", 41);
+    req.env.push((
+        "STDERR_FIXTURE".into(),
+        fixture("gemini/auth_error.stderr").display().to_string(),
+    ));
+    let out = run(&spec, &req).unwrap();
+    assert_eq!(out.failure, Some(FailureKind::Auth));
+    assert!(out.is_fatal());
+    let err = out.error.clone().unwrap();
+    assert!(err.starts_with("Please set an Auth method"), "{err}");
+    assert!(out.next_step().unwrap().contains("GEMINI_API_KEY"));
+}
+
+#[test]
+fn gemini_untrusted_folder_is_fatal() {
+    let f = Fake::new();
+    let spec = f.spec(AgentKind::Gemini);
+    let mut req = f.request("p", "gemini/empty.json", 55);
+    req.env.push((
+        "STDERR_FIXTURE".into(),
+        fixture("gemini/untrusted.stderr").display().to_string(),
+    ));
+    let out = run(&spec, &req).unwrap();
+    assert_eq!(out.failure, Some(FailureKind::Untrusted));
+    assert!(out.is_fatal() && !out.transient);
+    let err = out.error.clone().unwrap();
+    assert!(err.contains("not running in a trusted directory"), "{err}");
+    assert!(!err.contains('\x1b'), "colour codes are stripped: {err:?}");
+    assert!(out.next_step().unwrap().contains("--skip-trust"));
+}
+
+#[test]
+fn claude_permission_denials_are_shown() {
+    let (_f, out) = replay(AgentKind::Claude, "claude/permission_denied.jsonl", 1);
+    assert_eq!(out.failure, Some(FailureKind::Execution));
+    assert!(!out.is_fatal());
+    assert_eq!(
+        out.error.as_deref(),
+        Some("could not complete the task; denied: Edit(src/x.rs), Bash(git add -A)")
+    );
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("refused: Edit(src/x.rs), Bash(git add -A)")),
+        "{:?}",
+        out.warnings
+    );
+}
+
+#[test]
+fn claude_not_logged_in_is_fatal_with_a_next_step() {
+    let (_f, out) = replay(AgentKind::Claude, "claude/not_logged_in.jsonl", 1);
+    assert!(out.is_fatal());
+    assert_eq!(
+        out.next_step().as_deref(),
+        Some("log in: run `claude` once interactively (or set ANTHROPIC_API_KEY)")
+    );
+    // A failure of the work itself is not fatal.
+    let (_f, out) = replay(AgentKind::Claude, "claude/max_turns.jsonl", 1);
+    assert!(!out.is_fatal());
+    assert_eq!(out.next_step(), None);
+}
+
+/// A fake codex that prints `fixture` and then, like codex 0.169 without a network, keeps
+/// printing "waiting for network" and never exits.
+fn endless_codex(f: &Fake, fixture_rel: &str) -> AgentSpec {
+    let mut spec = f.spec(AgentKind::Codex);
+    spec.program = Some(f.script(
+        "codex",
+        &format!(
+            r#"printf '%s\n' "$@" > "$REC/argv"
+cat "{}"
+sleep 1000 &
+echo $! > "$REC/grandchild.pid"
+while :; do
+  echo '{{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}}'
+  sleep 0.2
+done"#,
+            fixture(fixture_rel).display()
+        ),
+    ));
+    spec.timeout = Duration::from_secs(120);
+    spec
+}
+
+#[test]
+fn codex_without_network_is_stopped_soon_as_network_failure() {
+    let f = Fake::new();
+    let spec = endless_codex(&f, "codex/no_network.jsonl");
+    let t = Instant::now();
+    let out = run(&spec, &f.request("p", "codex/no_network.jsonl", 0)).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    assert_eq!(out.exit, ExitKind::Stopped);
+    assert_eq!(out.failure, Some(FailureKind::Network));
+    assert!(out.is_fatal() && !out.transient);
+    let err = out.error.clone().unwrap();
+    assert!(
+        err.contains("waiting for network") && err.contains("baton stopped"),
+        "{err}"
+    );
+    assert_eq!(
+        out.next_step().as_deref(),
+        Some("check the network: codex cannot reach its API")
+    );
+    let gc = read_pid(&f.path().join("grandchild.pid"));
+    assert!(!running(gc), "grandchild {gc} survived the stop");
+    assert!(!f.rec("argv").lines().any(|a| a == "--full-auto"));
+}
+
+#[test]
+fn codex_given_a_claude_model_is_a_model_failure() {
+    let f = Fake::new();
+    let mut spec = endless_codex(&f, "codex/model_not_found.jsonl");
+    spec.model = Some("sonnet".into());
+    let t = Instant::now();
+    let out = run(&spec, &f.request("p", "codex/no_network.jsonl", 0)).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    assert_eq!(out.failure, Some(FailureKind::Model));
+    assert!(out.is_fatal());
+    let err = out.error.clone().unwrap();
+    assert!(err.contains("`sonnet`") && err.contains("model"), "{err}");
+    assert!(out.next_step().unwrap().contains("[run.roles]"));
+    assert_eq!(
+        f.rec("argv").lines().collect::<Vec<_>>(),
+        [
+            "exec",
+            "--json",
+            "--model",
+            "sonnet",
+            "--sandbox",
+            "workspace-write",
+            "-"
+        ]
+    );
+}
+
+#[test]
+fn rejected_arguments_and_unrunnable_clis_are_fatal() {
+    // codex 0.169.0's own answer to `--full-auto`.
+    let f = Fake::new();
+    let mut spec = f.spec(AgentKind::Codex);
+    spec.program = Some(f.script(
+        "codex",
+        r#"echo "error: unexpected argument '--full-auto' found" >&2
+echo "Usage: codex exec [OPTIONS] [PROMPT]" >&2
+exit 2"#,
+    ));
+    let out = run(&spec, &f.request("p", "README.md", 0)).unwrap();
+    assert_eq!(out.failure, Some(FailureKind::InvalidInput));
+    assert!(out.is_fatal());
+    assert!(out.error.unwrap().contains("unexpected argument"));
+    // `#!/usr/bin/env node` without node: exit 127.
+    spec.program = Some(f.script(
+        "codex",
+        "echo \"env: 'node': No such file or directory\" >&2; exit 127",
+    ));
+    let out = run(&spec, &f.request("p", "README.md", 0)).unwrap();
+    assert_eq!(out.failure, Some(FailureKind::NotInstalled));
+    assert!(out.next_step().unwrap().contains("node"));
 }
 
 /// `/proc/<pid>` gone or a zombie nobody reaped: either way, not running.
