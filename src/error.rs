@@ -29,6 +29,10 @@ pub enum Error {
     /// could not be encoded. Exit code 70 (EX_SOFTWARE).
     #[error("internal error: {msg}")]
     Internal { msg: String },
+    /// An agent CLI cannot work here (not logged in, untrusted folder, unknown model, no
+    /// network, a refused argument): nothing the work did, so no attempt is spent. Exit code 7.
+    #[error("{msg}")]
+    Agent { msg: String, hint: Option<String> },
     /// The file system refused. Exit code 6.
     #[error("{}: {source}", path.display())]
     Io {
@@ -72,6 +76,12 @@ impl Error {
             hint: None,
         }
     }
+    pub fn agent(msg: impl Into<String>) -> Self {
+        Error::Agent {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
     pub fn internal(msg: impl Into<String>) -> Self {
         Error::Internal { msg: msg.into() }
     }
@@ -88,6 +98,7 @@ impl Error {
             Error::Invalid { hint, .. }
             | Error::State { hint, .. }
             | Error::NotFound { hint, .. }
+            | Error::Agent { hint, .. }
             | Error::Corrupt { hint, .. } => *hint = Some(text.into()),
             _ => {}
         }
@@ -98,7 +109,8 @@ impl Error {
         match self {
             Error::Invalid { hint, .. }
             | Error::State { hint, .. }
-            | Error::NotFound { hint, .. } => hint.clone(),
+            | Error::NotFound { hint, .. }
+            | Error::Agent { hint, .. } => hint.clone(),
             Error::Corrupt { hint: Some(h), .. } => Some(h.clone()),
             Error::Corrupt { .. } => Some(
                 "run `baton doctor` to check the store and rebuild manifests from events".into(),
@@ -120,6 +132,7 @@ impl Error {
             Error::NotFound { .. } => 4,
             Error::Corrupt { .. } => 5,
             Error::Io { .. } => 6,
+            Error::Agent { .. } => 7,
             Error::Internal { .. } => 70,
         }
     }
@@ -132,6 +145,7 @@ impl Error {
             Error::NotFound { .. } => "not_found",
             Error::Corrupt { .. } => "corrupt",
             Error::Io { .. } => "io",
+            Error::Agent { .. } => "agent",
             Error::Internal { .. } => "internal",
         }
     }

@@ -36,6 +36,9 @@ pub struct Reply {
     pub timed_out: bool,
     /// Rate limit or server overload: worth a retry after a pause, not a task failure.
     pub transient: bool,
+    /// The CLI itself cannot work (not logged in, untrusted folder, unknown model, no network,
+    /// a refused argument): what to do about it. The run stops; no attempt is spent.
+    pub fatal: Option<String>,
     /// The agent's final text (bounded): where the signal is looked for.
     pub text: String,
     pub usage: Usage,

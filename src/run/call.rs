@@ -19,7 +19,7 @@ use super::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use super::lock;
 use crate::context::signals::{self, Grammar, Verdict as SignalVerdict};
 use crate::context::tokens::Encoding;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// One phase attempt, as the engine describes it.
 pub struct Call<'a> {
@@ -205,6 +205,24 @@ impl Pipeline<'_> {
             (reply, tokens)
         });
         let reply = self.backoff(c, &req, first?)?;
+        if let Some(next) = &reply.fatal {
+            // The CLI cannot work at all: no attempt of the work is spent and nothing is
+            // judged. The phase stays started in the journal, so resuming runs it again.
+            let what = reply.error.as_deref().unwrap_or("the agent failed");
+            return Err(Error::agent(format!(
+                "{} cannot run the {} phase of {}: {what}",
+                c.who.agent.name(),
+                c.phase,
+                c.subject.label()
+            ))
+            .hint(format!(
+                "{next}; then continue with `baton run --resume {}`",
+                run_dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )));
+        }
         let v = judge(&reply);
         let (judged, detail) = if reply.ok {
             (v.judged, v.detail)

@@ -96,6 +96,10 @@ impl Agents for CliAgents {
             error: out.error.clone(),
             timed_out: out.timed_out(),
             transient: out.transient,
+            fatal: out.is_fatal().then(|| {
+                out.next_step()
+                    .unwrap_or_else(|| "check the agent's setup".into())
+            }),
             text: out.text_tail.clone(),
             usage: out.usage,
             cost_usd: out.cost_usd,

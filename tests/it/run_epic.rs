@@ -1010,3 +1010,78 @@ fn a_rate_limited_call_is_waited_out_not_counted_as_a_failure() {
         .collect();
     assert_eq!(committed, ["1.1", "1.2", "1.3", "1.4"], "{lines:?}");
 }
+
+/// A `claude` on PATH that is not logged in: it prints Claude Code's own answer for that.
+fn logged_out_claude(dir: &Path) -> PathBuf {
+    let bin = dir.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/claude/not_logged_in.jsonl");
+    let script = bin.join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\necho call >> \"{}/calls\"\ncat \"{}\"\nexit 1\n",
+            bin.display(),
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn an_agent_that_cannot_work_stops_the_run_at_once_and_changes_nothing() {
+    let d = project("");
+    let fake = logged_out_claude(&d.dir);
+    let story_before = d.story("1.1");
+    let head = git(&d.dir, &["rev-parse", "HEAD"]);
+    let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap());
+    let o = d.run_env(
+        &["run", "epic-execute", "1", "--agent", "claude"],
+        &[("PATH", &path)],
+    );
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(7), "{text}");
+    assert!(
+        text.contains("claude cannot run the dev phase of story 1.1: Not logged in"),
+        "{text}"
+    );
+    assert!(
+        text.contains("log in: run `claude` once interactively"),
+        "{text}"
+    );
+    assert!(text.contains("baton run --resume"), "{text}");
+    // One call: no attempt was spent on it, nothing judged, committed or stashed.
+    let calls = std::fs::read_to_string(fake.join("calls")).unwrap();
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    assert_eq!(git(&d.dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(d.story("1.1"), story_before, "the story file is as it was");
+    assert!(git(&d.dir, &["stash", "list"]).is_empty());
+    let events = d.events();
+    assert!(
+        !events.iter().any(|e| e["event"] == "phase_finished"),
+        "{events:?}"
+    );
+    // Logged in now (a `claude` that is the simulated agent): the same run goes on from that
+    // phase and commits every story once.
+    let script = fake.join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nBATON_AGENT_SIM=1 exec \"{}\" \"$@\"\n",
+            bin().display()
+        ),
+    )
+    .unwrap();
+    let o = d.run_env(&["run", "--resume", &d.run_id()], &[("PATH", &path)]);
+    assert!(o.status.success(), "{}", out(&o));
+    let stories = d
+        .log()
+        .iter()
+        .filter(|s| s.starts_with("feat(story "))
+        .count();
+    assert_eq!(stories, 4, "{:?}", d.log());
+}

@@ -548,7 +548,17 @@ impl Engine<'_> {
                 let mut ctx = base.clone();
                 ctx["attempt"] = attempt.into();
                 ctx["kickoff"] = self.opts.flag_on("kickoff").into();
-                let out = self.phase(co, epic, Some(story), phase, attempt, ctx, &[])?;
+                let out = match self.phase(co, epic, Some(story), phase, attempt, ctx, &[]) {
+                    // The agent CLI cannot work: the story goes back to the status it had,
+                    // and the run stops, resumable.
+                    Err(e @ Error::Agent { .. }) => {
+                        if phase.status_before.is_some() {
+                            self.set_status(co, story, &story.status)?;
+                        }
+                        return Err(e);
+                    }
+                    other => other?,
+                };
                 rep.usage.add(&out.usage);
                 rep.cost_usd += out.cost_usd.unwrap_or(0.0);
                 if out.ok || !phase.blocking {
