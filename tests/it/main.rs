@@ -7,6 +7,7 @@ mod agent;
 mod agent_big_output;
 mod concurrency;
 mod conductor;
+mod confine;
 mod context;
 mod errors;
 mod exec_lang;
