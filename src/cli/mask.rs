@@ -24,7 +24,9 @@ Output under the threshold passes through verbatim; above it, a JSON object is p
   {\"masked\": true, \"summary\": \"54 passed, 1 failed\", \"first_failure\": {...},
    \"full_output_path\": \".baton/scratch/….log\", ...}
 The full output is kept in <project>/.baton/scratch/ (mode 0600, gitignored). Secrets (API keys,
-tokens, private keys, PASSWORD=… assignments) are redacted from everything printed.
+tokens, private keys, password=… and other key/value spellings, passwords in URLs) are redacted
+from everything printed; with --redact-scratch (or `[mask] redact_scratch = true` in baton.toml)
+from the scratch file too.
 Exit code: the command's own (128+N when killed by signal N; 127 command not found).")]
 pub struct MaskArgs {
     /// Mask when the output is over this many tokens (o200k_base)
@@ -36,6 +38,9 @@ pub struct MaskArgs {
     /// Keep the scratch file even when the output passes through
     #[arg(long)]
     pub keep: bool,
+    /// Redact secrets in the scratch file too (default: it keeps the full text, mode 0600)
+    #[arg(long)]
+    pub redact_scratch: bool,
     /// The command and its arguments (after `--`); without one, stdin is read
     #[arg(
         trailing_var_arg = true,
@@ -72,9 +77,13 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         args.threshold,
     );
     // The scratch file is written in large chunks, so it needs no buffer of its own.
-    let mut file = file;
+    let mut sink = if args.redact_scratch || ctx.project.config.mask.redact_scratch {
+        Scratch::Redacted(mask::redact::RedactWriter::new(file))
+    } else {
+        Scratch::Raw(file)
+    };
     let (read, write_error, mut fin, exit) = if args.command.is_empty() {
-        let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut file, masker);
+        let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut sink, masker);
         (r.map_err(|e| Error::io("<stdin>", e)), w, f, None)
     } else {
         let mut running = match mask::spawn(&args.command) {
@@ -85,7 +94,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(f.exit_code));
             }
         };
-        let (r, w, f) = mask::pump_threaded(&mut running.output, &mut file, masker);
+        let (r, w, f) = mask::pump_threaded(&mut running.output, &mut sink, masker);
         let exit = mask::wait(&mut running.child)?;
         (
             r.map_err(|e| Error::io("<command output>", e)),
@@ -95,6 +104,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         )
     };
     read?;
+    let write_error = write_error.or_else(|| sink.finish().err());
     fin.write_error = write_error;
     let mut outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
     if outcome.masked {
@@ -126,5 +136,44 @@ fn print(ctx: &Ctx, outcome: &mask::Outcome) {
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         eprintln!("baton: command killed by signal {sig}{name}");
+    }
+}
+
+/// The scratch file, raw or through the streaming redactor.
+enum Scratch {
+    Raw(std::fs::File),
+    Redacted(mask::redact::RedactWriter<std::fs::File>),
+}
+
+impl Scratch {
+    /// Write out the redactor's last, unterminated line.
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Scratch::Raw(_) => Ok(()),
+            Scratch::Redacted(w) => w.finish().map(drop),
+        }
+    }
+}
+
+impl Write for Scratch {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Scratch::Raw(f) => f.write(buf),
+            Scratch::Redacted(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Scratch::Raw(f) => f.write_all(buf),
+            Scratch::Redacted(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Scratch::Raw(f) => f.flush(),
+            Scratch::Redacted(w) => w.flush(),
+        }
     }
 }

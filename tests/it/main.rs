@@ -15,6 +15,7 @@ mod formats;
 mod layout;
 mod mask;
 mod mask_corpus;
+mod mask_secrets;
 mod outline;
 mod run_epic;
 mod run_task;

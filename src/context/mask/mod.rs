@@ -37,6 +37,15 @@ const BYTES_PER_TOKEN_CAP: usize = 16;
 const PREFIX_MIN: usize = 4096;
 const PREFIX_MAX: usize = 16 * 1024 * 1024;
 
+/// `[mask]` of baton.toml.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MaskConfig {
+    /// Redact secrets in the scratch file too (`--redact-scratch`); by default it keeps the
+    /// full text (mode 0600, gitignored).
+    pub redact_scratch: bool,
+}
+
 /// Output formats `baton mask` understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -129,7 +138,8 @@ pub struct Masker<W: Write> {
     /// Line breaks handed to the summarizer so far (real ones plus forced splits of huge lines).
     line_base: u64,
     ends_with_newline: bool,
-    in_pem: bool,
+    /// Private-key state across lines.
+    pem: redact::Redactor,
 }
 
 /// What the sink saw.
@@ -159,7 +169,7 @@ impl<W: Write> Masker<W> {
             newlines: 0,
             line_base: 0,
             ends_with_newline: true,
-            in_pem: false,
+            pem: redact::Redactor::default(),
         }
     }
 
@@ -223,28 +233,13 @@ impl<W: Write> Masker<W> {
     fn feed_block(&mut self, block: &[u8], n_lines: u64) {
         let first_line = self.line_base + 1;
         self.line_base += n_lines;
-        if !self.in_pem && memchr::memmem::find(block, b"PRIVATE KEY-----").is_none() {
+        if !self.pem.in_key() && memchr::memmem::find(block, b"PRIVATE KEY-----").is_none() {
             self.summarizer.block(block, first_line, n_lines);
             return;
         }
+        // One line out per line in, so line numbers stay right.
         let mut clean = Vec::with_capacity(block.len());
-        for line in block.split_inclusive(|&b| b == b'\n') {
-            let is_begin = memchr::memmem::find(line, b"-----BEGIN").is_some()
-                && memchr::memmem::find(line, b"PRIVATE KEY-----").is_some();
-            let is_end = memchr::memmem::find(line, b"-----END").is_some()
-                && memchr::memmem::find(line, b"PRIVATE KEY-----").is_some();
-            if is_begin {
-                self.in_pem = !is_end;
-                clean.extend_from_slice(b"-----BEGIN PRIVATE KEY----- [REDACTED]\n");
-            } else if self.in_pem {
-                if is_end {
-                    self.in_pem = false;
-                }
-                clean.extend_from_slice(b"[REDACTED]\n");
-            } else {
-                clean.extend_from_slice(line);
-            }
-        }
+        self.pem.lines(block, &mut clean);
         self.summarizer.block(&clean, first_line, n_lines);
     }
 
