@@ -259,6 +259,71 @@ fn binary_output_is_handled() {
     assert_eq!(json(&out.stdout)["bytes"], 100_000);
 }
 
+/// The masked form of binary output: a short description, no escaped bytes; the scratch file
+/// keeps every byte.
+fn binary_mask(p: &Path, script: &str) -> (Value, Vec<u8>) {
+    let out = baton(p)
+        .args(["mask", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.len() < 1000,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = json(&out.stdout);
+    assert_eq!(v["masked"], true);
+    assert_eq!(v["binary"], true);
+    assert!(v.get("head").is_none() && v.get("tail").is_none(), "{v}");
+    let scratch = std::fs::read(v["full_output_path"].as_str().unwrap()).unwrap();
+    assert_eq!(v["bytes"], scratch.len());
+    (v, scratch)
+}
+
+#[test]
+fn big_binary_output_is_described_not_printed() {
+    let p = project();
+    let (v, scratch) = binary_mask(p.path(), "head -c 20000000 /dev/urandom");
+    assert_eq!(v["summary"], "binary output, 20000000 bytes");
+    assert!(v.get("binary_type").is_none());
+    assert_eq!(scratch.len(), 20_000_000);
+}
+
+#[test]
+fn binary_formats_are_named_by_magic_number() {
+    let p = project();
+    let (v, scratch) = binary_mask(p.path(), "head -c 100000 /dev/urandom | gzip -c");
+    assert_eq!(v["binary_type"], "gzip");
+    let n = scratch.len();
+    assert_eq!(v["summary"], format!("binary output, {n} bytes (gzip)"));
+    assert_eq!(&scratch[..2], b"\x1f\x8b");
+    let (v, _) = binary_mask(p.path(), "cat \"$(command -v sh)\"");
+    assert_eq!(v["binary_type"], "ELF");
+    let (v, scratch) = binary_mask(
+        p.path(),
+        "printf '\\211PNG\\r\\n\\032\\n'; head -c 5000 /dev/zero",
+    );
+    assert_eq!(v["binary_type"], "PNG", "{:?}", &scratch[..8]);
+    assert_eq!(scratch.len(), 5008);
+}
+
+#[test]
+fn a_file_with_nuls_is_binary_and_text_with_a_few_is_not() {
+    let p = project();
+    std::fs::write(p.path().join("nuls.bin"), vec![0u8; 50_000]).unwrap();
+    let (v, _) = binary_mask(p.path(), "cat nuls.bin");
+    assert_eq!(v["summary"], "binary output, 50000 bytes");
+    // `find -print0`-like text: NUL-separated paths stay text.
+    let out = baton(p.path())
+        .args(["mask", "--threshold", "10", "--", "sh", "-c"])
+        .arg("for i in $(seq 1 500); do printf './src/some/dir/file%d.rs\\0' $i; done")
+        .output()
+        .unwrap();
+    let v = json(&out.stdout);
+    assert!(v.get("binary").is_none(), "{v}");
+}
+
 #[test]
 fn json_flag_wraps_passthrough() {
     Test::new()

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+pub mod binary;
 pub mod detect;
 pub mod redact;
 pub mod scratch;
@@ -140,6 +141,10 @@ pub struct Masker<W: Write> {
     ends_with_newline: bool,
     /// Private-key state across lines.
     pem: redact::Redactor,
+    /// The first bytes, until binary or not is decided (then `None`).
+    sniff: Option<Vec<u8>>,
+    /// Binary output, with its format when the magic number tells it.
+    binary: Option<Option<&'static str>>,
 }
 
 /// What the sink saw.
@@ -151,6 +156,8 @@ pub struct Finished<W> {
     pub prefix: Option<Vec<u8>>,
     pub bytes: u64,
     pub lines: u64,
+    /// Binary output (the summary says so), with its format when recognized.
+    pub binary: Option<Option<&'static str>>,
 }
 
 impl<W: Write> Masker<W> {
@@ -170,6 +177,8 @@ impl<W: Write> Masker<W> {
             line_base: 0,
             ends_with_newline: true,
             pem: redact::Redactor::default(),
+            sniff: Some(Vec::new()),
+            binary: None,
         }
     }
 
@@ -194,6 +203,16 @@ impl<W: Write> Masker<W> {
         self.ends_with_newline = chunk.last() == Some(&b'\n');
         let nl = memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.newlines += nl;
+        if let Some(sniff) = self.sniff.as_mut() {
+            let take = (binary::SNIFF - sniff.len()).min(chunk.len());
+            sniff.extend_from_slice(&chunk[..take]);
+            if sniff.len() >= binary::SNIFF {
+                self.decide_binary();
+            }
+        }
+        if self.binary.is_some() {
+            return; // nothing to summarize in binary bytes
+        }
         let Some(last) = memchr::memrchr(b'\n', chunk) else {
             self.carry.extend_from_slice(chunk);
             self.flush_long_carry();
@@ -243,8 +262,17 @@ impl<W: Write> Masker<W> {
         self.summarizer.block(&clean, first_line, n_lines);
     }
 
+    fn decide_binary(&mut self) {
+        if let Some(head) = self.sniff.take()
+            && binary::is_binary(&head)
+        {
+            self.binary = Some(binary::magic(&head));
+        }
+    }
+
     pub fn finish(mut self) -> Finished<W> {
-        if !self.carry.is_empty() {
+        self.decide_binary();
+        if !self.carry.is_empty() && self.binary.is_none() {
             let mut carry = std::mem::take(&mut self.carry);
             carry.push(b'\n');
             self.feed_block(&carry, 1);
@@ -254,13 +282,20 @@ impl<W: Write> Masker<W> {
         {
             self.write_error = Some(e);
         }
-        let summary = self.summarizer.finish();
+        let mut summary = self.summarizer.finish();
+        if let Some(kind) = self.binary {
+            summary = Summary::new(Kind::Generic, binary::describe(self.bytes, kind));
+            summary
+                .notes
+                .push("the bytes are in full_output_path".to_string());
+        }
         let lines = self.newlines + u64::from(self.bytes > 0 && !self.ends_with_newline);
         Finished {
             out: self.out,
             write_error: self.write_error,
             summary,
             prefix: self.prefix,
+            binary: self.binary,
             bytes: self.bytes,
             lines,
         }
@@ -331,6 +366,7 @@ pub fn pump_threaded<W: Write + Send>(
                 prefix: None,
                 bytes: 0,
                 lines: 0,
+                binary: None,
             },
         };
         (read_result, write_error, fin)
@@ -436,6 +472,8 @@ pub struct Outcome {
     pub tokens: u64,
     /// False when `tokens` is the bytes/4 estimate of an output too large to count.
     pub tokens_exact: bool,
+    /// Binary output, with its format when recognized.
+    pub binary: Option<Option<&'static str>>,
     /// When the command printed a source file that has an outline: the cheaper command
     /// (see [`crate::context::outline::hint_for_command`]).
     pub outline_hint: Option<Value>,
@@ -455,6 +493,8 @@ pub fn decide<W>(
     }
     let (tokens, exact) = match &fin.prefix {
         Some(p) if p.len() <= threshold => (p.len() as u64, false),
+        // Binary bytes are not text to count: masked whenever they are over the threshold.
+        Some(_) if fin.binary.is_some() => (fin.bytes / 4, false),
         Some(p) => {
             let text = String::from_utf8_lossy(p);
             (bpe_openai::o200k_base().count(text.as_ref()) as u64, true)
@@ -463,6 +503,7 @@ pub fn decide<W>(
     };
     let masked = match &fin.prefix {
         Some(p) if p.len() <= threshold => false,
+        Some(_) if fin.binary.is_some() => true,
         Some(_) => tokens > threshold as u64,
         None => true,
     };
@@ -483,6 +524,7 @@ pub fn decide<W>(
         lines: fin.lines,
         tokens,
         tokens_exact: exact,
+        binary: fin.binary,
         outline_hint: None,
     })
 }
@@ -542,6 +584,12 @@ impl Outcome {
                 v.push(("first_failure", val(f)));
             }
             v.push(("kind", Value::String(self.summary.kind.name().into())));
+            if let Some(kind) = self.binary {
+                v.push(("binary", Value::Bool(true)));
+                if let Some(k) = kind {
+                    v.push(("binary_type", Value::String(k.into())));
+                }
+            }
             if let Some(c) = &self.summary.counts {
                 v.push(("counts", val(c)));
             }
