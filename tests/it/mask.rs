@@ -325,6 +325,93 @@ fn a_file_with_nuls_is_binary_and_text_with_a_few_is_not() {
 }
 
 #[test]
+fn timeout_stops_the_command_with_124() {
+    let p = project();
+    let start = std::time::Instant::now();
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--timeout",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 30; echo never",
+        ])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(124));
+    assert_eq!(out.stdout, b"started\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("command timed out after 1s (stopped by SIGTERM)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeout_in_the_masked_summary_and_the_whole_group_is_stopped() {
+    let p = project();
+    // The background sleep keeps the output pipe open: it must be stopped too, or baton waits.
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--timeout",
+            "0.5",
+            "--threshold",
+            "10",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("seq 1 1000; sleep 30 & trap '' TERM; sleep 30")
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(124));
+    let v = json(&out.stdout);
+    assert_eq!(v["masked"], true);
+    assert_eq!(v["timed_out"], true);
+    assert_eq!(v["timeout_secs"], 0.5);
+    assert_eq!(v["signal_name"], "SIGKILL");
+    let summary = v["summary"].as_str().unwrap();
+    assert_eq!(
+        summary, "1000 lines; timed out after 0.5s (stopped by SIGKILL)",
+        "{v}"
+    );
+}
+
+#[test]
+fn a_command_within_its_timeout_is_untouched() {
+    Test::new()
+        .args([
+            "mask",
+            "--timeout",
+            "30",
+            "--",
+            "sh",
+            "-c",
+            "echo quick; exit 3",
+        ])
+        .stdout("quick\n")
+        .status(3)
+        .run();
+    Test::new()
+        .args(["mask", "--timeout", "0", "--", "true"])
+        .stderr_contains("the timeout must be more than 0 seconds")
+        .status(2)
+        .run();
+    Test::new()
+        .args(["mask", "--timeout", "5"])
+        .stdin("x")
+        .stderr_contains("--timeout needs a command")
+        .status(2)
+        .run();
+}
+
+#[test]
 fn json_flag_wraps_passthrough() {
     Test::new()
         .args(["--json", "mask", "--", "echo", "hi"])

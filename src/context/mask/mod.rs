@@ -21,6 +21,7 @@ pub mod detect;
 pub mod redact;
 pub mod scratch;
 pub mod summarize;
+pub mod timeout;
 
 pub use summarize::{Counts, Failure, Summary};
 
@@ -402,6 +403,12 @@ pub struct SpawnFailure {
 
 /// Start `argv` directly (no shell), stdin inherited, stdout+stderr into one pipe.
 pub fn spawn(argv: &[OsString]) -> std::result::Result<Running, SpawnFailure> {
+    spawn_in(argv, false)
+}
+
+/// [`spawn`], in a process group of its own when `own_group` (so a timeout can stop the
+/// command and everything it started).
+pub fn spawn_in(argv: &[OsString], own_group: bool) -> std::result::Result<Running, SpawnFailure> {
     let Some((program, args)) = argv.split_first() else {
         return Err(SpawnFailure {
             error: Error::invalid("no command given"),
@@ -436,6 +443,9 @@ pub fn spawn(argv: &[OsString]) -> std::result::Result<Running, SpawnFailure> {
         .stdin(Stdio::inherit())
         .stdout(writer)
         .stderr(writer2);
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
     let child = cmd.spawn().map_err(fail)?;
     // `cmd` holds the pipe's write ends; drop it so EOF arrives when the child exits.
     drop(cmd);
@@ -474,6 +484,8 @@ pub struct Outcome {
     pub tokens_exact: bool,
     /// Binary output, with its format when recognized.
     pub binary: Option<Option<&'static str>>,
+    /// The `--timeout` the command reached (it was stopped).
+    pub timed_out: Option<std::time::Duration>,
     /// When the command printed a source file that has an outline: the cheaper command
     /// (see [`crate::context::outline::hint_for_command`]).
     pub outline_hint: Option<Value>,
@@ -525,6 +537,7 @@ pub fn decide<W>(
         tokens,
         tokens_exact: exact,
         binary: fin.binary,
+        timed_out: None,
         outline_hint: None,
     })
 }
@@ -571,7 +584,10 @@ impl Outcome {
         let val = |x: &dyn erased::Ser| x.value();
         if self.masked {
             let mut summary = self.summary.summary.clone();
-            if let Some(sig) = self.exit.and_then(|e| e.signal) {
+            if let Some(t) = self.timed_out {
+                summary.push_str("; ");
+                summary.push_str(&timeout::describe(t, self.exit.and_then(|e| e.signal)));
+            } else if let Some(sig) = self.exit.and_then(|e| e.signal) {
                 summary.push_str(&format!(
                     "; killed by signal {sig}{}",
                     signal_name(sig)
@@ -616,6 +632,10 @@ impl Outcome {
                 "output",
                 Value::String(String::from_utf8_lossy(p).into_owned()),
             ));
+        }
+        if let Some(t) = self.timed_out {
+            v.push(("timed_out", Value::Bool(true)));
+            v.push(("timeout_secs", Value::from(t.as_secs_f64())));
         }
         if let Some(e) = self.exit {
             v.push(("exit_code", e.code.map_or(Value::Null, Value::from)));
