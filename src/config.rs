@@ -29,6 +29,9 @@ pub struct Config {
     /// Verify queues: the orchestrating session's context model.
     #[serde(default)]
     pub verify: crate::workflow::verify::VerifyConfig,
+    /// Observation masking: whether scratch files are redacted too.
+    #[serde(default)]
+    pub mask: crate::context::mask::MaskConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -24,8 +24,13 @@ Output under the threshold passes through verbatim; above it, a JSON object is p
   {\"masked\": true, \"summary\": \"54 passed, 1 failed\", \"first_failure\": {...},
    \"full_output_path\": \".baton/scratch/….log\", ...}
 The full output is kept in <project>/.baton/scratch/ (mode 0600, gitignored). Secrets (API keys,
-tokens, private keys, PASSWORD=… assignments) are redacted from everything printed.
-Exit code: the command's own (128+N when killed by signal N; 127 command not found).")]
+tokens, private keys, password=… and other key/value spellings, passwords in URLs) are redacted
+from everything printed; with --redact-scratch (or `[mask] redact_scratch = true` in baton.toml)
+from the scratch file too.
+With --timeout SECS the command (and everything it started: it runs in a process group of its
+own) is stopped when it runs longer: SIGTERM, 2 seconds' grace, SIGKILL; the summary says it
+timed out and the exit code is 124, as timeout(1)'s.
+Exit code: the command's own (128+N when killed by signal N; 127 command not found; 124 timed out).")]
 pub struct MaskArgs {
     /// Mask when the output is over this many tokens (o200k_base)
     #[arg(long, default_value_t = mask::DEFAULT_THRESHOLD, value_name = "TOKENS")]
@@ -36,6 +41,12 @@ pub struct MaskArgs {
     /// Keep the scratch file even when the output passes through
     #[arg(long)]
     pub keep: bool,
+    /// Stop the command after this many seconds (SIGTERM, 2 s grace, SIGKILL; exit code 124)
+    #[arg(long, value_name = "SECS", value_parser = mask::timeout::parse_secs)]
+    pub timeout: Option<std::time::Duration>,
+    /// Redact secrets in the scratch file too (default: it keeps the full text, mode 0600)
+    #[arg(long)]
+    pub redact_scratch: bool,
     /// The command and its arguments (after `--`); without one, stdin is read
     #[arg(
         trailing_var_arg = true,
@@ -51,6 +62,10 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
             Error::invalid("nothing to mask: no command and stdin is a terminal")
                 .hint("give a command after `--` (baton mask -- cargo test) or pipe output in"),
         );
+    }
+    if args.command.is_empty() && args.timeout.is_some() {
+        return Err(Error::invalid("--timeout needs a command to stop")
+            .hint("baton mask --timeout 60 -- cargo test"));
     }
     let dir = mask::scratch::scratch_dir(&ctx.project.local_dir())?;
     let label = match args.command.first() {
@@ -72,12 +87,17 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         args.threshold,
     );
     // The scratch file is written in large chunks, so it needs no buffer of its own.
-    let mut file = file;
+    let mut sink = if args.redact_scratch || ctx.project.config.mask.redact_scratch {
+        Scratch::Redacted(mask::redact::RedactWriter::new(file))
+    } else {
+        Scratch::Raw(file)
+    };
+    let mut timed_out = None;
     let (read, write_error, mut fin, exit) = if args.command.is_empty() {
-        let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut file, masker);
+        let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut sink, masker);
         (r.map_err(|e| Error::io("<stdin>", e)), w, f, None)
     } else {
-        let mut running = match mask::spawn(&args.command) {
+        let mut running = match mask::spawn_in(&args.command, args.timeout.is_some()) {
             Ok(r) => r,
             Err(f) => {
                 let _ = std::fs::remove_file(&path);
@@ -85,7 +105,18 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(f.exit_code));
             }
         };
-        let (r, w, f) = mask::pump_threaded(&mut running.output, &mut file, masker);
+        let pid = running.child.id();
+        let watchdog = args
+            .timeout
+            .map(|t| mask::timeout::Watchdog::start(pid as i32, t, mask::timeout::GRACE));
+        let (r, w, f) = mask::pump_threaded(&mut running.output, &mut sink, masker);
+        if let Some(dog) = watchdog {
+            // Exited but not reaped: the group id stays ours while the watchdog may signal it.
+            let _ = mask::timeout::wait_exited(pid);
+            if dog.stop() {
+                timed_out = args.timeout;
+            }
+        }
         let exit = mask::wait(&mut running.child)?;
         (
             r.map_err(|e| Error::io("<command output>", e)),
@@ -95,8 +126,10 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         )
     };
     read?;
+    let write_error = write_error.or_else(|| sink.finish().err());
     fin.write_error = write_error;
     let mut outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
+    outcome.timed_out = timed_out;
     if outcome.masked {
         // `cat big_file.rs` read a whole source file: point at its outline instead.
         outcome.outline_hint = crate::context::outline::hint_for_command(&argv);
@@ -105,6 +138,9 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         let _ = std::fs::remove_file(&path);
     }
     print(ctx, &outcome);
+    if timed_out.is_some() {
+        return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
+    }
     Ok(ExitCode::from(exit.map_or(0, |e| e.shell_code())))
 }
 
@@ -121,10 +157,52 @@ fn print(ctx: &Ctx, outcome: &mask::Outcome) {
         let _ = stdout.write_all(p);
         let _ = stdout.flush();
     }
-    if let Some(sig) = outcome.exit.and_then(|e| e.signal) {
+    if let Some(t) = outcome.timed_out {
+        let signal = outcome.exit.and_then(|e| e.signal);
+        eprintln!("baton: command {}", mask::timeout::describe(t, signal));
+    } else if let Some(sig) = outcome.exit.and_then(|e| e.signal) {
         let name = mask::signal_name(sig)
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         eprintln!("baton: command killed by signal {sig}{name}");
+    }
+}
+
+/// The scratch file, raw or through the streaming redactor.
+enum Scratch {
+    Raw(std::fs::File),
+    Redacted(mask::redact::RedactWriter<std::fs::File>),
+}
+
+impl Scratch {
+    /// Write out the redactor's last, unterminated line.
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Scratch::Raw(_) => Ok(()),
+            Scratch::Redacted(w) => w.finish().map(drop),
+        }
+    }
+}
+
+impl Write for Scratch {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Scratch::Raw(f) => f.write(buf),
+            Scratch::Redacted(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Scratch::Raw(f) => f.write_all(buf),
+            Scratch::Redacted(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Scratch::Raw(f) => f.flush(),
+            Scratch::Redacted(w) => w.flush(),
+        }
     }
 }

@@ -59,9 +59,57 @@ pub fn read_bytes(path: &Path, dir_hint: &str) -> Result<Vec<u8>> {
                 Error::invalid(format!("{}: is a directory", path.display())).hint(dir_hint),
             );
         }
+        Ok(m) if !m.is_file() => return Err(not_regular(path, &m)),
         Ok(_) => {}
     }
-    std::fs::read(path).map_err(|e| Error::io(path, e))
+    // Opened without blocking and checked again: a FIFO swapped in after the check above must
+    // not hang the read (opening a FIFO for reading waits for a writer).
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut file = opts.open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    Ok(buf)
+}
+
+/// A FIFO, device or socket: reading it could block or never end, so it is refused.
+fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Error {
+    let what = file_kind(meta);
+    Error::invalid(format!("{}: not a regular file ({what})", path.display())).hint(
+        "baton reads regular files only (a pipe or device could block or never end); copy the \
+         data to a file, or pipe it in and pass `-` (e.g. `cat FIFO | baton tokens -`)",
+    )
+}
+
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = meta;
+    "not a file or directory"
 }
 
 /// UTF-8 check without copying: the bytes become the String when they are valid.
@@ -106,5 +154,28 @@ mod tests {
         assert!(e.to_string().contains("binary"), "{e}");
         let ok = read(&bin.to_string_lossy(), Utf8::Lossy).unwrap();
         assert_eq!(ok.text, "ab\u{fffd}\0cd");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for (p, kind) in [
+            (fifo.as_path(), "a FIFO"),
+            (Path::new("/dev/zero"), "a character device"),
+        ] {
+            let e = read_bytes(p, "").unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("not a regular file ({kind})")),
+                "{msg}"
+            );
+            assert!(msg.contains(&p.display().to_string()), "{msg}");
+        }
     }
 }

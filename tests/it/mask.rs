@@ -259,6 +259,158 @@ fn binary_output_is_handled() {
     assert_eq!(json(&out.stdout)["bytes"], 100_000);
 }
 
+/// The masked form of binary output: a short description, no escaped bytes; the scratch file
+/// keeps every byte.
+fn binary_mask(p: &Path, script: &str) -> (Value, Vec<u8>) {
+    let out = baton(p)
+        .args(["mask", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.len() < 1000,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = json(&out.stdout);
+    assert_eq!(v["masked"], true);
+    assert_eq!(v["binary"], true);
+    assert!(v.get("head").is_none() && v.get("tail").is_none(), "{v}");
+    let scratch = std::fs::read(v["full_output_path"].as_str().unwrap()).unwrap();
+    assert_eq!(v["bytes"], scratch.len());
+    (v, scratch)
+}
+
+#[test]
+fn big_binary_output_is_described_not_printed() {
+    let p = project();
+    let (v, scratch) = binary_mask(p.path(), "head -c 20000000 /dev/urandom");
+    assert_eq!(v["summary"], "binary output, 20000000 bytes");
+    assert!(v.get("binary_type").is_none());
+    assert_eq!(scratch.len(), 20_000_000);
+}
+
+#[test]
+fn binary_formats_are_named_by_magic_number() {
+    let p = project();
+    let (v, scratch) = binary_mask(p.path(), "head -c 100000 /dev/urandom | gzip -c");
+    assert_eq!(v["binary_type"], "gzip");
+    let n = scratch.len();
+    assert_eq!(v["summary"], format!("binary output, {n} bytes (gzip)"));
+    assert_eq!(&scratch[..2], b"\x1f\x8b");
+    let (v, _) = binary_mask(p.path(), "cat \"$(command -v sh)\"");
+    assert_eq!(v["binary_type"], "ELF");
+    let (v, scratch) = binary_mask(
+        p.path(),
+        "printf '\\211PNG\\r\\n\\032\\n'; head -c 5000 /dev/zero",
+    );
+    assert_eq!(v["binary_type"], "PNG", "{:?}", &scratch[..8]);
+    assert_eq!(scratch.len(), 5008);
+}
+
+#[test]
+fn a_file_with_nuls_is_binary_and_text_with_a_few_is_not() {
+    let p = project();
+    std::fs::write(p.path().join("nuls.bin"), vec![0u8; 50_000]).unwrap();
+    let (v, _) = binary_mask(p.path(), "cat nuls.bin");
+    assert_eq!(v["summary"], "binary output, 50000 bytes");
+    // `find -print0`-like text: NUL-separated paths stay text.
+    let out = baton(p.path())
+        .args(["mask", "--threshold", "10", "--", "sh", "-c"])
+        .arg("for i in $(seq 1 500); do printf './src/some/dir/file%d.rs\\0' $i; done")
+        .output()
+        .unwrap();
+    let v = json(&out.stdout);
+    assert!(v.get("binary").is_none(), "{v}");
+}
+
+#[test]
+fn timeout_stops_the_command_with_124() {
+    let p = project();
+    let start = std::time::Instant::now();
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--timeout",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 30; echo never",
+        ])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(124));
+    assert_eq!(out.stdout, b"started\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("command timed out after 1s (stopped by SIGTERM)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeout_in_the_masked_summary_and_the_whole_group_is_stopped() {
+    let p = project();
+    // The background sleep keeps the output pipe open: it must be stopped too, or baton waits.
+    let out = baton(p.path())
+        .args([
+            "mask",
+            "--timeout",
+            "0.5",
+            "--threshold",
+            "10",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("seq 1 1000; sleep 30 & trap '' TERM; sleep 30")
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(124));
+    let v = json(&out.stdout);
+    assert_eq!(v["masked"], true);
+    assert_eq!(v["timed_out"], true);
+    assert_eq!(v["timeout_secs"], 0.5);
+    assert_eq!(v["signal_name"], "SIGKILL");
+    let summary = v["summary"].as_str().unwrap();
+    assert_eq!(
+        summary, "1000 lines; timed out after 0.5s (stopped by SIGKILL)",
+        "{v}"
+    );
+}
+
+#[test]
+fn a_command_within_its_timeout_is_untouched() {
+    Test::new()
+        .args([
+            "mask",
+            "--timeout",
+            "30",
+            "--",
+            "sh",
+            "-c",
+            "echo quick; exit 3",
+        ])
+        .stdout("quick\n")
+        .status(3)
+        .run();
+    Test::new()
+        .args(["mask", "--timeout", "0", "--", "true"])
+        .stderr_contains("the timeout must be more than 0 seconds")
+        .status(2)
+        .run();
+    Test::new()
+        .args(["mask", "--timeout", "5"])
+        .stdin("x")
+        .stderr_contains("--timeout needs a command")
+        .status(2)
+        .run();
+}
+
 #[test]
 fn json_flag_wraps_passthrough() {
     Test::new()

@@ -16,10 +16,12 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+pub mod binary;
 pub mod detect;
 pub mod redact;
 pub mod scratch;
 pub mod summarize;
+pub mod timeout;
 
 pub use summarize::{Counts, Failure, Summary};
 
@@ -36,6 +38,15 @@ const MAX_LINE: usize = 64 * 1024;
 const BYTES_PER_TOKEN_CAP: usize = 16;
 const PREFIX_MIN: usize = 4096;
 const PREFIX_MAX: usize = 16 * 1024 * 1024;
+
+/// `[mask]` of baton.toml.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MaskConfig {
+    /// Redact secrets in the scratch file too (`--redact-scratch`); by default it keeps the
+    /// full text (mode 0600, gitignored).
+    pub redact_scratch: bool,
+}
 
 /// Output formats `baton mask` understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
@@ -129,7 +140,12 @@ pub struct Masker<W: Write> {
     /// Line breaks handed to the summarizer so far (real ones plus forced splits of huge lines).
     line_base: u64,
     ends_with_newline: bool,
-    in_pem: bool,
+    /// Private-key state across lines.
+    pem: redact::Redactor,
+    /// The first bytes, until binary or not is decided (then `None`).
+    sniff: Option<Vec<u8>>,
+    /// Binary output, with its format when the magic number tells it.
+    binary: Option<Option<&'static str>>,
 }
 
 /// What the sink saw.
@@ -141,6 +157,8 @@ pub struct Finished<W> {
     pub prefix: Option<Vec<u8>>,
     pub bytes: u64,
     pub lines: u64,
+    /// Binary output (the summary says so), with its format when recognized.
+    pub binary: Option<Option<&'static str>>,
 }
 
 impl<W: Write> Masker<W> {
@@ -159,7 +177,9 @@ impl<W: Write> Masker<W> {
             newlines: 0,
             line_base: 0,
             ends_with_newline: true,
-            in_pem: false,
+            pem: redact::Redactor::default(),
+            sniff: Some(Vec::new()),
+            binary: None,
         }
     }
 
@@ -184,6 +204,16 @@ impl<W: Write> Masker<W> {
         self.ends_with_newline = chunk.last() == Some(&b'\n');
         let nl = memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.newlines += nl;
+        if let Some(sniff) = self.sniff.as_mut() {
+            let take = (binary::SNIFF - sniff.len()).min(chunk.len());
+            sniff.extend_from_slice(&chunk[..take]);
+            if sniff.len() >= binary::SNIFF {
+                self.decide_binary();
+            }
+        }
+        if self.binary.is_some() {
+            return; // nothing to summarize in binary bytes
+        }
         let Some(last) = memchr::memrchr(b'\n', chunk) else {
             self.carry.extend_from_slice(chunk);
             self.flush_long_carry();
@@ -223,33 +253,27 @@ impl<W: Write> Masker<W> {
     fn feed_block(&mut self, block: &[u8], n_lines: u64) {
         let first_line = self.line_base + 1;
         self.line_base += n_lines;
-        if !self.in_pem && memchr::memmem::find(block, b"PRIVATE KEY-----").is_none() {
+        if !self.pem.in_key() && memchr::memmem::find(block, b"PRIVATE KEY-----").is_none() {
             self.summarizer.block(block, first_line, n_lines);
             return;
         }
+        // One line out per line in, so line numbers stay right.
         let mut clean = Vec::with_capacity(block.len());
-        for line in block.split_inclusive(|&b| b == b'\n') {
-            let is_begin = memchr::memmem::find(line, b"-----BEGIN").is_some()
-                && memchr::memmem::find(line, b"PRIVATE KEY-----").is_some();
-            let is_end = memchr::memmem::find(line, b"-----END").is_some()
-                && memchr::memmem::find(line, b"PRIVATE KEY-----").is_some();
-            if is_begin {
-                self.in_pem = !is_end;
-                clean.extend_from_slice(b"-----BEGIN PRIVATE KEY----- [REDACTED]\n");
-            } else if self.in_pem {
-                if is_end {
-                    self.in_pem = false;
-                }
-                clean.extend_from_slice(b"[REDACTED]\n");
-            } else {
-                clean.extend_from_slice(line);
-            }
-        }
+        self.pem.lines(block, &mut clean);
         self.summarizer.block(&clean, first_line, n_lines);
     }
 
+    fn decide_binary(&mut self) {
+        if let Some(head) = self.sniff.take()
+            && binary::is_binary(&head)
+        {
+            self.binary = Some(binary::magic(&head));
+        }
+    }
+
     pub fn finish(mut self) -> Finished<W> {
-        if !self.carry.is_empty() {
+        self.decide_binary();
+        if !self.carry.is_empty() && self.binary.is_none() {
             let mut carry = std::mem::take(&mut self.carry);
             carry.push(b'\n');
             self.feed_block(&carry, 1);
@@ -259,13 +283,20 @@ impl<W: Write> Masker<W> {
         {
             self.write_error = Some(e);
         }
-        let summary = self.summarizer.finish();
+        let mut summary = self.summarizer.finish();
+        if let Some(kind) = self.binary {
+            summary = Summary::new(Kind::Generic, binary::describe(self.bytes, kind));
+            summary
+                .notes
+                .push("the bytes are in full_output_path".to_string());
+        }
         let lines = self.newlines + u64::from(self.bytes > 0 && !self.ends_with_newline);
         Finished {
             out: self.out,
             write_error: self.write_error,
             summary,
             prefix: self.prefix,
+            binary: self.binary,
             bytes: self.bytes,
             lines,
         }
@@ -336,6 +367,7 @@ pub fn pump_threaded<W: Write + Send>(
                 prefix: None,
                 bytes: 0,
                 lines: 0,
+                binary: None,
             },
         };
         (read_result, write_error, fin)
@@ -371,6 +403,12 @@ pub struct SpawnFailure {
 
 /// Start `argv` directly (no shell), stdin inherited, stdout+stderr into one pipe.
 pub fn spawn(argv: &[OsString]) -> std::result::Result<Running, SpawnFailure> {
+    spawn_in(argv, false)
+}
+
+/// [`spawn`], in a process group of its own when `own_group` (so a timeout can stop the
+/// command and everything it started).
+pub fn spawn_in(argv: &[OsString], own_group: bool) -> std::result::Result<Running, SpawnFailure> {
     let Some((program, args)) = argv.split_first() else {
         return Err(SpawnFailure {
             error: Error::invalid("no command given"),
@@ -405,6 +443,9 @@ pub fn spawn(argv: &[OsString]) -> std::result::Result<Running, SpawnFailure> {
         .stdin(Stdio::inherit())
         .stdout(writer)
         .stderr(writer2);
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
     let child = cmd.spawn().map_err(fail)?;
     // `cmd` holds the pipe's write ends; drop it so EOF arrives when the child exits.
     drop(cmd);
@@ -441,6 +482,10 @@ pub struct Outcome {
     pub tokens: u64,
     /// False when `tokens` is the bytes/4 estimate of an output too large to count.
     pub tokens_exact: bool,
+    /// Binary output, with its format when recognized.
+    pub binary: Option<Option<&'static str>>,
+    /// The `--timeout` the command reached (it was stopped).
+    pub timed_out: Option<std::time::Duration>,
     /// When the command printed a source file that has an outline: the cheaper command
     /// (see [`crate::context::outline::hint_for_command`]).
     pub outline_hint: Option<Value>,
@@ -460,6 +505,8 @@ pub fn decide<W>(
     }
     let (tokens, exact) = match &fin.prefix {
         Some(p) if p.len() <= threshold => (p.len() as u64, false),
+        // Binary bytes are not text to count: masked whenever they are over the threshold.
+        Some(_) if fin.binary.is_some() => (fin.bytes / 4, false),
         Some(p) => {
             let text = String::from_utf8_lossy(p);
             (bpe_openai::o200k_base().count(text.as_ref()) as u64, true)
@@ -468,6 +515,7 @@ pub fn decide<W>(
     };
     let masked = match &fin.prefix {
         Some(p) if p.len() <= threshold => false,
+        Some(_) if fin.binary.is_some() => true,
         Some(_) => tokens > threshold as u64,
         None => true,
     };
@@ -488,6 +536,8 @@ pub fn decide<W>(
         lines: fin.lines,
         tokens,
         tokens_exact: exact,
+        binary: fin.binary,
+        timed_out: None,
         outline_hint: None,
     })
 }
@@ -534,7 +584,10 @@ impl Outcome {
         let val = |x: &dyn erased::Ser| x.value();
         if self.masked {
             let mut summary = self.summary.summary.clone();
-            if let Some(sig) = self.exit.and_then(|e| e.signal) {
+            if let Some(t) = self.timed_out {
+                summary.push_str("; ");
+                summary.push_str(&timeout::describe(t, self.exit.and_then(|e| e.signal)));
+            } else if let Some(sig) = self.exit.and_then(|e| e.signal) {
                 summary.push_str(&format!(
                     "; killed by signal {sig}{}",
                     signal_name(sig)
@@ -547,6 +600,12 @@ impl Outcome {
                 v.push(("first_failure", val(f)));
             }
             v.push(("kind", Value::String(self.summary.kind.name().into())));
+            if let Some(kind) = self.binary {
+                v.push(("binary", Value::Bool(true)));
+                if let Some(k) = kind {
+                    v.push(("binary_type", Value::String(k.into())));
+                }
+            }
             if let Some(c) = &self.summary.counts {
                 v.push(("counts", val(c)));
             }
@@ -573,6 +632,10 @@ impl Outcome {
                 "output",
                 Value::String(String::from_utf8_lossy(p).into_owned()),
             ));
+        }
+        if let Some(t) = self.timed_out {
+            v.push(("timed_out", Value::Bool(true)));
+            v.push(("timeout_secs", Value::from(t.as_secs_f64())));
         }
         if let Some(e) = self.exit {
             v.push(("exit_code", e.code.map_or(Value::Null, Value::from)));

@@ -1,52 +1,109 @@
-//! Secret redaction for everything `baton mask` prints (passthrough text and summaries).
-//! Scratch files keep the raw bytes; they are 0600 under the gitignored `.baton/`.
+//! Secret redaction for everything `baton mask` prints (passthrough text and summaries), and
+//! for the scratch file with `--redact-scratch` ([`RedactWriter`]). By default scratch files
+//! keep the raw bytes; they are 0600 under the gitignored `.baton/`.
 //!
-//! Works on bytes so non-UTF-8 passthrough output is preserved byte for byte where no secret is.
+//! Works on bytes so non-UTF-8 output is preserved byte for byte where no secret is. Every rule
+//! stays within one line, so text can be redacted line by line as it streams; PEM private key
+//! blocks, the one multi-line shape, are tracked by a line state.
 
 use std::borrow::Cow;
+use std::io::Write;
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexSet};
+use regex::bytes::{Captures, Regex, RegexSet};
 
 pub const MARK: &str = "[REDACTED]";
 
-struct Rule {
-    re: Regex,
-    /// Replacement; `$name` keeps the variable name of an assignment.
-    with: &'static [u8],
+/// What a rule puts in place of its match.
+enum With {
+    /// A fixed replacement (`$n` keeps a group, e.g. the user of a URL).
+    Fixed(&'static [u8]),
+    /// `key<sep>value`: the value is replaced (its quotes kept) unless it is plainly no secret.
+    KeyValue,
 }
 
+struct Rule {
+    re: Regex,
+    with: With,
+}
+
+/// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
+const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let rule = |re: &str, with: &'static [u8]| Rule {
+    let rule = |re: &str, with: With| Rule {
         re: Regex::new(re).expect("redaction regex"),
         with,
     };
+    let fixed = |re: &str, with: &'static [u8]| rule(re, With::Fixed(with));
+    // A value: double-quoted (with escapes), JSON-escaped quotes, single-quoted, or bare up to
+    // whitespace or punctuation that ends values in shells, JSON and connection strings (`&`
+    // ends one only in a URL's query, see below).
+    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'|[^\s"';,<>(){}\[\]`]+)"#;
+    let key_value = format!(
+        r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|b64|base64|[0-9]+))?)(?P<sep>\\?["']?[ \t]*(?:=>|:=|=|:)[ \t]*){value}"#
+    );
     vec![
-        // PEM private keys, whole block (or to the end if the END line is missing).
-        rule(
-            r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+        // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
+        // handled line by line (see `Redactor`).
+        fixed(
+            r"(?m-u)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
             b"-----BEGIN PRIVATE KEY----- [REDACTED] -----END PRIVATE KEY-----",
         ),
-        // .env-style assignments: FOO_SECRET=…, PASSWORD=…, GITHUB_TOKEN=…, API_KEY=….
-        rule(
-            r#"\b((?:[A-Z0-9]+_)*(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(\s*[=:]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"']+)"#,
-            b"${1}${2}[REDACTED]",
+        // Credentials in URLs: scheme://user:password@host keeps scheme, user and host.
+        fixed(
+            r"(?i-u)\b([a-z][a-z0-9+.-]*://)([^\s:/@'\x22]*):([^\s@/'\x22]+)@",
+            b"${1}${2}:[REDACTED]@",
         ),
-        // Authorization: Bearer <token>
+        // Query parameters: ?token=…&, &password=…
         rule(
-            r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}",
+            &format!(
+                r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
+            ),
+            With::KeyValue,
+        ),
+        // Authorization: Bearer <token> / Basic <base64> / token <token>
+        fixed(
+            r"(?i-u)\b(bearer)[ \t]+[A-Za-z0-9._~+/=-]{8,}",
             b"${1} [REDACTED]",
         ),
-        // OpenAI / Anthropic style keys (sk-…, sk-proj-…, sk-ant-…).
-        rule(r"\bsk-[A-Za-z0-9_-]{16,}", b"[REDACTED]"),
-        // GitHub tokens.
-        rule(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
-        rule(r"\bgithub_pat_[A-Za-z0-9_]{20,}", b"[REDACTED]"),
+        fixed(
+            r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
+            b"${1}[REDACTED]",
+        ),
+        // Known token shapes. OpenAI / Anthropic (sk-…, sk-proj-…, sk-ant-…).
+        fixed(r"(?-u)\bsk-[A-Za-z0-9_-]{16,}", b"[REDACTED]"),
+        // GitHub.
+        fixed(r"(?-u)\bgh[pousr]_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bgithub_pat_[A-Za-z0-9_]{20,}", b"[REDACTED]"),
+        // GitLab, npm, PyPI, Hugging Face, Stripe secret and restricted keys.
+        fixed(r"(?-u)\bglpat-[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bnpm_[A-Za-z0-9]{36}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bpypi-AgE[A-Za-z0-9_-]{50,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bhf_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
+        fixed(
+            r"(?-u)\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
+            b"[REDACTED]",
+        ),
         // AWS access key ids.
-        rule(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"[REDACTED]"),
-        // Slack and Google API keys.
-        rule(r"\bxox[abprs]-[A-Za-z0-9-]{10,}", b"[REDACTED]"),
-        rule(r"\bAIza[0-9A-Za-z_-]{35}", b"[REDACTED]"),
+        fixed(r"(?-u)\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"[REDACTED]"),
+        // Slack tokens and Google API keys.
+        fixed(r"(?-u)\bxox[abposr]-[A-Za-z0-9-]{10,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bAIza[0-9A-Za-z_-]{35}", b"[REDACTED]"),
+        // JSON Web Tokens: header.payload.signature, both JSON parts base64url of `{"`.
+        fixed(
+            r"(?-u)\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+            b"[REDACTED]",
+        ),
+        // .env-style assignments: FOO_SECRET=…, DB_PASSWORD=…, GITHUB_TOKEN_2=… (any suffix).
+        rule(
+            &format!(
+                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(?P<sep>[ \t]*[=:][ \t]*){value}"#
+            ),
+            With::KeyValue,
+        ),
+        // key=value, key: value, "key": "value", key => value, in any case.
+        rule(&key_value, With::KeyValue),
     ]
 });
 
@@ -54,8 +111,71 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 static ANY: LazyLock<RegexSet> =
     LazyLock::new(|| RegexSet::new(RULES.iter().map(|r| r.re.as_str())).expect("redaction set"));
 
-/// Replace every secret in `text`.
-pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
+/// Values that are plainly not secrets: placeholders, booleans, references to variables, and
+/// a `pwd` that is a directory.
+fn keep_value(caps: &Captures<'_>) -> bool {
+    let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+    let inner = value
+        .strip_prefix(b"\\\"")
+        .or_else(|| value.strip_prefix(b"\""))
+        .or_else(|| value.strip_prefix(b"'"))
+        .unwrap_or(value);
+    let inner = inner
+        .strip_suffix(b"\\\"")
+        .or_else(|| inner.strip_suffix(b"\""))
+        .or_else(|| inner.strip_suffix(b"'"))
+        .unwrap_or(inner);
+    let lower = inner.to_ascii_lowercase();
+    if inner.is_empty()
+        || inner.iter().all(|&b| b == b'*')
+        || memchr::memmem::find(inner, MARK.as_bytes()).is_some()
+        || matches!(
+            &lower[..],
+            b"null" | b"none" | b"nil" | b"true" | b"false" | b"undefined" | b"<none>"
+        )
+        || inner.starts_with(b"$")
+        || inner.starts_with(b"%(")
+        || inner.starts_with(b"{{")
+    {
+        return true;
+    }
+    let core = caps
+        .name("core")
+        .map_or(Vec::new(), |m| m.as_bytes().to_ascii_lowercase());
+    core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
+}
+
+fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
+    match rule.with {
+        With::Fixed(with) => rule.re.replace_all(text, with),
+        With::KeyValue => rule.re.replace_all(text, |caps: &Captures<'_>| {
+            let all = caps.get(0).map_or(&b""[..], |m| m.as_bytes());
+            if keep_value(caps) {
+                return all.to_vec();
+            }
+            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            let mut out = Vec::with_capacity(all.len());
+            out.extend_from_slice(caps.name("key").map_or(&b""[..], |m| m.as_bytes()));
+            out.extend_from_slice(caps.name("sep").map_or(&b""[..], |m| m.as_bytes()));
+            let quote: &[u8] = if value.starts_with(b"\\\"") {
+                b"\\\""
+            } else if value.starts_with(b"\"") {
+                b"\""
+            } else if value.starts_with(b"'") {
+                b"'"
+            } else {
+                b""
+            };
+            out.extend_from_slice(quote);
+            out.extend_from_slice(MARK.as_bytes());
+            out.extend_from_slice(quote);
+            out
+        }),
+    }
+}
+
+/// Apply every rule to text that holds no multi-line private key.
+fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {
     let hits = ANY.matches(text);
     if !hits.matched_any() {
         return Cow::Borrowed(text);
@@ -63,12 +183,178 @@ pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Cow<'_, [u8]> = Cow::Borrowed(text);
     for (i, rule) in RULES.iter().enumerate() {
         if hits.matched(i)
-            && let Cow::Owned(o) = rule.re.replace_all(&out, rule.with)
+            && let Cow::Owned(o) = apply(rule, &out)
         {
             out = Cow::Owned(o);
         }
     }
     out
+}
+
+fn is_pem_begin(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"-----BEGIN").is_some()
+        && memchr::memmem::find(line, b"PRIVATE KEY-----").is_some()
+}
+
+fn pem_end(line: &[u8]) -> Option<usize> {
+    let at = memchr::memmem::find(line, b"-----END")?;
+    let rest = &line[at..];
+    let end = memchr::memmem::find(rest, b"PRIVATE KEY-----")?;
+    Some(at + end + b"PRIVATE KEY-----".len())
+}
+
+/// Line-by-line redaction with the state a multi-line private key needs. Each input line
+/// gives exactly one output line (a key's body lines become `[REDACTED]`), so line numbers in
+/// a summary still point at the right line of a redacted scratch file.
+#[derive(Debug, Default)]
+pub struct Redactor {
+    in_pem: bool,
+}
+
+impl Redactor {
+    /// Inside a private key block (its BEGIN line seen, its END line not yet).
+    pub fn in_key(&self) -> bool {
+        self.in_pem
+    }
+
+    /// Redact complete lines (`block` ends with `\n`, or is the end of the text) into `out`.
+    pub fn lines(&mut self, block: &[u8], out: &mut Vec<u8>) {
+        if !self.in_pem && memchr::memmem::find(block, b"PRIVATE KEY-----").is_none() {
+            out.extend_from_slice(&redact_lines(block));
+            return;
+        }
+        for line in block.split_inclusive(|&b| b == b'\n') {
+            let (body, nl) = match line.strip_suffix(b"\n") {
+                Some(b) => (b, &b"\n"[..]),
+                None => (line, &b""[..]),
+            };
+            if self.in_pem {
+                match pem_end(body) {
+                    Some(end) => {
+                        self.in_pem = false;
+                        out.extend_from_slice(MARK.as_bytes());
+                        out.extend_from_slice(&redact_lines(&body[end..]));
+                    }
+                    None => out.extend_from_slice(MARK.as_bytes()),
+                }
+                out.extend_from_slice(nl);
+            } else {
+                // The one-line rule removes a block that ends on this line, or the rest of
+                // the line from BEGIN on.
+                self.in_pem = is_pem_begin(body) && pem_end(body).is_none();
+                out.extend_from_slice(&redact_lines(line));
+            }
+        }
+    }
+}
+
+/// Replace every secret in `text`.
+pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
+    if !ANY.is_match(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    Redactor::default().lines(text, &mut out);
+    if out == text {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(out)
+    }
+}
+
+/// Line carry of [`RedactWriter`]: a longer line is redacted and written in pieces, keeping
+/// `OVERLAP` bytes back so a secret cut by a piece boundary is still seen whole.
+const MAX_CARRY: usize = 64 * 1024;
+const OVERLAP: usize = 4 * 1024;
+
+/// A streaming filter: bytes in, the same bytes with secrets redacted out, line by line.
+/// Memory is bounded by the line carry (≤ 64 KB plus one write).
+pub struct RedactWriter<W: Write> {
+    inner: W,
+    redactor: Redactor,
+    carry: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl<W: Write> RedactWriter<W> {
+    pub fn new(inner: W) -> RedactWriter<W> {
+        RedactWriter {
+            inner,
+            redactor: Redactor::default(),
+            carry: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Write out what is pending (the last line, even without its newline) and hand back the
+    /// inner writer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.flush_carry()?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+
+    fn flush_carry(&mut self) -> std::io::Result<()> {
+        if self.carry.is_empty() {
+            return Ok(());
+        }
+        self.out.clear();
+        self.redactor.lines(&self.carry, &mut self.out);
+        self.carry.clear();
+        self.inner.write_all(&self.out)
+    }
+
+    fn write_block(&mut self, block: &[u8]) -> std::io::Result<()> {
+        self.out.clear();
+        self.redactor.lines(block, &mut self.out);
+        self.inner.write_all(&self.out)
+    }
+}
+
+impl<W: Write> Write for RedactWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match memchr::memrchr(b'\n', buf) {
+            Some(last) => {
+                if self.carry.is_empty() {
+                    self.write_block(&buf[..=last])?;
+                } else {
+                    let mut block = std::mem::take(&mut self.carry);
+                    block.extend_from_slice(&buf[..=last]);
+                    self.write_block(&block)?;
+                    block.clear();
+                    self.carry = block;
+                }
+                self.carry.extend_from_slice(&buf[last + 1..]);
+            }
+            None => self.carry.extend_from_slice(buf),
+        }
+        if self.carry.len() > MAX_CARRY {
+            // A huge line: redact what there is, write all but the last OVERLAP bytes of the
+            // result (cut at a space when there is one) and keep those for the next write.
+            self.out.clear();
+            let mut probe = Redactor {
+                in_pem: self.redactor.in_pem,
+            };
+            probe.lines(&self.carry, &mut self.out);
+            let mut cut = self.out.len().saturating_sub(OVERLAP);
+            if let Some(sp) = self.out[..cut]
+                .iter()
+                .rposition(|&b| b == b' ' || b == b'\t')
+                .filter(|&sp| sp + 2 * OVERLAP > cut)
+            {
+                cut = sp + 1;
+            }
+            self.inner.write_all(&self.out[..cut])?;
+            self.carry.clear();
+            self.carry.extend_from_slice(&self.out[cut..]);
+            self.redactor = probe;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// `redact_bytes` for text; replacements are ASCII at character boundaries, so the result
@@ -119,7 +405,7 @@ mod tests {
                 "export DB_PASSWORD=hunter22",
                 "export DB_PASSWORD=[REDACTED]",
             ),
-            ("API_KEY = \"a b c\"", "API_KEY = [REDACTED]"),
+            ("API_KEY = \"a b c\"", "API_KEY = \"[REDACTED]\""),
             ("GITHUB_TOKEN: xyz", "GITHUB_TOKEN: [REDACTED]"),
             ("SECRET=s3cr3t OTHER=fine", "SECRET=[REDACTED] OTHER=fine"),
         ];
@@ -158,5 +444,85 @@ mod tests {
             v,
             serde_json::json!({"a": ["[REDACTED]"], "b": {"c": "TOKEN=[REDACTED]"}})
         );
+    }
+
+    include!("redact_cases.rs");
+
+    #[test]
+    fn every_spelling_of_a_secret_is_redacted() {
+        assert!(SECRETS.len() >= 30);
+        for (line, secret) in SECRETS {
+            let r = redact(line);
+            assert!(!r.contains(secret), "{line} -> {r}");
+            assert!(r.contains(MARK), "{line} -> {r}");
+        }
+    }
+
+    #[test]
+    fn look_alikes_survive() {
+        for line in LOOK_ALIKES {
+            assert_eq!(redact(line), *line);
+        }
+    }
+
+    #[test]
+    fn urls_keep_scheme_user_and_host() {
+        assert_eq!(
+            redact("postgres://user:pass@host/db"),
+            "postgres://user:[REDACTED]@host/db"
+        );
+    }
+
+    #[test]
+    fn json_keeps_its_shape() {
+        assert_eq!(
+            redact(r#"{"password": "x1", "user": "bob"}"#),
+            r#"{"password": "[REDACTED]", "user": "bob"}"#
+        );
+    }
+
+    #[test]
+    fn the_writer_gives_the_same_bytes_however_it_is_fed() {
+        let mut text = Vec::new();
+        for (line, _) in SECRETS {
+            text.extend_from_slice(line.as_bytes());
+            text.extend_from_slice(
+                b"\nplain line\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n",
+            );
+            text.extend_from_slice(b"-----END RSA PRIVATE KEY----- tail password=p1\n");
+        }
+        text.extend_from_slice(b"no newline password=last1");
+        let whole = redact_bytes(&text).into_owned();
+        for size in [1, 2, 7, 64, 1000, text.len()] {
+            let mut w = RedactWriter::new(Vec::new());
+            for c in text.chunks(size) {
+                w.write_all(c).unwrap();
+            }
+            let got = w.finish().unwrap();
+            assert_eq!(got, whole, "chunk {size}");
+        }
+        let s = String::from_utf8_lossy(&whole);
+        assert!(
+            !s.contains("MIIEow") && !s.contains("p1") && !s.contains("last1"),
+            "{s}"
+        );
+        let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();
+        assert_eq!(lines(&whole), lines(&text));
+    }
+
+    #[test]
+    fn the_writer_bounds_a_huge_line_and_still_redacts_it() {
+        let mut line = vec![b'a'; 200 * 1024];
+        line.extend_from_slice(b" password=hidden9 ");
+        line.extend_from_slice(&vec![b'b'; 200 * 1024]);
+        line.push(b'\n');
+        let mut w = RedactWriter::new(Vec::new());
+        for c in line.chunks(100_000) {
+            w.write_all(c).unwrap();
+            assert!(w.carry.len() <= MAX_CARRY + 100_000);
+        }
+        let got = w.finish().unwrap();
+        assert!(memchr::memmem::find(&got, b"hidden9").is_none());
+        assert_eq!(got.len(), line.len() - "hidden9".len() + MARK.len());
     }
 }
