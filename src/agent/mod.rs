@@ -73,6 +73,7 @@ mod codex;
 mod failure;
 mod gemini;
 mod process;
+pub(crate) use process::signal_group;
 pub mod sim;
 
 pub use failure::{FailureKind, is_transient};

@@ -185,7 +185,8 @@ fn pump(mut src: impl Read, mut log: File, state: &Mutex<Stream>) {
     lock(state).end();
 }
 
-fn signal_group(pgid: i32, sig: i32) {
+/// Send `sig` to every process of group `pgid` (the agent runner's and `mask --timeout`'s).
+pub(crate) fn signal_group(pgid: i32, sig: i32) {
     // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
     unsafe {
         libc::kill(-pgid, sig);

@@ -6,6 +6,7 @@
 //! Ctrl-C still reaches the command directly). The leader is not reaped until the watchdog has
 //! stopped, so the group id cannot be reused by an unrelated group while it may be signalled.
 
+use crate::agent::signal_group;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -25,13 +26,6 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
         return Err(format!("`{s}`: the timeout must be more than 0 seconds"));
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-fn signal_group(pgid: i32, sig: i32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe {
-        libc::kill(-pgid, sig);
-    }
 }
 
 /// Stops process group `pgid` when `limit` passes before [`Watchdog::stop`].
