@@ -33,6 +33,14 @@ pub enum Error {
     /// network, a refused argument): nothing the work did, so no attempt is spent. Exit code 7.
     #[error("{msg}")]
     Agent { msg: String, hint: Option<String> },
+    /// `baton run` was stopped by a signal (Ctrl-C, kill, a closed terminal): what ran was
+    /// stopped cleanly and journaled. Exit code 128 + the signal (130 for Ctrl-C).
+    #[error("interrupted by {name}")]
+    Interrupted {
+        signal: i32,
+        name: String,
+        hint: Option<String>,
+    },
     /// The file system refused. Exit code 6.
     #[error("{}: {source}", path.display())]
     Io {
@@ -99,6 +107,7 @@ impl Error {
             | Error::State { hint, .. }
             | Error::NotFound { hint, .. }
             | Error::Agent { hint, .. }
+            | Error::Interrupted { hint, .. }
             | Error::Corrupt { hint, .. } => *hint = Some(text.into()),
             _ => {}
         }
@@ -110,7 +119,8 @@ impl Error {
             Error::Invalid { hint, .. }
             | Error::State { hint, .. }
             | Error::NotFound { hint, .. }
-            | Error::Agent { hint, .. } => hint.clone(),
+            | Error::Agent { hint, .. }
+            | Error::Interrupted { hint, .. } => hint.clone(),
             Error::Corrupt { hint: Some(h), .. } => Some(h.clone()),
             Error::Corrupt { .. } => Some(
                 "run `baton doctor` to check the store and rebuild manifests from events".into(),
@@ -133,6 +143,7 @@ impl Error {
             Error::Corrupt { .. } => 5,
             Error::Io { .. } => 6,
             Error::Agent { .. } => 7,
+            Error::Interrupted { signal, .. } => (128 + signal).clamp(0, 255) as u8,
             Error::Internal { .. } => 70,
         }
     }
@@ -146,6 +157,7 @@ impl Error {
             Error::Corrupt { .. } => "corrupt",
             Error::Io { .. } => "io",
             Error::Agent { .. } => "agent",
+            Error::Interrupted { .. } => "interrupted",
             Error::Internal { .. } => "internal",
         }
     }

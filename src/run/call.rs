@@ -138,6 +138,7 @@ impl Pipeline<'_> {
                 reply: None,
             });
         }
+        self.check_interrupt()?;
         let prompt = render()?;
         if let Some(sink) = self.dry_run {
             let title = format!("{} PHASE: {}", c.phase.to_uppercase(), c.subject.label());
@@ -204,7 +205,11 @@ impl Pipeline<'_> {
             let tokens = count.map_or(counted.unwrap_or(0), |h| h.join().unwrap_or(0));
             (reply, tokens)
         });
-        let reply = self.backoff(c, &req, first?)?;
+        // A call cut off by Ctrl-C or kill is not judged: the journal says interrupted and
+        // resuming runs it again.
+        let first = first?;
+        self.check_interrupt()?;
+        let reply = self.backoff(c, &req, first)?;
         if let Some(next) = &reply.fatal {
             // The CLI cannot work at all: no attempt of the work is spent and nothing is
             // judged. The phase stays started in the journal, so resuming runs it again.
@@ -271,9 +276,14 @@ impl Pipeline<'_> {
             });
             usage.add(&reply.usage);
             cost = sum_cost(cost, reply.cost_usd);
-            std::thread::sleep(Duration::from_secs(wait));
+            let until = std::time::Instant::now() + Duration::from_secs(wait);
+            while std::time::Instant::now() < until {
+                self.check_interrupt()?;
+                std::thread::sleep(Duration::from_millis(50));
+            }
             wait = wait.saturating_mul(2);
             reply = self.agents.run(&c.who, req)?;
+            self.check_interrupt()?;
         }
         // What the refused calls cost still counts.
         reply.usage.add(&usage);
@@ -303,6 +313,36 @@ impl Pipeline<'_> {
 
     fn log(&self, e: Entry) -> Result<()> {
         lock(self.journal).log(e)
+    }
+
+    /// Stop here when a signal interrupted the run: journal it (once) and return the error
+    /// that says how to continue.
+    pub fn check_interrupt(&self) -> Result<()> {
+        let Some(sig) = super::interrupt::received() else {
+            return Ok(());
+        };
+        let name = super::interrupt::name(sig);
+        let mut j = lock(self.journal);
+        let run_id = j
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let logged = j
+            .records
+            .last()
+            .is_some_and(|r| matches!(r.entry, Entry::Interrupted { .. }));
+        if !logged && !run_id.is_empty() {
+            j.log(Entry::Interrupted {
+                signal: name.clone(),
+            })?;
+        }
+        Err(Error::Interrupted {
+            signal: sig,
+            name,
+            hint: (!run_id.is_empty())
+                .then(|| format!("nothing is lost; continue with: baton run --resume {run_id}")),
+        })
     }
 }
 

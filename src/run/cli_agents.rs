@@ -90,6 +90,9 @@ impl Agents for CliAgents {
             req.name.clone(),
         );
         r.resume = req.resume.clone();
+        // Ctrl-C or kill of baton stops the agent's process group (it has a group of its own,
+        // out of the terminal's reach).
+        r.cancel = Some(super::interrupt::token().clone());
         let out = agent::run(&spec, &r)?;
         Ok(Reply {
             ok: !out.is_error(),

@@ -1,6 +1,7 @@
 //! Git, through the `git` CLI (it respects the user's hooks, signing and config). Arguments go
 //! to git as argv, never through a shell.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -58,6 +59,9 @@ impl Git {
         Command::new("git")
             .args(args)
             .current_dir(&self.dir)
+            // A group of its own: the terminal's Ctrl-C must not cut a git command half-way
+            // (baton stops at its next step instead, see run::interrupt).
+            .process_group(0)
             .env("GIT_TERMINAL_PROMPT", "0")
             .output()
             .map_err(|e| {

@@ -152,6 +152,11 @@ pub enum Entry {
         state_file: String,
         state_tokens: u64,
     },
+    /// A signal stopped the run (the agent call it cut off is not judged, and runs again on
+    /// resume).
+    Interrupted {
+        signal: String,
+    },
     RunFinished {
         done: u32,
         failed: u32,

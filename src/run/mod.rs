@@ -9,6 +9,7 @@ pub mod conductor;
 pub mod definition;
 pub mod events;
 pub mod git;
+pub mod interrupt;
 pub mod journal;
 pub mod progress;
 pub mod prompt;

@@ -1085,3 +1085,68 @@ fn an_agent_that_cannot_work_stops_the_run_at_once_and_changes_nothing() {
         .count();
     assert_eq!(stories, 4, "{:?}", d.log());
 }
+
+/// Ctrl-C as a terminal sends it: SIGINT to baton's whole process group while an agent works.
+#[test]
+fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
+    use std::os::unix::process::CommandExt;
+    let d = project("[story.\"1.1\"]\ndev = [\"hang\"]\n");
+    let child = Command::new(bin())
+        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .current_dir(&d.dir)
+        .env_remove("BATON_AGENT_SIM")
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the hanging agent (and its grandchild) runs.
+    let pid_file = d.dir.join(".baton/sim-hang.pid");
+    let t = std::time::Instant::now();
+    while !pid_file.is_file() {
+        assert!(t.elapsed().as_secs() < 30, "the agent never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let grandchild: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) of the child's own process group, as a terminal's Ctrl-C does.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let t = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(130), "{text}");
+    assert!(text.contains("interrupted by SIGINT"), "{text}");
+    let id = d.run_id();
+    assert!(text.contains(&format!("baton run --resume {id}")), "{text}");
+    // The agent's whole group is gone, its grandchild too.
+    // SAFETY: kill(2) with signal 0 only checks that the pid exists.
+    let alive = unsafe { libc::kill(grandchild, 0) } == 0;
+    let zombie = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+        .is_ok_and(|s| s.split(' ').nth(2) == Some("Z"));
+    assert!(
+        !alive || zombie,
+        "the agent's grandchild {grandchild} survived"
+    );
+    let events = d.events();
+    assert_eq!(events.last().unwrap()["event"], "interrupted", "{events:?}");
+    assert!(
+        !events.iter().any(|e| e["event"] == "phase_finished"),
+        "{events:?}"
+    );
+    // Resumed (the agent behaves now): every story committed once, nothing repeated.
+    std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
+    let o = d.run(&["run", "--resume", &id]);
+    assert!(o.status.success(), "{}", out(&o));
+    let stories = d
+        .log()
+        .iter()
+        .filter(|s| s.starts_with("feat(story "))
+        .count();
+    assert_eq!(stories, 4, "{:?}", d.log());
+}

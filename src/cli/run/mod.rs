@@ -195,6 +195,8 @@ pub struct VerifyArgs {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    // Ctrl-C, kill and a closed terminal stop the run cleanly, resumable (run::interrupt).
+    crate::run::interrupt::install();
     match (a.workflow, a.resume) {
         (Some(w), _) => match w {
             Workflow::EpicExecute(e) => epic::run(

@@ -135,6 +135,7 @@ impl TaskEngine<'_> {
                 if self.opts.no_wait {
                     return Ok(GateOutcome::Stopped(Stop::Waiting(gate)));
                 }
+                self.calls().check_interrupt()?;
                 std::thread::sleep(Duration::from_millis(200));
                 continue;
             }

@@ -121,7 +121,7 @@ impl TaskEngine<'_> {
         });
     }
 
-    fn calls(&self) -> Pipeline<'_> {
+    pub(super) fn calls(&self) -> Pipeline<'_> {
         Pipeline {
             journal: &self.journal,
             agents: self.agents,
