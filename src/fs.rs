@@ -49,16 +49,45 @@ pub fn write_new_durable(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A temp file beside its target. Store files are documents meant to be committed and read,
-/// so they get the usual 0644 rather than tempfile's private 0600.
-fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
+/// baton's temp files start with this: one a killed write left behind is recognised and
+/// removed (`remove_stale_temps`) before it can be committed by a `git add -A`.
+pub const TEMP_PREFIX: &str = ".baton-tmp-";
+
+/// A temp file beside its target (named with [`TEMP_PREFIX`]). Store files are documents
+/// meant to be committed and read, so they get the usual 0644 rather than tempfile's 0600.
+pub fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     let mut b = tempfile::Builder::new();
+    b.prefix(TEMP_PREFIX);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         b.permissions(std::fs::Permissions::from_mode(0o644));
     }
     b.tempfile_in(dir).map_err(io_err(dir))
+}
+
+/// Remove baton's temp files in `dir` (not below it) older than `age`: what writes killed
+/// half-way left. Younger ones may belong to a write in progress. Returns what was removed.
+pub fn remove_stale_temps(dir: &Path, age: std::time::Duration) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut removed = vec![];
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let stale = e.metadata().is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|d| d >= age))
+        });
+        if name.to_string_lossy().starts_with(TEMP_PREFIX)
+            && stale
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            removed.push(e.path());
+        }
+    }
+    removed
 }
 
 /// Create `path` with `bytes` all at once, refusing to replace an existing file; not fsync'd

@@ -1150,3 +1150,35 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
         .count();
     assert_eq!(stories, 4, "{:?}", d.log());
 }
+
+/// A story-file write killed half-way leaves its temp file beside the story: the next run
+/// removes it before an agent's `git add -A` could stage it; a fresh one may be a write in
+/// progress and stays.
+#[test]
+fn temp_files_of_a_killed_write_are_removed_not_committed() {
+    let d = project("");
+    let stale = d.dir.join("docs/stories/.baton-tmp-Ab12Cd");
+    let fresh = d.dir.join("docs/stories/.baton-tmp-Zz99Yy");
+    std::fs::write(&stale, "half a story").unwrap();
+    let o = Command::new("touch")
+        .args(["-d", "5 minutes ago"])
+        .arg(&stale)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::write(&fresh, "a write in progress").unwrap();
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("note: removed docs/stories/.baton-tmp-Ab12Cd"),
+        "{}",
+        out(&o)
+    );
+    assert!(!stale.exists());
+    assert!(
+        fresh.exists(),
+        "a recent temp file may be a write in progress"
+    );
+    let committed = git(&d.dir, &["log", "--name-only", "--format=", "main..HEAD"]);
+    assert!(!committed.contains(".baton-tmp-Ab12Cd"), "{committed}");
+}

@@ -18,7 +18,7 @@ use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
 use crate::workflow::epic::def;
 use crate::workflow::epic::project::{self, BmadStatus};
-use crate::workflow::epic::{Engine, EpicReport, Options, StoryResult};
+use crate::workflow::epic::{Engine, EpicReport, Options, StatusWriter, StoryResult};
 
 /// A new run, or one continued from its journal.
 pub enum Start {
@@ -155,6 +155,27 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let agents = CliAgents::new(&project_dir, saved.scenario.clone())
         .skip_permissions(ctx.project.config.run.skip_permissions);
     let status = BmadStatus::new(&project_dir);
+    if !saved.options.dry_run {
+        // Temp files of story or status writes a kill cut short: gone before any agent's
+        // `git add -A` can stage them.
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+        for e in &epics {
+            for s in &e.stories {
+                dirs.extend(project_dir.join(&s.path).parent().map(Path::to_path_buf));
+            }
+        }
+        for f in status.status_files() {
+            dirs.extend(project_dir.join(f).parent().map(Path::to_path_buf));
+        }
+        for d in dirs {
+            for p in crate::fs::remove_stale_temps(&d, std::time::Duration::from_secs(60)) {
+                eprintln!(
+                    "note: removed {}, left by a write that was cut short",
+                    p.strip_prefix(&project_dir).unwrap_or(&p).display()
+                );
+            }
+        }
+    }
     // A dry run prints its prompts instead of events.
     let progress = Progress::new(
         ctx.out.json && !saved.options.dry_run,

@@ -437,7 +437,7 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     let perms = std::fs::metadata(path).map_err(io_err(path))?.permissions();
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
+    let mut tmp = crate::fs::temp_in(dir)?;
     tmp.write_all(bytes).map_err(io_err(path))?;
     tmp.as_file().sync_all().map_err(io_err(path))?;
     std::fs::set_permissions(tmp.path(), perms).map_err(io_err(path))?;
