@@ -53,7 +53,7 @@
 //! "is anyone left in the group" check are all custom anyway, process-wrap would add `nix` to the
 //! build for two system calls, and `libc` was already in the dependency tree.
 //!
-//! # Formats (see `docs/ARCHITECTURE-agent.md` for the sources)
+//! # Formats (sources and checked versions: docs/ARCHITECTURE.md, `agent/`)
 //! Checked against claude-code 2.1.197, codex 0.169.0, gemini 0.61.0 (2026-11).
 //! - claude: `claude -p --output-format stream-json --verbose --permission-mode acceptEdits
 //!   --allowedTools <CLAUDE_ALLOWED_TOOLS>` (JSON lines: `system/init`, `assistant`, `user`, final

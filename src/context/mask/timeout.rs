@@ -1,6 +1,6 @@
 //! `baton mask --timeout SECS`: a command that runs too long is stopped, its whole process
-//! group: SIGTERM, a grace period, then SIGKILL (as `agent/process.rs` stops agents; its helpers
-//! are private to the agent module, so the few lines are here). Exit code 124, as `timeout(1)`.
+//! group: SIGTERM, a grace period, then SIGKILL, with the agent runner's `signal_group`.
+//! Exit code 124, as `timeout(1)`.
 //!
 //! The command runs in its own process group (only with `--timeout`, so without it a terminal's
 //! Ctrl-C still reaches the command directly). The leader is not reaped until the watchdog has
