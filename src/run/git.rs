@@ -33,6 +33,40 @@ pub fn looks_secret(path: &str) -> bool {
         )
 }
 
+/// The lock file named by git's "Unable to create '…/index.lock': File exists." message.
+fn stale_lock(stderr: &str) -> Option<PathBuf> {
+    let start = stderr.find("Unable to create '")? + "Unable to create '".len();
+    let rest = &stderr[start..];
+    let end = rest.find("': File exists")?;
+    let path = &rest[..end];
+    path.ends_with(".lock").then(|| PathBuf::from(path))
+}
+
+/// A live git process (not a zombie) whose working directory is inside `root`.
+fn git_running_in(root: &Path) -> Option<u32> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let proc_dir = e.path();
+        let is_git =
+            std::fs::read_to_string(proc_dir.join("comm")).is_ok_and(|c| c.trim() == "git");
+        let zombie = std::fs::read_to_string(proc_dir.join("stat")).is_ok_and(|st| {
+            st.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        });
+        if is_git
+            && !zombie
+            && std::fs::read_link(proc_dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root))
+        {
+            return Some(pid);
+        }
+    }
+    None
+}
+
 /// How a cherry-pick went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CherryPick {
@@ -55,7 +89,43 @@ impl Git {
         &self.dir
     }
 
+    /// Run git. A `.git/index.lock` left by a git process that was killed (with baton, by a
+    /// crash) would refuse every later command: when no git process is alive in this
+    /// repository it is removed, with a note, and the command runs again; when one is, the
+    /// error says which.
     fn raw(&self, args: &[&str]) -> Result<Output> {
+        let o = self.spawn(args)?;
+        if o.status.success() {
+            return Ok(o);
+        }
+        let Some(lock) = stale_lock(&String::from_utf8_lossy(&o.stderr)) else {
+            return Ok(o);
+        };
+        let root = lock
+            .to_string_lossy()
+            .split("/.git/")
+            .next()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.dir.clone());
+        if let Some(pid) = git_running_in(&root) {
+            return Err(Error::state(format!(
+                "git is busy in {}: {} exists and git process {pid} is running there",
+                root.display(),
+                lock.display()
+            ))
+            .hint(
+                "wait for that git command to finish, then run baton again (or resume the run)",
+            ));
+        }
+        std::fs::remove_file(&lock).map_err(|e| Error::io(&lock, e))?;
+        eprintln!(
+            "note: removed {}, left by a git command that was killed (no git process runs there)",
+            lock.display()
+        );
+        self.spawn(args)
+    }
+
+    fn spawn(&self, args: &[&str]) -> Result<Output> {
         Command::new("git")
             .args(args)
             .current_dir(&self.dir)
@@ -288,6 +358,56 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn repo() -> (tempfile::TempDir, Git) {
+        let d = tempfile::tempdir().unwrap();
+        let g = Git::new(d.path());
+        g.run(&["init", "-q"]).unwrap();
+        std::fs::write(d.path().join("a.txt"), "a").unwrap();
+        (d, g)
+    }
+
+    #[test]
+    fn a_stale_index_lock_is_removed_and_the_command_goes_on() {
+        let (d, g) = repo();
+        let lock = d.path().join(".git/index.lock");
+        std::fs::write(&lock, "").unwrap();
+        g.add_paths(&["a.txt"]).unwrap();
+        assert!(!lock.exists());
+        assert_eq!(g.staged().unwrap(), ["a.txt"]);
+    }
+
+    #[test]
+    fn an_index_lock_of_a_live_git_is_left_alone_and_named() {
+        let (d, g) = repo();
+        let lock = d.path().join(".git/index.lock");
+        std::fs::write(&lock, "").unwrap();
+        // A process named git working in the repository, as a user's own `git rebase` is.
+        let fake = d.path().join("bin/git");
+        std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+        std::fs::copy("/bin/sleep", &fake).unwrap();
+        let mut busy = std::process::Command::new(&fake)
+            .arg("30")
+            .current_dir(d.path())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let e = g.add_paths(&["a.txt"]).unwrap_err().to_string();
+        let _ = busy.kill();
+        let _ = busy.wait();
+        assert!(
+            e.contains("git is busy") && e.contains(&busy.id().to_string()),
+            "{e}"
+        );
+        assert!(lock.exists(), "a live git's lock is not ours to remove");
+    }
+
+    #[test]
+    fn the_lock_path_is_read_from_gits_message() {
+        let m = "fatal: Unable to create '/p/.git/index.lock': File exists.\n\nAnother git process seems to be running";
+        assert_eq!(stale_lock(m), Some(PathBuf::from("/p/.git/index.lock")));
+        assert_eq!(stale_lock("fatal: not a git repository"), None);
+    }
 
     #[test]
     fn secrets() {
