@@ -57,6 +57,20 @@ pub fn tail(path: &Path) -> Result<Tail> {
         let ev: Event = serde_json::from_slice(line).map_err(|e| {
             Error::corrupt(path, None, format!("last event is not valid JSON ({e})"))
         })?;
+        if ev.v != EVENT_FORMAT {
+            // A write must refuse what a read refuses, with the same words: the full read
+            // names the line (only on this error path does a write pay for it).
+            return Err(read_all(path).err().unwrap_or_else(|| {
+                Error::corrupt(
+                    path,
+                    None,
+                    format!(
+                        "event format v{} is not supported (this baton reads v{EVENT_FORMAT})",
+                        ev.v
+                    ),
+                )
+            }));
+        }
         return Ok(Tail {
             last_seq: ev.seq,
             torn,

@@ -925,3 +925,39 @@ fn a_lost_artifact_is_restored_from_its_event() {
         "# Spec\n## Types\n- User\n"
     );
 }
+
+/// A log a newer baton wrote (an event of a format this one does not know): reads refuse it,
+/// and writes refuse it with the same words instead of appending after it.
+#[test]
+fn writes_refuse_a_log_that_reads_refuse() {
+    let p = Proj::new();
+    p.ok(&["task", "init", "Add login"]);
+    p.ok(&["phase", "start", "architect"]);
+    let log = p.task_dir("add-login").join("events.jsonl");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(
+        "{\"v\":9,\"seq\":3,\"ts\":\"2099-01-01T00:00:00.000Z\",\"event\":\"phase_ended\",\"phase\":\"architect\",\"status\":\"success\"}\n",
+    );
+    std::fs::write(&log, &text).unwrap();
+    // The newer baton also brought the manifest up to its event, as it does after each one.
+    let mf = p.task_dir("add-login").join("manifest.json");
+    let m = std::fs::read_to_string(&mf).unwrap();
+    assert!(m.contains("\"version\":2"), "{m}");
+    std::fs::write(&mf, m.replace("\"version\":2", "\"version\":3")).unwrap();
+    let read = p.fails(&["task", "summary"], 5);
+    let write = p.fails(&["phase", "end", "architect", "--status", "success"], 5);
+    assert!(
+        read.contains("events.jsonl line 3: event format v9 is not supported"),
+        "{read}"
+    );
+    assert_eq!(
+        read.lines().next(),
+        write.lines().next(),
+        "the write's error is the read's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        text,
+        "nothing appended"
+    );
+}
