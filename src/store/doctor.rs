@@ -99,6 +99,26 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
         Ok(l) => l,
         Err(e) => return say(Level::Error, dir, e.to_string()),
     };
+    // History lines a command could not append after its event was durable.
+    if dir.join(super::HISTORY_PENDING).exists() {
+        let slug = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match store
+            .lock_history()
+            .and_then(|_g| store.flush_pending_history(&slug))
+        {
+            Ok(n) => say(
+                Level::Repaired,
+                &store.history_path(),
+                format!(
+                    "{n} history line(s) of task {slug} that a failed write left pending were added"
+                ),
+            ),
+            Err(e) => say(Level::Error, &store.history_path(), e.to_string()),
+        }
+    }
     remove_temp_files(dir, &mut say);
     let repaired = log::tail(&events).and_then(|t| log::repair_torn(&events, &t));
     match repaired {

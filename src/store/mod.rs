@@ -30,6 +30,9 @@ use crate::fs;
 
 pub const EVENTS: &str = "events.jsonl";
 pub const MANIFEST: &str = "manifest.json";
+/// History lines a command could not append to history.md after its event was durable; the
+/// next command of the task (or `baton doctor`) appends them.
+pub const HISTORY_PENDING: &str = "history.pending";
 pub(crate) const LOCK: &str = ".lock";
 
 /// The store under one root directory (`docs/orchestrator` by default).
@@ -157,11 +160,12 @@ impl Store {
         self.write_manifest(&dir, &manifest)?;
         let _global = self.global_lock()?;
         self.write_current(&slug, &ts)?;
-        self.append_history(
+        drop(_global);
+        self.record_history(
             &slug,
             &ts,
             &[format!("INIT {name:?} mode: {mode} workflow: {workflow}")],
-        )?;
+        );
         Ok(manifest)
     }
 
@@ -362,8 +366,7 @@ impl Store {
         log::append(&events_path, &events)?;
         self.write_manifest(&dir, &state)?;
         if !plan.history.is_empty() {
-            let _g = self.global_lock()?;
-            self.append_history(slug, &ts, &plan.history)?;
+            self.record_history(slug, &ts, &plan.history);
         }
         Ok((
             Outcome {
@@ -585,20 +588,19 @@ impl Store {
                 (),
             ))
         })
-        .and_then(|(o, _)| {
+        .map(|(o, _)| {
             let at = o.effects[0]
                 .continue_at
                 .as_deref()
                 .map(|p| format!(" → continue at {p}"))
                 .unwrap_or_default();
             let ts = o.manifest.updated_at.clone();
-            let _g = self.global_lock()?;
-            self.append_history(
+            self.record_history(
                 slug,
                 &ts,
                 &[format!("RESUME {decision} → {}{at}", o.manifest.status)],
-            )?;
-            Ok(o)
+            );
+            o
         })
     }
 
@@ -612,11 +614,49 @@ impl Store {
     }
 
     fn append_history(&self, slug: &str, ts: &str, lines: &[String]) -> Result<()> {
-        let mut buf = String::new();
-        for l in lines {
-            buf.push_str(&format!("- {ts} [{slug}] {}\n", one_line(l)));
+        fs::append(
+            &self.history_path(),
+            history_text(slug, ts, lines).as_bytes(),
+        )
+    }
+
+    /// history.md after a command's event is durable: a failure to append (a full disk, a
+    /// directory in its place) must not turn the command's success into an error, so it is a
+    /// warning, and the lines wait in the task's `history.pending` for the next command.
+    fn record_history(&self, slug: &str, ts: &str, lines: &[String]) {
+        let res = self.global_lock().and_then(|_g| {
+            self.flush_pending_history(slug)?;
+            self.append_history(slug, ts, lines)
+        });
+        if let Err(e) = res {
+            let pending = self.task_dir(slug).join(HISTORY_PENDING);
+            let kept = fs::append(&pending, history_text(slug, ts, lines).as_bytes()).is_ok();
+            let what = if kept {
+                format!(
+                    "the history line waits in {}; the next command or `baton doctor` adds it",
+                    pending.display()
+                )
+            } else {
+                "the history line is lost (the event is recorded)".to_string()
+            };
+            eprintln!("warning: history.md not written ({e}); {what}");
         }
-        fs::append(&self.history_path(), buf.as_bytes())
+    }
+
+    /// Append the task's pending history lines, if any (the caller holds the global lock).
+    /// Returns how many lines were added.
+    pub(crate) fn flush_pending_history(&self, slug: &str) -> Result<usize> {
+        let pending = self.task_dir(slug).join(HISTORY_PENDING);
+        let Some(text) = fs::read_text_opt(&pending)? else {
+            return Ok(0);
+        };
+        fs::append(&self.history_path(), text.as_bytes())?;
+        std::fs::remove_file(&pending).map_err(|e| Error::io(&pending, e))?;
+        Ok(text.lines().count())
+    }
+
+    pub(crate) fn lock_history(&self) -> Result<fs::Lock> {
+        self.global_lock()
     }
 
     /// The last `n` entries of history.md, read from the end of the file.
@@ -703,4 +743,12 @@ pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
     completed::from_json(bytes)
         .map(Some)
         .map_err(|e| Error::corrupt(&path, Some(e.line()), format!("not a valid manifest: {e}")))
+}
+
+fn history_text(slug: &str, ts: &str, lines: &[String]) -> String {
+    let mut buf = String::new();
+    for l in lines {
+        buf.push_str(&format!("- {ts} [{slug}] {}\n", one_line(l)));
+    }
+    buf
 }

@@ -961,3 +961,33 @@ fn writes_refuse_a_log_that_reads_refuse() {
         "nothing appended"
     );
 }
+
+/// Once a command's event is durable the command has succeeded: history.md that cannot be
+/// written (here a directory in its place) is a warning, its lines wait, and doctor adds them.
+#[test]
+fn an_unwritable_history_is_a_warning_after_a_durable_event() {
+    let p = Proj::new();
+    p.ok(&["task", "init", "Add login"]);
+    let history = p.store().join("context/history.md");
+    std::fs::remove_file(&history).unwrap();
+    std::fs::create_dir(&history).unwrap();
+    let o = p.run(&["phase", "start", "architect"], None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("warning: history.md not written"), "{err}");
+    let m = p.manifest("add-login");
+    assert_eq!(m["running_phases"][0]["phase"], "architect");
+    let pending = p.task_dir("add-login").join("history.pending");
+    assert!(
+        std::fs::read_to_string(&pending)
+            .unwrap()
+            .contains("[add-login] START_PHASE architect")
+    );
+    // The disk is fine again: doctor adds the waiting line.
+    std::fs::remove_dir(&history).unwrap();
+    let out = p.ok(&["doctor"]);
+    assert!(out.contains("history line(s) of task add-login"), "{out}");
+    assert!(!pending.exists());
+    let h = std::fs::read_to_string(&history).unwrap();
+    assert!(h.contains("[add-login] START_PHASE architect"), "{h}");
+}
