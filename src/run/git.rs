@@ -107,15 +107,27 @@ impl Git {
             .next()
             .map(PathBuf::from)
             .unwrap_or_else(|| self.dir.clone());
-        if let Some(pid) = git_running_in(&root) {
-            return Err(Error::state(format!(
-                "git is busy in {}: {} exists and git process {pid} is running there",
-                root.display(),
-                lock.display()
-            ))
-            .hint(
-                "wait for that git command to finish, then run baton again (or resume the run)",
-            ));
+        // A live git (one a killed baton left running, the user's own) usually ends soon:
+        // wait for it a little before giving up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while let Some(pid) = git_running_in(&root) {
+            if !lock.exists() {
+                return self.spawn(args);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::state(format!(
+                    "git is busy in {}: {} exists and git process {pid} is running there",
+                    root.display(),
+                    lock.display()
+                ))
+                .hint(
+                    "wait for that git command to finish, then run baton again (or resume the run)",
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if !lock.exists() {
+            return self.spawn(args);
         }
         std::fs::remove_file(&lock).map_err(|e| Error::io(&lock, e))?;
         eprintln!(

@@ -1182,3 +1182,37 @@ fn temp_files_of_a_killed_write_are_removed_not_committed() {
     let committed = git(&d.dir, &["log", "--name-only", "--format=", "main..HEAD"]);
     assert!(!committed.contains(".baton-tmp-Ab12Cd"), "{committed}");
 }
+
+/// What a run needs is checked before it exists: a malformed sprint-status.yaml or scenario
+/// file is refused up front, with no run, no story moved.
+#[test]
+fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
+    let d = project("");
+    let story = d.story("1.1");
+    std::fs::write(
+        d.dir.join("docs/sprint-status.yaml"),
+        "development_status:\n  1-1-project-skeleton: [unclosed\n",
+    )
+    .unwrap();
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert!(out(&o).contains("sprint-status.yaml"), "{}", out(&o));
+    assert!(
+        out(&o).contains("fix sprint-status.yaml first"),
+        "{}",
+        out(&o)
+    );
+    assert!(!d.dir.join(".baton/runs").exists(), "no run was created");
+    assert_eq!(d.story("1.1"), story);
+    std::fs::remove_file(d.dir.join("docs/sprint-status.yaml")).unwrap();
+    std::fs::write(d.dir.join(".baton/sim.toml"), "[story.\"1.1\"\ndev = 3\n").unwrap();
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert!(out(&o).contains("sim.toml line 1"), "{}", out(&o));
+    assert!(
+        out(&o).contains("fix the simulated agent's scenario"),
+        "{}",
+        out(&o)
+    );
+    assert!(!d.dir.join(".baton/runs").exists(), "no run was created");
+}

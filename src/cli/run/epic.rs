@@ -132,6 +132,10 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             );
         }
     }
+    let status = BmadStatus::new(&project_dir);
+    if !saved.options.dry_run {
+        status.check()?;
+    }
     let run_id = match &journal {
         Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
         None => crate::ids::new_id(),
@@ -154,7 +158,6 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     };
     let agents = CliAgents::new(&project_dir, saved.scenario.clone())
         .skip_permissions(ctx.project.config.run.skip_permissions);
-    let status = BmadStatus::new(&project_dir);
     if !saved.options.dry_run {
         // Temp files of story or status writes a kill cut short: gone before any agent's
         // `git add -A` can stage them.

@@ -275,12 +275,22 @@ fn scenario(ctx: &Ctx, a: &AgentArgs) -> Result<Option<PathBuf>> {
         let p = ctx.project.local_dir().join("sim.toml");
         p.is_file().then_some(p)
     });
-    Ok(match scenario {
+    let scenario = match scenario {
         Some(p) if p.is_relative() => Some(
             std::env::current_dir()
                 .map_err(|e| Error::io(".", e))?
                 .join(p),
         ),
         other => other,
-    })
+    };
+    // A broken scenario is found now, not as every phase of the run failing.
+    if let Some(p) = &scenario {
+        crate::agent::sim::Scenario::load(Some(p)).map_err(|e| {
+            e.hint(format!(
+                "fix the simulated agent's scenario {} (or remove it)",
+                p.display()
+            ))
+        })?;
+    }
+    Ok(scenario)
 }

@@ -69,7 +69,9 @@ impl BmadStatus {
         }
     }
 
-    fn check(&self) -> Result<()> {
+    /// A sprint-status.yaml that cannot be read refuses every status update: checked before a
+    /// run starts, so no story is left half-moved.
+    pub fn check(&self) -> Result<()> {
         match &self.sprint_error {
             Some(e) => Err(Error::state(e.clone()).hint("fix sprint-status.yaml first")),
             None => Ok(()),
