@@ -152,6 +152,20 @@ impl Git {
             })
     }
 
+    /// Wait (at most `limit`) until no git process works in this repository: a killed baton's
+    /// git commands go on in their own process groups, and a resumed run must not race them.
+    /// Returns whether the repository is idle.
+    pub fn wait_idle(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while git_running_in(&self.dir).is_some() {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        true
+    }
+
     /// Run git; a failure is an error quoting git's own message.
     pub fn run(&self, args: &[&str]) -> Result<String> {
         let o = self.raw(args)?;

@@ -96,6 +96,9 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         }
     }
     let git = Git::new(&project_dir);
+    if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
+        eprintln!("note: a git command is still running in this repository; going on");
+    }
     let branch = git.branch().unwrap_or_default();
     if !saved.options.dry_run
         && !saved.options.no_commit

@@ -118,7 +118,11 @@ impl Engine<'_> {
     fn prepare_worktree(&self, epic: &EpicRef, story: &StoryRef) -> Result<Checkout> {
         let wt = self.worktree_of(story);
         let git = Git::new(&wt.path);
-        let reusable = wt.path.join(".git").is_file() && git.branch().is_ok_and(|b| b == wt.branch);
+        // `git worktree add` writes `.git` and HEAD before it checks the files out: a worktree
+        // cut off in between has no story file yet, and is made afresh.
+        let reusable = wt.path.join(".git").is_file()
+            && wt.path.join(&story.path).is_file()
+            && git.branch().is_ok_and(|b| b == wt.branch);
         if !reusable {
             self.log(Entry::StoryWorktree {
                 epic: epic.id.clone(),
