@@ -124,6 +124,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         })),
         resume: None,
         no_wait: false,
+        agent: None,
     };
     let code = super::run::run(&sub, args)?;
     println!(

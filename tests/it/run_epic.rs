@@ -888,6 +888,16 @@ fn status_shows_runs_and_a_damaged_journal() {
     ]);
     assert!(o.status.success(), "{}", out(&o));
     let id = d.run_id();
+    // A run keeps the agent it started with: another one at resume is refused, with the reason.
+    let o = d.run(&["run", "--resume", &id, "--agent", "claude"]);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(
+        out(&o).contains(&format!(
+            "run {id} continues with the agent it started with (sim), not claude"
+        )),
+        "{}",
+        out(&o)
+    );
     let runs = d.dir.join(".baton/runs");
     std::fs::create_dir_all(runs.join("20990101T000000-abcdef")).unwrap();
     std::fs::write(

@@ -41,6 +41,9 @@ pub struct Args {
     /// With --resume of an orchestrate|poc|graduate run: exit at a gate instead of waiting
     #[arg(long, requires = "resume")]
     pub no_wait: bool,
+    /// Not with --resume: a run keeps the agents it started with (refused, with the reason)
+    #[arg(long, value_enum, requires = "resume", hide = true)]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -225,6 +228,23 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         (None, Some(id)) => {
             // A resumed run is routed by the workflow its journal started.
             let j = Journal::open(&ctx.project.local_dir(), &id)?;
+            if let Some(a) = a.agent {
+                // Its journal's calls were made by the agents it started with; a different
+                // agent mid-run would mix two contexts' work in one story: refused, not ignored.
+                let started = j
+                    .started()
+                    .and_then(|s| s.3.get("options").or(Some(s.3)).and_then(|o| o.get("agent")).cloned())
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "the roles' agents".into());
+                return Err(Error::invalid(format!(
+                    "run {id} continues with the agent it started with ({started}), not {}",
+                    AgentKind::from(a).name()
+                ))
+                .hint(format!(
+                    "resume it as it is: baton run --resume {id}; or start a new run with --agent {}",
+                    AgentKind::from(a).name()
+                )));
+            }
             let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();
             let kind = WorkflowKind::parse(&started).ok_or_else(|| {
                 Error::corrupt(
