@@ -280,7 +280,13 @@ impl Git {
     /// stash named `message`: a failed story's edits leave the tree without being lost.
     /// Returns whether anything was stashed.
     pub fn stash_except(&self, message: &str, keep: &[&str]) -> Result<bool> {
-        let before = self.run(&["stash", "list"])?.lines().count();
+        // Once only: a run killed after its stash and resumed must not stash again (the
+        // message names the run and the story).
+        let list = self.run(&["stash", "list", "--format=%s"])?;
+        if list.lines().any(|l| l.ends_with(message)) {
+            return Ok(true);
+        }
+        let before = list.lines().count();
         let mut args = vec![
             "stash",
             "push",
@@ -426,6 +432,32 @@ mod tests {
             "{e}"
         );
         assert!(lock.exists(), "a live git's lock is not ours to remove");
+    }
+
+    #[test]
+    fn a_failed_storys_changes_are_stashed_once() {
+        let (d, g) = repo();
+        g.run(&["add", "a.txt"]).unwrap();
+        g.run(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "a",
+        ])
+        .unwrap();
+        std::fs::write(d.path().join("a.txt"), "changed").unwrap();
+        std::fs::write(d.path().join("new.txt"), "new").unwrap();
+        let msg = "baton r1: story 1.3 failed";
+        assert!(g.stash_except(msg, &[]).unwrap());
+        // Resumed after a kill right after the stash: the same story is not stashed again.
+        std::fs::write(d.path().join("late.txt"), "late").unwrap();
+        assert!(g.stash_except(msg, &[]).unwrap());
+        let list = g.run(&["stash", "list"]).unwrap();
+        assert_eq!(list.lines().count(), 1, "{list}");
     }
 
     #[test]
