@@ -146,6 +146,40 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
     // Every artifact the events recorded must still be there; a lost one is restored from the
     // content its event carries.
     if let Ok(all) = log::read_all(&events) {
+        // An artifact-like file no event stored (a write whose event never came, a file added
+        // by hand) is not the task's: said, so nobody takes it for a stored artifact.
+        let stored: std::collections::BTreeSet<&str> = all
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ArtifactStored { path, .. } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect();
+        for sub in ["", "implementations", "tests"] {
+            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
+                continue;
+            };
+            let mut files: Vec<std::path::PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "md"))
+                .collect();
+            files.sort();
+            for p in files {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .into_owned();
+                if !stored.contains(rel.as_str()) {
+                    say(
+                        Level::Warning,
+                        &p,
+                        "no event stored this file: left by a write whose event never came, or added by hand; it is not the task's artifact".into(),
+                    );
+                }
+            }
+        }
         for e in all {
             if let EventKind::ArtifactStored { path, content, .. } = &e.kind
                 && !dir.join(path).exists()
@@ -210,7 +244,7 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
     }
 }
 
-/// Temp files (`.tmp*`) of atomic writes that a crash interrupted: never renamed into place,
+/// Temp files (`.baton-tmp-*`, and `.tmp*` of older versions) of atomic writes that a crash interrupted: never renamed into place,
 /// so never part of the store.
 fn remove_temp_files(dir: &Path, say: &mut impl FnMut(Level, &Path, String)) {
     let mut dirs = vec![dir.to_path_buf()];
@@ -223,7 +257,7 @@ fn remove_temp_files(dir: &Path, say: &mut impl FnMut(Level, &Path, String)) {
             let name = e.file_name().to_string_lossy().into_owned();
             if p.is_dir() {
                 dirs.push(p);
-            } else if name.starts_with(".tmp") {
+            } else if name.starts_with(".tmp") || name.starts_with(crate::fs::TEMP_PREFIX) {
                 match std::fs::remove_file(&p) {
                     Ok(()) => say(
                         Level::Repaired,

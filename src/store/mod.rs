@@ -188,9 +188,16 @@ impl Store {
             ),
             (
                 self.context_dir().join(".gitignore"),
-                ".lock\n.tmp*\n*/.lock\n*/*/.lock\n*/*/.tmp*\n",
+                ".lock\n.tmp*\n.baton-tmp-*\n*/.lock\n*/*/.lock\n*/*/.tmp*\n",
             ),
         ];
+        // A store made before temp files were named `.baton-tmp-*` learns the pattern.
+        let ignore = self.context_dir().join(".gitignore");
+        if let Ok(Some(text)) = fs::read_text_opt(&ignore)
+            && !text.contains(".baton-tmp-*")
+        {
+            fs::append(&ignore, b".baton-tmp-*\n")?;
+        }
         for (path, text) in initial {
             if !path.exists() {
                 match fs::write_new_durable(&path, text.as_bytes()) {

@@ -991,3 +991,26 @@ fn an_unwritable_history_is_a_warning_after_a_durable_event() {
     let h = std::fs::read_to_string(&history).unwrap();
     assert!(h.contains("[add-login] START_PHASE architect"), "{h}");
 }
+
+/// A file where an artifact would be, which no event stored (a write whose event never came),
+/// is named by doctor and left alone; the stored artifacts are not reported.
+#[test]
+fn doctor_names_an_artifact_file_no_event_stored() {
+    let p = new_task();
+    p.ok_in(&["store", "spec"], Some("# Spec\n"));
+    p.ok_in(
+        &["store", "implementation", "--task-id", "1"],
+        Some("# Task 1\n"),
+    );
+    let dir = p.task_dir("add-login-flow");
+    let stray = dir.join("implementations/task-2.md");
+    std::fs::write(&stray, "# half a task\n").unwrap();
+    let out = p.ok(&["doctor"]);
+    assert!(
+        out.contains("implementations/task-2.md") && out.contains("no event stored this file"),
+        "{out}"
+    );
+    assert!(!out.contains("spec.md: no event"), "{out}");
+    assert!(!out.contains("task-1.md: no event"), "{out}");
+    assert!(stray.exists(), "doctor deletes nothing it did not make");
+}
