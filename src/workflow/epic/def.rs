@@ -165,6 +165,7 @@ pub fn parse(source: &str, text: &str) -> Result<Workflow> {
         .map_err(definition_error(source))?;
     Ok(wf)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
