@@ -341,7 +341,7 @@ mod tests {
                 "--permission-mode",
                 "acceptEdits",
                 "--allowedTools",
-                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*)"
+                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(git add:*),Bash(baton:*)"
             ]
         );
         let mut ro = AgentSpec::new(super::super::AgentKind::Claude);

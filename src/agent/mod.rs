@@ -148,14 +148,18 @@ pub enum Access {
     ReadOnly,
 }
 
-/// claude's default `--allowedTools` for [`Access::Edit`]: the read-only git commands a dev
-/// phase uses to see its own changes. Build and test commands are project-specific: add them
+/// claude's default `--allowedTools` for [`Access::Edit`]: the git commands a phase uses to see
+/// and stage its changes, and baton's own read tools. Build and test commands are project-specific: add them
 /// with [`AgentSpec::allowed_tools`] (e.g. `Bash(cargo test:*)`). Committing stays baton's job.
 pub const CLAUDE_ALLOWED_TOOLS: &[&str] = &[
     "Bash(git status:*)",
     "Bash(git diff:*)",
     "Bash(git log:*)",
     "Bash(git show:*)",
+    // The dev and review prompts stage their work with `git add -A` and read code through
+    // `baton mask` / `outline` / `extract`: denied, a real claude could not do either.
+    "Bash(git add:*)",
+    "Bash(baton:*)",
 ];
 
 /// Configuration of one agent (what `baton.toml` will describe).

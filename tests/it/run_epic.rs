@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::bin;
+use crate::util::{bin, no_backoff};
 
 struct Demo {
     _tmp: tempfile::TempDir,
@@ -66,6 +66,13 @@ impl Demo {
             }
         }
         panic!("no story {id}")
+    }
+    /// Commits of stories that passed (`feat(story …)`) on the epic branch.
+    fn story_commits(&self) -> usize {
+        self.log()
+            .iter()
+            .filter(|s| s.starts_with("feat(story "))
+            .count()
     }
     fn log(&self) -> Vec<String> {
         git(&self.dir, &["log", "--format=%s", "main..HEAD"])
@@ -215,10 +222,7 @@ fn dry_run_shows_isolated_prompts_and_changes_nothing() {
         "--json",
     ]);
     assert!(o.status.success(), "{}", out(&o));
-    let prompts: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let prompts: Vec<serde_json::Value> = crate::util::json_lines(&o.stdout);
     assert_eq!(
         prompts.len(),
         text.matches("\n===== ").count() + 1,
@@ -926,23 +930,6 @@ fn status_shows_runs_and_a_damaged_journal() {
     );
 }
 
-/// The workflow's built-in TOML with its rate-limit backoff set to 0 s, as a project override.
-fn no_backoff(dir: &Path, workflow: &str) {
-    let o = Command::new(bin())
-        .args(["workflow", "show", workflow])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("backoff_secs = 30"), "{text}");
-    std::fs::create_dir_all(dir.join(".baton/workflows")).unwrap();
-    std::fs::write(
-        dir.join(format!(".baton/workflows/{workflow}.toml")),
-        text.replace("backoff_secs = 30", "backoff_secs = 0"),
-    )
-    .unwrap();
-}
-
 #[test]
 fn a_signal_for_another_story_does_not_pass_the_phase() {
     let d = project("[story.\"1.1\"]\ndev = [\"wrongid\"]\n");
@@ -985,10 +972,7 @@ fn a_rate_limited_call_is_waited_out_not_counted_as_a_failure() {
     no_backoff(&d.dir, "epic-execute");
     let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> = crate::util::json_lines(&o.stdout);
     let retrying: Vec<&serde_json::Value> = lines
         .iter()
         .filter(|e| e["event"] == "phase_retrying")
@@ -1088,12 +1072,7 @@ fn an_agent_that_cannot_work_stops_the_run_at_once_and_changes_nothing() {
     .unwrap();
     let o = d.run_env(&["run", "--resume", &d.run_id()], &[("PATH", &path)]);
     assert!(o.status.success(), "{}", out(&o));
-    let stories = d
-        .log()
-        .iter()
-        .filter(|s| s.starts_with("feat(story "))
-        .count();
-    assert_eq!(stories, 4, "{:?}", d.log());
+    assert_eq!(d.story_commits(), 4, "{:?}", d.log());
 }
 
 /// Ctrl-C as a terminal sends it: SIGINT to baton's whole process group while an agent works.
@@ -1153,12 +1132,7 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
     std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
     let o = d.run(&["run", "--resume", &id]);
     assert!(o.status.success(), "{}", out(&o));
-    let stories = d
-        .log()
-        .iter()
-        .filter(|s| s.starts_with("feat(story "))
-        .count();
-    assert_eq!(stories, 4, "{:?}", d.log());
+    assert_eq!(d.story_commits(), 4, "{:?}", d.log());
 }
 
 /// A story-file write killed half-way leaves its temp file beside the story: the next run

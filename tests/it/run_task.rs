@@ -865,15 +865,7 @@ fn a_signal_for_another_task_does_not_pass_the_phase() {
 #[test]
 fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
     let p = proj("[task]\narchitect = [\"ratelimit\"]\n", "orchestrate");
-    let show = run(&p, &["workflow", "show", "orchestrate"]);
-    let text = String::from_utf8(show.stdout).unwrap();
-    assert!(text.contains("backoff_secs = 30"), "{text}");
-    std::fs::create_dir_all(p.path().join(".baton/workflows")).unwrap();
-    std::fs::write(
-        p.path().join(".baton/workflows/orchestrate.toml"),
-        text.replace("backoff_secs = 30", "backoff_secs = 0"),
-    )
-    .unwrap();
+    crate::util::no_backoff(p.path(), "orchestrate");
     let o = run(
         &p,
         &[
@@ -887,10 +879,7 @@ fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let lines: Vec<Value> = crate::util::json_lines(&o.stdout);
     let kinds: Vec<&str> = lines.iter().map(|e| e["event"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"run_finished"), "{kinds:?}");

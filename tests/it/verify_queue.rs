@@ -574,21 +574,11 @@ fn an_answer_for_another_item_does_not_pass_the_phase() {
 #[test]
 fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
     let t = setup("[verify]\n\"1a\" = [\"ratelimit\"]\n");
-    let show = t.run(&["workflow", "show", "verify"]);
-    let pipeline = String::from_utf8(show.stdout).unwrap();
-    assert!(pipeline.contains("backoff_secs = 30"), "{pipeline}");
-    std::fs::write(
-        t.p.path().join(".baton/workflows/verify.toml"),
-        pipeline.replace("backoff_secs = 30", "backoff_secs = 0"),
-    )
-    .unwrap();
+    crate::util::no_backoff(t.p.path(), "verify");
     t.p.ok(&["queue", "add", "q", "BMNR"]);
     let o = t.run(&["run", "verify", "--queue", "q", "--agent", "sim", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let lines: Vec<Value> = crate::util::json_lines(&o.stdout);
     let kinds: Vec<&str> = lines.iter().map(|e| e["event"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"run_finished"), "{kinds:?}");

@@ -362,6 +362,9 @@ impl TaskEngine<'_> {
                         .current_dir(&self.project_dir)
                         .stdin(std::process::Stdio::null())
                         .output();
+                    // A Ctrl-C reaches the test command too (it shares baton's group): a run
+                    // cut off is interrupted, not a failing test suite.
+                    self.calls().check_interrupt()?;
                     let (ok, detail, text) = match out {
                         Ok(o) => {
                             let mut all = o.stdout.clone();

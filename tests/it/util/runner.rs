@@ -89,3 +89,29 @@ impl Proj {
         serde_json::from_str(&self.ok(&a)).unwrap()
     }
 }
+
+/// A project override of `workflow`: its built-in TOML (`baton workflow show`) with the
+/// rate-limit backoff at 0 s, so a test waits out a 429 without sleeping.
+pub fn no_backoff(dir: &std::path::Path, workflow: &str) {
+    let o = std::process::Command::new(bin())
+        .args(["workflow", "show", workflow])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("backoff_secs = 30"), "{text}");
+    std::fs::create_dir_all(dir.join(".baton/workflows")).unwrap();
+    std::fs::write(
+        dir.join(format!(".baton/workflows/{workflow}.toml")),
+        text.replace("backoff_secs = 30", "backoff_secs = 0"),
+    )
+    .unwrap();
+}
+
+/// `--json` output: one JSON value per line (a line that is not JSON fails the test).
+pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
