@@ -336,6 +336,10 @@ impl Pipeline<'_> {
             j.log(Entry::Interrupted {
                 signal: name.clone(),
             })?;
+            self.reporter.report(&RunEvent::Interrupted {
+                signal: &name,
+                resume: &format!("baton run --resume {run_id}"),
+            });
         }
         Err(Error::Interrupted {
             signal: sig,

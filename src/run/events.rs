@@ -181,6 +181,11 @@ pub enum RunEvent<'a> {
         tokens: u64,
         cost_usd: f64,
     },
+    /// A signal stopped the run (Ctrl-C, kill, a closed terminal); `resume` continues it.
+    Interrupted {
+        signal: &'a str,
+        resume: &'a str,
+    },
     Note {
         #[serde(skip_serializing_if = "Option::is_none")]
         subject: Option<&'a Subject>,

@@ -203,7 +203,8 @@ impl Progress {
                 Some(s) => self.line(&format!("  note: {}: {text}", s.label())),
                 None => self.line(&format!("  note: {text}")),
             },
-            RunEvent::RunFinished { .. } => {}
+            // The error that ends the run says it, with the resume command.
+            RunEvent::Interrupted { .. } | RunEvent::RunFinished { .. } => {}
         }
     }
 }

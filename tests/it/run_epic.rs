@@ -1081,7 +1081,7 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
     use std::os::unix::process::CommandExt;
     let d = project("[story.\"1.1\"]\ndev = [\"hang\"]\n");
     let child = Command::new(bin())
-        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .args(["run", "epic-execute", "1", "--agent", "sim", "--json"])
         .current_dir(&d.dir)
         .env_remove("BATON_AGENT_SIM")
         .process_group(0)
@@ -1113,6 +1113,12 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
     assert!(text.contains("interrupted by SIGINT"), "{text}");
     let id = d.run_id();
     assert!(text.contains(&format!("baton run --resume {id}")), "{text}");
+    let interrupted = crate::util::json_lines(&o.stdout)
+        .into_iter()
+        .find(|e| e["event"] == "interrupted")
+        .unwrap_or_else(|| panic!("no interrupted event: {text}"));
+    assert_eq!(interrupted["signal"], "SIGINT");
+    assert_eq!(interrupted["resume"], format!("baton run --resume {id}"));
     // The agent's whole group is gone, its grandchild too.
     // SAFETY: kill(2) with signal 0 only checks that the pid exists.
     let alive = unsafe { libc::kill(grandchild, 0) } == 0;
