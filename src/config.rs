@@ -32,13 +32,16 @@ pub struct Config {
     /// Observation masking: whether scratch files are redacted too.
     #[serde(default)]
     pub mask: crate::context::mask::MaskConfig,
+    /// Each agent's program, flags, permissions and model map (`[agents.claude]`, …).
+    #[serde(default)]
+    pub agents: crate::agent::settings::AgentsConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Agent of every role a workflow does not assign (claude, codex, gemini, sim).
-    pub default_agent: crate::agent::AgentKind,
+    pub default_agent: crate::agent::settings::AgentId,
     /// Branches `baton run` refuses to commit on.
     pub protected_branches: Vec<String>,
     /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
@@ -52,7 +55,7 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            default_agent: crate::agent::AgentKind::Claude,
+            default_agent: crate::agent::AgentKind::Claude.into(),
             protected_branches: vec!["main".into(), "master".into()],
             skip_permissions: false,
             roles: Default::default(),
@@ -139,6 +142,16 @@ pub fn load(file: &Path) -> Result<Config> {
             Error::corrupt(file, None, format!("{key} = {:?}: {why}", p))
                 .hint(format!("fix {key} in {}", file.display()))
         })?;
+    }
+    // Every agent table is checked now, not when a phase first calls it.
+    for name in config.agents.keys() {
+        let id = crate::agent::settings::AgentId::new(name.clone());
+        crate::agent::settings::resolve(&config.agents, &id, None, None)
+            .and_then(|r| r.check(&id))
+            .map_err(|e| {
+                let hint = e.hint_text().unwrap_or_default();
+                Error::corrupt(file, None, e.to_string()).hint(hint)
+            })?;
     }
     Ok(config)
 }

@@ -47,6 +47,10 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         "--allowedTools",
         &(!tools.is_empty()).then(|| tools.join(",")),
     );
+    opt(
+        "--disallowedTools",
+        &(!spec.disallowed_tools.is_empty()).then(|| spec.disallowed_tools.join(",")),
+    );
     opt("--resume", &req.resume);
     if spec.skip_permissions {
         a.push("--dangerously-skip-permissions".into());

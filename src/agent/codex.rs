@@ -30,6 +30,9 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     if spec.allowed_tools.as_ref().is_some_and(|t| !t.is_empty()) {
         return Err(unsupported(spec, "allowed_tools"));
     }
+    if !spec.disallowed_tools.is_empty() {
+        return Err(unsupported(spec, "disallowed_tools"));
+    }
     // read-only is codex's default and blocks every edit. (`--full-auto` is gone since 0.169.)
     let sandbox = spec.sandbox.clone().or_else(|| {
         (spec.access == Access::Edit && !spec.skip_permissions)

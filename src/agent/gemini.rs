@@ -26,6 +26,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
             spec.allowed_tools.as_ref().is_some_and(|t| !t.is_empty()),
             "allowed_tools",
         ),
+        (!spec.disallowed_tools.is_empty(), "disallowed_tools"),
     ] {
         if set {
             return Err(unsupported(spec, what));

@@ -74,6 +74,7 @@ mod failure;
 mod gemini;
 mod process;
 pub(crate) use process::signal_group;
+pub mod settings;
 pub mod sim;
 
 pub use failure::{FailureKind, is_transient};
@@ -113,6 +114,18 @@ impl AgentKind {
             AgentKind::Command => "command",
             AgentKind::Sim => "sim",
         }
+    }
+
+    pub fn parse(name: &str) -> Option<AgentKind> {
+        [
+            AgentKind::Claude,
+            AgentKind::Codex,
+            AgentKind::Gemini,
+            AgentKind::Command,
+            AgentKind::Sim,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
     }
 }
 
@@ -189,6 +202,8 @@ pub struct AgentSpec {
     /// [`CLAUDE_ALLOWED_TOOLS`] when [`Access::Edit`], none when read-only; `Some(empty)`: no flag.
     /// Other kinds refuse a non-empty list.
     pub allowed_tools: Option<Vec<String>>,
+    /// claude `--disallowedTools` (one comma-separated argument). Other kinds refuse it.
+    pub disallowed_tools: Vec<String>,
     /// claude `--dangerously-skip-permissions`, codex
     /// `--dangerously-bypass-approvals-and-sandbox`, gemini `--yolo`. Never on by default;
     /// replaces the [`Access`] defaults.
@@ -215,6 +230,7 @@ impl AgentSpec {
             access: Access::Edit,
             permission_mode: None,
             allowed_tools: None,
+            disallowed_tools: Vec::new(),
             skip_permissions: false,
             sandbox: None,
             env: Vec::new(),

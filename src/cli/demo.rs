@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         workflow: Some(super::run::Workflow::EpicExecute(super::run::EpicArgs {
             epic: "1".into(),
             agent: super::run::AgentArgs {
-                agent: Some(super::run::AgentName::Sim),
+                agent: Some(crate::agent::AgentKind::Sim.into()),
                 scenario: Some(dir.join(".baton/sim.toml")),
             },
             flags: super::run::EpicFlags {

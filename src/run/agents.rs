@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::journal::Usage;
-use crate::agent::AgentKind;
+use crate::agent::settings::{AgentId, Tier};
 use crate::error::Result;
 
-/// The agent and model that run one role.
+/// The agent and model that run one role. The model is resolved against the agent's
+/// settings when it is called: a tier becomes that CLI's own model name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assignment {
-    pub agent: AgentKind,
+    pub agent: AgentId,
+    pub tier: Option<Tier>,
     pub model: Option<String>,
 }
 
@@ -53,4 +55,8 @@ pub struct Reply {
 /// `Sync`: parallel stories call agents from their own threads.
 pub trait Agents: Sync {
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply>;
+    /// The model `who` will run with, as the agent's settings resolve it (for reports).
+    fn model(&self, who: &Assignment) -> Option<String> {
+        who.model.clone()
+    }
 }

@@ -181,12 +181,13 @@ impl Pipeline<'_> {
             phase: c.phase.to_string(),
             attempt: c.attempt,
         })?;
+        let model = self.agents.model(&c.who);
         self.reporter.report(&RunEvent::PhaseStarted {
             subject: c.subject,
             phase: c.phase,
             attempt: c.attempt,
-            agent: c.who.agent.name(),
-            model: c.who.model.as_deref(),
+            agent: c.who.agent.as_str(),
+            model: model.as_deref(),
         });
         let req = Request {
             name: c.label.clone(),
@@ -216,7 +217,7 @@ impl Pipeline<'_> {
             let what = reply.error.as_deref().unwrap_or("the agent failed");
             return Err(Error::agent(format!(
                 "{} cannot run the {} phase of {}: {what}",
-                c.who.agent.name(),
+                c.who.agent,
                 c.phase,
                 c.subject.label()
             ))

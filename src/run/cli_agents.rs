@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::agents::{Agents, Assignment, Reply, Request};
+use crate::agent::settings::{self, AgentsConfig, Resolved};
 use crate::agent::{self, AgentKind, AgentRequest, AgentSpec};
 use crate::error::{Error, Result};
 
@@ -12,28 +13,37 @@ use crate::error::{Error, Result};
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
 
 /// Whether the engine can run phases with `who`: checked for every role before a run
-/// changes anything. The `command` kind needs a program, which workflow roles cannot name yet.
-pub fn runnable(who: &Assignment) -> Result<()> {
-    match who.agent {
-        AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini | AgentKind::Sim => Ok(()),
-        AgentKind::Command => Err(Error::invalid(
-            "the `command` agent cannot run workflow phases: it needs a program",
-        )
-        .hint("agents for phases: claude, codex, gemini, sim (--agent, [run.roles] in baton.toml, or the workflow's [roles])")),
+/// changes anything. The agent must be known, its settings valid for its CLI, and its command
+/// line buildable.
+pub fn runnable(who: &Assignment, agents: &AgentsConfig) -> Result<()> {
+    if who.agent.is_sim() {
+        return Ok(());
     }
+    let r = resolve(who, agents)?;
+    r.check(&who.agent)?;
+    let probe = AgentRequest::new("", ".", ".", "probe");
+    agent::invocation(&r.spec(Path::new("."), false), &probe).map(drop)
+}
+
+fn resolve(who: &Assignment, agents: &AgentsConfig) -> Result<Resolved> {
+    settings::resolve(agents, &who.agent, who.model.as_deref(), who.tier)
 }
 
 pub struct CliAgents {
+    project_dir: PathBuf,
     scenario: Option<PathBuf>,
+    agents: AgentsConfig,
     skip_permissions: bool,
     /// The binary that acts as the simulated agent (default: this one).
     sim_program: Option<PathBuf>,
 }
 
 impl CliAgents {
-    pub fn new(_project_dir: &Path, scenario: Option<PathBuf>) -> CliAgents {
+    pub fn new(project_dir: &Path, scenario: Option<PathBuf>) -> CliAgents {
         CliAgents {
+            project_dir: project_dir.to_path_buf(),
             scenario,
+            agents: AgentsConfig::new(),
             skip_permissions: false,
             sim_program: None,
         }
@@ -46,43 +56,45 @@ impl CliAgents {
         self
     }
 
-    pub fn skip_permissions(mut self, yes: bool) -> Self {
-        self.skip_permissions = yes;
+    /// The project's `[run] skip_permissions` and `[agents.*]` settings.
+    pub fn configured(mut self, run: &crate::config::Config) -> Self {
+        self.skip_permissions = run.run.skip_permissions;
+        self.agents = run.agents.clone();
         self
     }
 
-    fn spec(&self, who: &Assignment, req: &Request) -> Result<AgentSpec> {
-        runnable(who)?;
-        let mut spec = match who.agent {
-            AgentKind::Sim => {
-                let exe = match &self.sim_program {
-                    Some(p) => p.clone(),
-                    None => std::env::current_exe().map_err(|e| Error::io("baton", e))?,
-                };
-                let mut s = AgentSpec::new(AgentKind::Claude);
-                s.program = Some(exe);
-                s.env.push((SIM_ENV.into(), "1".into()));
-                if let Some(sc) = &self.scenario {
-                    s.env
-                        .push(("BATON_SIM_SCENARIO".into(), sc.display().to_string()));
-                }
-                s
+    /// The adapter configuration that runs `who`.
+    pub fn spec(&self, who: &Assignment) -> Result<AgentSpec> {
+        if who.agent.is_sim() {
+            let exe = match &self.sim_program {
+                Some(p) => p.clone(),
+                None => std::env::current_exe().map_err(|e| Error::io("baton", e))?,
+            };
+            let mut s = AgentSpec::new(AgentKind::Claude);
+            s.program = Some(exe);
+            s.env.push((SIM_ENV.into(), "1".into()));
+            if let Some(sc) = &self.scenario {
+                s.env
+                    .push(("BATON_SIM_SCENARIO".into(), sc.display().to_string()));
             }
-            kind => AgentSpec::new(kind),
-        };
-        if who.agent != AgentKind::Sim {
-            spec.model = who.model.clone();
-            spec.skip_permissions = self.skip_permissions;
+            return Ok(s);
         }
-        spec.timeout = req.timeout;
-        spec.grace = req.grace;
-        Ok(spec)
+        Ok(resolve(who, &self.agents)?.spec(&self.project_dir, self.skip_permissions))
     }
 }
 
 impl Agents for CliAgents {
+    fn model(&self, who: &Assignment) -> Option<String> {
+        if who.agent.is_sim() {
+            return who.model.clone();
+        }
+        resolve(who, &self.agents).ok().and_then(|r| r.model)
+    }
+
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply> {
-        let spec = self.spec(who, req)?;
+        let mut spec = self.spec(who)?;
+        spec.timeout = req.timeout;
+        spec.grace = req.grace;
         let mut r = AgentRequest::new(
             req.prompt,
             req.cwd.clone(),

@@ -285,7 +285,8 @@ mod tests {
     fn conductor() -> Conductor {
         Conductor::new(
             Assignment {
-                agent: crate::agent::AgentKind::Sim,
+                agent: crate::agent::AgentKind::Sim.into(),
+                tier: None,
                 model: None,
             },
             policy(),

@@ -9,14 +9,17 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::agents::Assignment;
-use crate::agent::AgentKind;
+use crate::agent::settings::{AgentId, Tier};
 use crate::error::{Error, Result};
 
-/// Who runs a role: an agent kind (claude, codex, gemini, command, sim) and a model.
+/// Who runs a role: an agent (claude, codex, gemini, sim, or a name of `[agents.<name>]`), and
+/// the model: a tier the agent's model map turns into its own model name, or a model by name.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Role {
-    pub agent: Option<AgentKind>,
+    pub agent: Option<AgentId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
     pub model: Option<String>,
 }
 
@@ -226,16 +229,27 @@ pub fn check_dag(source: &str, text: &str, nodes: &[(String, Vec<String>)]) -> R
 /// the workflow's `[roles.<role>]`, else the default agent.
 pub fn assign(
     role: &str,
-    agent: Option<AgentKind>,
+    agent: Option<&AgentId>,
     project: &BTreeMap<String, Role>,
     workflow: &BTreeMap<String, Role>,
-    default_agent: AgentKind,
+    default_agent: &AgentId,
 ) -> Assignment {
     let w = workflow.get(role).cloned().unwrap_or_default();
     let p = project.get(role).cloned().unwrap_or_default();
+    // A project role that names a tier or a model replaces the workflow's choice of both.
+    let (tier, model) = if p.tier.is_some() || p.model.is_some() {
+        (p.tier, p.model)
+    } else {
+        (w.tier, w.model)
+    };
     Assignment {
-        agent: agent.or(p.agent).or(w.agent).unwrap_or(default_agent),
-        model: p.model.or(w.model),
+        agent: agent
+            .cloned()
+            .or(p.agent)
+            .or(w.agent)
+            .unwrap_or_else(|| default_agent.clone()),
+        tier,
+        model,
     }
 }
 

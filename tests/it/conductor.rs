@@ -53,7 +53,8 @@ fn call(p: &Proj, a: &CliAgents, c: &mut Conductor, n: usize, tasks: u64) -> Opt
 fn conductor() -> Conductor {
     Conductor::new(
         Assignment {
-            agent: baton::agent::AgentKind::Sim,
+            agent: baton::agent::AgentKind::Sim.into(),
+            tier: None,
             model: None,
         },
         Policy::from_budget(&Default::default()),

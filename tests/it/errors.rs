@@ -7,8 +7,8 @@ use crate::util::{Proj, Test};
 const NO_TASK_HINT: &str =
     "  hint: create one first: baton task init <name> (or pass --task SLUG)\n";
 /// `--agent` takes one of the agents clap knows; it lists them.
-const CLAP_AGENT: &str = "error: invalid value 'gpt' for '--agent <AGENT>'\n  \
-[possible values: claude, codex, gemini, sim]\n\nFor more information, try '--help'.\n";
+const UNKNOWN_AGENT: &str = "error: unknown agent `gpt`\n  \
+hint: agents: claude, codex, gemini, sim; define your own under [agents.gpt] in baton.toml\n";
 
 fn with_task() -> Proj {
     Test::new()
@@ -94,7 +94,7 @@ fn an_unknown_agent() {
     let p = with_task();
     p.test()
         .args(["run", "orchestrate", "add-login", "--agent", "gpt"])
-        .stderr(CLAP_AGENT)
+        .stderr(UNKNOWN_AGENT)
         .status(2)
         .run();
     p.test()
@@ -103,7 +103,7 @@ fn an_unknown_agent() {
         .run();
     p.test()
         .args(["run", "verify", "--queue", "q", "--agent", "gpt"])
-        .stderr(CLAP_AGENT)
+        .stderr(UNKNOWN_AGENT)
         .status(2)
         .run();
     assert!(!p.path().join(".baton/runs").exists(), "no run was created");

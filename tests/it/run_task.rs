@@ -733,7 +733,7 @@ fn bad_input_is_refused_clearly() {
     std::fs::remove_file(wdir.join("poc.toml")).unwrap();
     p.test()
         .args(["run", "orchestrate", "add-login", "--agent", "nosuch"])
-        .stderr_contains("invalid value 'nosuch' for '--agent <AGENT>'")
+        .stderr_contains("unknown agent `nosuch`")
         .status(2)
         .run();
     // Flags of epic runs are not flags of task runs: clap refuses them.

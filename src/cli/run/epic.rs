@@ -84,12 +84,12 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     for p in wf.phases() {
         let who = crate::run::definition::assign(
             &p.role,
-            saved.options.agent,
+            saved.options.agent.as_ref(),
             &saved.options.roles,
             &wf.roles,
-            saved.options.default_agent,
+            &saved.options.default_agent,
         );
-        crate::run::cli_agents::runnable(&who)?;
+        crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
         crate::run::prompt::template(&p.template, &local.join("prompts"))?;
         if let Some(t) = &p.party_template {
             crate::run::prompt::template(t, &local.join("prompts"))?;
@@ -159,8 +159,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             j
         }
     };
-    let agents = CliAgents::new(&project_dir, saved.scenario.clone())
-        .skip_permissions(ctx.project.config.run.skip_permissions);
+    let agents =
+        CliAgents::new(&project_dir, saved.scenario.clone()).configured(&ctx.project.config);
     if !saved.options.dry_run {
         // Temp files of story or status writes a kill cut short: gone before any agent's
         // `git add -A` can stage them.
@@ -304,8 +304,8 @@ fn fresh(
             skip_done: a.skip_done,
             no_commit: a.no_commit,
             skip_review: a.skip_review,
-            agent: agent.agent.map(Into::into),
-            default_agent: cfg.run.default_agent,
+            agent: agent.agent.clone(),
+            default_agent: cfg.run.default_agent.clone(),
             roles: cfg.run.roles.clone(),
             protected_branches: cfg.run.protected_branches.clone(),
             parallel: a.parallel.unwrap_or(1) as usize,

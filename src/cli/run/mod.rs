@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::agent::AgentKind;
+use crate::agent::settings::AgentId;
 use crate::error::{Error, Result};
 use crate::run::definition::WorkflowKind;
 use crate::run::journal::Journal;
@@ -42,8 +42,8 @@ pub struct Args {
     #[arg(long, requires = "resume")]
     pub no_wait: bool,
     /// Not with --resume: a run keeps the agents it started with (refused, with the reason)
-    #[arg(long, value_enum, requires = "resume", hide = true)]
-    pub agent: Option<AgentName>,
+    #[arg(long, requires = "resume", hide = true)]
+    pub agent: Option<AgentId>,
 }
 
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -75,33 +75,13 @@ baton run verify --queue dat-q1 --agent sim   # again after a crash: continues t
     Verify(VerifyArgs),
 }
 
-/// The agents `--agent` may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AgentName {
-    Claude,
-    Codex,
-    Gemini,
-    /// The built-in simulated agent (deterministic, no LLM, no network)
-    Sim,
-}
-
-impl From<AgentName> for AgentKind {
-    fn from(a: AgentName) -> AgentKind {
-        match a {
-            AgentName::Claude => AgentKind::Claude,
-            AgentName::Codex => AgentKind::Codex,
-            AgentName::Gemini => AgentKind::Gemini,
-            AgentName::Sim => AgentKind::Sim,
-        }
-    }
-}
-
 /// Who runs the phases, for every workflow.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentArgs {
-    /// Run every phase with this agent
-    #[arg(long, value_enum)]
-    pub agent: Option<AgentName>,
+    /// Run every phase with this agent: claude, codex, gemini, sim (the built-in simulated
+    /// agent: deterministic, no LLM, no network), or a name of [agents.<name>] in baton.toml
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<AgentId>,
     /// Scenario of the simulated agent (TOML; default .baton/sim.toml)
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
@@ -238,11 +218,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                     .unwrap_or_else(|| "the roles' agents".into());
                 return Err(Error::invalid(format!(
                     "run {id} continues with the agent it started with ({started}), not {}",
-                    AgentKind::from(a).name()
+                    a
                 ))
                 .hint(format!(
                     "resume it as it is: baton run --resume {id}; or start a new run with --agent {}",
-                    AgentKind::from(a).name()
+                    a
                 )));
             }
             let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();

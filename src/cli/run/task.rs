@@ -81,8 +81,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     } else {
         None
     };
-    let agents = CliAgents::new(&project_dir, saved.scenario.clone())
-        .skip_permissions(ctx.project.config.run.skip_permissions);
+    let agents =
+        CliAgents::new(&project_dir, saved.scenario.clone()).configured(&ctx.project.config);
     let progress = Progress::new(ctx.out.json, false);
     progress.report(&RunEvent::RunStarted {
         run_id: &run_id,
@@ -243,12 +243,12 @@ fn fresh(
         for role in roles {
             let who = crate::run::definition::assign(
                 role,
-                a.agent.agent.map(Into::into),
+                a.agent.agent.as_ref(),
                 &run_cfg.roles,
                 &wf.roles,
-                run_cfg.default_agent,
+                &run_cfg.default_agent,
             );
-            crate::run::cli_agents::runnable(&who)?;
+            crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
         }
     }
     let m = store.manifest(&slug)?;
@@ -325,8 +325,8 @@ fn fresh(
     let scenario = super::scenario(ctx, &a.agent)?;
     let saved = Saved {
         options: TaskOptions {
-            agent: a.agent.agent.map(Into::into),
-            default_agent: cfg.run.default_agent,
+            agent: a.agent.agent.clone(),
+            default_agent: cfg.run.default_agent.clone(),
             roles: cfg.run.roles.clone(),
             parallel: a.parallel.unwrap_or(0) as usize,
             no_wait: a.no_wait,

@@ -84,12 +84,12 @@ fn start_run(
         crate::run::prompt::template(&ph.template, &prompts)?;
         let who = crate::run::definition::assign(
             &ph.role,
-            opts.agent,
+            opts.agent.as_ref(),
             &opts.roles,
             &pipeline.roles,
-            opts.default_agent,
+            &opts.default_agent,
         );
-        crate::run::cli_agents::runnable(&who)?;
+        crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
     }
     let _run_lock = queues.lock_run(&opts.queue)?;
     let resumed = journal.is_some();
@@ -118,8 +118,8 @@ fn start_run(
         subjects: std::slice::from_ref(&opts.queue),
         resumed,
     });
-    let agents = CliAgents::new(&ctx.project.dir, opts.scenario.clone())
-        .skip_permissions(ctx.project.config.run.skip_permissions);
+    let agents =
+        CliAgents::new(&ctx.project.dir, opts.scenario.clone()).configured(&ctx.project.config);
     let mut engine = Engine {
         project_dir: ctx.project.dir.clone(),
         queues,
@@ -198,8 +198,8 @@ fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {
     let scenario = super::scenario(ctx, &a.agent)?;
     Ok(Options {
         queue,
-        agent: a.agent.agent.map(Into::into),
-        default_agent: cfg.run.default_agent,
+        agent: a.agent.agent.clone(),
+        default_agent: cfg.run.default_agent.clone(),
         roles: cfg.run.roles.clone(),
         scenario,
         config: cfg.verify.clone(),

@@ -72,8 +72,8 @@ pub struct Options {
     pub no_commit: bool,
     pub skip_review: bool,
     /// Agent for every role (`--agent sim`).
-    pub agent: Option<crate::agent::AgentKind>,
-    pub default_agent: crate::agent::AgentKind,
+    pub agent: Option<crate::agent::settings::AgentId>,
+    pub default_agent: crate::agent::settings::AgentId,
     /// baton.toml's `[run.roles.<role>]`: agent and model per role, over the workflow's.
     #[serde(default)]
     pub roles: std::collections::BTreeMap<String, crate::run::definition::Role>,
@@ -271,10 +271,10 @@ impl Engine<'_> {
     fn assignment(&self, role: &str) -> Assignment {
         crate::run::definition::assign(
             role,
-            self.opts.agent,
+            self.opts.agent.as_ref(),
             &self.opts.roles,
             &self.wf.roles,
-            self.opts.default_agent,
+            &self.opts.default_agent,
         )
     }
 

@@ -60,8 +60,8 @@ enum Verdict {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TaskOptions {
-    pub agent: Option<crate::agent::AgentKind>,
-    pub default_agent: crate::agent::AgentKind,
+    pub agent: Option<crate::agent::settings::AgentId>,
+    pub default_agent: crate::agent::settings::AgentId,
     #[serde(default)]
     pub roles: BTreeMap<String, crate::run::definition::Role>,
     /// Implementation tasks at once; 0: the workflow's `policy.parallel`.
@@ -227,10 +227,10 @@ impl TaskEngine<'_> {
     pub fn assignment(&self, wf: &TaskWorkflow, role: &str) -> Assignment {
         crate::run::definition::assign(
             role,
-            self.opts.agent,
+            self.opts.agent.as_ref(),
             &self.opts.roles,
             &wf.roles,
-            self.opts.default_agent,
+            &self.opts.default_agent,
         )
     }
 

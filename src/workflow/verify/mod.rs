@@ -112,8 +112,8 @@ impl Context {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Options {
     pub queue: String,
-    pub agent: Option<crate::agent::AgentKind>,
-    pub default_agent: crate::agent::AgentKind,
+    pub agent: Option<crate::agent::settings::AgentId>,
+    pub default_agent: crate::agent::settings::AgentId,
     #[serde(default)]
     pub roles: BTreeMap<String, Role>,
     #[serde(default)]
@@ -218,10 +218,10 @@ impl Engine<'_> {
     fn assignment(&self, role: &str) -> Assignment {
         crate::run::definition::assign(
             role,
-            self.opts.agent,
+            self.opts.agent.as_ref(),
             &self.opts.roles,
             &self.pipeline.roles,
-            self.opts.default_agent,
+            &self.opts.default_agent,
         )
     }
 
