@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  baton demo\n  baton demo --dir /tmp/baton-demo\n\n\
+    after_help = "Examples:\n  baton demo\n  baton demo --dir /tmp/baton-demo\n  \
+baton demo --dir /tmp/try --no-run && cd /tmp/try && baton run epic-execute 1 --agent codex\n\n\
 Everything happens in a new temporary git repository (kept, so you can look around).\n\
 The agent is baton's simulated agent: deterministic, no LLM, no network."
 )]
@@ -18,6 +19,9 @@ pub struct Args {
     /// Where to create the demo project (must not exist yet)
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Only create the project, ready for `baton run epic-execute 1` with an agent of yours
+    #[arg(long)]
+    no_run: bool,
 }
 
 const EPIC: &str = "# Epic 1: Notes service\n\nA small service to keep notes.\n\n## Stories\n\n- 1.1 Project skeleton\n- 1.2 Create notes\n- 1.3 Search notes\n- 1.4 Export notes\n";
@@ -102,6 +106,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     )?;
     git(&dir, &["switch", "-q", "-c", "epic-1"])?;
     println!("demo project: {} (branch epic-1)", dir.display());
+    if a.no_run {
+        println!(
+            "run it: cd {} && baton run epic-execute 1 --agent claude|codex|gemini|sim",
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("running: baton run epic-execute 1 --agent sim --party-all\n");
     let project = crate::config::Project::discover(&dir)?;
     let sub = super::Ctx {

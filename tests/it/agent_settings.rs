@@ -188,3 +188,35 @@ fn agent_settings_a_cli_has_no_flag_for_are_refused_before_anything_runs() {
         assert!(!dir.join(".baton").exists(), "nothing was created: {out}");
     }
 }
+
+/// `baton demo --no-run`: the project to try a real agent on (the conformance check's).
+#[test]
+fn demo_no_run_creates_the_project_and_runs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("try");
+    let o = Command::new(bin())
+        .args(["demo", "--no-run", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&o),
+        format!(
+            "demo project: {0} (branch epic-1)\nrun it: cd {0} && baton run epic-execute 1 --agent claude|codex|gemini|sim\n",
+            dir.display()
+        )
+    );
+    let head = Command::new("git")
+        .args(["log", "--oneline"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&head.stdout).lines().count(), 1);
+    assert!(!dir.join(".baton/runs").exists());
+    let listed = Command::new(bin())
+        .args(["stories", "1"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(text(&listed).contains("1.4"), "{}", text(&listed));
+}
