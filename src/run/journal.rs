@@ -162,10 +162,15 @@ pub enum Entry {
         failed: u32,
         skipped: u32,
     },
-    /// Task workflows: the run set `gate` on the task and waits for a decision.
+    /// Task workflows: the run sets `gate` on the task and waits for a decision. Journaled
+    /// before the store's SET_GATE, with the store's last event `seq` then (`store_seq`): on
+    /// resume a SET_GATE after it shows the gate was set (and perhaps already decided), its
+    /// absence that the kill came first. Journals without it journaled after SET_GATE.
     TaskGateOpened {
         task: String,
         gate: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        store_seq: Option<u64>,
     },
     /// Task workflows: the decision the run picked up for `gate`.
     TaskGateDecided {

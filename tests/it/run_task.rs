@@ -595,7 +595,18 @@ fn killed_runs_resume_without_repeating_an_agent_call() {
         .position(|e| e["event"] == "phase_finished" && e["phase"] == "implementation")
         .unwrap()
         + 1;
-    for n in [2, 4, first_impl, first_impl + 1, total - 3, total - 1] {
+    // Right after the journal says a gate is being opened, before the store has it: resuming
+    // sets it once, and a gate a human already answered is never asked again.
+    let gate_points: Vec<usize> = events(&p)
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["event"] == "task_gate_opened")
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(gate_points.len(), 3, "investigation, design, final");
+    let mut points = vec![2, 4, first_impl, first_impl + 1, total - 3, total - 1];
+    points.extend(gate_points);
+    for n in points {
         let p = proj(scenario, "orchestrate");
         let mut decided = 0;
         let mut crashed = false;
@@ -635,6 +646,15 @@ fn killed_runs_resume_without_repeating_an_agent_call() {
             labels(&m)
         );
         no_repeated_calls(&p);
+        let log = std::fs::read_to_string(p.task_dir("add-login").join("events.jsonl")).unwrap();
+        let mut gates: Vec<String> = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["event"] == "gate_set")
+            .map(|e| e["gate"].as_str().unwrap().to_string())
+            .collect();
+        gates.sort();
+        assert_eq!(gates, ["design", "final", "investigation"], "crash at {n}");
         crate::util::assert_manifest_is_replay(&p.task_dir("add-login"));
     }
 }

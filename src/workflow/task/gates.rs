@@ -104,23 +104,40 @@ impl TaskEngine<'_> {
                 Decision::Approve
             }));
         }
-        let opened = lock(&self.journal).records.iter().any(|r| {
-            matches!(&r.entry, Entry::TaskGateOpened { task, gate: x } if *task == self.slug && *x == g)
-        });
-        if !opened {
-            let m = self.manifest()?;
-            if m.status == Status::Running {
-                let (prompt, artifacts) = self.gate_text(gate);
-                self.store.set_gate(&self.slug, gate, &prompt, artifacts)?;
-                if !configured {
-                    // No final gate in this workflow: baton approves it itself.
-                    self.store.resume(&self.slug, Decision::Approve)?;
-                }
+        let opened = lock(&self.journal)
+            .records
+            .iter()
+            .find_map(|r| match &r.entry {
+                Entry::TaskGateOpened {
+                    task,
+                    gate: x,
+                    store_seq,
+                } if *task == self.slug && *x == g => Some(*store_seq),
+                _ => None,
+            });
+        // Write-ahead: the journal says the gate is being opened before the store sets it, so a
+        // kill between the two can be told apart from a gate a human has since decided (the
+        // task is running again in both cases).
+        let set = match opened {
+            None => {
+                let m = self.manifest()?;
+                self.log(Entry::TaskGateOpened {
+                    task: self.slug.clone(),
+                    gate: g.clone(),
+                    store_seq: Some(m.version),
+                })?;
+                false
             }
-            self.log(Entry::TaskGateOpened {
-                task: self.slug.clone(),
-                gate: g.clone(),
-            })?;
+            Some(None) => true,
+            Some(Some(seq)) => self.gate_set_since(gate, seq)?,
+        };
+        if !set && self.manifest()?.status == Status::Running {
+            let (prompt, artifacts) = self.gate_text(gate);
+            self.store.set_gate(&self.slug, gate, &prompt, artifacts)?;
+            if !configured {
+                // No final gate in this workflow: baton approves it itself.
+                self.store.resume(&self.slug, Decision::Approve)?;
+            }
         }
         let mut told = false;
         loop {
@@ -159,6 +176,15 @@ impl TaskEngine<'_> {
             }
             return Ok(GateOutcome::Decided(d));
         }
+    }
+
+    /// Whether the task's log has a SET_GATE of `gate` after event `seq`.
+    fn gate_set_since(&self, gate: Gate, seq: u64) -> Result<bool> {
+        let log = self.store.task_dir(&self.slug).join(crate::store::EVENTS);
+        Ok(crate::store::log::read_all(&log)?.iter().any(|e| {
+            e.seq > seq
+                && matches!(&e.kind, crate::store::model::EventKind::GateSet { gate: x, .. } if *x == gate)
+        }))
     }
 
     pub(super) fn gate_text(&self, gate: Gate) -> (String, Vec<String>) {
