@@ -98,6 +98,10 @@ impl Project {
         } else {
             Config::default()
         };
+        // The store and the local directory are the project's: not symlinks to elsewhere.
+        for p in [&config.paths.root, &config.paths.local] {
+            crate::fs::confined(&dir, &dir.join(p))?;
+        }
         Ok(Project { dir, config })
     }
 

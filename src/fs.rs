@@ -156,3 +156,79 @@ pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
         Err(e) => Err(Error::io(path, e)),
     }
 }
+
+/// `path` must resolve inside `base`, symlinks followed (the part of `path` that does not exist
+/// yet is taken as it is): a symlink planted in the project must not lead a read or a write out
+/// of it. `base` is resolved the same way.
+pub fn confined(base: &Path, path: &Path) -> Result<()> {
+    let base_real = resolve_existing(base)?;
+    let real = resolve_existing(path)?;
+    if real.starts_with(&base_real) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{}: resolves to {}, outside {}",
+        path.display(),
+        real.display(),
+        base.display()
+    ))
+    .hint("baton keeps every task, story, artifact and queue path inside the project: replace the symlink with the file or directory itself"))
+}
+
+/// `path` with its longest existing prefix canonicalized (symlinks followed); a dangling
+/// symlink is an error, since where it leads cannot be checked.
+fn resolve_existing(path: &Path) -> Result<std::path::PathBuf> {
+    let mut rest = Vec::new();
+    let mut p = path;
+    loop {
+        if p.symlink_metadata().is_ok() {
+            let real = p.canonicalize().map_err(|e| {
+                Error::invalid(format!("{}: cannot be resolved ({e})", p.display())).hint(
+                    "a symlink whose target is missing: remove it or point it inside the project",
+                )
+            })?;
+            return Ok(rest
+                .iter()
+                .rev()
+                .fold(real, |acc: std::path::PathBuf, c| acc.join(c)));
+        }
+        match (p.file_name(), p.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                p = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            _ => return Ok(path.to_path_buf()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod confined_tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_out_of_the_base_are_refused_and_new_paths_are_judged_by_their_parent() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("p");
+        let outside = t.path().join("elsewhere");
+        std::fs::create_dir_all(base.join("docs")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, base.join("docs/tasks")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", base.join("docs/a.md")).unwrap();
+        std::os::unix::fs::symlink(base.join("docs"), base.join("in")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("gone"), base.join("dangling")).unwrap();
+        assert!(confined(&base, &base.join("docs/new/file.md")).is_ok());
+        assert!(
+            confined(&base, &base.join("in/x.md")).is_ok(),
+            "a link inside is fine"
+        );
+        let e = confined(&base, &base.join("docs/tasks/t1/manifest.json")).unwrap_err();
+        assert!(e.to_string().contains("outside"), "{e}");
+        assert!(confined(&base, &base.join("docs/a.md")).is_err());
+        assert!(confined(&base, &base.join("dangling")).is_err());
+    }
+}

@@ -51,6 +51,7 @@ pub fn create(local: &Path, kind: &str) -> Result<PathBuf> {
     validate_kind(kind)?;
     ensure_gitignore(local)?;
     let parent = local.join("sessions").join(kind);
+    crate::fs::confined(local, &parent)?;
     std::fs::create_dir_all(&parent).map_err(io_err(&parent))?;
     for _ in 0..8 {
         let dir = parent.join(crate::ids::new_id());

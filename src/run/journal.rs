@@ -230,6 +230,7 @@ impl Journal {
 
     pub fn create(local: &Path, run_id: &str) -> Result<Journal> {
         let dir = Self::runs_dir(local).join(run_id);
+        fs::confined(local, &dir)?;
         if dir.exists() {
             return Err(Error::state(format!("run {run_id} already exists")));
         }
@@ -267,6 +268,7 @@ impl Journal {
         crate::store::names::check_slug(&run_id.to_ascii_lowercase())
             .map_err(|_| Error::invalid(format!("`{run_id}` is not a run id")))?;
         let dir = Self::runs_dir(local).join(run_id);
+        fs::confined(local, &dir)?;
         let path = dir.join("events.jsonl");
         if !path.is_file() {
             return Err(Error::not_found(format!(

@@ -126,6 +126,7 @@ impl Store {
         let slug = names::slugify(name)?;
         self.ensure_layout()?;
         let dir = self.task_dir(&slug);
+        fs::confined(&self.root, &dir)?;
         fs::create_dir_all(&dir)?;
         let _lock = fs::lock(&dir.join(LOCK))?;
         let events = dir.join(EVENTS);
@@ -261,7 +262,9 @@ impl Store {
 
     fn require(&self, slug: &str) -> Result<()> {
         if self.exists(slug) {
-            return Ok(());
+            // A task directory (or the tasks directory) symlinked elsewhere would take every
+            // read and write of the task out of the store.
+            return fs::confined(&self.root, &self.task_dir(slug));
         }
         Err(Error::not_found(format!(
             "no task `{slug}` in {}",

@@ -128,12 +128,18 @@ impl<'a> Collector<'a> {
             .to_string()
     }
 
+    /// An artifact's text; one symlinked out of the task is refused, never printed.
+    fn read(&self, path: &Path) -> Result<String> {
+        fs::confined(self.task_dir, path)?;
+        fs::read_text(path)
+    }
+
     fn whole(&mut self, path: Option<PathBuf>, what: &str) -> Result<()> {
         let Some(path) = path else {
             self.notes.push(format!("{what}: not stored yet"));
             return Ok(());
         };
-        let text = fs::read_text(&path)?;
+        let text = self.read(&path)?;
         let source = self.rel(&path);
         if !self.parts.iter().any(|p| p.source == source) {
             self.parts.push(Part { source, text });
@@ -147,7 +153,7 @@ impl<'a> Collector<'a> {
             self.notes.push(format!("{what}: not stored yet"));
             return Ok(());
         };
-        let text = fs::read_text(&path)?;
+        let text = self.read(&path)?;
         let all = markdown::sections(&text);
         let chosen = markdown::select(&all, |t| {
             let t = t.to_lowercase();
@@ -261,6 +267,7 @@ pub fn retrieve(
             "memory" => {
                 for f in ["decisions.md", "patterns.md"] {
                     let p = memory_dir.join(f);
+                    fs::confined(memory_dir.parent().unwrap_or(memory_dir), &p)?;
                     if let Some(text) = fs::read_text_opt(&p)? {
                         c.parts.push(Part {
                             source: format!("memory/{f}"),
@@ -306,6 +313,7 @@ pub fn investigation_summary(task_dir: &Path) -> Result<String> {
     let Some(path) = latest(task_dir, "architect") else {
         return Ok(String::new());
     };
+    fs::confined(task_dir, &path)?;
     let text = fs::read_text(&path)?;
     let all = markdown::sections(&text);
     let chosen = markdown::select(&all, |t| {

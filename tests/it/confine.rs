@@ -1,6 +1,7 @@
 //! Inputs that are not regular files: `tokens`, `extract` and `outline` refuse FIFOs, devices
 //! and sockets (reading them could block or never end) instead of hanging; `tokens` and
-//! `extract` refuse directories.
+//! `extract` refuse directories. Symlinks out of the project: every task, artifact, run,
+//! queue, session and scratch path is refused when it resolves outside.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -134,5 +135,89 @@ fn the_error_has_a_hint() {
     assert!(
         stderr.contains("hint: baton reads regular files only"),
         "{stderr}"
+    );
+}
+
+/// A git project with one task and a stored architect.md, and a directory outside it.
+fn with_task() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("p");
+    let outside = t.path().join("outside");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "TOP-SECRET\n").unwrap();
+    std::fs::write(p.join("baton.toml"), "").unwrap();
+    let (code, _, err) = baton(&p, &["task", "init", "Add login"]);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::write(p.join("a.md"), "# Architecture\n\nok\n").unwrap();
+    let (code, _, err) = baton(&p, &["store", "architect", "--file", "a.md"]);
+    assert_eq!(code, Some(0), "{err}");
+    (t, p, outside)
+}
+
+fn tasks_dir(p: &Path) -> PathBuf {
+    p.join("docs/orchestrator/context/tasks")
+}
+
+fn assert_outside(p: &Path, args: &[&str]) {
+    let (code, stdout, stderr) = baton(p, args);
+    assert_eq!(code, Some(2), "{args:?}: {stdout}{stderr}");
+    assert!(
+        stderr.contains("outside") && stderr.contains("replace the symlink"),
+        "{args:?}: {stderr}"
+    );
+    assert!(!stdout.contains("TOP-SECRET"), "{args:?}: {stdout}");
+}
+
+#[test]
+fn an_artifact_symlinked_out_of_the_project_is_never_printed() {
+    let (_t, p, outside) = with_task();
+    let art = tasks_dir(&p).join("add-login/architect.md");
+    std::fs::remove_file(&art).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), &art).unwrap();
+    assert_outside(&p, &["retrieve", "--for", "design-audit"]);
+    assert_outside(&p, &["retrieve", "--for", "spec", "--json"]);
+}
+
+#[test]
+fn a_tasks_directory_symlinked_out_of_the_project_is_refused_for_reads_and_writes() {
+    let (_t, p, outside) = with_task();
+    let tasks = tasks_dir(&p);
+    std::fs::rename(&tasks, outside.join("tasks")).unwrap();
+    std::os::unix::fs::symlink(outside.join("tasks"), &tasks).unwrap();
+    let before = crate::util::snapshot(&outside);
+    assert_outside(&p, &["phase", "begin", "design-audit"]);
+    assert_outside(&p, &["task", "init", "Other"]);
+    assert_outside(&p, &["task", "summary"]);
+    assert_eq!(
+        crate::util::snapshot(&outside),
+        before,
+        "nothing written outside"
+    );
+}
+
+#[test]
+fn local_state_symlinked_out_of_the_project_is_refused() {
+    let (_t, p, outside) = with_task();
+    // .baton itself: every command refuses to start.
+    std::os::unix::fs::symlink(&outside, p.join(".baton")).unwrap();
+    assert_outside(&p, &["status"]);
+    std::fs::remove_file(p.join(".baton")).unwrap();
+    // Its parts: scratch (masked outputs may hold secrets), queues, sessions, runs.
+    std::fs::create_dir_all(p.join(".baton")).unwrap();
+    for part in ["scratch", "queues", "sessions", "runs"] {
+        let target = outside.join(part);
+        std::fs::create_dir_all(&target).unwrap();
+        std::os::unix::fs::symlink(&target, p.join(".baton").join(part)).unwrap();
+    }
+    let before = crate::util::snapshot(&outside);
+    assert_outside(&p, &["mask", "--", "echo", "hi"]);
+    assert_outside(&p, &["queue", "add", "q", "BMNR"]);
+    assert_outside(&p, &["session", "new", "verify"]);
+    assert_outside(&p, &["run", "--resume", "20990101T000000-abcdef"]);
+    assert_eq!(
+        crate::util::snapshot(&outside),
+        before,
+        "nothing written outside"
     );
 }

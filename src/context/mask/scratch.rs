@@ -21,6 +21,8 @@ pub fn scratch_dir(local: &Path) -> Result<PathBuf> {
             return Err(not_dir(d));
         }
     }
+    // Masked outputs may hold secrets: never written through a symlink to elsewhere.
+    crate::fs::confined(local, &dir)?;
     create_private_dir(&dir)?;
     let ignore = local.join(".gitignore");
     let current = match std::fs::read_to_string(&ignore) {

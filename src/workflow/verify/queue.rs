@@ -129,8 +129,15 @@ impl Queues {
         out
     }
 
+    /// A queue (or its items) symlinked out of the project is refused.
+    fn confined(&self, name: &str) -> Result<()> {
+        let base = self.dir.parent().unwrap_or(&self.dir);
+        fs::confined(base, &self.queue_dir(name).join("items"))
+    }
+
     pub fn load(&self, name: &str) -> Result<QueueFile> {
         check_name(name)?;
+        self.confined(name)?;
         let path = self.file(name);
         let Some(text) = fs::read_text_opt(&path)? else {
             let known = self.names();
@@ -172,6 +179,7 @@ impl Queues {
                 return Err(Error::invalid(format!("item `{i}` is given twice")));
             }
         }
+        self.confined(name)?;
         let qdir = self.queue_dir(name);
         fs::create_dir_all(&qdir)?;
         let _lock = fs::lock(&qdir.join(".lock"))?;
