@@ -10,6 +10,7 @@ mod concurrency;
 mod conductor;
 mod confine;
 mod context;
+mod crash_points;
 mod errors;
 mod exec_lang;
 mod formats;
