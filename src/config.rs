@@ -147,9 +147,24 @@ pub fn load(file: &Path) -> Result<Config> {
                 .hint(format!("fix {key} in {}", file.display()))
         })?;
     }
-    // Every agent table is checked now, not when a phase first calls it.
-    for name in config.agents.keys() {
-        let id = crate::agent::settings::AgentId::new(name.clone());
+    // Every agent table, the default agent and the roles' agents are checked now, not when a
+    // phase first calls them.
+    let mut named = Vec::new();
+    for k in config.agents.keys() {
+        named.push(
+            k.parse::<crate::agent::settings::AgentId>()
+                .map_err(|why| {
+                    Error::corrupt(file, None, format!("[agents.{k}]: {why}"))
+                        .hint(format!("rename the table in {}", file.display()))
+                })?,
+        );
+    }
+    let used = std::iter::once(config.run.default_agent.clone())
+        .chain(config.run.roles.values().filter_map(|r| r.agent.clone()));
+    for id in named.into_iter().chain(used) {
+        if id.is_sim() {
+            continue;
+        }
         crate::agent::settings::resolve(&config.agents, &id, None, None)
             .and_then(|r| r.check(&id))
             .map_err(|e| {

@@ -102,14 +102,21 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Append `bytes` and fsync before returning: the caller reports success only after this.
+/// A failed append (a full disk) is cut back off, so the file is as it was: a half-written
+/// line never waits there for the next append to glue onto.
 pub fn append_durable(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .map_err(io_err(path))?;
-    f.write_all(bytes).map_err(io_err(path))?;
-    f.sync_data().map_err(io_err(path))
+    let before = f.metadata().map_err(io_err(path))?.len();
+    let written = f.write_all(bytes).and_then(|()| f.sync_data());
+    if let Err(e) = written {
+        let _ = f.set_len(before).and_then(|()| f.sync_data());
+        return Err(Error::io(path, e));
+    }
+    Ok(())
 }
 
 /// Append without fsync (human-readable logs that are not a source of truth).

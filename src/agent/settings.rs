@@ -61,8 +61,21 @@ fn default_model(kind: AgentKind, tier: Tier) -> Option<&'static str> {
 /// An agent as roles, `--agent` and run journals name it: a built-in kind (`claude`, `codex`,
 /// `gemini`, `sim`) or a key of `[agents.<name>]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(try_from = "String", into = "String")]
 pub struct AgentId(String);
+
+impl TryFrom<String> for AgentId {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<AgentId, String> {
+        s.parse()
+    }
+}
+
+impl From<AgentId> for String {
+    fn from(a: AgentId) -> String {
+        a.0
+    }
+}
 
 impl AgentId {
     pub fn new(name: impl Into<String>) -> AgentId {

@@ -128,7 +128,10 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     read?;
     let write_error = write_error.or_else(|| sink.finish().err());
     fin.write_error = write_error;
-    let mut outcome = mask::decide(fin, args.threshold, exit, path.clone())?;
+    // A scratch copy that could not be written whole (a full disk) is no record: gone.
+    let mut outcome = mask::decide(fin, args.threshold, exit, path.clone()).inspect_err(|_| {
+        let _ = std::fs::remove_file(&path);
+    })?;
     outcome.timed_out = timed_out;
     if outcome.masked {
         // `cat big_file.rs` read a whole source file: point at its outline instead.

@@ -55,7 +55,7 @@ pub fn tail(path: &Path) -> Result<Tail> {
         }
         let line = &body[start.unwrap_or(0)..];
         let ev: Event = serde_json::from_slice(line).map_err(|e| {
-            Error::corrupt(path, None, format!("last event is not valid JSON ({e})"))
+            Error::corrupt(path, None, format!("the last event cannot be read ({e})"))
         })?;
         if ev.v != EVENT_FORMAT {
             // A write must refuse what a read refuses, with the same words: the full read

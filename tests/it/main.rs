@@ -6,6 +6,7 @@ mod util;
 mod agent;
 mod agent_big_output;
 mod agent_settings;
+mod bad_input;
 mod concurrency;
 mod conductor;
 mod confine;
