@@ -18,6 +18,7 @@ mod mask_corpus;
 mod mask_secrets;
 mod outline;
 mod run_epic;
+mod run_epic_work;
 mod run_task;
 mod store_cli;
 mod stories;

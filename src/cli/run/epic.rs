@@ -18,7 +18,7 @@ use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
 use crate::workflow::epic::def;
 use crate::workflow::epic::project::{self, BmadStatus};
-use crate::workflow::epic::{Engine, EpicReport, Options, StatusWriter, StoryResult};
+use crate::workflow::epic::{Baseline, Engine, EpicReport, Options, StatusWriter, StoryResult};
 
 /// A new run, or one continued from its journal.
 pub enum Start {
@@ -37,6 +37,9 @@ struct Saved {
     epics: Vec<String>,
     options: Options,
     scenario: Option<PathBuf>,
+    /// The work tree when the run started (absent in runs of older batons: nothing then).
+    #[serde(default)]
+    baseline: Baseline,
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
@@ -71,6 +74,15 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             flags,
         } => (fresh(ctx, workflow, epics, &agent, &flags)?, None),
     };
+    let mut saved = saved;
+    if !resumed && !saved.options.dry_run {
+        // What is untracked or changed now is the user's: never staged or stashed by a story.
+        let abs = local.canonicalize().unwrap_or_else(|_| local.clone());
+        let rel = abs
+            .strip_prefix(&project_dir)
+            .unwrap_or(&ctx.project.config.paths.local);
+        saved.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
+    }
     let (wf, _) = def::load(
         if saved.workflow == "epic-chain" {
             "epic-execute"
@@ -207,6 +219,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         run_id: run_id.clone(),
         resumed,
         dry_prompts: Mutex::new(vec![]),
+        baseline: saved.baseline.clone(),
     };
     let mut reports: Vec<EpicReport> = Vec::new();
     let mut handoff: Option<PathBuf> = None;
@@ -311,6 +324,7 @@ fn fresh(
             parallel: a.parallel.unwrap_or(1) as usize,
         },
         scenario,
+        baseline: Baseline::default(),
     })
 }
 
