@@ -12,10 +12,10 @@ use crate::error::{Error, Result};
 pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
     let n = bmad::id::parse_epic_arg(epic).ok_or_else(|| {
         Error::invalid(format!("`{epic}` is not an epic id"))
-            .hint("epic ids are numbers: baton run epic-execute 1")
+            .hint("epic ids are numbers, or decimal ones for inserted epics: baton run epic-execute 1, baton run epic-execute 3.5")
     })?;
     let scan = Bmad::scan(root);
-    let report = scan.epic(n)?;
+    let report = scan.epic(&n)?;
     let stories = report
         .stories
         .iter()
