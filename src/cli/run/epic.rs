@@ -148,6 +148,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         }
     }
     let status = BmadStatus::new(&project_dir);
+    let outputs = crate::workflow::epic::bmad::config::Config::load(&project_dir).outputs();
     if !saved.options.dry_run {
         status.check()?;
     }
@@ -220,12 +221,15 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         resumed,
         dry_prompts: Mutex::new(vec![]),
         baseline: saved.baseline.clone(),
+        outputs: outputs.clone(),
     };
     let mut reports: Vec<EpicReport> = Vec::new();
     let mut handoff: Option<PathBuf> = None;
     for epic in &epics {
         let r = engine.run_epic(epic, handoff.as_deref())?;
-        let h = PathBuf::from(format!("docs/handoffs/epic-{}-handoff.md", epic.id));
+        let h = outputs
+            .handoff_dir
+            .join(format!("epic-{}-handoff.md", epic.id));
         handoff = project_dir.join(&h).is_file().then_some(h);
         reports.push(r);
     }

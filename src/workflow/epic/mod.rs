@@ -61,6 +61,11 @@ pub trait StatusWriter: Sync {
     fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()>;
     /// Files besides the story that a status change touches (committed with the story).
     fn status_files(&self) -> Vec<PathBuf>;
+    /// Mark the epic's retrospective done where the project tracks it (sprint-status.yaml's
+    /// `epic-N-retrospective`); the file written, if any.
+    fn set_retro_done(&self, _dir: &Path, _epic: &str) -> Result<Option<PathBuf>> {
+        Ok(None)
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
@@ -224,6 +229,8 @@ pub struct Engine<'a> {
     pub dry_prompts: Mutex<Vec<(String, String)>>,
     /// The work tree as the run found it: never a story's work.
     pub baseline: Baseline,
+    /// Where UAT, retrospective and handoff go (the project's BMAD config).
+    pub outputs: bmad::config::Outputs,
 }
 
 /// Where a story's work happens: the project itself, or (parallel mode) the story's worktree.
@@ -361,7 +368,7 @@ impl Engine<'_> {
             let writes: Vec<String> = phase
                 .writes
                 .iter()
-                .map(|w| w.replace("{epic}", &epic.id))
+                .map(|w| self.outputs.fill(w, &epic.id))
                 .collect();
             let ctx = self.epic_context(epic, &report, &writes, started.elapsed());
             let out = self.phase(&main, epic, None, phase, 1, ctx, &writes)?;
@@ -369,6 +376,12 @@ impl Engine<'_> {
             report.cost_usd += out.cost_usd.unwrap_or(0.0);
             if out.ok {
                 report.artifacts.extend(writes.iter().cloned());
+                if phase.name == "retro" && !self.opts.dry_run {
+                    // BMAD's own marker that the epic's retrospective happened.
+                    if let Some(f) = self.status.set_retro_done(&main.dir, &epic.id)? {
+                        report.artifacts.push(f.display().to_string());
+                    }
+                }
             } else if phase.blocking {
                 self.note(&format!("{} failed: {}", phase.name, out.detail));
             } else {

@@ -111,15 +111,23 @@ impl Config {
     }
 
     fn read_v6(&mut self, doc: &Yaml, file: &str) {
-        let output = key(doc, &["output_folder"]).and_then(|v| self.folder(file, "output_folder", v, None));
+        let output =
+            key(doc, &["output_folder"]).and_then(|v| self.folder(file, "output_folder", v, None));
         let out = output.as_ref().map(|p| p.display().to_string());
         let pick = |c: &mut Config, names: &[&str]| {
-            names.iter().find_map(|n| {
-                key(doc, &[n]).and_then(|v| c.folder(file, n, v, out.as_deref()))
-            })
+            names
+                .iter()
+                .find_map(|n| key(doc, &[n]).and_then(|v| c.folder(file, n, v, out.as_deref())))
         };
-        self.implementation = pick(self, &["implementation_artifacts", "sprint_artifacts", "dev_story_location"])
-            .or_else(|| output.as_ref().map(|o| o.join("implementation-artifacts")));
+        self.implementation = pick(
+            self,
+            &[
+                "implementation_artifacts",
+                "sprint_artifacts",
+                "dev_story_location",
+            ],
+        )
+        .or_else(|| output.as_ref().map(|o| o.join("implementation-artifacts")));
         self.planning = pick(self, &["planning_artifacts"])
             .or_else(|| output.as_ref().map(|o| o.join("planning-artifacts")));
     }
@@ -135,7 +143,13 @@ impl Config {
 
     /// A configured folder, relative to the project; `None` (with a warning) when it is not
     /// inside the project.
-    fn folder(&mut self, file: &str, name: &str, value: &str, output: Option<&str>) -> Option<PathBuf> {
+    fn folder(
+        &mut self,
+        file: &str,
+        name: &str,
+        value: &str,
+        output: Option<&str>,
+    ) -> Option<PathBuf> {
         let mut v = value.trim().to_string();
         for root in ["{project-root}/", "{project-root}"] {
             if let Some(rest) = v.strip_prefix(root) {
@@ -148,7 +162,8 @@ impl Config {
         let p = PathBuf::from(v.trim_end_matches('/'));
         let inside = !v.is_empty()
             && !v.contains('{')
-            && p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+            && p.components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
         if !inside {
             self.warnings.push(format!(
                 "{file}: `{name}: {value}` is not a folder inside the project; ignored"
@@ -160,7 +175,11 @@ impl Config {
 
     /// Folders that may hold story files, besides the usual ones.
     pub fn story_dirs(&self) -> Vec<PathBuf> {
-        self.implementation.iter().chain(&self.stories).cloned().collect()
+        self.implementation
+            .iter()
+            .chain(&self.stories)
+            .cloned()
+            .collect()
     }
 
     /// Folders that may hold epic files, besides the usual ones.
@@ -175,7 +194,9 @@ impl Config {
 
     /// The sprint-status file the configuration names (v6).
     pub fn sprint_file(&self) -> Option<PathBuf> {
-        self.implementation.as_ref().map(|p| p.join("sprint-status.yaml"))
+        self.implementation
+            .as_ref()
+            .map(|p| p.join("sprint-status.yaml"))
     }
 
     /// Where UAT, retrospective and handoff go: v6's implementation artifacts (BMAD keeps
@@ -222,8 +243,14 @@ mod tests {
         assert_eq!(c.sprint_file(), Some(impl_dir.join("sprint-status.yaml")));
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // Only an output folder: BMAD's defaults under it.
-        let c = load(V6_CONFIG, "output_folder: \"{project-root}/out\"\nplanning_artifacts: \"{output_folder}/plans\"\n");
-        assert_eq!(c.implementation, Some("out/implementation-artifacts".into()));
+        let c = load(
+            V6_CONFIG,
+            "output_folder: \"{project-root}/out\"\nplanning_artifacts: \"{output_folder}/plans\"\n",
+        );
+        assert_eq!(
+            c.implementation,
+            Some("out/implementation-artifacts".into())
+        );
         assert_eq!(c.planning, Some("out/plans".into()));
     }
 
@@ -236,12 +263,18 @@ mod tests {
         assert_eq!(c.outputs().uat_dir, PathBuf::from("docs/qa"));
         assert_eq!(c.outputs().retro_dir, PathBuf::from("docs/sprints"));
         assert_eq!(c.story_dirs(), [PathBuf::from("docs/stories")]);
-        let c = load(V6_CONFIG, "implementation_artifacts: /etc\nplanning_artifacts: \"../x\"\n");
+        let c = load(
+            V6_CONFIG,
+            "implementation_artifacts: /etc\nplanning_artifacts: \"../x\"\n",
+        );
         assert_eq!(c.implementation, None);
         assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
         assert_eq!(c.outputs(), Outputs::default());
         let c = load(V6_CONFIG, "implementation_artifacts: [unclosed\n");
         assert!(c.warnings[0].contains(V6_CONFIG), "{:?}", c.warnings);
-        assert_eq!(Outputs::default().fill("{uat_dir}/epic-{epic}-uat.md", "3.5"), "docs/uat/epic-3.5-uat.md");
+        assert_eq!(
+            Outputs::default().fill("{uat_dir}/epic-{epic}-uat.md", "3.5"),
+            "docs/uat/epic-3.5-uat.md"
+        );
     }
 }

@@ -91,11 +91,19 @@ impl serde::Serialize for EpicId {
 }
 
 fn dotted(parts: &[u32]) -> String {
-    parts.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
+    parts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn dashed(parts: &[u32]) -> String {
-    parts.iter().map(u32::to_string).collect::<Vec<_>>().join("-")
+    parts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 impl StoryId {
@@ -164,9 +172,8 @@ static TITLE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^story\s+(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:\s*([:\-–—.])\s*|\s+|$)(.*)$")
 });
 /// An epic: `Epic 1: Title`, `Epic 2 - Title`, `Epic 3`, `Epic 3.5: Title`.
-static EPIC_TITLE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^epic\s+(\d{1,3})(?:\.(\d{1,3}))?(?:\s*[:\-–—.]\s*|\s+|$)(.*)$")
-});
+static EPIC_TITLE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^epic\s+(\d{1,3})(?:\.(\d{1,3}))?(?:\s*[:\-–—.]\s*|\s+|$)(.*)$"));
 /// An epic file or folder: `epic-1`, `epic_2-slug`, `epic1`, `epic-3.5-slug`.
 static EPIC_FILE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^epic[-_ ]?(\d{1,3})(?:\.(\d{1,3}))?(?:[.\-_ ](.*))?$"));

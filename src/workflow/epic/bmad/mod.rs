@@ -210,7 +210,8 @@ pub fn classify(stem: &str, text: &str) -> Kind {
 /// An epic's own document: named `epic-N…` (and no other kind of document), or titled
 /// `Epic N: …`.
 fn is_epic_doc(stem: &str, text: &str) -> bool {
-    let named = id::epic_from_file_stem(stem).is_some_and(|(_, slug)| not_story_word(&slug).is_none());
+    let named =
+        id::epic_from_file_stem(stem).is_some_and(|(_, slug)| not_story_word(&slug).is_none());
     let titled = markdown::sections(text).first().is_some_and(|s| {
         id::epic_from_title(&s.title).is_some_and(|(_, t)| not_story_word(&t).is_none())
     });
@@ -280,7 +281,12 @@ impl Bmad {
 
     /// Decimal epics the project names anywhere.
     fn declare_epics(&mut self) {
-        let mut d: BTreeSet<EpicId> = self.epics.keys().filter(|e| e.is_decimal()).cloned().collect();
+        let mut d: BTreeSet<EpicId> = self
+            .epics
+            .keys()
+            .filter(|e| e.is_decimal())
+            .cloned()
+            .collect();
         d.extend(std::mem::take(&mut self.declared));
         if let Some(sp) = &self.sprint {
             for e in &sp.entries {
@@ -363,7 +369,9 @@ impl Bmad {
                 status: status::find(&text),
                 notes: note.into_iter().collect(),
             }),
-            Kind::NotStory(_) if is_epic_doc(stem, &text) => self.epic_docs.push(path.to_path_buf()),
+            Kind::NotStory(_) if is_epic_doc(stem, &text) => {
+                self.epic_docs.push(path.to_path_buf())
+            }
             Kind::NotStory(reason) => self.skipped.push(Skipped { file, reason }),
         }
     }

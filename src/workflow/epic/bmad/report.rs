@@ -167,7 +167,6 @@ impl Bmad {
             warnings,
         })
     }
-
 }
 
 fn not_created(
@@ -196,7 +195,6 @@ fn not_created(
         notes: Vec::new(),
     }
 }
-
 
 /// One line of the epic's story list.
 #[derive(Debug, Clone, Serialize)]
