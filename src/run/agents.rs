@@ -53,4 +53,9 @@ pub struct Reply {
 /// `Sync`: parallel stories call agents from their own threads.
 pub trait Agents: Sync {
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply>;
+
+    /// The command line `run` would start (for `--dry-run`), if it can be told.
+    fn command_line(&self, _who: &Assignment, _req: &Request) -> Option<String> {
+        None
+    }
 }

@@ -5,6 +5,7 @@ mod util;
 
 mod agent;
 mod agent_big_output;
+mod bmad_layouts;
 mod concurrency;
 mod conductor;
 mod confine;

@@ -233,7 +233,14 @@ fn dry_run_shows_isolated_prompts_and_changes_nothing() {
         .find(|p| p["title"] == "DEV PHASE: story 1.1")
         .unwrap();
     assert_eq!(dev_json["event"], "prompt");
-    assert_eq!(dev_json["prompt"].as_str().unwrap().trim(), dev.trim());
+    assert_eq!(dev_json["agent"], "sim");
+    // The human form heads each prompt with its agent, model and command line.
+    let (head, body) = dev
+        .trim_start()
+        .split_once("argv: (the simulated agent: no CLI)\n")
+        .unwrap();
+    assert_eq!(head, "agent: sim · model: sonnet\n");
+    assert_eq!(dev_json["prompt"].as_str().unwrap().trim(), body.trim());
     assert_eq!(before, git(&d.dir, &["status", "--porcelain"]));
     assert!(
         !d.dir.join(".baton/runs").exists(),

@@ -44,7 +44,8 @@ pub fn template_story(id: &str, title: &str, status: &str) -> String {
 /// The fake agent. dev: writes `src/<slug>.txt`, changes `src/lib.txt`, deletes
 /// `src/old.txt`, fills in the story's Dev Agent Record; blocks when `<bin>/block` exists.
 /// review: keeps its prompt and the staged diff it sees (`git diff --cached`, read only),
-/// appends its record, passes. Every call is listed in `<bin>/calls`.
+/// appends its record, passes. Epic phases (UAT, retro): writes the files its prompt names
+/// and answers their signal. Every call is listed in `<bin>/calls`.
 pub fn fake_claude(root: &Path) -> PathBuf {
     let bin_dir = root.join("fake-bin");
     std::fs::create_dir_all(&bin_dir).unwrap();
@@ -82,7 +83,19 @@ elif grep -q "Senior Code Reviewer" "$B/prompt"; then
   say "REVIEW PASSED: $id"
 else
   echo other >> "$B/calls"
-  say "nothing to do"
+  files=$(sed -n 's/^Files to write: //p' "$B/prompt" | head -n 1)
+  sig=$(grep -E '^(UAT|RETRO) COMPLETE: Epic ' "$B/prompt" | head -n 1)
+  IFS=','
+  for f in $files; do
+    f=$(echo "$f" | sed 's/^ *//')
+    mkdir -p "$(dirname "$f")"
+    printf '# %s
+
+Written by the fake agent.
+' "$sig" > "$f"
+  done
+  unset IFS
+  say "${{sig:-nothing to do}}"
 fi
 "#
     );

@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use super::{AgentArgs, EpicFlags};
 use crate::cli::Ctx;
 use crate::error::{Error, Result};
+use crate::run::call::DryPhase;
 use crate::run::cli_agents::CliAgents;
 use crate::run::definition::WorkflowKind;
 use crate::run::events::{Reporter, RunEvent};
@@ -239,15 +240,34 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             .dry_prompts
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        // Stories whose status says done run again unless --skip-done: say so.
+        let done: Vec<(String, String)> = if saved.options.skip_done {
+            Vec::new()
+        } else {
+            epics
+                .iter()
+                .flat_map(|e| {
+                    e.stories
+                        .iter()
+                        .filter(|s| s.status == "done")
+                        .map(|s| (e.id.clone(), s.id.clone()))
+                })
+                .collect()
+        };
         if ctx.out.json {
-            // One object per prompt that would be sent, in order.
+            // One object per story already done, then per prompt that would be sent, in order.
             let mut out = std::io::stdout().lock();
-            for (title, prompt) in prompts.iter() {
-                let line = serde_json::json!({"event": "prompt", "title": title, "prompt": prompt});
+            for (epic, story) in &done {
+                let line =
+                    serde_json::json!({"event": "already_done", "epic": epic, "story": story});
+                let _ = writeln!(out, "{line}");
+            }
+            for p in prompts.iter() {
+                let line = serde_json::json!({"event": "prompt", "title": p.title, "agent": p.agent, "model": p.model, "argv": p.argv, "prompt": p.prompt});
                 let _ = writeln!(out, "{line}");
             }
         } else {
-            print_dry(&prompts, saved.options.verbose);
+            print_dry(&done, &prompts, saved.options.verbose);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -332,10 +352,40 @@ fn fresh(
     })
 }
 
-fn print_dry(prompts: &[(String, String)], verbose: bool) {
+fn print_dry(done: &[(String, String)], prompts: &[DryPhase], verbose: bool) {
     let mut out = std::io::stdout().lock();
-    for (title, prompt) in prompts {
+    for (_, story) in done {
+        let _ = writeln!(
+            out,
+            "story {story}: already done (its status says done; --skip-done skips it)"
+        );
+    }
+    if !done.is_empty() {
+        let _ = writeln!(out);
+    }
+    for DryPhase {
+        title,
+        agent,
+        model,
+        argv,
+        prompt,
+    } in prompts
+    {
         let _ = writeln!(out, "===== {title} =====");
+        let _ = writeln!(
+            out,
+            "agent: {agent} · model: {}",
+            model.as_deref().unwrap_or("the CLI's default")
+        );
+        match argv {
+            Some(a) => {
+                let _ = writeln!(out, "argv: {a}");
+            }
+            None if agent == "sim" => {
+                let _ = writeln!(out, "argv: (the simulated agent: no CLI)");
+            }
+            None => {}
+        }
         if verbose {
             let _ = writeln!(out, "{prompt}");
         } else {

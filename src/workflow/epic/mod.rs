@@ -226,7 +226,7 @@ pub struct Engine<'a> {
     /// This process continues an interrupted run: git may hold commits the journal lacks.
     pub resumed: bool,
     /// Prompts printed by --dry-run.
-    pub dry_prompts: Mutex<Vec<(String, String)>>,
+    pub dry_prompts: Mutex<Vec<crate::run::call::DryPhase>>,
     /// The work tree as the run found it: never a story's work.
     pub baseline: Baseline,
     /// Where UAT, retrospective and handoff go (the project's BMAD config).
