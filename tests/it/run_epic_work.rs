@@ -192,8 +192,15 @@ fn an_agent_that_only_edits_files_drives_a_story_to_one_commit() {
     let p = project();
     let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
     assert!(o.status.success(), "{}", out(&o));
-    assert_eq!(p.log(), ["feat(story 1.1): Greeting"]);
-    let mut files = p.files_of("HEAD");
+    // The story's commit, then the epic's UAT.
+    assert_eq!(
+        p.log(),
+        [
+            "docs(epic 1): UAT and retrospective",
+            "feat(story 1.1): Greeting"
+        ]
+    );
+    let mut files = p.files_of("HEAD~1");
     files.sort();
     assert_eq!(
         files,
@@ -252,9 +259,12 @@ fn a_failed_story_stays_in_progress_and_only_its_own_changes_are_stashed() {
     );
     assert_eq!(
         p.log(),
-        ["docs(story 1.1): failed — records of the attempts"]
+        [
+            "docs(epic 1): UAT and retrospective",
+            "docs(story 1.1): failed — records of the attempts"
+        ]
     );
-    assert_eq!(p.files_of("HEAD"), [STORY]);
+    assert_eq!(p.files_of("HEAD~1"), [STORY]);
     // One stash, with exactly the story's own edits.
     let stashes = git(&p.dir, &["stash", "list", "--format=%s"]);
     assert_eq!(stashes.lines().count(), 1, "{stashes}");
