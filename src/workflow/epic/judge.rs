@@ -122,8 +122,7 @@ pub(crate) fn gained(before: &Record, after: &Record) -> bool {
 pub(crate) fn insert_in_record(text: &str, record: &str, note: &str) -> String {
     let last = markdown::sections(text)
         .into_iter()
-        .filter(|s| is_record_heading(&s.title, record))
-        .next_back();
+        .rfind(|s| is_record_heading(&s.title, record));
     match last {
         Some(s) => {
             let body = text[..s.end].trim_end_matches(['\n', '\r', ' ']);

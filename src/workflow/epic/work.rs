@@ -34,9 +34,8 @@ impl Baseline {
         let name = path.rsplit('/').next().unwrap_or(path);
         let in_local = !self.local.is_empty()
             && (path == self.local || path.starts_with(&format!("{}/", self.local)));
-        !in_local
-            && !name.starts_with(crate::fs::TEMP_PREFIX)
-            && !(pre_run && self.dirty.contains(path))
+        let theirs = pre_run && self.dirty.contains(path);
+        !(in_local || theirs || name.starts_with(crate::fs::TEMP_PREFIX))
     }
 }
 
