@@ -345,7 +345,7 @@ mod tests {
                 "--permission-mode",
                 "acceptEdits",
                 "--allowedTools",
-                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(git add:*),Bash(baton:*)"
+                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*)"
             ]
         );
         let mut ro = AgentSpec::new(super::super::AgentKind::Claude);

@@ -162,16 +162,15 @@ pub enum Access {
 }
 
 /// claude's default `--allowedTools` for [`Access::Edit`]: the git commands a phase uses to see
-/// and stage its changes, and baton's own read tools. Build and test commands are project-specific: add them
-/// with [`AgentSpec::allowed_tools`] (e.g. `Bash(cargo test:*)`). Committing stays baton's job.
+/// its changes, and baton's own tools (the prompts read code through `baton mask` / `outline` /
+/// `extract`). Build and test commands are project-specific: add them in baton.toml
+/// (`[agents.claude] allowed_tools = ["Bash(cargo test:*)"]`). Staging and committing are
+/// baton's job: no agent writes to `.git`.
 pub const CLAUDE_ALLOWED_TOOLS: &[&str] = &[
     "Bash(git status:*)",
     "Bash(git diff:*)",
     "Bash(git log:*)",
     "Bash(git show:*)",
-    // The dev and review prompts stage their work with `git add -A` and read code through
-    // `baton mask` / `outline` / `extract`: denied, a real claude could not do either.
-    "Bash(git add:*)",
     "Bash(baton:*)",
 ];
 

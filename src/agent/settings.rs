@@ -467,7 +467,7 @@ mod tests {
         let spec = r.spec(std::path::Path::new("/p"), false);
         let tools = spec.allowed_tools.unwrap();
         assert!(
-            tools.contains(&"Bash(git add:*)".to_string())
+            tools.contains(&"Bash(git diff:*)".to_string())
                 && tools.last().unwrap() == "Bash(cargo test:*)"
         );
         assert_eq!(spec.disallowed_tools, ["WebFetch"]);

@@ -13,20 +13,24 @@ use crate::workflow::epic::bmad::{self, Bmad, EpicReport, id};
 #[command(
     after_help = "Stories are read where BMAD v4 and v6 put them: docs/stories/, \
 docs/sprint-artifacts/ (and folders below it), _bmad-output/implementation-artifacts/. \
-A story's id comes from its title (`# Story 1.2: …`) or its file name (1.2.slug.md, \
-story-1.2.md, 1-2-slug.md, 3-5-0-slug.md); the first number is the epic. Stories listed in the \
+Also the folders the project's BMAD configuration names (_bmad/bmm/config.yaml, \
+.bmad-core/core-config.yaml). A story's id comes from its title (`# Story 1.2: …`) or its file \
+name (1.2.slug.md, story-1.2.md, 1-2-slug.md, 3-5-0-slug.md); the first number is the epic, or \
+the first two for a decimal epic the project declares (`Epic 3.5` heading, epic-3.5 file or \
+folder, `epic-3-5` sprint key): story 3.5.0 is then epic 3.5's. Stories listed in the \
 epic (`### Story 1.3: …`) or in sprint-status.yaml without a file are shown as not created. \
 When a story file and sprint-status.yaml disagree, both values are shown and marked `≠`.
 
 Examples:
   baton stories 1
   baton stories epic-2 --verbose
+  baton stories 3.5                # an epic inserted between 3 and 4
   baton stories 3 --json | jq '.stories[] | select(.disagreement)'
 
 Exit codes: 0 ok, 4 no such epic (the message lists the epics found)."
 )]
 pub struct Args {
-    /// Epic number: 1, epic-1, "Epic 1"
+    /// Epic: 1, epic-1, "Epic 1", or a decimal one: 3.5, epic-3.5
     #[arg(value_name = "EPIC")]
     pub epic: String,
     /// Also list the files in story folders that are not stories, and why
@@ -37,9 +41,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let b = Bmad::scan(&ctx.project.dir);
     let Some(n) = id::parse_epic_arg(&a.epic) else {
-        return Err(bmad::epic_not_found(&a.epic, &b.epic_numbers()));
+        return Err(b.epic_not_found(&a.epic));
     };
-    let report = b.epic(n)?;
+    let report = b.epic(&n)?;
     ctx.out.emit(&report, |w| human(w, &report, a.verbose));
     Ok(ExitCode::SUCCESS)
 }
@@ -56,7 +60,12 @@ fn human(w: &mut dyn Write, r: &EpicReport, verbose: bool) -> std::io::Result<()
     }
     if let Some(f) = &r.sprint_file {
         let st = r.sprint_epic_status.as_deref().unwrap_or("no epic entry");
-        writeln!(w, "sprint-status: {}  (epic-{}: {st})", f.display(), r.epic)?;
+        writeln!(
+            w,
+            "sprint-status: {}  (epic-{}: {st})",
+            f.display(),
+            r.epic.dashed()
+        )?;
     }
     if r.stories.is_empty() {
         writeln!(w, "no stories yet")?;

@@ -59,4 +59,9 @@ pub trait Agents: Sync {
     fn model(&self, who: &Assignment) -> Option<String> {
         who.model.clone()
     }
+
+    /// The command line `run` would start (for `--dry-run`), if it can be told.
+    fn command_line(&self, _who: &Assignment, _req: &Request) -> Option<String> {
+        None
+    }
 }

@@ -107,8 +107,19 @@ pub struct Pipeline<'a> {
     pub journal: &'a Mutex<Journal>,
     pub agents: &'a dyn Agents,
     pub reporter: &'a dyn Reporter,
-    /// A dry run: prompts are collected here (title, prompt), nothing is sent or written.
-    pub dry_run: Option<&'a Mutex<Vec<(String, String)>>>,
+    /// A dry run: prompts are collected here, nothing is sent or written.
+    pub dry_run: Option<&'a Mutex<Vec<DryPhase>>>,
+}
+
+/// A phase a dry run would run: who, with which command line, and the prompt.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DryPhase {
+    pub title: String,
+    pub agent: String,
+    pub model: Option<String>,
+    /// The command line the agent would be started with (the prompt goes to its stdin).
+    pub argv: Option<String>,
+    pub prompt: String,
 }
 
 impl Pipeline<'_> {
@@ -143,7 +154,23 @@ impl Pipeline<'_> {
         if let Some(sink) = self.dry_run {
             let title = format!("{} PHASE: {}", c.phase.to_uppercase(), c.subject.label());
             let tokens = Encoding::O200kBase.count(&prompt) as u64;
-            lock(sink).push((title, prompt));
+            let req = Request {
+                name: c.label.clone(),
+                prompt: &prompt,
+                cwd: c.cwd.clone(),
+                log_dir: c.cwd.join(".baton-dry-run"),
+                timeout: Duration::from_secs(c.policy.timeout_secs),
+                grace: Duration::from_secs(c.policy.grace_secs),
+                resume: c.resume.clone(),
+            };
+            let argv = self.agents.command_line(&c.who, &req);
+            lock(sink).push(DryPhase {
+                title,
+                agent: c.who.agent.to_string(),
+                model: self.agents.model(&c.who),
+                argv,
+                prompt,
+            });
             let mut outcome = PhaseOutcome::broken("dry run".into(), tokens);
             outcome.ok = true;
             outcome.judged = Some(Judged::Passed);

@@ -91,6 +91,28 @@ impl Agents for CliAgents {
         resolve(who, &self.agents).ok().and_then(|r| r.model)
     }
 
+    fn command_line(&self, who: &Assignment, req: &Request) -> Option<String> {
+        if who.agent.is_sim() {
+            return None;
+        }
+        let spec = self.spec(who).ok()?;
+        let r = AgentRequest::new(
+            req.prompt,
+            req.cwd.clone(),
+            req.log_dir.clone(),
+            req.name.clone(),
+        );
+        let inv = agent::invocation(&spec, &r).ok()?;
+        let mut words = vec![quote(&inv.program.display().to_string())];
+        words.extend(inv.args.iter().map(|a| quote(a)));
+        let line = words.join(" ");
+        Some(if inv.prompt_on_stdin {
+            format!("{line} < prompt")
+        } else {
+            line
+        })
+    }
+
     fn run(&self, who: &Assignment, req: &Request) -> Result<Reply> {
         let mut spec = self.spec(who)?;
         spec.timeout = req.timeout;
@@ -123,5 +145,18 @@ impl Agents for CliAgents {
             duration_ms: out.duration_ms,
             log: out.log_path.clone(),
         })
+    }
+}
+
+/// A word as a shell would need it to read it back (for display only: baton never runs a
+/// shell).
+fn quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }

@@ -138,18 +138,38 @@ impl Git {
     }
 
     fn spawn(&self, args: &[&str]) -> Result<Output> {
-        Command::new("git")
-            .args(args)
+        self.spawn_with(args, None)
+    }
+
+    /// Run git with `input` on its stdin (path lists go there, not into argv: a story may
+    /// touch more files than a command line holds).
+    fn spawn_with(&self, args: &[&str], input: Option<&[u8]>) -> Result<Output> {
+        use std::io::Write;
+        let cannot = |e: std::io::Error| {
+            Error::invalid(format!("cannot run git: {e}"))
+                .hint("install git and make sure it is on PATH")
+        };
+        let mut cmd = Command::new("git");
+        cmd.args(args)
             .current_dir(&self.dir)
             // A group of its own: the terminal's Ctrl-C must not cut a git command half-way
             // (baton stops at its next step instead, see run::interrupt).
             .process_group(0)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .output()
-            .map_err(|e| {
-                Error::invalid(format!("cannot run git: {e}"))
-                    .hint("install git and make sure it is on PATH")
-            })
+            .env("GIT_TERMINAL_PROMPT", "0");
+        let Some(input) = input else {
+            return cmd.output().map_err(cannot);
+        };
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(cannot)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // git reads all of it before it writes much: no deadlock on the pipes.
+            stdin.write_all(input).map_err(cannot)?;
+        }
+        child.wait_with_output().map_err(cannot)
     }
 
     /// Wait (at most `limit`) until no git process works in this repository: a killed baton's
@@ -237,6 +257,72 @@ impl Git {
             .collect())
     }
 
+    /// Every path that differs from HEAD in the work tree or the index: modified, deleted,
+    /// renamed (both names), new untracked files (ignored ones are not listed), sorted.
+    pub fn changes(&self) -> Result<Vec<String>> {
+        let mut paths: Vec<String> = self.status()?.into_iter().map(|(_, p)| p).collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// `git status` as (XY, path) pairs; a rename's or copy's source is listed too, with the
+    /// same XY.
+    fn status(&self) -> Result<Vec<([u8; 2], String)>> {
+        let out = self.run(&["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
+        let mut entries = Vec::new();
+        let mut fields = out.split('\0').filter(|s| !s.is_empty());
+        while let Some(e) = fields.next() {
+            if e.len() < 4 {
+                continue;
+            }
+            let xy = [e.as_bytes()[0], e.as_bytes()[1]];
+            entries.push((xy, e[3..].to_string()));
+            // A rename or copy in the index: the next field is its source, with no status.
+            if matches!(xy[0], b'R' | b'C')
+                && let Some(from) = fields.next()
+            {
+                entries.push((xy, from.to_string()));
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Stage `paths` as they are in the work tree (new, changed or deleted), taken literally
+    /// (no globs). Those whose work-tree state is staged already are left as they are.
+    pub fn stage(&self, paths: &[String]) -> Result<()> {
+        let differs: std::collections::BTreeSet<String> = self
+            .status()?
+            .into_iter()
+            .filter(|(xy, _)| xy[1] != b' ')
+            .map(|(_, p)| p)
+            .collect();
+        let paths: Vec<String> = paths
+            .iter()
+            .filter(|p| differs.contains(*p))
+            .cloned()
+            .collect();
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let args = [
+            "--literal-pathspecs",
+            "add",
+            "-A",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ];
+        let o = self.spawn_with(&args, Some(nul_list(&paths).as_bytes()))?;
+        if !o.status.success() {
+            return Err(Error::state(format!(
+                "git add failed in {}: {}",
+                self.dir.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
     pub fn add_paths(&self, paths: &[&str]) -> Result<()> {
         if paths.is_empty() {
             return Ok(());
@@ -276,39 +362,69 @@ impl Git {
         Ok(None)
     }
 
-    /// Set aside everything not committed (staged, unstaged, untracked) except `keep`, in a
-    /// stash named `message`: a failed story's edits leave the tree without being lost.
-    /// Returns whether anything was stashed.
-    pub fn stash_except(&self, message: &str, keep: &[&str]) -> Result<bool> {
+    /// Set aside exactly `paths` (staged, unstaged or untracked; taken literally) in a stash
+    /// named `message`: a failed story's edits leave the tree without being lost, and nothing
+    /// else is touched. Returns whether anything was stashed.
+    pub fn stash_paths(&self, message: &str, paths: &[String]) -> Result<bool> {
         // Once only: a run killed after its stash and resumed must not stash again (the
         // message names the run and the story).
         let list = self.run(&["stash", "list", "--format=%s"])?;
         if list.lines().any(|l| l.ends_with(message)) {
             return Ok(true);
         }
+        if paths.is_empty() {
+            return Ok(false);
+        }
         let before = list.lines().count();
-        let mut args = vec![
+        // Unstaged first: a deletion or a new file in the index alone would not match its
+        // path; the stash then holds every change as a work-tree change.
+        if self.head().is_some() {
+            let reset = [
+                "--literal-pathspecs",
+                "reset",
+                "-q",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ];
+            let o = self.spawn_with(&reset, Some(nul_list(paths).as_bytes()))?;
+            if !o.status.success() {
+                return Err(Error::state(format!(
+                    "git reset before the stash failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )));
+            }
+        }
+        let args = [
+            "--literal-pathspecs",
             "stash",
             "push",
             "--include-untracked",
             "-q",
             "-m",
             message,
-            "--",
-            ".",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
         ];
-        let excludes: Vec<String> = keep.iter().map(|k| format!(":(exclude){k}")).collect();
-        args.extend(excludes.iter().map(String::as_str));
-        // Nothing to stash is not an error.
-        let o = self.raw(&args)?;
+        let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
         if !o.status.success() {
             let msg = String::from_utf8_lossy(&o.stderr);
+            // Nothing to stash is not an error.
             if !msg.contains("No local changes") && !msg.trim().is_empty() {
                 return Err(Error::state(format!("git stash failed: {}", msg.trim())));
             }
         }
         Ok(self.run(&["stash", "list"])?.lines().count() > before)
     }
+}
+
+/// Paths as git's `--pathspec-file-nul` reads them.
+fn nul_list(paths: &[String]) -> String {
+    let mut s = String::new();
+    for p in paths {
+        s.push_str(p);
+        s.push('\0');
+    }
+    s
 }
 
 impl Git {
@@ -451,13 +567,53 @@ mod tests {
         .unwrap();
         std::fs::write(d.path().join("a.txt"), "changed").unwrap();
         std::fs::write(d.path().join("new.txt"), "new").unwrap();
+        std::fs::write(d.path().join("user.txt"), "the user's").unwrap();
         let msg = "baton r1: story 1.3 failed";
-        assert!(g.stash_except(msg, &[]).unwrap());
+        let own = vec!["a.txt".to_string(), "new.txt".to_string()];
+        assert_eq!(g.changes().unwrap(), ["a.txt", "new.txt", "user.txt"]);
+        assert!(g.stash_paths(msg, &own).unwrap());
+        // Only the story's own paths went: the user's file stays.
+        assert_eq!(g.changes().unwrap(), ["user.txt"]);
         // Resumed after a kill right after the stash: the same story is not stashed again.
         std::fs::write(d.path().join("late.txt"), "late").unwrap();
-        assert!(g.stash_except(msg, &[]).unwrap());
+        assert!(g.stash_paths(msg, &["late.txt".into()]).unwrap());
         let list = g.run(&["stash", "list"]).unwrap();
         assert_eq!(list.lines().count(), 1, "{list}");
+        let stashed = g
+            .run(&["show", "--name-only", "--format=", "stash@{0}^3"])
+            .unwrap();
+        assert_eq!(stashed.trim(), "new.txt");
+    }
+
+    #[test]
+    fn staging_takes_new_changed_and_deleted_paths_literally() {
+        let (d, g) = repo();
+        std::fs::write(d.path().join("b.txt"), "b").unwrap();
+        g.run(&["add", "a.txt", "b.txt"]).unwrap();
+        g.run(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "a",
+        ])
+        .unwrap();
+        std::fs::write(d.path().join("a.txt"), "changed").unwrap();
+        std::fs::remove_file(d.path().join("b.txt")).unwrap();
+        std::fs::write(d.path().join("*.txt"), "a star").unwrap();
+        std::fs::write(d.path().join("c.txt"), "not this one").unwrap();
+        let paths: Vec<String> = ["a.txt", "b.txt", "*.txt"].map(String::from).to_vec();
+        g.stage(&paths).unwrap();
+        assert_eq!(g.staged().unwrap(), ["*.txt", "a.txt", "b.txt"]);
+        g.run(&["mv", "a.txt", "moved.txt"]).unwrap();
+        let all = g.changes().unwrap();
+        assert!(
+            all.contains(&"moved.txt".to_string()) && all.contains(&"a.txt".to_string()),
+            "{all:?}"
+        );
     }
 
     #[test]

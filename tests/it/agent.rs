@@ -129,7 +129,7 @@ fn claude_success_stream() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(git add:*),Bash(baton:*)"
+            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*)"
         ]
     );
     assert!(!f.rec("env").lines().any(|l| l.starts_with("CLAUDECODE=")));

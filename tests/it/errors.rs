@@ -128,7 +128,8 @@ fn an_epic_that_does_not_exist() {
         .stderr(
             "error: epic 1 not found: no BMAD epics or stories in this project\n  \
              hint: stories are looked for under docs/stories, docs/sprint-artifacts and \
-             _bmad-output/implementation-artifacts\n",
+             _bmad-output/implementation-artifacts (and the folders _bmad/bmm/config.yaml or \
+             .bmad-core/core-config.yaml name)\n",
         )
         .status(4)
         .run();

@@ -264,9 +264,9 @@ fn decimal_epic_argument_and_story_prefix_forms() {
             row("2.10", "blocked", "docs/stories/story-2.10.md"),
         ]
     );
-    // 2.9 is no epic: the first number is; the message says which epics exist.
-    let hint =
-        "  hint: the first number of a story id is its epic: story 2.9.1 belongs to epic 2\n";
+    // 2.9 is no epic here (nothing declares it): the message says which epics exist, with a
+    // story of this project as the example.
+    let hint = "  hint: see an epic's stories with `baton stories 2`; a story's id starts with its epic's: story 2.9.1 is in epic 2\n";
     p.test()
         .args(["stories", "2.9"])
         .stderr(&format!(
@@ -489,7 +489,8 @@ fn unreadable_folder_is_a_warning() {
 fn no_bmad_project_and_help() {
     let p = Proj::new();
     let hint = "  hint: stories are looked for under docs/stories, docs/sprint-artifacts and \
-                _bmad-output/implementation-artifacts\n";
+                _bmad-output/implementation-artifacts (and the folders _bmad/bmm/config.yaml or \
+                .bmad-core/core-config.yaml name)\n";
     for epic in ["1", "x"] {
         p.test()
             .args(["stories", epic])
@@ -503,6 +504,7 @@ fn no_bmad_project_and_help() {
         .args(["stories", "--help"])
         .stdout_contains(
             "Examples:\n  baton stories 1\n  baton stories epic-2 --verbose\n  \
+             baton stories 3.5                # an epic inserted between 3 and 4\n  \
              baton stories 3 --json | jq '.stories[] | select(.disagreement)'\n",
         )
         .stdout_contains("Exit codes: 0 ok, 4 no such epic (the message lists the epics found).\n")

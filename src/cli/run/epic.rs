@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use super::{AgentArgs, EpicFlags};
 use crate::cli::Ctx;
 use crate::error::{Error, Result};
+use crate::run::call::DryPhase;
 use crate::run::cli_agents::CliAgents;
 use crate::run::definition::WorkflowKind;
 use crate::run::events::{Reporter, RunEvent};
@@ -18,7 +19,7 @@ use crate::run::journal::{Entry, Journal};
 use crate::run::progress::Progress;
 use crate::workflow::epic::def;
 use crate::workflow::epic::project::{self, BmadStatus};
-use crate::workflow::epic::{Engine, EpicReport, Options, StatusWriter, StoryResult};
+use crate::workflow::epic::{Baseline, Engine, EpicReport, Options, StatusWriter, StoryResult};
 
 /// A new run, or one continued from its journal.
 pub enum Start {
@@ -37,6 +38,9 @@ struct Saved {
     epics: Vec<String>,
     options: Options,
     scenario: Option<PathBuf>,
+    /// The work tree when the run started (absent in runs of older batons: nothing then).
+    #[serde(default)]
+    baseline: Baseline,
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
@@ -71,6 +75,15 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             flags,
         } => (fresh(ctx, workflow, epics, &agent, &flags)?, None),
     };
+    let mut saved = saved;
+    if !resumed && !saved.options.dry_run {
+        // What is untracked or changed now is the user's: never staged or stashed by a story.
+        let abs = local.canonicalize().unwrap_or_else(|_| local.clone());
+        let rel = abs
+            .strip_prefix(&project_dir)
+            .unwrap_or(&ctx.project.config.paths.local);
+        saved.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
+    }
     let (wf, _) = def::load(
         if saved.workflow == "epic-chain" {
             "epic-execute"
@@ -136,6 +149,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         }
     }
     let status = BmadStatus::new(&project_dir);
+    let outputs = crate::workflow::epic::bmad::config::Config::load(&project_dir).outputs();
     if !saved.options.dry_run {
         status.check()?;
     }
@@ -207,12 +221,16 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         run_id: run_id.clone(),
         resumed,
         dry_prompts: Mutex::new(vec![]),
+        baseline: saved.baseline.clone(),
+        outputs: outputs.clone(),
     };
     let mut reports: Vec<EpicReport> = Vec::new();
     let mut handoff: Option<PathBuf> = None;
     for epic in &epics {
         let r = engine.run_epic(epic, handoff.as_deref())?;
-        let h = PathBuf::from(format!("docs/handoffs/epic-{}-handoff.md", epic.id));
+        let h = outputs
+            .handoff_dir
+            .join(format!("epic-{}-handoff.md", epic.id));
         handoff = project_dir.join(&h).is_file().then_some(h);
         reports.push(r);
     }
@@ -222,15 +240,34 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             .dry_prompts
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        // Stories whose status says done run again unless --skip-done: say so.
+        let done: Vec<(String, String)> = if saved.options.skip_done {
+            Vec::new()
+        } else {
+            epics
+                .iter()
+                .flat_map(|e| {
+                    e.stories
+                        .iter()
+                        .filter(|s| s.status == "done")
+                        .map(|s| (e.id.clone(), s.id.clone()))
+                })
+                .collect()
+        };
         if ctx.out.json {
-            // One object per prompt that would be sent, in order.
+            // One object per story already done, then per prompt that would be sent, in order.
             let mut out = std::io::stdout().lock();
-            for (title, prompt) in prompts.iter() {
-                let line = serde_json::json!({"event": "prompt", "title": title, "prompt": prompt});
+            for (epic, story) in &done {
+                let line =
+                    serde_json::json!({"event": "already_done", "epic": epic, "story": story});
+                let _ = writeln!(out, "{line}");
+            }
+            for p in prompts.iter() {
+                let line = serde_json::json!({"event": "prompt", "title": p.title, "agent": p.agent, "model": p.model, "argv": p.argv, "prompt": p.prompt});
                 let _ = writeln!(out, "{line}");
             }
         } else {
-            print_dry(&prompts, saved.options.verbose);
+            print_dry(&done, &prompts, saved.options.verbose);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -311,13 +348,44 @@ fn fresh(
             parallel: a.parallel.unwrap_or(1) as usize,
         },
         scenario,
+        baseline: Baseline::default(),
     })
 }
 
-fn print_dry(prompts: &[(String, String)], verbose: bool) {
+fn print_dry(done: &[(String, String)], prompts: &[DryPhase], verbose: bool) {
     let mut out = std::io::stdout().lock();
-    for (title, prompt) in prompts {
+    for (_, story) in done {
+        let _ = writeln!(
+            out,
+            "story {story}: already done (its status says done; --skip-done skips it)"
+        );
+    }
+    if !done.is_empty() {
+        let _ = writeln!(out);
+    }
+    for DryPhase {
+        title,
+        agent,
+        model,
+        argv,
+        prompt,
+    } in prompts
+    {
         let _ = writeln!(out, "===== {title} =====");
+        let _ = writeln!(
+            out,
+            "agent: {agent} · model: {}",
+            model.as_deref().unwrap_or("the CLI's default")
+        );
+        match argv {
+            Some(a) => {
+                let _ = writeln!(out, "argv: {a}");
+            }
+            None if agent == "sim" => {
+                let _ = writeln!(out, "argv: (the simulated agent: no CLI)");
+            }
+            None => {}
+        }
         if verbose {
             let _ = writeln!(out, "{prompt}");
         } else {

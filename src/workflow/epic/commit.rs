@@ -39,6 +39,17 @@ impl Engine<'_> {
         paths.extend(extra.iter().cloned());
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
         git.add_paths(&refs)?;
+        if git.dir() == self.project_dir {
+            // What was the user's before the run (an agent's own `git add -A` may have staged
+            // it) is not the story's to commit.
+            let staged = git.staged()?;
+            let theirs: Vec<&str> = staged
+                .iter()
+                .filter(|p| self.baseline.dirty.contains(*p) && !paths.contains(p))
+                .map(String::as_str)
+                .collect();
+            git.unstage(&theirs)?;
+        }
         let staged = git.staged()?;
         let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
         if !secrets.is_empty() {

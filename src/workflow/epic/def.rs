@@ -90,6 +90,10 @@ pub struct Phase {
     pub record: Option<String>,
     #[serde(default)]
     pub needs_staged_diff: bool,
+    /// baton stages what the phase changed in the work tree (a phase that edits code: dev,
+    /// review fixes). On for every phase with `needs_staged_diff`.
+    #[serde(default)]
+    pub stage: bool,
     /// Files the phase must write (`{epic}` is replaced).
     #[serde(default)]
     pub writes: Vec<String>,
@@ -99,6 +103,12 @@ pub struct Phase {
 
 fn yes() -> bool {
     true
+}
+
+impl Phase {
+    pub fn stages(&self) -> bool {
+        self.stage || self.needs_staged_diff
+    }
 }
 
 impl Workflow {

@@ -9,6 +9,9 @@ pub mod def;
 mod judge;
 pub mod parallel;
 pub mod project;
+mod work;
+
+pub use work::Baseline;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -58,6 +61,11 @@ pub trait StatusWriter: Sync {
     fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()>;
     /// Files besides the story that a status change touches (committed with the story).
     fn status_files(&self) -> Vec<PathBuf>;
+    /// Mark the epic's retrospective done where the project tracks it (sprint-status.yaml's
+    /// `epic-N-retrospective`); the file written, if any.
+    fn set_retro_done(&self, _dir: &Path, _epic: &str) -> Result<Option<PathBuf>> {
+        Ok(None)
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
@@ -168,6 +176,11 @@ impl EpicReport {
     }
 }
 
+/// The status a failed story is left in: BMAD's own, the work not done.
+pub(crate) const FAILED_STATUS: &str = "in-progress";
+/// Where a failure is written when the failed phase names no record section.
+const DEV_RECORD: &str = "Dev Agent Record";
+
 const PERSONAS: &[(&str, &str, &str, &str)] = &[
     (
         "Winston",
@@ -213,7 +226,11 @@ pub struct Engine<'a> {
     /// This process continues an interrupted run: git may hold commits the journal lacks.
     pub resumed: bool,
     /// Prompts printed by --dry-run.
-    pub dry_prompts: Mutex<Vec<(String, String)>>,
+    pub dry_prompts: Mutex<Vec<crate::run::call::DryPhase>>,
+    /// The work tree as the run found it: never a story's work.
+    pub baseline: Baseline,
+    /// Where UAT, retrospective and handoff go (the project's BMAD config).
+    pub outputs: bmad::config::Outputs,
 }
 
 /// Where a story's work happens: the project itself, or (parallel mode) the story's worktree.
@@ -232,6 +249,8 @@ pub(crate) struct StoryPhases {
     pub rep: StoryReport,
     pub passed: bool,
     pub last_failure: String,
+    /// The record section of the phase that failed last (where the failure is written).
+    pub failed_record: Option<String>,
 }
 
 impl Engine<'_> {
@@ -349,7 +368,7 @@ impl Engine<'_> {
             let writes: Vec<String> = phase
                 .writes
                 .iter()
-                .map(|w| w.replace("{epic}", &epic.id))
+                .map(|w| self.outputs.fill(w, &epic.id))
                 .collect();
             let ctx = self.epic_context(epic, &report, &writes, started.elapsed());
             let out = self.phase(&main, epic, None, phase, 1, ctx, &writes)?;
@@ -357,6 +376,12 @@ impl Engine<'_> {
             report.cost_usd += out.cost_usd.unwrap_or(0.0);
             if out.ok {
                 report.artifacts.extend(writes.iter().cloned());
+                if phase.name == "retro" && !self.opts.dry_run {
+                    // BMAD's own marker that the epic's retrospective happened.
+                    if let Some(f) = self.status.set_retro_done(&main.dir, &epic.id)? {
+                        report.artifacts.push(f.display().to_string());
+                    }
+                }
             } else if phase.blocking {
                 self.note(&format!("{} failed: {}", phase.name, out.detail));
             } else {
@@ -452,6 +477,7 @@ impl Engine<'_> {
             mut rep,
             passed,
             last_failure,
+            failed_record,
         } = self.story_phases(&main, epic, story, handoff)?;
         if self.opts.dry_run {
             rep.result = StoryResult::DryRun;
@@ -466,25 +492,20 @@ impl Engine<'_> {
         } else {
             rep.result = StoryResult::Failed;
             rep.reason = last_failure;
-            self.set_status(&main, story, "failed")?;
-            // The failed story's edits are set aside, not lost, and cannot reach the next
+            // A BMAD status: the story is still in progress (BMAD has no `failed`).
+            self.set_status(&main, story, FAILED_STATUS)?;
+            // The failed story's own edits are set aside, not lost, and cannot reach the next
             // story's commit; its record-bearing story file is committed on its own.
-            let mut keep: Vec<String> = vec![story.path.display().to_string()];
-            keep.extend(
-                self.status
-                    .status_files()
-                    .iter()
-                    .map(|p| p.display().to_string()),
-            );
-            let keep_refs: Vec<&str> = keep.iter().map(String::as_str).collect();
-            let msg = format!("baton {}: story {} failed", self.run_id, story.id);
-            if self.git.stash_except(&msg, &keep_refs)? {
+            let stash = self.stash_story_work(&main, story)?;
+            let record = failed_record.as_deref().unwrap_or(DEV_RECORD);
+            self.record_failure(&main, story, record, &rep.reason, stash.as_deref())?;
+            if let Some(msg) = &stash {
                 rep.reason.push_str(&format!(
                     " (its changes are in `git stash list`: \"{msg}\")"
                 ));
                 self.reporter.report(&RunEvent::Stashed {
                     subject: &Subject::story(&epic.id, &story.id),
-                    message: &msg,
+                    message: msg,
                 });
             }
             if !self.opts.no_commit {
@@ -525,6 +546,7 @@ impl Engine<'_> {
         let max = self.wf.policy.max_attempts;
         let mut passed = false;
         let mut last_failure = String::new();
+        let mut failed_record = None;
         'attempts: for attempt in 1..=max {
             rep.attempts = attempt;
             for phase in &phases {
@@ -565,6 +587,7 @@ impl Engine<'_> {
                     continue;
                 }
                 last_failure = format!("{}: {}", phase.name, out.detail);
+                failed_record = phase.record.clone();
                 self.failure_analysis(co, epic, story, phase, attempt, &out, &base, &mut rep)?;
                 continue 'attempts;
             }
@@ -575,6 +598,7 @@ impl Engine<'_> {
             rep,
             passed,
             last_failure,
+            failed_record,
         })
     }
 
@@ -672,7 +696,7 @@ impl Engine<'_> {
         story: Option<&StoryRef>,
         phase: &Phase,
         attempt: u32,
-        ctx: serde_json::Value,
+        mut ctx: serde_json::Value,
         writes: &[String],
     ) -> Result<PhaseOutcome> {
         let subject = match story {
@@ -706,8 +730,18 @@ impl Engine<'_> {
         let expected = story
             .map(|s| s.id.clone())
             .unwrap_or_else(|| format!("Epic {}", epic.id));
-        let records_before =
-            story.map(|s| judge::count_record(&self.read_story(co, s), phase.record.as_deref()));
+        let records_before = match (story, phase.record.as_deref()) {
+            (Some(s), Some(r)) => Some(judge::record_lines(&self.read_story(co, s), r)),
+            _ => None,
+        };
+        if let (Some(r), Some(before)) = (phase.record.as_deref(), &records_before) {
+            // The prompt says whether to fill in the template's section or append one.
+            ctx["record"] = serde_json::json!({"name": r, "present": before.present});
+        }
+        if story.is_some() && !self.opts.dry_run {
+            // What the story has staged so far: the review reads exactly this diff.
+            ctx["staged"] = co.git.staged()?.into();
+        }
         let called = self.calls().call(
             &call,
             || {
@@ -715,11 +749,17 @@ impl Engine<'_> {
                 render(template_name, &template, &ctx)
             },
             |reply| {
+                // baton stages what the phase changed itself: no agent writes to `.git`.
+                if phase.stages()
+                    && let Err(e) = self.stage_work(co)
+                {
+                    return Verdict::broken(format!("baton could not stage the work: {e}"));
+                }
                 let v = judge::judge(phase, &reply.text, &expected);
                 if v.judged != Judged::Passed {
                     return v;
                 }
-                match self.verify(co, story, phase, records_before, writes) {
+                match self.verify(co, story, phase, records_before.as_ref(), writes) {
                     Ok(()) => v,
                     Err(why) => Verdict::broken(why),
                 }

@@ -13,7 +13,7 @@
 //! this run does not execute (before `--start-from`, other epics) count as already in place.
 //!
 //! Failures: a failed story's work is committed on its own branch and its worktree is kept;
-//! only its story file (records, `Status: failed`) reaches the run's branch, as in sequential
+//! only its story file (records, the failure, `Status: in-progress`) reaches the run's branch, as in sequential
 //! mode. A story whose merge conflicts is failed the same way, its commit left on its branch.
 //!
 //! Resume: a story the journal settled is not run again. An interrupted story goes on in its
@@ -27,7 +27,8 @@ use std::time::Instant;
 
 use super::bmad::id::StoryId;
 use super::{
-    Checkout, Engine, EpicRef, EpicReport, StoryPhases, StoryRef, StoryReport, StoryResult,
+    Checkout, Engine, EpicRef, EpicReport, FAILED_STATUS, StoryPhases, StoryRef, StoryReport,
+    StoryResult,
 };
 use crate::error::{Error, Result};
 use crate::run::git::{CherryPick, Git, looks_secret};
@@ -156,8 +157,15 @@ impl Engine<'_> {
     ) -> Result<Ran> {
         let started = Instant::now();
         let phases = self.story_phases(co, epic, story, handoff)?;
-        let result = if phases.passed { "done" } else { "failed" };
+        let result = if phases.passed { "done" } else { FAILED_STATUS };
         self.set_status(co, story, result)?;
+        if !phases.passed {
+            let record = phases
+                .failed_record
+                .as_deref()
+                .unwrap_or("Dev Agent Record");
+            self.record_failure(co, story, record, &phases.last_failure, None)?;
+        }
         // sprint-status.yaml is the run branch's business (see `Checkout::shared_status`): an
         // agent's edit to it stays out of the story's commit.
         let staged = co.git.staged()?;
@@ -200,12 +208,14 @@ impl Engine<'_> {
     /// that a crash interrupted (a fresh parallel run starts from a clean tree, and agents
     /// work in worktrees): set them aside, not lost, before the next merge.
     fn clear_interrupted_merge(&self, story: &StoryRef) -> Result<()> {
-        if !self.git.tracked_changes()?.is_empty() {
+        // Tracked files only: the user's untracked files are not the merge's.
+        let merged = self.git.tracked_changes()?;
+        if !merged.is_empty() {
             let msg = format!(
                 "baton {}: interrupted merge before story {}",
                 self.run_id, story.id
             );
-            self.git.stash_except(&msg, &[])?;
+            self.git.stash_paths(&msg, &merged)?;
         }
         Ok(())
     }
@@ -236,7 +246,7 @@ impl Engine<'_> {
             .map(Picked::Committed)
     }
 
-    /// A failed story on the run's branch: only its story file (records, `Status: failed`),
+    /// A failed story on the run's branch: only its story file (records, `Status: in-progress`),
     /// taken from its branch, and the shared status — as in sequential mode.
     fn commit_failed_records(
         &self,
@@ -252,7 +262,7 @@ impl Engine<'_> {
         if let Some(bytes) = branch_sha.and_then(|s| self.git.show_file(s, &rel)) {
             crate::fs::write_atomic(&self.project_dir.join(&story.path), &bytes)?;
         }
-        self.set_status(&self.main_checkout(), story, "failed")?;
+        self.set_status(&self.main_checkout(), story, FAILED_STATUS)?;
         let msg = self.story_message(epic, story, "failed");
         self.commit_with(&self.git, story, &self.status_file_names(), &msg)
     }
@@ -275,6 +285,7 @@ impl Engine<'_> {
                     mut rep,
                     passed,
                     last_failure,
+                    ..
                 },
             sha,
             wt,

@@ -12,10 +12,10 @@ use crate::error::{Error, Result};
 pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
     let n = bmad::id::parse_epic_arg(epic).ok_or_else(|| {
         Error::invalid(format!("`{epic}` is not an epic id"))
-            .hint("epic ids are numbers: baton run epic-execute 1")
+            .hint("epic ids are numbers, or decimal ones for inserted epics: baton run epic-execute 1, baton run epic-execute 3.5")
     })?;
     let scan = Bmad::scan(root);
-    let report = scan.epic(n)?;
+    let report = scan.epic(&n)?;
     let stories = report
         .stories
         .iter()
@@ -47,6 +47,8 @@ pub struct BmadStatus {
     sprint_file: Option<PathBuf>,
     /// Story id → its key in sprint-status.yaml.
     sprint_keys: BTreeMap<String, String>,
+    /// Epic id → its `epic-N-retrospective` key.
+    retro_keys: BTreeMap<String, String>,
     sprint_error: Option<String>,
 }
 
@@ -54,7 +56,13 @@ impl BmadStatus {
     pub fn new(root: &Path) -> BmadStatus {
         let scan = Bmad::scan(root);
         let mut sprint_keys = BTreeMap::new();
+        let mut retro_keys = BTreeMap::new();
         if let Some(sp) = &scan.sprint {
+            for e in &sp.entries {
+                if let bmad::sprint::SprintKey::Retro(n) = &e.kind {
+                    retro_keys.insert(n.to_string(), e.key.clone());
+                }
+            }
             for st in &scan.stories {
                 let stem = st.path.file_stem().and_then(|s| s.to_str());
                 if let Some(e) = sp.for_story(&st.id, stem) {
@@ -65,6 +73,7 @@ impl BmadStatus {
         BmadStatus {
             sprint_file: scan.sprint.as_ref().map(|s| s.path.clone()),
             sprint_keys,
+            retro_keys,
             sprint_error: scan.sprint_error.clone(),
         }
     }
@@ -95,5 +104,15 @@ impl StatusWriter for BmadStatus {
 
     fn status_files(&self) -> Vec<PathBuf> {
         self.sprint_file.iter().cloned().collect()
+    }
+
+    fn set_retro_done(&self, dir: &Path, epic: &str) -> Result<Option<PathBuf>> {
+        self.check()?;
+        if let (Some(file), Some(key)) = (&self.sprint_file, self.retro_keys.get(epic))
+            && bmad::sprint::write(&dir.join(file), key, "done")?
+        {
+            return Ok(Some(file.clone()));
+        }
+        Ok(None)
     }
 }

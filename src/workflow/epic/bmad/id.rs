@@ -1,9 +1,12 @@
 //! Story and epic ids: `1.2`, `1.14`, three-part `2.9.1` / `3.5.0`.
 //!
-//! Rule: the first number is always the epic, the rest numbers the story inside it, compared
-//! part by part as integers. So `2.9.1` is epic 2's story `9.1` (BMAD inserts such stories
-//! between 2.9 and 2.10 when a course correction adds work), and it sorts after 2.9 and before
-//! 2.10. Epics themselves are whole numbers, as in BMAD's `epic-2` sprint-status keys.
+//! Epics are whole numbers (`epic-2`) or decimal ones (`epic 2.9`, `epic 3.5`: an epic
+//! inserted between 3 and 4 by a course correction, with its own epic file and story folder,
+//! and sprint-status keys `epic-3-5`, `3-5-0-…`). Rule for a three-part story id `a.b.c`: it
+//! belongs to epic `a.b` when the project declares that epic (an `Epic 3.5` heading, an
+//! `epic-3.5` file or folder, an `epic-3-5` sprint key), else to epic `a` as its story `b.c`
+//! (BMAD inserts such stories between 2.9 and 2.10). Two-part ids `a.b` are epic `a`'s. Ids
+//! compare part by part as integers: 2.9 < 2.9.1 < 2.10.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -19,10 +22,6 @@ impl StoryId {
     /// From its parts; `None` unless there are 2 or 3 of them.
     pub fn new(parts: Vec<u32>) -> Option<StoryId> {
         (2..=3).contains(&parts.len()).then_some(StoryId(parts))
-    }
-
-    pub fn epic(&self) -> u32 {
-        self.0[0]
     }
 
     pub fn parts(&self) -> &[u32] {
@@ -41,11 +40,82 @@ impl StoryId {
 
     /// The `N-M` form used by v6 file names and sprint-status keys.
     pub fn dashed(&self) -> String {
-        self.0
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join("-")
+        dashed(&self.0)
+    }
+}
+
+/// An epic id: `3`, or a decimal one `3.5`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EpicId(Vec<u32>);
+
+impl EpicId {
+    pub fn whole(n: u32) -> EpicId {
+        EpicId(vec![n])
+    }
+
+    /// From one or two numbers.
+    pub fn new(parts: Vec<u32>) -> Option<EpicId> {
+        (1..=2).contains(&parts.len()).then_some(EpicId(parts))
+    }
+
+    /// `3`, `3.5`, `3-5` (numbers as integers).
+    pub fn parse(s: &str) -> Option<EpicId> {
+        let parts: Option<Vec<u32>> = s
+            .trim()
+            .split(['.', '-', '_'])
+            .map(|p| p.parse::<u32>().ok())
+            .collect();
+        EpicId::new(parts?)
+    }
+
+    pub fn is_decimal(&self) -> bool {
+        self.0.len() == 2
+    }
+
+    /// `3-5`: as in sprint-status keys (`epic-3-5`, `epic-3-5-retrospective`).
+    pub fn dashed(&self) -> String {
+        dashed(&self.0)
+    }
+}
+
+impl fmt::Display for EpicId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&dotted(&self.0))
+    }
+}
+
+impl serde::Serialize for EpicId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+fn dotted(parts: &[u32]) -> String {
+    parts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn dashed(parts: &[u32]) -> String {
+    parts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+impl StoryId {
+    /// The epic the story belongs to, given the decimal epics the project declares.
+    pub fn epic_in(&self, declared: &std::collections::BTreeSet<EpicId>) -> EpicId {
+        if self.0.len() == 3 {
+            let decimal = EpicId(self.0[..2].to_vec());
+            if declared.contains(&decimal) {
+                return decimal;
+            }
+        }
+        EpicId::whole(self.0[0])
     }
 }
 
@@ -101,12 +171,15 @@ static DASHED: LazyLock<Regex> =
 static TITLE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^story\s+(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:\s*([:\-–—.])\s*|\s+|$)(.*)$")
 });
-/// An epic: `Epic 1: Title`, `Epic 2 - Title`, `Epic 3`.
+/// An epic: `Epic 1: Title`, `Epic 2 - Title`, `Epic 3`, `Epic 3.5: Title`.
 static EPIC_TITLE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^epic\s+(\d{1,3})(?:\s*[:\-–—.]\s*|\s+|$)(.*)$"));
-/// An epic file: `epic-1`, `epic_2-slug`, `epic1`.
+    LazyLock::new(|| re(r"(?i)^epic\s+(\d{1,3})(?:\.(\d{1,3}))?(?:\s*[:\-–—.]\s*|\s+|$)(.*)$"));
+/// An epic file or folder: `epic-1`, `epic_2-slug`, `epic1`, `epic-3.5-slug`.
 static EPIC_FILE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^epic[-_ ]?(\d{1,3})(?:[.\-_ ](.*))?$"));
+    LazyLock::new(|| re(r"(?i)^epic[-_ ]?(\d{1,3})(?:\.(\d{1,3}))?(?:[.\-_ ](.*))?$"));
+/// An epic's sprint-status key: `epic-3`, `epic-3-5`, and their `-retrospective`.
+static EPIC_KEY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^epic-(\d{1,3})(?:[-.](\d{1,3}))?(-retrospective)?$"));
 
 fn num(c: Option<regex::Match<'_>>) -> Option<u32> {
     c.and_then(|m| m.as_str().parse().ok())
@@ -149,26 +222,41 @@ pub fn from_title(title: &str) -> Option<TitleId> {
     })
 }
 
-/// An epic heading's number and title.
-pub fn epic_from_title(title: &str) -> Option<(u32, String)> {
+fn epic_caps(c: &regex::Captures<'_>) -> Option<EpicId> {
+    let mut parts = vec![num(c.get(1))?];
+    if let Some(m) = c.get(2) {
+        parts.push(m.as_str().parse().ok()?);
+    }
+    EpicId::new(parts)
+}
+
+/// An epic heading's id and title.
+pub fn epic_from_title(title: &str) -> Option<(EpicId, String)> {
     let c = EPIC_TITLE.captures(title.trim())?;
     Some((
-        num(c.get(1))?,
-        c.get(2).map_or("", |m| m.as_str()).trim().to_string(),
+        epic_caps(&c)?,
+        c.get(3).map_or("", |m| m.as_str()).trim().to_string(),
     ))
 }
 
-/// An epic file name's number and slug.
-pub fn epic_from_file_stem(stem: &str) -> Option<(u32, String)> {
+/// An epic file's (or folder's) id and slug.
+pub fn epic_from_file_stem(stem: &str) -> Option<(EpicId, String)> {
     let c = EPIC_FILE.captures(stem)?;
     Some((
-        num(c.get(1))?,
-        c.get(2).map_or("", |m| m.as_str()).to_string(),
+        epic_caps(&c)?,
+        c.get(3).map_or("", |m| m.as_str()).to_string(),
     ))
 }
 
-/// What the user typed for an epic: `1`, `epic-1`, `Epic 1`, `epic1`.
-pub fn parse_epic_arg(s: &str) -> Option<u32> {
+/// A sprint-status key of an epic (`epic-3-5`) or of its retrospective
+/// (`epic-3-5-retrospective`, the bool).
+pub fn epic_from_key(key: &str) -> Option<(EpicId, bool)> {
+    let c = EPIC_KEY.captures(key)?;
+    Some((epic_caps(&c)?, c.get(3).is_some()))
+}
+
+/// What the user typed for an epic: `1`, `epic-1`, `Epic 1`, `epic1`, `3.5`, `epic-3.5`.
+pub fn parse_epic_arg(s: &str) -> Option<EpicId> {
     let s = s.trim();
     let digits = s
         .strip_prefix("epic")
@@ -176,7 +264,7 @@ pub fn parse_epic_arg(s: &str) -> Option<u32> {
         .or_else(|| s.strip_prefix("EPIC"))
         .unwrap_or(s)
         .trim_start_matches(['-', '_', ' ']);
-    digits.parse().ok()
+    EpicId::parse(digits)
 }
 
 #[cfg(test)]
@@ -235,18 +323,47 @@ mod tests {
         assert!(from_title("Story 1.2").unwrap().explicit);
         assert!(from_title("Test plan for Story 1.2").is_none());
         assert!(from_title("Story time").is_none());
+        let e = |s: &str| EpicId::parse(s).unwrap();
         assert_eq!(
             epic_from_title("Epic 2: Payments"),
-            Some((2, "Payments".into()))
+            Some((e("2"), "Payments".into()))
         );
-        assert_eq!(epic_from_title("Epic 10"), Some((10, String::new())));
+        assert_eq!(epic_from_title("Epic 10"), Some((e("10"), String::new())));
+        assert_eq!(
+            epic_from_title("Epic 3.5: Help overlay"),
+            Some((e("3.5"), "Help overlay".into()))
+        );
         assert_eq!(
             epic_from_file_stem("epic-3-checkout"),
-            Some((3, "checkout".into()))
+            Some((e("3"), "checkout".into()))
         );
-        assert_eq!(parse_epic_arg("epic-4"), Some(4));
-        assert_eq!(parse_epic_arg("Epic 4"), Some(4));
-        assert_eq!(parse_epic_arg("2.9"), None);
+        assert_eq!(
+            epic_from_file_stem("epic-3.5-help-overlay"),
+            Some((e("3.5"), "help-overlay".into()))
+        );
+        assert_eq!(epic_from_key("epic-3-5"), Some((e("3.5"), false)));
+        assert_eq!(epic_from_key("epic-3-retrospective"), Some((e("3"), true)));
+        assert_eq!(
+            epic_from_key("epic-2-9-retrospective"),
+            Some((e("2.9"), true))
+        );
+        assert_eq!(epic_from_key("epic-3-notes"), None);
+        assert_eq!(parse_epic_arg("epic-4"), Some(e("4")));
+        assert_eq!(parse_epic_arg("Epic 4"), Some(e("4")));
+        assert_eq!(parse_epic_arg("2.9"), Some(e("2.9")));
+        assert_eq!(parse_epic_arg("epic-3.5").unwrap().to_string(), "3.5");
+        assert_eq!(e("3.5").dashed(), "3-5");
+        assert_eq!(parse_epic_arg("2.9.1"), None);
+        assert_eq!(parse_epic_arg("x"), None);
+    }
+
+    #[test]
+    fn a_three_part_story_is_in_its_decimal_epic_when_the_project_has_it() {
+        let declared: std::collections::BTreeSet<EpicId> =
+            [EpicId::parse("3.5").unwrap()].into_iter().collect();
+        assert_eq!(id("3.5.0").epic_in(&declared).to_string(), "3.5");
+        assert_eq!(id("3.5").epic_in(&declared).to_string(), "3");
+        assert_eq!(id("2.9.1").epic_in(&declared).to_string(), "2");
     }
 
     #[test]
@@ -263,7 +380,6 @@ mod tests {
         ids.sort();
         let got: Vec<String> = ids.iter().map(ToString::to_string).collect();
         assert_eq!(got, ["1.2", "1.9", "1.10", "2.9", "2.9.1", "2.10", "3.5.0"]);
-        assert_eq!(id("3.5.0").epic(), 3);
         assert_eq!(id("3.5.0").dashed(), "3-5-0");
     }
 }

@@ -5,10 +5,14 @@
 //! - story files: `*.md` under `docs/stories/`, `docs/sprint-artifacts/` and
 //!   `_bmad-output/implementation-artifacts/`, recursively (5 levels; hidden entries skipped);
 //! - epics: `epics.md` and `epic-N*.md` in `docs/`, `docs/epics/`, `docs/prd/`,
-//!   `_bmad-output/planning-artifacts/` and its `epics/`; `Epic N: …` headings name epics and
-//!   `Story N.M: …` headings list their stories (at any level, also in one combined file);
+//!   `_bmad-output/planning-artifacts/` and its `epics/`; `Epic N: …` (or `Epic 3.5: …`)
+//!   headings name epics and `Story N.M: …` headings list their stories (at any level, also
+//!   in one combined file). An epic's own file inside a story folder (`stories/epic-3.5/
+//!   epic-3.5-help-overlay.md`) counts as well, and a story folder named `epic-3.5` declares
+//!   that decimal epic (see [`id`] for which epic a three-part story id belongs to);
 //! - sprint-status.yaml: `docs/sprint-artifacts/`, `_bmad-output/implementation-artifacts/`,
-//!   else the first `sprint-status.yaml|yml` found under `docs/` or `_bmad-output/`.
+//!   else the first `sprint-status.yaml|yml` found under `docs/` or `_bmad-output/`;
+//! - besides these, the folders the project's BMAD configuration names (see [`config`]).
 //!
 //! Which files are stories (see [`classify`]): a file whose first heading is a story title
 //! (`Story 1.2: …`) is a story, whatever its name. Otherwise its name must carry a story id
@@ -18,19 +22,22 @@
 //! UAT, tech spec, context). Everything else in a story folder is reported as skipped, with
 //! the reason.
 
+pub mod config;
 pub mod id;
+mod report;
 pub mod sprint;
 pub mod status;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::context::markdown;
 use crate::error::{Error, Result};
-pub use id::StoryId;
-use sprint::SprintStatus;
+pub use id::{EpicId, StoryId};
+pub use report::{EpicReport, StoryEntry};
+use sprint::{SprintKey, SprintStatus};
 pub use status::{Status, StatusField, StatusForm};
 
 const STORY_DIRS: &[&str] = &[
@@ -139,7 +146,14 @@ pub struct Bmad {
     /// Sorted by id, then path.
     pub stories: Vec<StoryFile>,
     pub planned: Vec<PlannedStory>,
-    pub epics: BTreeMap<u32, EpicInfo>,
+    pub epics: BTreeMap<EpicId, EpicInfo>,
+    /// Decimal epics the project declares (headings, files, folders, sprint keys): a
+    /// three-part story id `3.5.0` is theirs.
+    pub declared: BTreeSet<EpicId>,
+    /// The project's BMAD configuration.
+    pub config: config::Config,
+    /// Epic files found in story folders.
+    epic_docs: Vec<PathBuf>,
     pub skipped: Vec<Skipped>,
     pub sprint: Option<SprintStatus>,
     /// The sprint-status file that could not be read, and why (it is then ignored).
@@ -193,6 +207,22 @@ pub fn classify(stem: &str, text: &str) -> Kind {
     Kind::Story(fid, title, None)
 }
 
+/// An epic's own document: named `epic-N…` (and no other kind of document), or titled
+/// `Epic N: …`.
+fn is_epic_doc(stem: &str, text: &str) -> bool {
+    let named =
+        id::epic_from_file_stem(stem).is_some_and(|(_, slug)| not_story_word(&slug).is_none());
+    let titled = markdown::sections(text).first().is_some_and(|s| {
+        id::epic_from_title(&s.title).is_some_and(|(_, t)| not_story_word(&t).is_none())
+    });
+    named || titled
+}
+
+/// Sort key of a story: its epic, then its id.
+fn b_key(declared: &BTreeSet<EpicId>, id: &StoryId) -> (EpicId, StoryId) {
+    (id.epic_in(declared), id.clone())
+}
+
 fn rel(root: &Path, p: &Path) -> PathBuf {
     p.strip_prefix(root).unwrap_or(p).to_path_buf()
 }
@@ -214,10 +244,17 @@ impl Bmad {
     pub fn scan(root: &Path) -> Bmad {
         let mut b = Bmad {
             root: root.to_path_buf(),
+            config: config::Config::load(root),
             ..Bmad::default()
         };
+        b.warnings.extend(b.config.warnings.clone());
         let mut files = Vec::new();
-        for d in STORY_DIRS {
+        let dirs: Vec<PathBuf> = STORY_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .chain(b.config.story_dirs())
+            .collect();
+        for d in dirs {
             let dir = root.join(d);
             if dir.is_dir() {
                 b.walk(&dir, 0, &mut files);
@@ -233,7 +270,34 @@ impl Bmad {
         b.mark_duplicates();
         b.read_epics();
         b.find_sprint();
+        b.declare_epics();
+        b.stories.sort_by(|x, y| {
+            b_key(&b.declared, &x.id)
+                .cmp(&b_key(&b.declared, &y.id))
+                .then_with(|| x.path.cmp(&y.path))
+        });
         b
+    }
+
+    /// Decimal epics the project names anywhere.
+    fn declare_epics(&mut self) {
+        let mut d: BTreeSet<EpicId> = self
+            .epics
+            .keys()
+            .filter(|e| e.is_decimal())
+            .cloned()
+            .collect();
+        d.extend(std::mem::take(&mut self.declared));
+        if let Some(sp) = &self.sprint {
+            for e in &sp.entries {
+                if let SprintKey::Epic(n) | SprintKey::Retro(n) = &e.kind
+                    && n.is_decimal()
+                {
+                    d.insert(n.clone());
+                }
+            }
+        }
+        self.declared = d;
     }
 
     fn walk(&mut self, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
@@ -261,6 +325,15 @@ impl Bmad {
             // limit bounds any cycle.
             match std::fs::metadata(&p) {
                 Ok(m) if m.is_dir() => {
+                    // `stories/epic-3.5/`: a folder of a decimal epic's stories.
+                    if let Some((e, _)) = p
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(id::epic_from_file_stem)
+                        && e.is_decimal()
+                    {
+                        self.declared.insert(e);
+                    }
                     if depth + 1 < MAX_DEPTH {
                         self.walk(&p, depth + 1, out);
                     }
@@ -296,6 +369,9 @@ impl Bmad {
                 status: status::find(&text),
                 notes: note.into_iter().collect(),
             }),
+            Kind::NotStory(_) if is_epic_doc(stem, &text) => {
+                self.epic_docs.push(path.to_path_buf())
+            }
             Kind::NotStory(reason) => self.skipped.push(Skipped { file, reason }),
         }
     }
@@ -319,7 +395,13 @@ impl Bmad {
 
     fn read_epics(&mut self) {
         let mut docs = Vec::new();
-        for d in EPIC_DIRS {
+        let dirs: Vec<PathBuf> = EPIC_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .chain(self.config.epic_dirs())
+            .collect();
+        let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+        for d in dirs {
             let Ok(entries) = std::fs::read_dir(self.root.join(d)) else {
                 continue;
             };
@@ -330,7 +412,10 @@ impl Bmad {
                 let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else {
                     continue;
                 };
-                if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) || !p.is_file() {
+                if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                    || !p.is_file()
+                    || !seen.insert(p.clone())
+                {
                     continue;
                 }
                 let lower = stem.to_lowercase();
@@ -341,6 +426,14 @@ impl Bmad {
                 {
                     docs.push((p, Some((n, slug))));
                 }
+            }
+        }
+        // Epic files found among the stories (an inserted epic's own file in its folder).
+        for p in std::mem::take(&mut self.epic_docs) {
+            if seen.insert(p.clone()) {
+                let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+                let from_name = id::epic_from_file_stem(stem);
+                docs.push((p, from_name));
             }
         }
         for (p, from_name) in docs {
@@ -357,7 +450,7 @@ impl Bmad {
             let mut named_here = false;
             for s in &sections {
                 if let Some((n, title)) = id::epic_from_title(&s.title) {
-                    named_here |= Some(n) == from_name.as_ref().map(|f| f.0);
+                    named_here |= Some(&n) == from_name.as_ref().map(|f| &f.0);
                     let e = self.epics.entry(n).or_default();
                     if e.file.is_none() {
                         e.file = Some(file.clone());
@@ -389,11 +482,15 @@ impl Bmad {
     }
 
     fn find_sprint(&mut self) {
-        let mut found: Vec<PathBuf> = SPRINT_FILES
-            .iter()
+        let mut found: Vec<PathBuf> = self
+            .config
+            .sprint_file()
+            .into_iter()
+            .chain(SPRINT_FILES.iter().map(PathBuf::from))
             .map(|f| self.root.join(f))
             .filter(|p| p.is_file())
             .collect();
+        found.dedup();
         if found.is_empty() {
             for d in ["docs", "_bmad-output"] {
                 find_named(&self.root.join(d), 0, &mut found);
@@ -421,122 +518,6 @@ impl Bmad {
         }
     }
 
-    /// Every epic number the project mentions anywhere.
-    pub fn epic_numbers(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self.epics.keys().copied().collect();
-        v.extend(self.stories.iter().map(|s| s.id.epic()));
-        v.extend(self.planned.iter().map(|s| s.id.epic()));
-        if let Some(sp) = &self.sprint {
-            for e in &sp.entries {
-                match &e.kind {
-                    sprint::SprintKey::Epic(n) => v.push(*n),
-                    sprint::SprintKey::Story(id) => v.push(id.epic()),
-                    sprint::SprintKey::Other => {}
-                }
-            }
-        }
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-
-    /// The report of one epic; `NotFound` (listing the epics that exist) if the project
-    /// mentions no such epic.
-    pub fn epic(&self, n: u32) -> Result<EpicReport> {
-        let known = self.epic_numbers();
-        if !known.contains(&n) {
-            return Err(epic_not_found(&n.to_string(), &known));
-        }
-        let info = self.epics.get(&n).cloned().unwrap_or_default();
-        let sprint = self.sprint.as_ref();
-        let mut stories = Vec::new();
-        for s in self.stories.iter().filter(|s| s.id.epic() == n) {
-            let entry = sprint.and_then(|sp| sp.for_story(&s.id, s.stem()));
-            let file_status = s.status.as_ref().map(|f| &f.status);
-            let disagreement = entry.and_then(|e| {
-                let sp = Status::normalize(&e.value);
-                match file_status {
-                    None => Some(format!(
-                        "story file has no status; sprint-status says {}",
-                        e.value
-                    )),
-                    Some(fs) if *fs != sp => Some(format!(
-                        "story file says {fs}, sprint-status says {}",
-                        e.value
-                    )),
-                    _ => None,
-                }
-            });
-            let planned_title = self.planned.iter().find(|p| p.id == s.id).map(|p| &p.title);
-            stories.push(StoryEntry {
-                id: s.id.clone(),
-                title: if s.title.is_empty() {
-                    planned_title.cloned().unwrap_or_default()
-                } else {
-                    s.title.clone()
-                },
-                created: true,
-                file: Some(s.path.clone()),
-                listed_in: None,
-                status: s.status.as_ref().map(|f| f.status.clone()),
-                status_raw: s.status.as_ref().map(|f| f.raw.clone()),
-                status_form: s.status.as_ref().map(|f| f.form),
-                sprint_key: entry.map(|e| e.key.clone()),
-                sprint_status: entry.map(|e| e.value.clone()),
-                disagreement,
-                notes: s.notes.clone(),
-            });
-        }
-        let has_file = |id: &StoryId| self.stories.iter().any(|s| s.id == *id);
-        let mut seen: Vec<StoryId> = Vec::new();
-        for p in self.planned.iter().filter(|p| p.id.epic() == n) {
-            if has_file(&p.id) || seen.contains(&p.id) {
-                continue;
-            }
-            seen.push(p.id.clone());
-            let entry = sprint.and_then(|sp| sp.for_story(&p.id, None));
-            stories.push(not_created(
-                p.id.clone(),
-                p.title.clone(),
-                Some(format!("{} line {}", p.file.display(), p.line)),
-                entry,
-            ));
-        }
-        if let Some(sp) = sprint {
-            for e in &sp.entries {
-                if let sprint::SprintKey::Story(id) = &e.kind
-                    && id.epic() == n
-                    && !has_file(id)
-                    && !seen.contains(id)
-                {
-                    seen.push(id.clone());
-                    let slug = id::from_file_stem(&e.key)
-                        .map(|(_, s)| s)
-                        .unwrap_or_default();
-                    stories.push(not_created(
-                        id.clone(),
-                        slug.replace(['-', '_'], " ").trim().to_string(),
-                        Some(sp.path.display().to_string()),
-                        Some(e),
-                    ));
-                }
-            }
-        }
-        stories.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file.cmp(&b.file)));
-        let mut warnings = self.warnings.clone();
-        warnings.extend(self.sprint_error.clone());
-        Ok(EpicReport {
-            epic: n,
-            title: info.title,
-            epic_file: info.file,
-            sprint_file: sprint.map(|s| s.path.clone()),
-            sprint_epic_status: sprint.and_then(|s| s.for_epic(n)).map(|e| e.value.clone()),
-            stories,
-            skipped: self.skipped.clone(),
-            warnings,
-        })
-    }
-
     /// The one story file with this id; an error if there is none or more than one.
     pub fn story_file(&self, id: &StoryId) -> Result<&StoryFile> {
         let found: Vec<&StoryFile> = self.stories.iter().filter(|s| s.id == *id).collect();
@@ -553,33 +534,6 @@ impl Bmad {
             ))
             .hint("remove or rename the stale copy")),
         }
-    }
-}
-
-fn not_created(
-    id: StoryId,
-    title: String,
-    listed_in: Option<String>,
-    entry: Option<&sprint::SprintEntry>,
-) -> StoryEntry {
-    let disagreement = entry.and_then(|e| {
-        let s = Status::normalize(&e.value);
-        (s != Status::Backlog)
-            .then(|| format!("sprint-status says {} but there is no story file", e.value))
-    });
-    StoryEntry {
-        id,
-        title,
-        created: false,
-        file: None,
-        listed_in,
-        status: None,
-        status_raw: None,
-        status_form: None,
-        sprint_key: entry.map(|e| e.key.clone()),
-        sprint_status: entry.map(|e| e.value.clone()),
-        disagreement,
-        notes: Vec::new(),
     }
 }
 
@@ -625,54 +579,6 @@ fn relative_error(root: &Path, e: Error) -> Error {
         },
         other => other,
     }
-}
-
-pub fn epic_not_found(asked: &str, known: &[u32]) -> Error {
-    if known.is_empty() {
-        return Error::not_found(format!(
-            "epic {asked} not found: no BMAD epics or stories in this project"
-        ))
-        .hint("stories are looked for under docs/stories, docs/sprint-artifacts and _bmad-output/implementation-artifacts");
-    }
-    let list = known
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    Error::not_found(format!("epic {asked} not found; epics found: {list}"))
-        .hint("the first number of a story id is its epic: story 2.9.1 belongs to epic 2")
-}
-
-/// One line of the epic's story list.
-#[derive(Debug, Clone, Serialize)]
-pub struct StoryEntry {
-    pub id: StoryId,
-    pub title: String,
-    /// False for a story listed in the epic or sprint-status.yaml that has no file yet.
-    pub created: bool,
-    pub file: Option<PathBuf>,
-    /// Where a story that is not created is listed (`docs/epics.md line 12`).
-    pub listed_in: Option<String>,
-    pub status: Option<Status>,
-    pub status_raw: Option<String>,
-    pub status_form: Option<StatusForm>,
-    pub sprint_key: Option<String>,
-    pub sprint_status: Option<String>,
-    /// Set when the story file and sprint-status.yaml disagree: neither is silently picked.
-    pub disagreement: Option<String>,
-    pub notes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct EpicReport {
-    pub epic: u32,
-    pub title: String,
-    pub epic_file: Option<PathBuf>,
-    pub sprint_file: Option<PathBuf>,
-    pub sprint_epic_status: Option<String>,
-    pub stories: Vec<StoryEntry>,
-    pub skipped: Vec<Skipped>,
-    pub warnings: Vec<String>,
 }
 
 /// What [`set_story_status`] changed.

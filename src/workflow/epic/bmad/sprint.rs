@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::id::{self, StoryId};
+use super::id::{self, EpicId, StoryId};
 use super::status::replace_file;
 use crate::error::{Error, Result, io_err};
 
@@ -17,9 +17,11 @@ use crate::error::{Error, Result, io_err};
 pub enum SprintKey {
     /// `1-2-user-auth`: the story `1.2`.
     Story(StoryId),
-    /// `epic-1`.
-    Epic(u32),
-    /// Anything else (`epic-1-retrospective`).
+    /// `epic-1`, `epic-3-5`.
+    Epic(EpicId),
+    /// `epic-1-retrospective`.
+    Retro(EpicId),
+    /// Anything else.
     Other,
 }
 
@@ -110,10 +112,17 @@ impl SprintStatus {
             })
     }
 
-    pub fn for_epic(&self, epic: u32) -> Option<&SprintEntry> {
+    pub fn for_epic(&self, epic: &EpicId) -> Option<&SprintEntry> {
         self.entries
             .iter()
-            .find(|e| e.kind == SprintKey::Epic(epic))
+            .find(|e| matches!(&e.kind, SprintKey::Epic(n) if n == epic))
+    }
+
+    /// The epic's `epic-N-retrospective` entry.
+    pub fn for_retro(&self, epic: &EpicId) -> Option<&SprintEntry> {
+        self.entries
+            .iter()
+            .find(|e| matches!(&e.kind, SprintKey::Retro(n) if n == epic))
     }
 }
 
@@ -128,12 +137,15 @@ fn scalar(y: &Yaml) -> Option<String> {
 }
 
 fn classify(key: &str) -> SprintKey {
-    if let Some((n, rest)) = id::epic_from_file_stem(key) {
-        return if rest.is_empty() {
-            SprintKey::Epic(n)
+    if let Some((n, retro)) = id::epic_from_key(key) {
+        return if retro {
+            SprintKey::Retro(n)
         } else {
-            SprintKey::Other
+            SprintKey::Epic(n)
         };
+    }
+    if id::epic_from_file_stem(key).is_some() {
+        return SprintKey::Other;
     }
     match id::from_file_stem(key) {
         Some((id, _)) => SprintKey::Story(id),
@@ -289,14 +301,22 @@ mod tests {
                 ("3-5-0-hotfix", "ready-for-dev"),
             ]
         );
-        assert_eq!(s.entries[0].kind, SprintKey::Epic(1));
-        assert_eq!(s.entries[4].kind, SprintKey::Other);
+        let one = EpicId::whole(1);
+        assert_eq!(s.entries[0].kind, SprintKey::Epic(one.clone()));
+        assert_eq!(s.entries[4].kind, SprintKey::Retro(one.clone()));
         let id = StoryId::parse("3.5.0").unwrap();
         assert_eq!(
             s.for_story(&id, None).map(|e| e.key.as_str()),
             Some("3-5-0-hotfix")
         );
-        assert_eq!(s.for_epic(1).map(|e| e.value.as_str()), Some("in-progress"));
+        assert_eq!(
+            s.for_epic(&one).map(|e| e.value.as_str()),
+            Some("in-progress")
+        );
+        assert_eq!(
+            s.for_retro(&one).map(|e| e.value.as_str()),
+            Some("optional")
+        );
     }
 
     #[test]

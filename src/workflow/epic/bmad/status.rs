@@ -419,13 +419,65 @@ fn insert_status(text: &str, value: &str) -> String {
     }
 }
 
-/// Read a story file, rewrite its status to `status`, replace it atomically (temp file in the
-/// same directory, fsync, rename), keeping the file's permissions.
+/// `status` spelled the way the file spells its statuses: `in-progress` beside kebab-case
+/// values, `In Progress` beside Title Case ones (`Ready for Review`), `in progress` beside
+/// lower-case words, upper case beside upper case.
+pub fn styled(status: &Status, old_raw: &str) -> String {
+    let canonical = status.as_str().to_string();
+    if matches!(status, Status::Unknown(_)) {
+        return canonical;
+    }
+    let value = old_raw.trim_start_matches(['*', '_', ' ']);
+    let word: String = value
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | ' '))
+        .collect();
+    let word = word.trim();
+    let letters: Vec<char> = word.chars().filter(|c| c.is_alphabetic()).collect();
+    if letters.is_empty() {
+        return canonical;
+    }
+    let words = canonical.replace('-', " ");
+    let title = words
+        .split(' ')
+        .map(|w| match w {
+            "for" => w.to_string(),
+            w => {
+                let mut c = w.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().chain(c).collect())
+                    .unwrap_or_default()
+            }
+        })
+        .collect::<Vec<String>>()
+        .join(" ");
+    if letters.len() > 1 && letters.iter().all(|c| c.is_uppercase()) {
+        title.to_uppercase()
+    } else if letters[0].is_uppercase() {
+        title
+    } else if word.contains(' ') {
+        words
+    } else {
+        canonical
+    }
+}
+
+/// Read a story file and set its status to `status`, in the file's own spelling (see
+/// [`styled`]); replace it atomically (temp file in the same directory, fsync, rename),
+/// keeping the file's permissions. A file that already says `status` — in any form, with any
+/// annotation (`Done (Code Review Complete)`) — is left as it is.
 pub fn write_file(path: &Path, status: &Status) -> Result<()> {
     let bytes = std::fs::read(path).map_err(io_err(path))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::invalid(format!("{} is not UTF-8 text", path.display())))?;
-    let new = rewrite(&text, status.as_str());
+    let old = find(&text);
+    if old.as_ref().is_some_and(|f| f.status == *status) {
+        return Ok(());
+    }
+    let value = old
+        .as_ref()
+        .map_or_else(|| status.as_str().to_string(), |f| styled(status, &f.raw));
+    let new = rewrite(&text, &value);
     replace_file(path, new.as_bytes())
 }
 
@@ -449,6 +501,35 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_status_keeps_the_files_spelling_and_annotation() {
+        let cases = [
+            ("review", Status::Done, "done"),
+            ("ready-for-dev", Status::InProgress, "in-progress"),
+            ("Ready for Review", Status::InProgress, "In Progress"),
+            ("Approved", Status::ReadyForDev, "Ready for Dev"),
+            ("in progress", Status::Review, "review"),
+            ("in progress", Status::ReadyForDev, "ready for dev"),
+            ("DRAFT", Status::Done, "DONE"),
+            ("**Done** ✅", Status::InProgress, "In Progress"),
+            ("", Status::Done, "done"),
+        ];
+        for (raw, st, want) in cases {
+            assert_eq!(styled(&st, raw), want, "{raw}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.md");
+        let text = "# Story 1.1: X\n\nStatus: Done (Code Review Complete)\n";
+        std::fs::write(&p, text).unwrap();
+        write_file(&p, &Status::Done).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+        write_file(&p, &Status::InProgress).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "# Story 1.1: X\n\nStatus: In Progress\n"
+        );
+    }
 
     fn status_of(text: &str) -> Option<(StatusForm, String, Status)> {
         find(text).map(|f| (f.form, f.raw, f.status))

@@ -1,0 +1,115 @@
+//! A story's work in the tree. baton stages it itself after every phase that edits (so no
+//! agent needs write access to `.git`), and sets it aside when the story fails — in both
+//! cases only what changed since the run started: files that were untracked or modified
+//! before (a user's `baton.toml`, notes) are never staged, stashed or committed by a story.
+
+use std::collections::BTreeSet;
+
+use super::*;
+
+/// The work tree as the run found it. Recorded in the journal's `run_started` entry, so a
+/// resumed run knows it too.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct Baseline {
+    /// Paths that were untracked, modified, deleted or staged before the run started.
+    #[serde(default)]
+    pub dirty: BTreeSet<String>,
+    /// baton's own folder, relative to the project (`.baton`): never a story's work.
+    #[serde(default)]
+    pub local: String,
+}
+
+impl Baseline {
+    /// The baseline of the project at `git` now.
+    pub fn capture(git: &Git, local: &str) -> Result<Baseline> {
+        Ok(Baseline {
+            dirty: git.changes()?.into_iter().collect(),
+            local: local.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// Whether `path` (relative, as git prints it) can be a story's work, in a checkout where
+    /// `pre_run` applies.
+    fn is_work(&self, path: &str, pre_run: bool) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let in_local = !self.local.is_empty()
+            && (path == self.local || path.starts_with(&format!("{}/", self.local)));
+        let theirs = pre_run && self.dirty.contains(path);
+        !(in_local || theirs || name.starts_with(crate::fs::TEMP_PREFIX))
+    }
+}
+
+impl Engine<'_> {
+    /// What changed in `co` since the run started: candidates for staging or stashing. The
+    /// pre-run set applies to the project's own checkout; a worktree starts clean.
+    pub(crate) fn work_of(&self, co: &Checkout) -> Result<Vec<String>> {
+        let pre_run = co.dir == self.project_dir;
+        Ok(co
+            .git
+            .changes()?
+            .into_iter()
+            .filter(|p| self.baseline.is_work(p, pre_run))
+            .collect())
+    }
+
+    /// Stage the work of a phase that edits (dev, review fixes). Staging again what is staged
+    /// already changes nothing, so a resumed phase may do it twice.
+    pub(crate) fn stage_work(&self, co: &Checkout) -> Result<Vec<String>> {
+        let work = self.work_of(co)?;
+        co.git.stage(&work)?;
+        Ok(work)
+    }
+
+    /// A failed story's own changes, set aside in one stash named after the run and the
+    /// story (once, even when a killed run is resumed); its story file and the status files
+    /// stay, to be committed with the record of the attempts. Returns the stash's name.
+    pub(crate) fn stash_story_work(
+        &self,
+        co: &Checkout,
+        story: &StoryRef,
+    ) -> Result<Option<String>> {
+        let keep: Vec<String> = std::iter::once(story.path.display().to_string())
+            .chain(self.status_file_names())
+            .collect();
+        let own: Vec<String> = self
+            .work_of(co)?
+            .into_iter()
+            .filter(|p| !keep.contains(p))
+            .collect();
+        let msg = format!("baton {}: story {} failed", self.run_id, story.id);
+        // The kept files are unstaged too: a stash records the whole index, and their changes
+        // are not the stash's (they are committed next, with the record).
+        let keep_refs: Vec<&str> = keep.iter().map(String::as_str).collect();
+        co.git.unstage(&keep_refs)?;
+        Ok(co.git.stash_paths(&msg, &own)?.then_some(msg))
+    }
+
+    /// Write why the story failed into its record section (the failed phase's, else the
+    /// dev record): at the section's end when the story has it, else as a new section. Once
+    /// per run and story.
+    pub(crate) fn record_failure(
+        &self,
+        co: &Checkout,
+        story: &StoryRef,
+        record: &str,
+        reason: &str,
+        stash: Option<&str>,
+    ) -> Result<()> {
+        let path = co.dir.join(&story.path);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let marker = format!("baton run {}: not done", self.run_id);
+        if text.contains(&marker) {
+            return Ok(());
+        }
+        let set_aside = match stash {
+            Some(m) => format!(" Its changes of this run are in `git stash list` (\"{m}\")."),
+            None => String::new(),
+        };
+        let note = format!(
+            "\n### {marker}\n\nThe story stays in progress: {}.{set_aside}\n",
+            reason.trim()
+        );
+        let new = judge::insert_in_record(&text, record, &note);
+        bmad::status::replace_file(&path, new.as_bytes())
+    }
+}

@@ -1,0 +1,300 @@
+//! A story's work with an agent that only edits files: baton stages it, the review sees it,
+//! one commit; a failed story keeps a BMAD status and only its own changes are stashed. The
+//! agent is a fake `claude` on PATH: a shell script that reads its prompt, edits files (never
+//! runs git to write) and answers in Claude Code's stream-json.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::util::bin;
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+pub fn out(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A story as BMAD's story template makes it: the `## Dev Agent Record` section is there,
+/// empty, before any dev work.
+pub fn template_story(id: &str, title: &str, status: &str) -> String {
+    format!(
+        "# Story {id}: {title}\n\nStatus: {status}\n\n## Story\n\nAs a user, I want {title}.\n\n\
+## Acceptance Criteria\n\n1. It works.\n\n## Tasks / Subtasks\n\n- [ ] Do it\n\n\
+## Dev Notes\n\n## Dev Agent Record\n\n### Agent Model Used\n\n{{{{agent_model_name_version}}}}\n\n\
+### Debug Log References\n\n### Completion Notes List\n\n### File List\n"
+    )
+}
+
+/// The fake agent. dev: writes `src/<slug>.txt`, changes `src/lib.txt`, deletes
+/// `src/old.txt`, fills in the story's Dev Agent Record; blocks when `<bin>/block` exists.
+/// review: keeps its prompt and the staged diff it sees (`git diff --cached`, read only),
+/// appends its record, passes. Epic phases (UAT, retro): writes the files its prompt names
+/// and answers their signal. Every call is listed in `<bin>/calls`.
+pub fn fake_claude(root: &Path) -> PathBuf {
+    let bin_dir = root.join("fake-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let b = bin_dir.display();
+    let script = format!(
+        r#"#!/bin/sh
+B="{b}"
+cat > "$B/prompt"
+id=$(sed -n 's/^Story ID: //p' "$B/prompt" | head -n 1)
+file=$(sed -n 's/^Story file: //p' "$B/prompt" | head -n 1)
+slug=$(echo "$id" | tr '.' '_')
+say() {{
+  printf '{{"type":"system","subtype":"init","session_id":"s1","model":"fake"}}\n'
+  printf '{{"type":"result","subtype":"success","is_error":false,"result":"%s","session_id":"s1","total_cost_usd":0.01,"usage":{{"input_tokens":10,"output_tokens":5}}}}\n' "$1"
+}}
+if grep -q "You are the Dev agent" "$B/prompt"; then
+  echo "dev $id" >> "$B/calls"
+  cp "$B/prompt" "$B/dev-prompt-$id"
+  mkdir -p src
+  echo "greeting of story $id" > "src/story_$slug.txt"
+  echo "changed by story $id" >> src/lib.txt
+  rm -f src/old.txt
+  sed 's/^{{{{agent_model_name_version}}}}$/fake-model-1/' "$file" > "$file.new" && mv "$file.new" "$file"
+  printf '\n- src/story_%s.txt (new)\n- src/lib.txt (changed)\n' "$slug" >> "$file"
+  if [ -e "$B/block" ]; then
+    say "IMPLEMENTATION BLOCKED: $id - the fake agent was told to block"
+  else
+    say "IMPLEMENTATION COMPLETE: $id"
+  fi
+elif grep -q "Senior Code Reviewer" "$B/prompt"; then
+  echo "review $id" >> "$B/calls"
+  cp "$B/prompt" "$B/review-prompt-$id"
+  git diff --cached > "$B/review-diff-$id"
+  printf '\n## Code Review Record\n\nLooks right.\n' >> "$file"
+  say "REVIEW PASSED: $id"
+else
+  echo other >> "$B/calls"
+  files=$(sed -n 's/^Files to write: //p' "$B/prompt" | head -n 1)
+  sig=$(grep -E '^(UAT|RETRO) COMPLETE: Epic ' "$B/prompt" | head -n 1)
+  IFS=','
+  for f in $files; do
+    f=$(echo "$f" | sed 's/^ *//')
+    mkdir -p "$(dirname "$f")"
+    printf '# %s
+
+Written by the fake agent.
+' "$sig" > "$f"
+  done
+  unset IFS
+  say "${{sig:-nothing to do}}"
+fi
+"#
+    );
+    let path = bin_dir.join("claude");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin_dir
+}
+
+pub struct Proj {
+    _tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub fake: PathBuf,
+}
+
+impl Proj {
+    /// A git repository with `files` committed on `main`, then on branch `work`.
+    pub fn new(files: &[(&str, &str)]) -> Proj {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("p");
+        std::fs::create_dir_all(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["config", "user.name", "t"]);
+        git(&dir, &["config", "user.email", "t@t.invalid"]);
+        for (rel, text) in files {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        std::fs::write(dir.join(".gitignore"), ".baton/\n").unwrap();
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-q", "-m", "init"]);
+        git(&dir, &["switch", "-q", "-c", "work"]);
+        let fake = fake_claude(tmp.path());
+        Proj {
+            _tmp: tmp,
+            dir,
+            fake,
+        }
+    }
+
+    pub fn baton(&self, args: &[&str]) -> Output {
+        let path = format!("{}:{}", self.fake.display(), std::env::var("PATH").unwrap());
+        Command::new(bin())
+            .args(args)
+            .current_dir(&self.dir)
+            .env_remove("BATON_AGENT_SIM")
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.join(rel)).unwrap_or_default()
+    }
+
+    pub fn fake_file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.fake.join(name)).unwrap_or_default()
+    }
+
+    pub fn log(&self) -> Vec<String> {
+        git(&self.dir, &["log", "--format=%s", "main..HEAD"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn files_of(&self, rev: &str) -> Vec<String> {
+        git(&self.dir, &["show", "--name-only", "--format=", rev])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+const STORY: &str = "docs/stories/1.1.greeting.md";
+
+fn project() -> Proj {
+    let p = Proj::new(&[
+        (STORY, &template_story("1.1", "Greeting", "ready-for-dev")),
+        ("src/lib.txt", "lib\n"),
+        ("src/old.txt", "to be removed\n"),
+        ("README.md", "readme\n"),
+    ]);
+    // The user's own work, there before the run: never the story's.
+    std::fs::write(p.dir.join("notes.txt"), "my notes\n").unwrap();
+    std::fs::write(p.dir.join("README.md"), "readme, edited by the user\n").unwrap();
+    p
+}
+
+#[test]
+fn an_agent_that_only_edits_files_drives_a_story_to_one_commit() {
+    let p = project();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert!(o.status.success(), "{}", out(&o));
+    // The story's commit, then the epic's UAT.
+    assert_eq!(
+        p.log(),
+        [
+            "docs(epic 1): UAT and retrospective",
+            "feat(story 1.1): Greeting"
+        ]
+    );
+    let mut files = p.files_of("HEAD~1");
+    files.sort();
+    assert_eq!(
+        files,
+        [STORY, "src/lib.txt", "src/old.txt", "src/story_1_1.txt"],
+        "new, changed and deleted files staged by baton; the user's files left out"
+    );
+    // The review saw exactly the staged change: in its prompt and in `git diff --cached`.
+    let review = p.fake_file("review-prompt-1.1");
+    assert!(
+        review.contains("staged now: ") && review.contains("src/story_1_1.txt"),
+        "{review}"
+    );
+    let diff = p.fake_file("review-diff-1.1");
+    assert!(diff.contains("+greeting of story 1.1"), "{diff}");
+    assert!(diff.contains("deleted file mode"), "{diff}");
+    assert!(
+        !diff.contains("notes.txt") && !diff.contains("README.md"),
+        "{diff}"
+    );
+    // The prompts no longer ask for `git add`; the template's record is filled in, not added.
+    let dev = p.fake_file("dev-prompt-1.1");
+    assert!(!dev.contains("git add -A"), "{dev}");
+    assert!(
+        dev.contains("Fill in the story file's `Dev Agent Record` section"),
+        "{dev}"
+    );
+    let story = p.read(STORY);
+    assert_eq!(story.matches("## Dev Agent Record").count(), 1, "{story}");
+    assert!(
+        story.contains("fake-model-1") && story.contains("Status: done"),
+        "{story}"
+    );
+    // The user's files are as they were, and still not committed.
+    assert_eq!(p.read("notes.txt"), "my notes\n");
+    assert_eq!(p.read("README.md"), "readme, edited by the user\n");
+    let status = git(&p.dir, &["status", "--porcelain"]);
+    assert_eq!(status, " M README.md\n?? notes.txt\n", "{status}");
+}
+
+#[test]
+fn a_failed_story_stays_in_progress_and_only_its_own_changes_are_stashed() {
+    let p = project();
+    std::fs::write(p.fake.join("block"), "").unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    // Two attempts, then the story failed: a BMAD status, the reason in its record.
+    assert_eq!(p.fake_file("calls"), "dev 1.1\ndev 1.1\nother\n");
+    let story = p.read(STORY);
+    assert!(story.contains("Status: in-progress"), "{story}");
+    let note = story.find("not done").expect("the failure is recorded");
+    let record = story.find("## Dev Agent Record").unwrap();
+    assert!(note > record, "{story}");
+    assert!(
+        story.contains("the fake agent was told to block"),
+        "{story}"
+    );
+    assert_eq!(
+        p.log(),
+        [
+            "docs(epic 1): UAT and retrospective",
+            "docs(story 1.1): failed — records of the attempts"
+        ]
+    );
+    assert_eq!(p.files_of("HEAD~1"), [STORY]);
+    // One stash, with exactly the story's own edits.
+    let stashes = git(&p.dir, &["stash", "list", "--format=%s"]);
+    assert_eq!(stashes.lines().count(), 1, "{stashes}");
+    assert!(stashes.contains("story 1.1 failed"), "{stashes}");
+    let mut tracked: Vec<String> = git(&p.dir, &["stash", "show", "--name-only", "stash@{0}"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    tracked.sort();
+    assert_eq!(tracked, ["src/lib.txt", "src/old.txt"]);
+    let untracked = git(&p.dir, &["show", "--name-only", "--format=", "stash@{0}^3"]);
+    assert_eq!(untracked.trim(), "src/story_1_1.txt");
+    // The user's files survive untouched, and the tree has nothing of the story.
+    assert_eq!(p.read("notes.txt"), "my notes\n");
+    assert_eq!(p.read("README.md"), "readme, edited by the user\n");
+    let status = git(&p.dir, &["status", "--porcelain"]);
+    assert_eq!(status, " M README.md\n?? notes.txt\n", "{status}");
+    // The reason is in baton's journal too.
+    let runs = p.dir.join(".baton/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    assert!(
+        events
+            .lines()
+            .any(|l| l.contains("\"subject_finished\"") && l.contains("told to block")),
+        "{events}"
+    );
+}
