@@ -80,7 +80,7 @@ struct RowView {
 
 #[derive(Serialize)]
 struct MaskView {
-    href: String,
+    href: minijinja::Value,
     command: String,
     title: String,
 }
@@ -109,8 +109,8 @@ struct PhaseView {
     usage_title: String,
     cost: String,
     detail: String,
-    prompt: Option<String>,
-    log: Option<String>,
+    prompt: Option<minijinja::Value>,
+    log: Option<minijinja::Value>,
     masks: Vec<MaskView>,
 }
 
@@ -174,8 +174,13 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
-/// A relative URL from the report's directory to `target`: percent-encoded, `/`-separated.
-fn href(target: &Path, base: &Path) -> String {
+/// A relative URL from the report's directory to `target`, safe as it is in an attribute:
+/// only unreserved characters, `%XX` and `/` (so the template need not escape its slashes).
+fn href(target: &Path, base: &Path) -> minijinja::Value {
+    minijinja::Value::from_safe_string(url(target, base))
+}
+
+fn url(target: &Path, base: &Path) -> String {
     let rel = pathdiff::diff_paths(target, base).unwrap_or_else(|| target.to_path_buf());
     let mut out = String::new();
     for (i, part) in rel.components().enumerate() {
@@ -439,11 +444,11 @@ mod tests {
     fn links_are_relative_and_encoded() {
         let base = Path::new("/p/.baton/runs/r");
         assert_eq!(
-            href(Path::new("/p/.baton/runs/r/prompts/1-1.1-dev-1.md"), base),
+            url(Path::new("/p/.baton/runs/r/prompts/1-1.1-dev-1.md"), base),
             "prompts/1-1.1-dev-1.md"
         );
         assert_eq!(
-            href(Path::new("/p/.baton/scratch/a b#c.log"), base),
+            url(Path::new("/p/.baton/scratch/a b#c.log"), base),
             "../../scratch/a%20b%23c.log"
         );
     }

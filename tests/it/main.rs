@@ -17,6 +17,7 @@ mod mask;
 mod mask_corpus;
 mod mask_secrets;
 mod outline;
+mod report;
 mod run_epic;
 mod run_task;
 mod store_cli;
