@@ -58,14 +58,22 @@ fn synthesize(project: &Path) -> usize {
             line(
                 &mut j,
                 t,
-                format!(r#""event":"phase_started",{subject},"phase":"{phase}","attempt":{attempt}"#),
+                format!(
+                    r#""event":"phase_started",{subject},"phase":"{phase}","attempt":{attempt}"#
+                ),
             );
             let dur = 40_000 + (i as u64 * 7919 + phase.len() as u64 * 131) % 90_000;
             t += dur;
             let (judged, detail) = if ok {
-                ("passed", format!("summary block valid: 12 claims checked for {item}, 0 contradictions"))
+                (
+                    "passed",
+                    format!("summary block valid: 12 claims checked for {item}, 0 contradictions"),
+                )
             } else {
-                ("malformed", "the summary block's Findings table has no separator row (line 14)".into())
+                (
+                    "malformed",
+                    "the summary block's Findings table has no separator row (line 14)".into(),
+                )
             };
             line(
                 &mut j,
@@ -75,7 +83,8 @@ fn synthesize(project: &Path) -> usize {
                     dir.join("logs").join(format!("{label}.log")).display()
                 ),
             );
-            std::fs::write(dir.join("prompts").join(format!("{label}.md")), "prompt\n").expect("prompt");
+            std::fs::write(dir.join("prompts").join(format!("{label}.md")), "prompt\n")
+                .expect("prompt");
             std::fs::write(dir.join("logs").join(format!("{label}.log")), "{}\n").expect("log");
             if phase == "extract" && i % 2 == 0 {
                 let f = scratch.join(format!("{label}-pytest.log"));
@@ -95,7 +104,9 @@ fn synthesize(project: &Path) -> usize {
             line(
                 &mut j,
                 t,
-                format!(r#""event":"rotated","item":"{item}","after_phase":"verify","next_phase":"summary","reason":"estimate over threshold","estimate":121000,"threshold":120000,"reset_to":9000,"state_file":"x","state_tokens":900"#),
+                format!(
+                    r#""event":"rotated","item":"{item}","after_phase":"verify","next_phase":"summary","reason":"estimate over threshold","estimate":121000,"threshold":120000,"reset_to":9000,"state_file":"x","state_tokens":900"#
+                ),
             );
         }
         line(
@@ -104,7 +115,11 @@ fn synthesize(project: &Path) -> usize {
             format!(r#""event":"subject_finished",{subject},"result":"done""#),
         );
     }
-    line(&mut j, t, r#""event":"run_finished","done":400,"failed":0,"skipped":0"#.into());
+    line(
+        &mut j,
+        t,
+        r#""event":"run_finished","done":400,"failed":0,"skipped":0"#.into(),
+    );
     std::fs::write(dir.join("events.jsonl"), j).expect("journal");
     std::fs::write(dir.join("masks.jsonl"), masks).expect("masks");
     phases

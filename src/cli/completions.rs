@@ -62,11 +62,10 @@ pub fn man(_ctx: &Ctx, a: ManArgs) -> Result<ExitCode> {
         }
         Some(dir) => {
             if !dir.is_dir() {
-                return Err(Error::not_found(format!(
-                    "{} is not a directory",
-                    dir.display()
-                ))
-                .hint(format!("create it first: mkdir -p {}", dir.display())));
+                return Err(
+                    Error::not_found(format!("{} is not a directory", dir.display()))
+                        .hint(format!("create it first: mkdir -p {}", dir.display())),
+                );
             }
             clap_mangen::generate_to(cmd, &dir).map_err(|e| Error::io(&dir, e))?;
             println!("man pages written to {}", dir.display());

@@ -136,7 +136,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         dir.display()
     );
     if let Some(r) = report {
-        println!("  {}   the run's HTML report: open it in a browser", r.display());
+        println!(
+            "  {}   the run's HTML report: open it in a browser",
+            r.display()
+        );
     }
     // The demo's blocked story is the point of the demo, not a failure of the demo.
     let _ = code;

@@ -8,14 +8,16 @@ use crate::error::{Error, Result};
 use crate::report::{self, Which};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  baton report                              the newest run\n  \
+#[command(
+    after_help = "Examples:\n  baton report                              the newest run\n  \
 baton report 20261122T130501-7f3a9c\n  baton report --task add-login            the task's newest run\n  \
 baton report --queue dat-q1 -o dat-q1.html\n\n\
 One self-contained HTML file (no network): a timeline of every phase attempt coloured by\n\
 outcome, each prompt against its budget, usage, cost, signals, gate waits, rotations, totals\n\
 (tokens, cost, wall time, time saved by parallelism, tokens saved by masking) and relative\n\
 links to the saved prompts, agent logs and masked outputs. Default file:\n\
-.baton/runs/<run-id>/report.html (every `baton run` writes it at its end).")]
+.baton/runs/<run-id>/report.html (every `baton run` writes it at its end)."
+)]
 pub struct Args {
     /// The run (see `baton status`); default: the newest run
     #[arg(value_name = "RUN_ID", conflicts_with = "queue")]

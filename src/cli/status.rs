@@ -27,7 +27,9 @@ pub struct Args {
 fn interval(s: &str) -> std::result::Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if (0.05..=3600.0).contains(&x) => Ok(x),
-        _ => Err(format!("`{s}` is not a number of seconds between 0.05 and 3600")),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds between 0.05 and 3600"
+        )),
     }
 }
 

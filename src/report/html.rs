@@ -201,8 +201,8 @@ fn url(target: &Path, base: &Path) -> String {
 /// Tick spacing: a round duration giving at most ~8 ticks over `span` ms.
 fn tick_step(span: u64) -> u64 {
     const STEPS: [u64; 21] = [
-        1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000,
-        120_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000,
+        1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000,
+        300_000, 600_000, 1_800_000, 3_600_000, 7_200_000,
     ];
     STEPS
         .iter()
@@ -313,7 +313,11 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
                 attempts: per_row[i].0,
                 tokens: per_row[i].1,
                 cost: cost(per_row[i].2),
-                commit_short: r.commit.as_deref().map_or("", |c| &c[..c.len().min(10)]).into(),
+                commit_short: r
+                    .commit
+                    .as_deref()
+                    .map_or("", |c| &c[..c.len().min(10)])
+                    .into(),
                 commit: r.commit.clone(),
             }
         })

@@ -126,11 +126,10 @@ pub fn write(journal: &Journal, store: Option<&Store>, out: Option<&Path>) -> Re
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("/"));
     if !base.is_dir() {
-        return Err(Error::not_found(format!(
-            "directory {} does not exist",
-            base.display()
-        ))
-        .hint("create it first, or write the report elsewhere with -o FILE"));
+        return Err(
+            Error::not_found(format!("directory {} does not exist", base.display()))
+                .hint("create it first, or write the report elsewhere with -o FILE"),
+        );
     }
     let m = model(&journal.dir, &journal.records, store);
     let text = html::render(&m, &base)?;

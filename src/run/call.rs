@@ -293,7 +293,12 @@ impl Pipeline<'_> {
         Ok(reply)
     }
 
-    fn finished(&self, c: &Call, mut outcome: PhaseOutcome, reply: Option<Reply>) -> Result<Called> {
+    fn finished(
+        &self,
+        c: &Call,
+        mut outcome: PhaseOutcome,
+        reply: Option<Reply>,
+    ) -> Result<Called> {
         // What the report needs to draw the phase and find its prompt and logs.
         outcome.budget = c.budget.map(|b| b as u64);
         outcome.label = Some(c.label.clone());

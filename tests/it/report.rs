@@ -24,9 +24,15 @@ fn demo(tmp: &Path) -> (PathBuf, PathBuf) {
         .lines()
         .find_map(|l| l.strip_prefix("report: "))
         .unwrap_or_else(|| panic!("baton run names no report:\n{out}"));
-    assert!(rel.starts_with(".baton/runs/") && rel.ends_with("/report.html"), "{rel}");
     assert!(
-        out.contains(&format!("{}   the run's HTML report", dir.join(rel).display())),
+        rel.starts_with(".baton/runs/") && rel.ends_with("/report.html"),
+        "{rel}"
+    );
+    assert!(
+        out.contains(&format!(
+            "{}   the run's HTML report",
+            dir.join(rel).display()
+        )),
         "{out}"
     );
     (dir.clone(), dir.join(rel))
@@ -62,12 +68,18 @@ fn every_run_writes_a_self_contained_report_of_every_phase() {
     // The demo: 4 stories (1.2 retried after a failed review, 1.3 blocked twice), UAT, retro.
     let rows = phase_rows(&html);
     let journal = std::fs::read_to_string(report.with_file_name("events.jsonl")).unwrap();
-    assert_eq!(rows.len(), journal.matches("\"event\":\"phase_finished\"").count());
+    assert_eq!(
+        rows.len(),
+        journal.matches("\"event\":\"phase_finished\"").count()
+    );
     assert_eq!(rows.len(), 19);
     assert_eq!(rows.iter().filter(|r| r.1 == "rejected").count(), 3);
     // One bar per phase in the timeline, each linking to its row.
     for (id, _) in &rows {
-        assert!(html.contains(&format!("<a href=\"#{id}\" data-phase=\"{id}\">")), "{id}");
+        assert!(
+            html.contains(&format!("<a href=\"#{id}\" data-phase=\"{id}\">")),
+            "{id}"
+        );
     }
     // Nothing is fetched: no external script, style, font or image.
     for banned in ["<link", " src=", "@import", "url(", "https://"] {
@@ -136,10 +148,17 @@ fn report_picks_runs_and_writes_where_asked_with_links_relative_to_the_file() {
     // Bad input: a clear error, a non-zero code, nothing written.
     let o = run(&["report", "20990101T000000-aaaaaa"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert!(text(&o).contains("no run 20990101T000000-aaaaaa"), "{}", text(&o));
+    assert!(
+        text(&o).contains("no run 20990101T000000-aaaaaa"),
+        "{}",
+        text(&o)
+    );
     let o = run(&["report", "--queue", "nope"]);
     assert_eq!(o.status.code(), Some(4));
-    assert!(text(&o).contains("queue `nope` has no run") && text(&o).contains("baton run verify --queue nope"));
+    assert!(
+        text(&o).contains("queue `nope` has no run")
+            && text(&o).contains("baton run verify --queue nope")
+    );
     let o = run(&["report", "-o", "missing/dir/r.html"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     assert!(text(&o).contains("does not exist"), "{}", text(&o));
@@ -184,7 +203,10 @@ fn everything_from_the_journal_is_escaped_and_unfinished_phases_are_shown() {
     p.ok(&["report", "--queue", "q"]);
     let html = std::fs::read_to_string(html_path).unwrap();
     assert!(!html.contains("<script>alert"), "unescaped");
-    assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
+        "{html}"
+    );
     assert!(html.contains("item A&amp;B"));
     // Over budget: the bar is drawn red.
     assert!(html.contains("class=\"over\""));
@@ -213,9 +235,12 @@ fn masks_done_by_a_runs_agents_are_linked_and_counted() {
     assert!(o.status.success(), "{}", text(&o));
     let masked: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(masked["masked"], true);
-    let rec: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(dir.join("masks.jsonl")).unwrap().trim())
-            .unwrap();
+    let rec: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(dir.join("masks.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
     assert_eq!(rec["phase"], "A-ground-truth-1");
     assert_eq!(rec["command"], "seq");
     assert_eq!(rec["tokens"], masked["tokens"]);
@@ -232,7 +257,12 @@ fn masks_done_by_a_runs_agents_are_linked_and_counted() {
     assert!(!p.path().join("masks.jsonl").exists());
     p.ok(&["report"]);
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains(&format!("<b>{saved}</b><span>tokens saved by masking (1 outputs)")), "{html}");
+    assert!(
+        html.contains(&format!(
+            "<b>{saved}</b><span>tokens saved by masking (1 outputs)"
+        )),
+        "{html}"
+    );
     assert!(html.contains(">masked seq</a>"));
     assert_eq!(assert_links_resolve(&html, &dir), 2);
 }
@@ -295,7 +325,11 @@ fn the_demos_report_renders_in_a_real_browser_without_errors() {
         &report,
     );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "{} bytes", png.len());
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
     // The page's console: chromium logs every message as CONSOLE(…) with these flags.
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -305,10 +339,23 @@ fn the_demos_report_renders_in_a_real_browser_without_errors() {
     // The DOM after the page's script ran: every phase of the journal has its bar and row.
     let o = headless(&chromium, &profile, &["--dump-dom"], &report);
     let dom = String::from_utf8_lossy(&o.stdout);
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("CONSOLE"), "{}", text(&o));
-    assert!(dom.contains("data-ready=\"1\""), "the script did not finish");
-    assert!(dom.contains("<p id=\"report-errors\" role=\"alert\"></p>"), "script errors");
-    assert!(dom.contains("19 of 19 phases"), "the filter's count is missing");
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("CONSOLE"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the script did not finish"
+    );
+    assert!(
+        dom.contains("<p id=\"report-errors\" role=\"alert\"></p>"),
+        "script errors"
+    );
+    assert!(
+        dom.contains("19 of 19 phases"),
+        "the filter's count is missing"
+    );
     let journal = std::fs::read_to_string(report.with_file_name("events.jsonl")).unwrap();
     let mut finished = 0;
     for line in journal.lines() {

@@ -49,7 +49,8 @@ pub fn target() -> Option<(PathBuf, String)> {
 
 /// Append one record (one `write` of one line, so concurrent agents' lines do not mix).
 pub fn append(run_dir: &Path, rec: &MaskRecord) -> Result<()> {
-    let mut line = serde_json::to_vec(rec).map_err(|e| crate::error::Error::internal(e.to_string()))?;
+    let mut line =
+        serde_json::to_vec(rec).map_err(|e| crate::error::Error::internal(e.to_string()))?;
     line.push(b'\n');
     crate::fs::append(&run_dir.join(FILE), &line)
 }
