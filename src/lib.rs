@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod fs;
 pub mod ids;
+pub mod report;
 pub mod run;
 pub mod store;
 pub mod workflow;

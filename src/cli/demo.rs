@@ -138,10 +138,20 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         agent: None,
     };
     let code = super::run::run(&sub, args)?;
+    let report = crate::report::find(&sub.project.local_dir(), &crate::report::Which::Latest)
+        .map(|j| j.dir.join(crate::report::FILE))
+        .ok()
+        .filter(|p| p.is_file());
     println!(
         "\nlook at:\n  git -C {0} log --oneline            one commit per story\n  {0}/docs/stories/                    records appended by each phase\n  {0}/docs/uat/ docs/sprints/ docs/handoffs/",
         dir.display()
     );
+    if let Some(r) = report {
+        println!(
+            "  {}   the run's HTML report: open it in a browser",
+            r.display()
+        );
+    }
     // The demo's blocked story is the point of the demo, not a failure of the demo.
     let _ = code;
     Ok(ExitCode::SUCCESS)

@@ -140,11 +140,36 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     if !outcome.masked && !args.keep {
         let _ = std::fs::remove_file(&path);
     }
+    if outcome.masked {
+        record(&outcome, &label);
+    }
     print(ctx, &outcome);
     if timed_out.is_some() {
         return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
     }
     Ok(ExitCode::from(exit.map_or(0, |e| e.shell_code())))
+}
+
+/// Inside an agent of a `baton run`: note what was masked for the run's report. A record
+/// that cannot be written costs the agent nothing: the masked output is printed all the same.
+fn record(outcome: &mask::Outcome, program: &str) {
+    let Some((run_dir, phase)) = mask::record::target() else {
+        return;
+    };
+    let shown = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
+    let rec = mask::record::MaskRecord {
+        v: 1,
+        ts: crate::ids::now(),
+        phase,
+        command: program.to_string(),
+        scratch: outcome.scratch.display().to_string(),
+        tokens: outcome.tokens,
+        tokens_estimated: !outcome.tokens_exact,
+        masked_tokens: crate::context::tokens::Encoding::O200kBase.count(&shown) as u64,
+    };
+    if let Err(e) = mask::record::append(&run_dir, &rec) {
+        eprintln!("baton: note: the run's mask record was not written: {e}");
+    }
 }
 
 fn print(ctx: &Ctx, outcome: &mask::Outcome) {

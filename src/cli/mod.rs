@@ -11,6 +11,7 @@ use crate::config::Project;
 use crate::error::{Error, Result};
 
 mod budget;
+mod completions;
 mod demo;
 mod doctor;
 mod exec;
@@ -25,6 +26,7 @@ mod pause;
 mod phase;
 mod query;
 mod queue;
+mod report;
 mod resume;
 mod retrieve;
 mod run;
@@ -101,8 +103,10 @@ pub enum Command {
     Mask(mask::MaskArgs),
     /// Run a workflow: epic-execute, epic-chain, orchestrate, poc, graduate, verify
     Run(run::Args),
-    /// Every run and task, and what each waits for
+    /// Every run and task, and what each waits for (--watch: a live view)
     Status(status::Args),
+    /// The HTML report of a run: timeline, budgets, usage, cost, links to prompts and logs
+    Report(report::Args),
     /// A small epic run end to end with the simulated agent, in a temporary repository
     Demo(demo::Args),
     /// Workflow definitions: list them, print one to copy and change
@@ -128,6 +132,10 @@ pub enum Command {
     /// A verify item's state: its phases, the context estimate, the command to continue
     #[command(subcommand)]
     State(state::StateCmd),
+    /// Print a shell completion script (bash, zsh, fish)
+    Completions(completions::CompletionsArgs),
+    /// Print baton's man page (roff), or write every command's page into a directory
+    Man(completions::ManArgs),
 }
 
 /// Everything a command needs from the environment.
@@ -205,6 +213,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Workflow(c) => workflow::run(&ctx, c),
         Command::Run(a) => run::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
+        Command::Report(a) => report::run(&ctx, a),
         Command::Demo(a) => demo::run(&ctx, a),
         Command::Tokens(a) => tokens::run(&ctx, a),
         Command::Budget(a) => budget::run(&ctx, a),
@@ -215,6 +224,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stories(a) => stories::run(&ctx, a),
         Command::Queue(c) => queue::run(&ctx, c),
         Command::State(c) => state::run(&ctx, c),
+        Command::Completions(a) => completions::completions(&ctx, a),
+        Command::Man(a) => completions::man(&ctx, a),
     }
 }
 

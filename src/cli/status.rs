@@ -1,5 +1,7 @@
-//! `baton status`: every run and task, and what each waits for.
+//! `baton status`: every run and task, and what each waits for; `--watch` redraws it from
+//! the journals until Ctrl-C (see `watch`).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use super::Ctx;
@@ -7,8 +9,41 @@ use crate::error::Result;
 use crate::run::journal::{Entry, Journal};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  baton status\n  baton status --json")]
-pub struct Args {}
+#[command(after_help = "Examples:\n  baton status\n  baton status --json\n  \
+baton status --watch                 # a live view: running phases, elapsed, tokens, what waits for you\n  \
+baton status --watch --interval 5    # Ctrl-C to stop\n\n\
+On a terminal --watch redraws the screen; otherwise (a pipe, a file) it prints the view again\n\
+each time something changed, and with --json one JSON object a line.")]
+pub struct Args {
+    /// Keep watching: refresh from the journals until Ctrl-C
+    #[arg(long)]
+    watch: bool,
+    /// Seconds between refreshes of --watch
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, requires = "watch",
+          value_parser = interval)]
+    interval: f64,
+}
+
+fn interval(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.05..=3600.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds between 0.05 and 3600"
+        )),
+    }
+}
+
+/// A phase started and not finished.
+#[derive(serde::Serialize, PartialEq)]
+struct Running {
+    subject: String,
+    phase: String,
+    attempt: u32,
+    started_at: String,
+    /// Milliseconds since it started, when the view was taken (not compared for changes).
+    #[serde(skip)]
+    elapsed_ms: u64,
+}
 
 #[derive(serde::Serialize)]
 struct RunRow {
@@ -21,11 +56,33 @@ struct RunRow {
     agent_calls: usize,
     done: usize,
     failed: usize,
+    /// Tokens and cost of the agent calls so far.
+    tokens: u64,
+    cost_usd: f64,
+    /// Phases started and not finished (an interrupted run's stay here until it is resumed).
+    running: Vec<Running>,
     started_at: String,
     updated_at: String,
 }
 
-pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
+/// Everything `baton status` shows.
+#[derive(serde::Serialize)]
+struct Snapshot {
+    runs: Vec<RunRow>,
+    tasks: Vec<crate::store::view::Summary>,
+    queues: Vec<super::queue::QueueSummary>,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    if a.watch {
+        return watch(ctx, a.interval);
+    }
+    let snap = snapshot(ctx);
+    ctx.out.emit(&snap, |w| render(w, &snap, true));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn snapshot(ctx: &Ctx) -> Snapshot {
     let local = ctx.project.local_dir();
     let mut runs = Vec::new();
     if let Ok(rd) = std::fs::read_dir(Journal::runs_dir(&local)) {
@@ -45,6 +102,9 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 agent_calls: 0,
                 done: 0,
                 failed: 0,
+                tokens: 0,
+                cost_usd: 0.0,
+                running: vec![],
                 started_at: String::new(),
                 updated_at: String::new(),
             };
@@ -91,6 +151,7 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                     )),
                 )
             };
+            let (tokens, cost_usd, running) = progress(&j);
             runs.push(RunRow {
                 run_id: id.clone(),
                 workflow: wf.to_string(),
@@ -98,6 +159,9 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
                 state,
                 next,
                 agent_calls: j.agent_calls(),
+                tokens,
+                cost_usd,
+                running,
                 done: count("done"),
                 failed: count("failed"),
                 started_at: j.records.first().map(|r| r.ts.clone()).unwrap_or_default(),
@@ -119,70 +183,198 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
         .iter()
         .filter_map(|n| super::queue::summarize(&vq, n).ok().map(|s| s.0))
         .collect();
-    let value = serde_json::json!({"runs": runs, "tasks": tasks, "queues": queues});
-    ctx.out.emit(&value, |w| {
-        if runs.is_empty() && tasks.is_empty() && queues.is_empty() {
-            return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
-        }
-        for r in &runs {
-            writeln!(
-                w,
-                "run {}  {} {} {}  {}  {} done, {} failed, {} agent calls",
-                r.run_id,
-                r.workflow,
-                crate::run::definition::WorkflowKind::parse(&r.workflow)
-                    .map_or("epic", |k| k.subject_word()),
-                r.epics.join(","),
-                r.state,
-                r.done,
-                r.failed,
-                r.agent_calls
-            )?;
-            if let Some(n) = &r.next {
-                let verb = if r.state == "damaged" {
-                    "journal"
-                } else if crate::run::definition::WorkflowKind::parse(&r.workflow)
-                    .map_or("epic", |k| k.subject_word())
-                    == "task"
-                {
-                    "next"
-                } else {
-                    "stopped in"
-                };
-                writeln!(w, "    {verb}: {n}")?;
+    Snapshot {
+        runs,
+        tasks,
+        queues,
+    }
+}
+
+/// Tokens and cost so far, and the phases started and not finished, of one run.
+fn progress(j: &Journal) -> (u64, f64, Vec<Running>) {
+    let now = jiff::Timestamp::now();
+    let (mut tokens, mut cost) = (0, 0.0);
+    let mut open: Vec<(&crate::run::events::Subject, &str, u32, &str)> = vec![];
+    for r in &j.records {
+        match &r.entry {
+            Entry::PhaseStarted {
+                subject,
+                phase,
+                attempt,
+            } => open.push((subject, phase, *attempt, &r.ts)),
+            Entry::PhaseFinished {
+                subject,
+                phase,
+                attempt,
+                outcome,
+            } => {
+                tokens += outcome.usage.total();
+                cost += outcome.cost_usd.unwrap_or(0.0);
+                open.retain(|o| !(o.0 == subject && o.1 == phase && o.2 == *attempt));
             }
+            _ => {}
         }
-        for q in &queues {
+    }
+    let running = open
+        .into_iter()
+        .map(|(s, phase, attempt, ts)| Running {
+            subject: s.label(),
+            phase: phase.to_string(),
+            attempt,
+            started_at: ts.to_string(),
+            elapsed_ms: ts
+                .parse::<jiff::Timestamp>()
+                .map_or(0, |t| now.duration_since(t).as_millis().max(0) as u64),
+        })
+        .collect();
+    (tokens, cost, running)
+}
+
+/// The human view; `elapsed`: with the running phases' elapsed times (the watch's change
+/// check leaves them out, or a pipe would get a new view every second).
+fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<()> {
+    let (runs, tasks, queues) = (&snap.runs, &snap.tasks, &snap.queues);
+    if runs.is_empty() && tasks.is_empty() && queues.is_empty() {
+        return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
+    }
+    for r in runs {
+        writeln!(
+            w,
+            "run {}  {} {} {}  {}  {} done, {} failed, {} agent calls, {} tokens, ${:.2}",
+            r.run_id,
+            r.workflow,
+            crate::run::definition::WorkflowKind::parse(&r.workflow)
+                .map_or("epic", |k| k.subject_word()),
+            r.epics.join(","),
+            r.state,
+            r.done,
+            r.failed,
+            r.agent_calls,
+            r.tokens,
+            r.cost_usd
+        )?;
+        for p in &r.running {
+            let since = if elapsed {
+                format!(", {}", crate::store::metrics::human_ms(p.elapsed_ms))
+            } else {
+                String::new()
+            };
             writeln!(
                 w,
-                "queue {}  {} complete, {} failed, {} pending of {}  — {}",
-                q.name,
-                q.complete,
-                q.failed,
-                q.pending + q.in_progress,
-                q.items,
-                q.next
+                "    started: {} {} (attempt {}) at {}{since}",
+                p.subject, p.phase, p.attempt, p.started_at
             )?;
         }
-        for t in &tasks {
-            writeln!(
-                w,
-                "task {}  {}{}  next: {}",
-                t.task,
-                t.status,
-                // One line a task: the gate's prompt and artifacts are for `baton gate show`.
-                t.waiting_for
-                    .as_ref()
-                    .map(|x| {
-                        let short: String = x.chars().take(80).collect();
-                        let more = if short.len() < x.len() { "…" } else { "" };
-                        format!(" ({short}{more})")
-                    })
-                    .unwrap_or_default(),
-                t.next
-            )?;
+        if let Some(n) = &r.next {
+            let verb = if r.state == "damaged" {
+                "journal"
+            } else if crate::run::definition::WorkflowKind::parse(&r.workflow)
+                .map_or("epic", |k| k.subject_word())
+                == "task"
+            {
+                "next"
+            } else {
+                "stopped in"
+            };
+            writeln!(w, "    {verb}: {n}")?;
         }
-        Ok(())
-    });
-    Ok(ExitCode::SUCCESS)
+    }
+    for q in queues {
+        writeln!(
+            w,
+            "queue {}  {} complete, {} failed, {} pending of {}  — {}",
+            q.name,
+            q.complete,
+            q.failed,
+            q.pending + q.in_progress,
+            q.items,
+            q.next
+        )?;
+    }
+    for t in tasks {
+        writeln!(
+            w,
+            "task {}  {}{}  next: {}",
+            t.task,
+            t.status,
+            // One line a task: the gate's prompt and artifacts are for `baton gate show`.
+            t.waiting_for
+                .as_ref()
+                .map(|x| {
+                    let short: String = x.chars().take(80).collect();
+                    let more = if short.len() < x.len() { "…" } else { "" };
+                    format!(" ({short}{more})")
+                })
+                .unwrap_or_default(),
+            t.next
+        )?;
+    }
+    let waiting: Vec<&str> = tasks
+        .iter()
+        .filter(|t| t.waiting_for.is_some())
+        .map(|t| t.task.as_str())
+        .collect();
+    if !waiting.is_empty() {
+        writeln!(w, "waiting for you: {}", waiting.join(", "))?;
+    }
+    Ok(())
+}
+
+/// `--watch`: the view again every `interval` seconds until Ctrl-C (or kill). On a terminal the
+/// screen is redrawn; elsewhere the view (or with --json one JSON line) is printed again only
+/// when something but the clock changed.
+fn watch(ctx: &Ctx, interval: f64) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    use std::time::{Duration, Instant};
+    crate::run::interrupt::install();
+    let tty = !ctx.out.json && std::io::stdout().is_terminal();
+    let mut last: Option<Vec<u8>> = None;
+    let stdout = std::io::stdout();
+    loop {
+        let snap = snapshot(ctx);
+        let mut key = Vec::new();
+        if ctx.out.json {
+            let _ = serde_json::to_writer(&mut key, &snap);
+        } else {
+            let _ = render(&mut key, &snap, false);
+        }
+        let mut out = stdout.lock();
+        let shown = if tty {
+            // Home, clear, then the view with the clock.
+            let mut view = Vec::new();
+            let _ = render(&mut view, &snap, true);
+            write!(
+                out,
+                "\x1b[H\x1b[2Jbaton status — {} — every {interval}s, Ctrl-C to stop\n\n",
+                jiff::Timestamp::now().strftime("%H:%M:%S")
+            )
+            .and_then(|_| out.write_all(&view))
+        } else if last.as_ref() != Some(&key) {
+            if ctx.out.json {
+                out.write_all(&key).and_then(|_| writeln!(out))
+            } else {
+                let mut view = Vec::new();
+                let _ = render(&mut view, &snap, true);
+                writeln!(out, "--- {}", crate::ids::now()).and_then(|_| out.write_all(&view))
+            }
+        } else {
+            Ok(())
+        };
+        // A reader that went away (`| head`) ends the watch like Ctrl-C does.
+        if shown.and_then(|_| out.flush()).is_err() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        drop(out);
+        last = Some(key);
+        let until = Instant::now() + Duration::from_secs_f64(interval);
+        while Instant::now() < until {
+            if crate::run::interrupt::received().is_some() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            std::thread::sleep(Duration::from_millis(25).min(until - Instant::now()));
+        }
+        if crate::run::interrupt::received().is_some() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
 }

@@ -281,6 +281,8 @@ impl Pipeline<'_> {
             } else {
                 None
             },
+            budget: None,
+            label: None,
         };
         self.finished(c, outcome, Some(reply))
     }
@@ -319,7 +321,15 @@ impl Pipeline<'_> {
         Ok(reply)
     }
 
-    fn finished(&self, c: &Call, outcome: PhaseOutcome, reply: Option<Reply>) -> Result<Called> {
+    fn finished(
+        &self,
+        c: &Call,
+        mut outcome: PhaseOutcome,
+        reply: Option<Reply>,
+    ) -> Result<Called> {
+        // What the report needs to draw the phase and find its prompt and logs.
+        outcome.budget = c.budget.map(|b| b as u64);
+        outcome.label = Some(c.label.clone());
         self.log(Entry::PhaseFinished {
             subject: c.subject.clone(),
             phase: c.phase.to_string(),

@@ -11,6 +11,10 @@ use crate::error::{Error, Result};
 
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
+/// The run directory of the phase an agent runs (set for every agent process).
+pub const RUN_DIR_ENV: &str = "BATON_RUN_DIR";
+/// The phase's label (`prompts/<label>.md`, `logs/<label>.log`).
+pub const PHASE_ENV: &str = "BATON_RUN_PHASE";
 
 /// Whether the engine can run phases with `who`: checked for every role before a run
 /// changes anything. The agent must be known, its settings valid for its CLI, and its command
@@ -117,6 +121,13 @@ impl Agents for CliAgents {
         let mut spec = self.spec(who)?;
         spec.timeout = req.timeout;
         spec.grace = req.grace;
+        // `baton mask` run by the agent records what it masked in this run, for this phase
+        // (context::mask::record): the report's masked outputs and tokens saved.
+        if let Some(run_dir) = req.log_dir.parent() {
+            spec.env
+                .push((RUN_DIR_ENV.into(), run_dir.display().to_string()));
+            spec.env.push((PHASE_ENV.into(), req.name.clone()));
+        }
         let mut r = AgentRequest::new(
             req.prompt,
             req.cwd.clone(),

@@ -48,6 +48,12 @@ pub struct PhaseOutcome {
     /// What the engine needs of the answer again on resume (verify: the summary block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+    /// The phase's prompt budget (tokens), when it has one: the report draws it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u64>,
+    /// Names the saved prompt (`prompts/<label>.md`) and the logs (`logs/<label>.log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// How a phase's answer was judged.
@@ -80,6 +86,8 @@ impl PhaseOutcome {
             log: None,
             judged: Some(Judged::Broken),
             kept: None,
+            budget: None,
+            label: None,
         }
     }
 

@@ -21,6 +21,7 @@ mod mask;
 mod mask_corpus;
 mod mask_secrets;
 mod outline;
+mod report;
 mod run_epic;
 mod run_epic_work;
 mod run_task;

@@ -288,7 +288,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     }
     let run_dir = journal.dir.clone();
     drop(journal);
-    let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir});
+    let report = crate::report::at_run_end(&run_dir, None);
+    let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir, "report_html": report});
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,
         result: if failed > 0 { "failed" } else { "completed" },
@@ -297,6 +298,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     });
     if !ctx.out.json {
         print_summary(&reports, &run_dir, &project_dir);
+        super::print_report(report.as_deref(), &project_dir);
     }
     Ok(if failed > 0 {
         ExitCode::from(1)

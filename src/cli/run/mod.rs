@@ -259,6 +259,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     }
 }
 
+/// Where the run's HTML report is (`crate::report::at_run_end` wrote it).
+fn print_report(report: Option<&std::path::Path>, project: &std::path::Path) {
+    if let Some(p) = report {
+        println!("report: {}", p.strip_prefix(project).unwrap_or(p).display());
+    }
+}
+
 /// A run that continues keeps the options it started with; say so when new ones were given.
 fn note_kept_options(agent: &AgentArgs, parallel: Option<u32>) {
     if agent.agent.is_some() || agent.scenario.is_some() || parallel.is_some() {

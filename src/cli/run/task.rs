@@ -180,7 +180,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         ),
     };
     progress.finish();
-    let summary = serde_json::json!({"task": slug, "workflow": workflow, "status": m.status, "agent_calls": calls, "run_dir": rel, "manifest": m});
+    let report = crate::report::at_run_end(&j.dir, Some(&store));
+    let summary = serde_json::json!({"task": slug, "workflow": workflow, "status": m.status, "agent_calls": calls, "run_dir": rel, "report_html": report, "manifest": m});
     let result = match &stop {
         Stop::Completed => "completed",
         Stop::Failed => "failed",
@@ -205,6 +206,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             human_ms(m.metrics.total_duration_ms.unwrap_or(0)),
             human_ms(m.metrics.parallelization_savings_ms.unwrap_or(0)),
         );
+        super::print_report(report.as_deref(), &project_dir);
     }
     Ok(ExitCode::from(code))
 }

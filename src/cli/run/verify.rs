@@ -145,9 +145,10 @@ fn start_run(
         .unwrap_or(&journal.dir)
         .display()
         .to_string();
+    let html = crate::report::at_run_end(&journal.dir, None);
     drop(journal);
     progress.finish();
-    let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report});
+    let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report, "report_html": html});
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,
         result: if report.failed > 0 {
@@ -184,6 +185,7 @@ fn start_run(
     };
     if !ctx.out.json {
         human(&mut std::io::stdout().lock()).map_err(|e| Error::io("stdout", e))?;
+        super::print_report(html.as_deref(), &ctx.project.dir);
     }
     Ok(if report.failed > 0 {
         ExitCode::from(1)

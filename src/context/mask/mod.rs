@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 
 pub mod binary;
 pub mod detect;
+pub mod record;
 pub mod redact;
 pub mod scratch;
 pub mod summarize;

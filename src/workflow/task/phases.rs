@@ -404,6 +404,8 @@ impl TaskEngine<'_> {
                         log: None,
                         judged: Some(if ok { Judged::Passed } else { Judged::Rejected }),
                         kept: None,
+                        budget: None,
+                        label: None,
                     };
                     self.log(Entry::PhaseFinished {
                         subject: subject.clone(),

@@ -1,0 +1,85 @@
+//! `baton completions SHELL` and `baton man`: generated from the clap definitions, so they
+//! never drift from the commands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+
+use super::{Cli, Ctx};
+use crate::error::{Error, Result};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+source <(baton completions bash)                          # this shell\n  \
+baton completions bash > ~/.local/share/bash-completion/completions/baton\n  \
+baton completions zsh > \"${fpath[1]}/_baton\"\n  \
+baton completions fish > ~/.config/fish/completions/baton.fish")]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum)]
+    shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  baton man | man -l -\n  \
+baton man --dir ~/.local/share/man/man1     # baton.1 and one page per command (baton-run.1, …)")]
+pub struct ManArgs {
+    /// Write baton.1 and a page for every command into this directory instead of printing
+    /// baton.1
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+pub fn completions(_ctx: &Ctx, a: CompletionsArgs) -> Result<ExitCode> {
+    let shell = match a.shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    // Into memory first: clap_complete panics on a write error (`… | head`).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "baton", &mut script);
+    print(&script)
+}
+
+pub fn man(_ctx: &Ctx, a: ManArgs) -> Result<ExitCode> {
+    let cmd = Cli::command();
+    match a.dir {
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut page)
+                .map_err(|e| Error::io("<stdout>", e))?;
+            return print(&page);
+        }
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(
+                    Error::not_found(format!("{} is not a directory", dir.display()))
+                        .hint(format!("create it first: mkdir -p {}", dir.display())),
+                );
+            }
+            clap_mangen::generate_to(cmd, &dir).map_err(|e| Error::io(&dir, e))?;
+            println!("man pages written to {}", dir.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Write to stdout; a reader that stopped early (`| head`) is not an error.
+fn print(bytes: &[u8]) -> Result<ExitCode> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
