@@ -70,7 +70,15 @@ struct RunRow {
 struct Snapshot {
     runs: Vec<RunRow>,
     tasks: Vec<crate::store::view::Summary>,
+    /// Tasks whose state cannot be read: the task and why (one damaged task hides no other).
+    damaged: Vec<Damaged>,
     queues: Vec<super::queue::QueueSummary>,
+}
+
+#[derive(serde::Serialize)]
+struct Damaged {
+    task: String,
+    error: String,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
@@ -170,12 +178,16 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         }
     }
     let store = ctx.store();
-    let tasks: Vec<crate::store::view::Summary> = store
-        .list()
-        .unwrap_or_default()
-        .iter()
-        .map(crate::store::view::summary)
-        .collect();
+    let (mut tasks, mut damaged) = (Vec::new(), Vec::new());
+    for slug in store.slugs().unwrap_or_default() {
+        match store.manifest(&slug) {
+            Ok(m) => tasks.push(crate::store::view::summary(&m)),
+            Err(e) => damaged.push(Damaged {
+                task: slug,
+                error: e.to_string(),
+            }),
+        }
+    }
     // Verify queues: counts and what each waits for.
     let vq = crate::workflow::verify::queue::Queues::new(&local);
     let queues: Vec<super::queue::QueueSummary> = vq
@@ -186,6 +198,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
     Snapshot {
         runs,
         tasks,
+        damaged,
         queues,
     }
 }
@@ -234,7 +247,7 @@ fn progress(j: &Journal) -> (u64, f64, Vec<Running>) {
 /// check leaves them out, or a pipe would get a new view every second).
 fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<()> {
     let (runs, tasks, queues) = (&snap.runs, &snap.tasks, &snap.queues);
-    if runs.is_empty() && tasks.is_empty() && queues.is_empty() {
+    if runs.is_empty() && tasks.is_empty() && queues.is_empty() && snap.damaged.is_empty() {
         return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
     }
     for r in runs {
@@ -307,6 +320,13 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
                 })
                 .unwrap_or_default(),
             t.next
+        )?;
+    }
+    for d in &snap.damaged {
+        writeln!(
+            w,
+            "task {}  damaged: {}  — run `baton doctor`",
+            d.task, d.error
         )?;
     }
     let waiting: Vec<&str> = tasks

@@ -90,7 +90,11 @@ impl CliAgents {
 impl Agents for CliAgents {
     fn model(&self, who: &Assignment) -> Option<String> {
         if who.agent.is_sim() {
-            return who.model.clone();
+            // The simulated agent has no models: name what the role asks for.
+            return who
+                .model
+                .clone()
+                .or(who.tier.map(|t| format!("{} tier", t.name())));
         }
         resolve(who, &self.agents).ok().and_then(|r| r.model)
     }

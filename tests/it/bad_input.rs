@@ -205,6 +205,30 @@ fn a_damaged_event_log_is_refused_by_every_task_command() {
 }
 
 #[test]
+fn status_names_a_damaged_task_and_still_shows_the_others() {
+    for damage in log_damages() {
+        let t = project();
+        let d = t.path();
+        assert_eq!(baton(d, &["task", "init", "Other"]).0, Some(0));
+        (damage.apply)(d);
+        let before = state(d);
+        let (code, out) = baton(d, &["status"]);
+        assert_eq!(code, Some(0), "{}: {out}", damage.name);
+        assert!(
+            out.contains("task add-login  damaged: ") && out.contains("run `baton doctor`"),
+            "{}: {out}",
+            damage.name
+        );
+        assert!(
+            out.contains("task other  running"),
+            "{}: {out}",
+            damage.name
+        );
+        assert_eq!(state(d), before, "{}", damage.name);
+    }
+}
+
+#[test]
 fn doctor_names_each_damage_and_repairs_only_what_it_can_prove() {
     for damage in log_damages() {
         let t = project();

@@ -239,7 +239,7 @@ fn dry_run_shows_isolated_prompts_and_changes_nothing() {
         .trim_start()
         .split_once("argv: (the simulated agent: no CLI)\n")
         .unwrap();
-    assert_eq!(head, "agent: sim · model: sonnet\n");
+    assert_eq!(head, "agent: sim · model: standard tier\n");
     assert_eq!(dev_json["prompt"].as_str().unwrap().trim(), body.trim());
     assert_eq!(before, git(&d.dir, &["status", "--porcelain"]));
     assert!(
