@@ -19,7 +19,7 @@ CALLS = [
     ("phase_complete", {"phase": "architect", "status": "success", "content": "# Architect\n\n## Decisions\nUse JWT.\n"}),
     ("store", {"phase": "spec", "content": "# Spec\n\n## Signatures\nfn login()\n"}),
     ("retrieve", {"for_phase": "implementation"}),
-    ("gate", {"gate": "spec", "prompt": "approve the spec?"}),
+    ("gate", {"gate": "design", "prompt": "approve the design?"}),
     ("gate", {"decision": "approve"}),
     ("query", {"query": "JWT"}),
     ("extract", {"file": "spec.md", "section": "Data Model"}),
