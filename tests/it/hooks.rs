@@ -73,7 +73,9 @@ fn large_output_is_replaced_in_the_bash_shape() {
     assert_eq!(doc["masked"], true);
     // The scratch file holds the whole output, stderr after stdout.
     let shown = doc["full_output_path"].as_str().unwrap();
-    let rel = shown.strip_prefix("[PROJECT]/").expect("a scratch file in the project");
+    let rel = shown
+        .strip_prefix("[PROJECT]/")
+        .expect("a scratch file in the project");
     let path = ran.path().join(rel);
     let kept = std::fs::read_to_string(path).unwrap();
     assert_eq!(kept, format!("{}\n[stderr]\nwarning: x\n", long_log(3000)));

@@ -5,6 +5,7 @@ mod util;
 
 mod agent;
 mod agent_big_output;
+mod claude_cli;
 mod concurrency;
 mod conductor;
 mod confine;
