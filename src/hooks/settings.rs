@@ -77,16 +77,20 @@ pub fn hooks_document(baton: &str, agent: Agent) -> Value {
     json!({ "hooks": hooks })
 }
 
-/// The flags for a `claude` run baton launches: its hooks (`--settings`) and baton's MCP
+/// The flags for a `claude` run baton launches: its masking hook (`--settings`) and baton's MCP
 /// server (`--mcp-config`), as inline JSON (both flags take a file or a JSON string), so every
 /// Bash output of the run is masked whether or not the agent wraps its commands.
 pub fn claude_run_args() -> Vec<String> {
     let baton = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "baton".to_string());
+    // Only the masking hook: a run's prompt carries its own state, and the store's current
+    // task need not be the run's.
+    let post = Event::PostToolUse;
+    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(&baton, Agent::Claude, post)]}});
     vec![
         "--settings".into(),
-        hooks_document(&baton, Agent::Claude).to_string(),
+        hooks.to_string(),
         "--mcp-config".into(),
         json!({"mcpServers": {"baton": mcp_server(&baton)}}).to_string(),
     ]
