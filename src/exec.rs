@@ -227,18 +227,7 @@ pub fn run_script(store: &Store, script: &str) -> Vec<Response> {
     };
     let mut out = Vec::new();
     for c in cmds {
-        let r = match run_one(store, &c) {
-            Ok((task, data)) => Response {
-                status: "success",
-                task,
-                data,
-                code: 0,
-            },
-            Err(e) => {
-                let task = store.resolve(c.get("task")).ok();
-                error_response(task, &e)
-            }
-        };
+        let r = run_command(store, &c);
         let failed = r.code != 0;
         out.push(r);
         if failed {
@@ -246,6 +235,22 @@ pub fn run_script(store: &Store, script: &str) -> Vec<Response> {
         }
     }
     out
+}
+
+/// Run one command (the MCP server builds them from its tools' arguments).
+pub fn run_command(store: &Store, c: &Command) -> Response {
+    match run_one(store, c) {
+        Ok((task, data)) => Response {
+            status: "success",
+            task,
+            data,
+            code: 0,
+        },
+        Err(e) => {
+            let task = store.resolve(c.get("task")).ok();
+            error_response(task, &e)
+        }
+    }
 }
 
 fn error_response(task: Option<String>, e: &Error) -> Response {

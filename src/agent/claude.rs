@@ -55,6 +55,9 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     if spec.skip_permissions {
         a.push("--dangerously-skip-permissions".into());
     }
+    // ---- baton's hooks (masking every large Bash output) and MCP server for this run ----
+    a.extend(crate::hooks::settings::claude_run_args());
+    // ---- end of baton's hooks and MCP server ----
     a.extend(spec.args.iter().cloned());
     if spec.prompt_via == PromptVia::Argv {
         a.push("--".into());
@@ -329,6 +332,36 @@ mod tests {
             r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[]}"#,
         ]);
         assert!(p.warnings.is_empty());
+    }
+
+    /// The argv without baton's own hook and MCP flags (tested on their own below).
+    fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> {
+        let mut a = super::args(spec, req)?;
+        let at = a
+            .iter()
+            .position(|x| x == "--settings")
+            .expect("--settings");
+        assert_eq!(a[at + 2], "--mcp-config");
+        a.drain(at..at + 4);
+        Ok(a)
+    }
+
+    #[test]
+    fn every_run_gets_the_hooks_and_the_mcp_server() {
+        let req = AgentRequest::new("p", ".", ".", "n");
+        let a = super::args(&AgentSpec::new(super::super::AgentKind::Claude), &req).unwrap();
+        let at = a.iter().position(|x| x == "--settings").unwrap();
+        let settings: Value = serde_json::from_str(&a[at + 1]).unwrap();
+        let cmd = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert!(cmd.ends_with(" hook claude post-tool-use"), "{cmd}");
+        assert_eq!(a[at + 2], "--mcp-config");
+        let mcp: Value = serde_json::from_str(&a[at + 3]).unwrap();
+        assert_eq!(
+            mcp["mcpServers"]["baton"]["args"],
+            serde_json::json!(["mcp"])
+        );
     }
 
     #[test]

@@ -18,7 +18,10 @@ mod exec;
 mod extract;
 mod gate;
 mod history;
+mod hook;
+mod init;
 mod mask;
+mod mcp;
 mod metrics;
 mod outline;
 mod output;
@@ -136,6 +139,12 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print baton's man page (roff), or write every command's page into a directory
     Man(completions::ManArgs),
+    /// Serve baton's tools to an agent over MCP (stdio)
+    Mcp(mcp::Args),
+    /// Handle an agent CLI's hook event (JSON on stdin); written into settings by `baton init`
+    Hook(hook::Args),
+    /// Set up an agent CLI in this project: MCP server, hooks, slash commands, instructions
+    Init(init::Args),
 }
 
 /// Everything a command needs from the environment.
@@ -187,6 +196,10 @@ pub fn demo_project(dir: &std::path::Path) -> Result<()> {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    // A hook fails open: nothing before it may fail (a broken baton.toml included).
+    if let Command::Hook(a) = &cli.command {
+        return Ok(hook::run(a, cli.root.as_deref()));
+    }
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let project = Project::discover(&cwd)?;
     let ctx = Ctx {
@@ -226,6 +239,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::State(c) => state::run(&ctx, c),
         Command::Completions(a) => completions::completions(&ctx, a),
         Command::Man(a) => completions::man(&ctx, a),
+        Command::Mcp(a) => mcp::run(&ctx, a),
+        Command::Hook(a) => Ok(hook::run(&a, ctx.root.as_deref())),
+        Command::Init(a) => init::run(&ctx, a),
     }
 }
 

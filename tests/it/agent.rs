@@ -115,7 +115,9 @@ fn claude_success_stream() {
     let sig = parse_signal(&out.text_tail, "story-1-2").signal.unwrap();
     assert_eq!(sig.kind, SignalKind::ImplementationComplete);
 
-    // The prompt went to stdin byte for byte; argv has exactly the configured flags.
+    // The prompt went to stdin byte for byte; argv has exactly the configured flags, and
+    // baton's hooks and MCP server (naming the running binary: here the test's).
+    let claude_settings = baton::hooks::settings::claude_run_args();
     assert_eq!(f.rec("stdin"), prompt);
     assert_eq!(
         f.rec("argv").lines().collect::<Vec<_>>(),
@@ -129,7 +131,11 @@ fn claude_success_stream() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*)"
+            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*)",
+            "--settings",
+            &claude_settings[1],
+            "--mcp-config",
+            &claude_settings[3],
         ]
     );
     assert!(!f.rec("env").lines().any(|l| l.starts_with("CLAUDECODE=")));

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 pub mod binary;
+pub mod capture;
 pub mod detect;
 pub mod record;
 pub mod redact;
@@ -47,6 +48,8 @@ pub struct MaskConfig {
     /// Redact secrets in the scratch file too (`--redact-scratch`); by default it keeps the
     /// full text (mode 0600, gitignored).
     pub redact_scratch: bool,
+    /// Threshold of the hooks and the MCP server (`baton mask` takes `--threshold`).
+    pub threshold: Option<usize>,
 }
 
 /// Output formats `baton mask` understands.
@@ -410,6 +413,15 @@ pub fn spawn(argv: &[OsString]) -> std::result::Result<Running, SpawnFailure> {
 /// [`spawn`], in a process group of its own when `own_group` (so a timeout can stop the
 /// command and everything it started).
 pub fn spawn_in(argv: &[OsString], own_group: bool) -> std::result::Result<Running, SpawnFailure> {
+    spawn_with(argv, own_group, Stdio::inherit())
+}
+
+/// [`spawn_in`] with the child's stdin given (the MCP server's stdin is its protocol stream).
+pub fn spawn_with(
+    argv: &[OsString],
+    own_group: bool,
+    stdin: Stdio,
+) -> std::result::Result<Running, SpawnFailure> {
     let Some((program, args)) = argv.split_first() else {
         return Err(SpawnFailure {
             error: Error::invalid("no command given"),
@@ -440,10 +452,7 @@ pub fn spawn_in(argv: &[OsString], own_group: bool) -> std::result::Result<Runni
     let (reader, writer) = std::io::pipe().map_err(fail)?;
     let writer2 = writer.try_clone().map_err(fail)?;
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::inherit())
-        .stdout(writer)
-        .stderr(writer2);
+    cmd.args(args).stdin(stdin).stdout(writer).stderr(writer2);
     if own_group {
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     }

@@ -1,0 +1,82 @@
+//! `baton hook AGENT EVENT`: the command an agent CLI runs for a hook event (written into its
+//! settings by `baton init`). Fails open: whatever goes wrong, exit 0 and print nothing, so
+//! the agent keeps the original output; the reason goes to stderr only.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+
+use crate::config::Project;
+use crate::error::{Error, Result};
+use crate::hooks::{self, Agent, Event};
+
+#[derive(Debug, ClapArgs)]
+#[command(after_help = "\
+Events (the agent's own names):
+  post-tool-use   Claude PostToolUse (Bash, MCP tools), Codex PostToolUse (Bash),
+                  Gemini AfterTool (run_shell_command): an output over the threshold is saved
+                  to .baton/scratch/ and replaced by its summary, first failure and path;
+                  a smaller one passes untouched (no output)
+  session-start   SessionStart: the current task's state as additionalContext
+  pre-compact     Claude/Codex PreCompact, Gemini PreCompress: a COMPACT line in the task's
+                  history
+
+The event's JSON is read on stdin. Any error (input that is not the event's JSON, a broken
+baton.toml, a full disk) exits 0 with no output: the agent keeps what it had.
+
+Threshold: --threshold, else `[mask] threshold` in baton.toml, else 2000 tokens (o200k_base).
+
+Examples:
+  baton hook claude post-tool-use < event.json
+  baton hook codex session-start < event.json
+  baton init claude        writes these commands into .claude/settings.json")]
+pub struct Args {
+    /// The agent CLI whose event this is
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// The event
+    #[arg(value_enum)]
+    pub event: Event,
+    /// Mask outputs over this many tokens
+    #[arg(long, value_name = "TOKENS")]
+    pub threshold: Option<usize>,
+}
+
+/// Largest hook input read (an output past it is cut in the read, and masked).
+const MAX_INPUT: u64 = 64 * 1024 * 1024;
+
+pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
+    let answer = (|| -> Result<Option<serde_json::Value>> {
+        let mut input = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT)
+            .read_to_end(&mut input)
+            .map_err(|e| Error::io("<stdin>", e))?;
+        // Hooks run in the session's directory; `cwd` of the event says where, when it differs.
+        let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+        let project = Project::discover(&cwd)?;
+        let local = project.local_dir();
+        let env = hooks::Env {
+            store: crate::store::Store::new(project.store_root(root)),
+            local_dir: &local,
+            threshold: a
+                .threshold
+                .or(project.config.mask.threshold)
+                .unwrap_or(crate::context::mask::DEFAULT_THRESHOLD),
+            redact_scratch: project.config.mask.redact_scratch,
+        };
+        hooks::handle(a.agent, a.event, &input, &env)
+    })();
+    match answer {
+        Ok(Some(v)) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{v}");
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("baton hook {} {}: {e}", a.agent.name(), a.event.arg()),
+    }
+    ExitCode::SUCCESS
+}

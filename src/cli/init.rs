@@ -1,0 +1,117 @@
+//! `baton init AGENT`: set up an agent CLI in this project (MCP server, hooks, slash commands,
+//! an instructions section), merged into existing files; `--uninstall` takes it out again.
+
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+use serde::Serialize;
+
+use super::Ctx;
+use crate::error::Result;
+use crate::hooks::Agent;
+use crate::init;
+
+#[derive(Debug, ClapArgs)]
+#[command(after_help = "\
+Files written (merged into existing ones: no key is lost, nothing is overwritten):
+  claude  .mcp.json (mcpServers.baton), .claude/settings.json (PostToolUse, SessionStart,
+          PreCompact hooks), .claude/commands/baton-{status,begin,complete,epic}.md, CLAUDE.md
+  codex   .codex/config.toml ([mcp_servers.baton]), .codex/hooks.json (PostToolUse,
+          SessionStart, PreCompact), AGENTS.md
+  gemini  .gemini/settings.json (mcpServers.baton; AfterTool, SessionStart, PreCompress hooks),
+          .gemini/commands/baton-*.toml, GEMINI.md
+The instructions file gets a section between <!-- baton:begin --> and <!-- baton:end -->.
+What was added is recorded in .baton/init-AGENT.json: --uninstall restores a file nobody
+changed since byte for byte, and takes only baton's entries out of one that was changed.
+Running init again changes nothing. JSON files baton changes are rewritten with sorted keys.
+
+Examples:
+  baton init claude --dry-run     the diff, nothing written
+  baton init claude
+  baton init codex --uninstall")]
+pub struct Args {
+    /// The agent CLI to set up
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Show the changes as a diff; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove exactly what `baton init` added
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    agent: &'static str,
+    action: &'static str,
+    dry_run: bool,
+    files: Vec<FileReport>,
+}
+
+#[derive(Serialize)]
+struct FileReport {
+    path: String,
+    change: &'static str,
+    diff: String,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    let dir = &ctx.project.dir;
+    let local = ctx.project.local_dir();
+    let changes = if a.uninstall {
+        init::plan_uninstall(dir, &local, a.agent)?
+    } else {
+        init::plan(dir, a.agent)?
+    };
+    if !a.dry_run {
+        init::write(dir, &local, a.agent, &changes, !a.uninstall)?;
+    }
+    let files: Vec<FileReport> = changes
+        .iter()
+        .map(|c| FileReport {
+            path: c.path.display().to_string(),
+            change: match (&c.before, &c.after) {
+                (None, _) => "created",
+                (_, None) => "removed",
+                _ => "changed",
+            },
+            diff: init::diff(c),
+        })
+        .collect();
+    let report = Report {
+        agent: a.agent.name(),
+        action: if a.uninstall { "uninstall" } else { "install" },
+        dry_run: a.dry_run,
+        files,
+    };
+    ctx.out.emit(&report, |w| {
+        if report.files.is_empty() {
+            let what = if a.uninstall {
+                "nothing of baton's to remove"
+            } else {
+                "already set up: nothing to change"
+            };
+            writeln!(w, "{}: {what}", report.agent)?;
+            return Ok(());
+        }
+        for f in &report.files {
+            if a.dry_run {
+                w.write_all(f.diff.as_bytes())?;
+            } else {
+                writeln!(w, "{} {}", f.change, f.path)?;
+            }
+        }
+        if a.dry_run {
+            writeln!(w, "(dry run: nothing written)")?;
+        } else if !a.uninstall {
+            writeln!(
+                w,
+                "baton is set up for {}; `baton init {} --uninstall` removes it",
+                report.agent, report.agent
+            )?;
+        }
+        Ok(())
+    });
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,271 @@
+//! Agent CLI hooks: one command per agent and event (`baton hook claude post-tool-use`), reading
+//! the event's JSON on stdin and answering on stdout in the agent's own format.
+//!
+//! - post-tool-use (Claude `PostToolUse`, Codex `PostToolUse`, Gemini `AfterTool`): an output
+//!   over the threshold goes to scratch and is replaced by baton's mask summary. Claude gets
+//!   `updatedToolOutput` in exactly the tool's shape (Bash: `{stdout, stderr, interrupted,
+//!   isImage}`; a shape that does not match is silently ignored) or `updatedMCPToolOutput`;
+//!   Codex `decision: "block"` and Gemini `decision: "deny"`, whose `reason` replaces the result.
+//! - session-start: the current task's state summary as `additionalContext`.
+//! - pre-compact (Gemini `PreCompress`): a line in the task's history.
+//!
+//! The caller fails open: any error here means no answer, and the agent keeps the original.
+
+use serde_json::{Value, json};
+
+use crate::context::mask::{self, capture};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+pub mod settings;
+
+/// The agent CLIs that have hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+}
+
+/// The events baton handles, named as Claude Code names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Event {
+    PostToolUse,
+    SessionStart,
+    PreCompact,
+}
+
+impl Event {
+    pub fn arg(self) -> &'static str {
+        match self {
+            Event::PostToolUse => "post-tool-use",
+            Event::SessionStart => "session-start",
+            Event::PreCompact => "pre-compact",
+        }
+    }
+
+    /// The event's name in `agent`'s settings (None: the agent has no such hook).
+    pub fn native(self, agent: Agent) -> Option<&'static str> {
+        Some(match (agent, self) {
+            (Agent::Gemini, Event::PostToolUse) => "AfterTool",
+            (Agent::Gemini, Event::PreCompact) => "PreCompress",
+            (_, Event::PostToolUse) => "PostToolUse",
+            (_, Event::SessionStart) => "SessionStart",
+            (_, Event::PreCompact) => "PreCompact",
+        })
+    }
+}
+
+/// What a hook needs from the project.
+pub struct Env<'a> {
+    pub store: Store,
+    pub local_dir: &'a std::path::Path,
+    pub threshold: usize,
+    pub redact_scratch: bool,
+}
+
+/// Hook output strings are capped (Claude Code: 10,000 characters); the summary stays far below.
+const MAX_REPLY_CHARS: usize = 9_000;
+
+/// Answer one event: `None` is "no output" (the agent goes on unchanged).
+pub fn handle(agent: Agent, event: Event, input: &[u8], env: &Env) -> Result<Option<Value>> {
+    let v: Value = serde_json::from_slice(input)
+        .map_err(|e| Error::invalid(format!("hook input is not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(Error::invalid("hook input is not a JSON object"));
+    }
+    match event {
+        Event::PostToolUse => post_tool_use(agent, &v, env),
+        Event::SessionStart => session_start(agent, env),
+        Event::PreCompact => pre_compact(agent, &v, env),
+    }
+}
+
+/// The tool's output as text, and how to put a replacement back in its shape.
+enum Shape {
+    /// Claude Bash: `{stdout, stderr, interrupted, isImage}`.
+    ClaudeBash { interrupted: Value },
+    /// Claude MCP tool: a string, or content blocks.
+    ClaudeMcp { blocks: bool },
+    /// Codex and Gemini: the replacement is a reason text.
+    Reason,
+}
+
+fn post_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
+    let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
+    // baton's own MCP tools already answer briefly.
+    if tool.starts_with("mcp__baton__") {
+        return Ok(None);
+    }
+    let Some(resp) = v.get("tool_response") else {
+        return Err(Error::invalid("PostToolUse input has no tool_response"));
+    };
+    let Some((text, shape)) = output_text(agent, tool, resp) else {
+        return Ok(None);
+    };
+    // Each token is at least one byte: an output this short cannot be over the threshold.
+    if text.len() <= env.threshold {
+        return Ok(None);
+    }
+    let command: Vec<String> = v
+        .pointer("/tool_input/command")
+        .and_then(Value::as_str)
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    let opts = capture::Options {
+        local_dir: env.local_dir,
+        threshold: env.threshold,
+        kind: mask::Kind::Auto,
+        redact_scratch: env.redact_scratch,
+    };
+    let outcome = capture::mask_bytes(&opts, &command, text.as_bytes())?;
+    if !outcome.masked {
+        return Ok(None);
+    }
+    let mut summary = serde_json::to_string_pretty(&outcome.to_json())
+        .map_err(|e| Error::internal(e.to_string()))?;
+    if summary.len() > MAX_REPLY_CHARS {
+        let cut = summary.floor_char_boundary(MAX_REPLY_CHARS);
+        summary.truncate(cut);
+        summary.push_str(&format!(
+            "\n… (cut; the full output is in {})",
+            outcome.scratch.display()
+        ));
+    }
+    let note = "baton masked this output (over the token threshold); read the file named in \
+                full_output_path for more.\n";
+    let replaced = format!("{note}{summary}\n");
+    Ok(Some(match shape {
+        Shape::ClaudeBash { interrupted } => json!({"hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "updatedToolOutput": {
+                "stdout": replaced, "stderr": "", "interrupted": interrupted, "isImage": false
+            }
+        }}),
+        Shape::ClaudeMcp { blocks } => {
+            let out = if blocks {
+                json!([{"type": "text", "text": replaced}])
+            } else {
+                Value::String(replaced)
+            };
+            json!({"hookSpecificOutput": {
+                "hookEventName": "PostToolUse", "updatedMCPToolOutput": out
+            }})
+        }
+        Shape::Reason => {
+            let decision = if agent == Agent::Gemini {
+                "deny"
+            } else {
+                "block"
+            };
+            json!({"decision": decision, "reason": replaced})
+        }
+    }))
+}
+
+/// The text of a tool's output, or None when it is not text baton should touch (an image, an
+/// unknown shape: left to the agent).
+fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)> {
+    let joined = |out: &str, err: &str| -> String {
+        match (out.is_empty(), err.is_empty()) {
+            (_, true) => out.to_string(),
+            (true, false) => err.to_string(),
+            (false, false) => format!("{out}\n[stderr]\n{err}"),
+        }
+    };
+    let str_of = |k: &str| resp.get(k).and_then(Value::as_str);
+    match agent {
+        Agent::Claude if tool == "Bash" => {
+            if resp.get("isImage").and_then(Value::as_bool) == Some(true) {
+                return None;
+            }
+            let text = joined(str_of("stdout")?, str_of("stderr").unwrap_or(""));
+            let interrupted = resp
+                .get("interrupted")
+                .cloned()
+                .unwrap_or(Value::Bool(false));
+            Some((text, Shape::ClaudeBash { interrupted }))
+        }
+        Agent::Claude if tool.starts_with("mcp__") => match resp {
+            Value::String(s) => Some((s.clone(), Shape::ClaudeMcp { blocks: false })),
+            Value::Array(blocks) => {
+                let mut text = String::new();
+                for b in blocks {
+                    // A non-text block (an image) would be lost: leave the whole result alone.
+                    if b.get("type").and_then(Value::as_str) != Some("text") {
+                        return None;
+                    }
+                    text.push_str(b.get("text").and_then(Value::as_str)?);
+                }
+                Some((text, Shape::ClaudeMcp { blocks: true }))
+            }
+            _ => None,
+        },
+        Agent::Claude => None,
+        Agent::Codex => match resp {
+            Value::String(s) => Some((s.clone(), Shape::Reason)),
+            _ => {
+                let text = match (str_of("stdout"), str_of("output")) {
+                    (Some(o), _) => joined(o, str_of("stderr").unwrap_or("")),
+                    (None, Some(o)) => o.to_string(),
+                    _ => return None,
+                };
+                Some((text, Shape::Reason))
+            }
+        },
+        Agent::Gemini => {
+            let text = match resp {
+                Value::String(s) => s.clone(),
+                _ => str_of("llmContent")?.to_string(),
+            };
+            Some((text, Shape::Reason))
+        }
+    }
+}
+
+/// The current task's state, for a fresh or compacted session.
+fn session_start(agent: Agent, env: &Env) -> Result<Option<Value>> {
+    let Some(slug) = env.store.current()? else {
+        return Ok(None);
+    };
+    let summary = crate::store::view::summary(&env.store.manifest(&slug)?).render();
+    let text = format!(
+        "baton task state (from the durable store; `baton status` for every run):\n{summary}"
+    );
+    let _ = agent;
+    Ok(Some(json!({"hookSpecificOutput": {
+        "hookEventName": "SessionStart", "additionalContext": text
+    }})))
+}
+
+/// Record the compaction in the current task's history.
+fn pre_compact(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
+    let Some(slug) = env.store.current()? else {
+        return Ok(None);
+    };
+    let trigger = v
+        .get("trigger")
+        .and_then(Value::as_str)
+        .filter(|t| {
+            t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+        .unwrap_or("unknown");
+    // The store must exist: a note on a task that is gone is an error, not a new file.
+    env.store.manifest(&slug)?;
+    env.store.note(
+        &slug,
+        &format!("COMPACT agent: {} trigger: {trigger}", agent.name()),
+    )?;
+    Ok(None)
+}

@@ -1,0 +1,144 @@
+//! What an agent's configuration holds to use baton: the hook entries and the MCP server entry,
+//! one definition for `baton init` (project files, `baton` on PATH) and for the agents baton
+//! launches itself (the running baton binary, by absolute path).
+
+use serde_json::{Value, json};
+
+use super::{Agent, Event};
+
+/// Seconds Claude Code and Codex give a hook; Gemini counts in milliseconds.
+const HOOK_TIMEOUT_SECS: u64 = 30;
+
+/// `<baton> hook <agent> <event>`, `baton` quoted for the shell the agent runs it with.
+pub fn hook_command(baton: &str, agent: Agent, event: Event) -> String {
+    format!(
+        "{} hook {} {}",
+        shell_quote(baton),
+        agent.name(),
+        event.arg()
+    )
+}
+
+/// The MCP server entry (`mcpServers.baton` in JSON settings, `[mcp_servers.baton]` for Codex).
+pub fn mcp_server(baton: &str) -> Value {
+    json!({"command": baton, "args": ["mcp"]})
+}
+
+/// The matcher of each event's entry, per agent (None: every occurrence).
+fn matcher(agent: Agent, event: Event) -> Option<&'static str> {
+    match (agent, event) {
+        // Bash, and MCP tools (other servers' large results; baton's own are skipped).
+        (Agent::Claude, Event::PostToolUse) => Some("Bash|mcp__.*"),
+        // Codex hooks only Bash.
+        (Agent::Codex, Event::PostToolUse) => Some("Bash"),
+        (Agent::Gemini, Event::PostToolUse) => Some("run_shell_command"),
+        (Agent::Claude, Event::SessionStart) => Some("startup|resume|clear|compact"),
+        (Agent::Codex, Event::SessionStart) => Some("startup|resume|clear"),
+        _ => None,
+    }
+}
+
+/// One event's entry: `{matcher?, hooks: [{type: command, command, timeout}]}`.
+pub fn hook_entry(baton: &str, agent: Agent, event: Event) -> Value {
+    let timeout = match agent {
+        Agent::Gemini => HOOK_TIMEOUT_SECS * 1000,
+        _ => HOOK_TIMEOUT_SECS,
+    };
+    let mut hook = json!({
+        "type": "command",
+        "command": hook_command(baton, agent, event),
+        "timeout": timeout,
+    });
+    if agent == Agent::Gemini {
+        hook["name"] = json!(format!("baton-{}", event.arg()));
+    }
+    let mut entry = json!({"hooks": [hook]});
+    if let Some(m) = matcher(agent, event) {
+        entry["matcher"] = json!(m);
+    }
+    entry
+}
+
+/// Every event baton hooks, with its native name: `(native event, entry)`.
+pub fn hook_entries(baton: &str, agent: Agent) -> Vec<(&'static str, Value)> {
+    [Event::PostToolUse, Event::SessionStart, Event::PreCompact]
+        .into_iter()
+        .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e))))
+        .collect()
+}
+
+/// `{"hooks": {"PostToolUse": [entry], …}}`: Claude's settings, Codex's hooks.json, Gemini's
+/// settings.json share this shape.
+pub fn hooks_document(baton: &str, agent: Agent) -> Value {
+    let mut hooks = serde_json::Map::new();
+    for (name, entry) in hook_entries(baton, agent) {
+        hooks.insert(name.to_string(), json!([entry]));
+    }
+    json!({ "hooks": hooks })
+}
+
+/// The flags for a `claude` run baton launches: its masking hook (`--settings`) and baton's MCP
+/// server (`--mcp-config`), as inline JSON (both flags take a file or a JSON string), so every
+/// Bash output of the run is masked whether or not the agent wraps its commands.
+pub fn claude_run_args() -> Vec<String> {
+    let baton = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "baton".to_string());
+    // Only the masking hook: a run's prompt carries its own state, and the store's current
+    // task need not be the run's.
+    let post = Event::PostToolUse;
+    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(&baton, Agent::Claude, post)]}});
+    vec![
+        "--settings".into(),
+        hooks.to_string(),
+        "--mcp-config".into(),
+        json!({"mcpServers": {"baton": mcp_server(&baton)}}).to_string(),
+    ]
+}
+
+/// Quote `s` for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_settings_have_the_documented_shape() {
+        let d = hooks_document("baton", Agent::Claude);
+        assert_eq!(
+            d["hooks"]["PostToolUse"][0],
+            json!({"matcher": "Bash|mcp__.*", "hooks": [{
+                "type": "command", "command": "baton hook claude post-tool-use", "timeout": 30
+            }]})
+        );
+        assert_eq!(
+            d["hooks"]["PreCompact"][0]["hooks"][0]["command"],
+            "baton hook claude pre-compact"
+        );
+    }
+
+    #[test]
+    fn gemini_names_its_events_and_counts_milliseconds() {
+        let d = hooks_document("baton", Agent::Gemini);
+        let hook = &d["hooks"]["AfterTool"][0];
+        assert_eq!(hook["matcher"], "run_shell_command");
+        assert_eq!(hook["hooks"][0]["timeout"], 30_000);
+        assert!(d["hooks"].get("PreCompress").is_some());
+    }
+
+    #[test]
+    fn paths_with_spaces_are_quoted() {
+        assert_eq!(shell_quote("/usr/bin/baton"), "/usr/bin/baton");
+        assert_eq!(shell_quote("/my dir/it's"), r"'/my dir/it'\''s'");
+    }
+}

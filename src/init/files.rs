@@ -1,0 +1,180 @@
+//! What `baton init` writes for each agent: which file, and what baton's part of it is.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::hooks::{Agent, settings};
+
+/// The command the project files name: baton on PATH (never a machine's own path).
+const BATON: &str = "baton";
+
+/// baton's part of one file.
+pub enum Part {
+    /// JSON settings: `(path of an object key, value)` set when absent, and
+    /// `(path of an array, entry)` appended when not already there.
+    Json {
+        keys: Vec<(Vec<String>, Value)>,
+        entries: Vec<(Vec<String>, Value)>,
+    },
+    /// A TOML table (Codex's `[mcp_servers.baton]`).
+    TomlTable { table: Vec<String>, value: Value },
+    /// A section between markers, appended to an instructions file.
+    Section(String),
+    /// A whole file of baton's.
+    Whole(String),
+}
+
+pub struct Wanted {
+    pub path: PathBuf,
+    pub part: Part,
+}
+
+pub const BEGIN_MARK: &str =
+    "<!-- baton:begin (written by `baton init`; `baton init --uninstall` removes it) -->";
+pub const END_MARK: &str = "<!-- baton:end -->";
+
+fn p(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|s| s.to_string()).collect()
+}
+
+fn hook_entries(agent: Agent) -> Vec<(Vec<String>, Value)> {
+    settings::hook_entries(BATON, agent)
+        .into_iter()
+        .map(|(event, entry)| (p(&["hooks", event]), entry))
+        .collect()
+}
+
+fn mcp_key() -> (Vec<String>, Value) {
+    (p(&["mcpServers", "baton"]), settings::mcp_server(BATON))
+}
+
+/// The instructions section: what baton offers, in a few lines.
+fn section(agent: Agent) -> String {
+    let hooks = match agent {
+        Agent::Claude => "Bash and MCP outputs over 2,000 tokens",
+        Agent::Codex => "Bash outputs over 2,000 tokens",
+        Agent::Gemini => "shell outputs over 2,000 tokens",
+    };
+    format!(
+        "{BEGIN_MARK}\n## baton\n\n\
+baton keeps this project's task state and context (MCP server `baton`; CLI `baton`):\n\
+- Task state: `phase_begin` / `phase_complete` (or `baton phase begin|complete`), `gate`, \
+`store`, `retrieve`, `status`. A fresh or compacted session starts from `status`.\n\
+- Large output: {hooks} are replaced by a summary (counts, first failure) and the path of \
+the full text in `.baton/scratch/`; read that file only for what the summary lacks. \
+Run long commands through the `mask` tool or `baton mask -- CMD`.\n\
+- Cheap reading: `extract` (one spec section), `outline` (a file's definitions), `budget`.\n\
+{END_MARK}\n"
+    )
+}
+
+/// Slash commands for the common flows: (name, description, prompt).
+const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "baton-status",
+        "Show the baton task state and the next step",
+        "Call the baton MCP tool `status` (or run `baton task summary`) and tell me the task's \
+state: what is done, what is running, what it waits for, and the next command.",
+    ),
+    (
+        "baton-begin",
+        "Begin a phase with the context it needs",
+        "Begin the phase `$ARGUMENTS` of the current baton task: call the baton MCP tool \
+`phase_begin` with phase `$ARGUMENTS` and needs `memory` (or run `baton phase begin $ARGUMENTS \
+--needs memory`), then work from the context it returns.",
+    ),
+    (
+        "baton-complete",
+        "Complete a phase and store its output",
+        "Complete the phase `$ARGUMENTS` of the current baton task: call the baton MCP tool \
+`phase_complete` with phase `$ARGUMENTS`, status `success` (or `failed`) and the phase's output \
+as content (or pipe it to `baton phase complete $ARGUMENTS --status success`).",
+    ),
+    (
+        "baton-epic",
+        "Run an epic with baton's deterministic pipeline",
+        "Run `baton run epic-execute $ARGUMENTS --dry-run` first and show me the plan; when I \
+confirm, run `baton run epic-execute $ARGUMENTS` and report its outcome from `baton status`.",
+    ),
+];
+
+fn command_files(agent: Agent) -> Vec<Wanted> {
+    COMMANDS
+        .iter()
+        .filter_map(|(name, desc, prompt)| match agent {
+            Agent::Claude => Some(Wanted {
+                path: PathBuf::from(format!(".claude/commands/{name}.md")),
+                part: Part::Whole(format!("---\ndescription: {desc}\n---\n{prompt}\n")),
+            }),
+            Agent::Gemini => {
+                let prompt = prompt.replace("$ARGUMENTS", "{{args}}");
+                let mut doc = toml::Table::new();
+                doc.insert("description".into(), toml::Value::String(desc.to_string()));
+                doc.insert("prompt".into(), toml::Value::String(prompt));
+                Some(Wanted {
+                    path: PathBuf::from(format!(".gemini/commands/{name}.toml")),
+                    part: Part::Whole(toml::to_string(&doc).unwrap_or_default()),
+                })
+            }
+            // Codex's custom prompts live in the user's ~/.codex/prompts, not in a project.
+            Agent::Codex => None,
+        })
+        .collect()
+}
+
+/// Every file `baton init AGENT` writes.
+pub fn wanted(agent: Agent) -> Vec<Wanted> {
+    let mut out = match agent {
+        Agent::Claude => vec![
+            Wanted {
+                path: ".mcp.json".into(),
+                part: Part::Json {
+                    keys: vec![mcp_key()],
+                    entries: Vec::new(),
+                },
+            },
+            Wanted {
+                path: ".claude/settings.json".into(),
+                part: Part::Json {
+                    keys: Vec::new(),
+                    entries: hook_entries(agent),
+                },
+            },
+        ],
+        Agent::Codex => vec![
+            Wanted {
+                path: ".codex/config.toml".into(),
+                part: Part::TomlTable {
+                    table: p(&["mcp_servers", "baton"]),
+                    value: settings::mcp_server(BATON),
+                },
+            },
+            Wanted {
+                path: ".codex/hooks.json".into(),
+                part: Part::Json {
+                    keys: Vec::new(),
+                    entries: hook_entries(agent),
+                },
+            },
+        ],
+        Agent::Gemini => vec![Wanted {
+            path: ".gemini/settings.json".into(),
+            part: Part::Json {
+                keys: vec![mcp_key()],
+                entries: hook_entries(agent),
+            },
+        }],
+    };
+    out.extend(command_files(agent));
+    let doc = match agent {
+        Agent::Claude => "CLAUDE.md",
+        Agent::Codex => "AGENTS.md",
+        Agent::Gemini => "GEMINI.md",
+    };
+    out.push(Wanted {
+        path: doc.into(),
+        part: Part::Section(section(agent)),
+    });
+    out
+}

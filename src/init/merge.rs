@@ -1,0 +1,329 @@
+//! Merging baton's part into a file, and taking it out again.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::files::{BEGIN_MARK, END_MARK, Part, Wanted};
+use super::{Change, Edit};
+use crate::error::{Error, Result};
+
+/// One thing init put into a JSON document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Added {
+    /// An object key set (it was absent).
+    Key { path: Vec<String>, value: Value },
+    /// An entry appended to an array.
+    Entry { path: Vec<String>, value: Value },
+    /// An object or array created to hold the above.
+    Created { path: Vec<String> },
+}
+
+/// The text of the file with baton's part in it, and how it was put there.
+pub fn apply(want: &Wanted, before: Option<&str>) -> Result<(String, Edit)> {
+    match &want.part {
+        Part::Json { keys, entries } => json_apply(before, keys, entries),
+        Part::TomlTable { table, value } => toml_apply(before, table, value),
+        Part::Section(s) => Ok((section_apply(before, s), Edit::Section)),
+        Part::Whole(text) => match before {
+            Some(b) if b != text => Err(Error::invalid("exists and is not the file baton writes")
+                .hint("move or rename your file, then run `baton init` again")),
+            _ => Ok((text.clone(), Edit::Whole)),
+        },
+    }
+}
+
+/// Take baton's part out of `text` (a file changed since init). None: remove the file.
+pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
+    let created = f.before.is_none();
+    match &f.edit {
+        Edit::Json { added } => {
+            let mut doc = parse_object(Some(text))?;
+            for a in added {
+                match a {
+                    Added::Key { path, value } => {
+                        let Some((last, parent)) = path.split_last() else {
+                            continue;
+                        };
+                        if let Some(Value::Object(m)) = get_mut(&mut doc, parent)
+                            && m.get(last) == Some(value)
+                        {
+                            m.remove(last);
+                        }
+                    }
+                    Added::Entry { path, value } => {
+                        if let Some(Value::Array(a)) = get_mut(&mut doc, path)
+                            && let Some(i) = a.iter().position(|e| e == value)
+                        {
+                            a.remove(i);
+                        }
+                    }
+                    Added::Created { .. } => {}
+                }
+            }
+            // Containers baton created go when empty, deepest first.
+            let mut made: Vec<&Vec<String>> = added
+                .iter()
+                .filter_map(|a| match a {
+                    Added::Created { path } => Some(path),
+                    _ => None,
+                })
+                .collect();
+            made.sort_by_key(|p| std::cmp::Reverse(p.len()));
+            for path in made {
+                let empty = match get_mut(&mut doc, path) {
+                    Some(Value::Object(m)) => m.is_empty(),
+                    Some(Value::Array(a)) => a.is_empty(),
+                    _ => false,
+                };
+                if let (true, Some((last, parent))) = (empty, path.split_last())
+                    && let Some(Value::Object(m)) = get_mut(&mut doc, parent)
+                {
+                    m.remove(last);
+                }
+            }
+            if created && doc.as_object().is_some_and(Map::is_empty) {
+                return Ok(None);
+            }
+            Ok(Some(pretty(&doc)?))
+        }
+        Edit::TomlTable { table } => {
+            let mut doc: toml_edit::DocumentMut = text
+                .parse()
+                .map_err(|e| Error::invalid(format!("not TOML: {e}")))?;
+            if let [parent, name] = table.as_slice()
+                && let Some(t) = doc.get_mut(parent).and_then(|i| i.as_table_like_mut())
+            {
+                t.remove(name);
+                if t.is_empty() {
+                    doc.remove(parent);
+                }
+            }
+            let out = doc.to_string();
+            Ok((!(created && out.trim().is_empty())).then_some(out))
+        }
+        Edit::Section => {
+            let out = section_remove(text);
+            Ok((!(created && out.trim().is_empty())).then_some(out))
+        }
+        // A file of baton's that someone edited since: theirs now, left as it is.
+        Edit::Whole => Ok(Some(text.to_string())),
+    }
+}
+
+/// Two inits of the same file: everything either added.
+pub fn union(a: &Edit, b: &Edit) -> Edit {
+    match (a, b) {
+        (Edit::Json { added: x }, Edit::Json { added: y }) => {
+            let mut all = x.clone();
+            all.extend(y.iter().filter(|e| !x.contains(e)).cloned());
+            Edit::Json { added: all }
+        }
+        _ => b.clone(),
+    }
+}
+
+fn parse_object(text: Option<&str>) -> Result<Value> {
+    let text = text.unwrap_or("");
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        Error::invalid(format!("not valid JSON ({e})"))
+            .hint("fix the file (baton init merges into it and never overwrites it)")
+    })?;
+    if !v.is_object() {
+        return Err(Error::invalid("not a JSON object").hint("fix the file"));
+    }
+    Ok(v)
+}
+
+fn pretty(v: &Value) -> Result<String> {
+    serde_json::to_string_pretty(v)
+        .map(|s| s + "\n")
+        .map_err(|e| Error::internal(e.to_string()))
+}
+
+fn get_mut<'a>(v: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
+    path.iter().try_fold(v, |v, k| v.get_mut(k))
+}
+
+/// Make sure the objects along `path` exist (recording those created) and return the last.
+fn ensure_object<'a>(
+    doc: &'a mut Value,
+    path: &[String],
+    added: &mut Vec<Added>,
+) -> Result<&'a mut Map<String, Value>> {
+    let mut cur = doc;
+    for (i, k) in path.iter().enumerate() {
+        let Value::Object(m) = cur else {
+            return Err(not_a("an object", &path[..i]));
+        };
+        if !m.contains_key(k) {
+            m.insert(k.clone(), Value::Object(Map::new()));
+            added.push(Added::Created {
+                path: path[..=i].to_vec(),
+            });
+        }
+        cur = m
+            .get_mut(k)
+            .ok_or_else(|| Error::internal("key just inserted"))?;
+    }
+    match cur {
+        Value::Object(m) => Ok(m),
+        _ => Err(not_a("an object", path)),
+    }
+}
+
+fn not_a(what: &str, path: &[String]) -> Error {
+    Error::invalid(format!("`{}` is not {what}", path.join(".")))
+        .hint("fix that entry (baton init merges into it and never overwrites it)")
+}
+
+fn json_apply(
+    before: Option<&str>,
+    keys: &[(Vec<String>, Value)],
+    entries: &[(Vec<String>, Value)],
+) -> Result<(String, Edit)> {
+    let mut doc = parse_object(before)?;
+    let mut added = Vec::new();
+    for (path, value) in keys {
+        let Some((last, parent)) = path.split_last() else {
+            continue;
+        };
+        let m = ensure_object(&mut doc, parent, &mut added)?;
+        // A key of the user's own (another baton command, say) is theirs: left alone.
+        if !m.contains_key(last) {
+            m.insert(last.clone(), value.clone());
+            added.push(Added::Key {
+                path: path.clone(),
+                value: value.clone(),
+            });
+        }
+    }
+    for (path, value) in entries {
+        let Some((last, parent)) = path.split_last() else {
+            continue;
+        };
+        let m = ensure_object(&mut doc, parent, &mut added)?;
+        if !m.contains_key(last) {
+            m.insert(last.clone(), Value::Array(Vec::new()));
+            added.push(Added::Created { path: path.clone() });
+        }
+        let Some(Value::Array(a)) = m.get_mut(last) else {
+            return Err(not_a("an array", path));
+        };
+        if !a.contains(value) {
+            a.push(value.clone());
+            added.push(Added::Entry {
+                path: path.clone(),
+                value: value.clone(),
+            });
+        }
+    }
+    // Nothing to add: the file stays as it is, formatting and all.
+    let text = match (added.is_empty(), before) {
+        (true, Some(b)) => b.to_string(),
+        _ => pretty(&doc)?,
+    };
+    Ok((text, Edit::Json { added }))
+}
+
+fn toml_apply(before: Option<&str>, table: &[String], value: &Value) -> Result<(String, Edit)> {
+    let mut doc: toml_edit::DocumentMut = before
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| Error::invalid(format!("not valid TOML: {e}")).hint("fix the file"))?;
+    let edit = Edit::TomlTable {
+        table: table.to_vec(),
+    };
+    let [parent, name] = table else {
+        return Err(Error::internal("a TOML table path has two parts"));
+    };
+    if !doc.contains_key(parent) {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        doc.insert(parent, toml_edit::Item::Table(t));
+    }
+    let Some(parent_table) = doc.get_mut(parent).and_then(|i| i.as_table_mut()) else {
+        return Err(not_a("a table", &table[..1]));
+    };
+    if parent_table.contains_key(name) {
+        return Ok((before.unwrap_or("").to_string(), edit));
+    }
+    let mut t = toml_edit::Table::new();
+    if let Some(c) = value.get("command").and_then(Value::as_str) {
+        t.insert("command", toml_edit::value(c));
+    }
+    let mut args = toml_edit::Array::new();
+    for a in value
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        args.push(a.as_str().unwrap_or_default());
+    }
+    t.insert("args", toml_edit::value(args));
+    parent_table.insert(name, toml_edit::Item::Table(t));
+    Ok((doc.to_string(), edit))
+}
+
+fn section_apply(before: Option<&str>, section: &str) -> String {
+    let before = before.unwrap_or("");
+    if let (Some(s), Some(e)) = (before.find(BEGIN_MARK), before.find(END_MARK)) {
+        // Already there: brought up to date in place.
+        let end = before[e..].find('\n').map_or(before.len(), |n| e + n + 1);
+        return format!("{}{section}{}", &before[..s], &before[end..]);
+    }
+    match before {
+        "" => section.to_string(),
+        b if b.ends_with("\n\n") => format!("{b}{section}"),
+        b if b.ends_with('\n') => format!("{b}\n{section}"),
+        b => format!("{b}\n\n{section}"),
+    }
+}
+
+fn section_remove(text: &str) -> String {
+    let (Some(s), Some(e)) = (text.find(BEGIN_MARK), text.find(END_MARK)) else {
+        return text.to_string();
+    };
+    let end = text[e..].find('\n').map_or(text.len(), |n| e + n + 1);
+    let head = &text[..s];
+    // The blank line init put before the section goes with it.
+    let head = head
+        .strip_suffix('\n')
+        .filter(|h| h.ends_with('\n'))
+        .unwrap_or(head);
+    format!("{head}{}", &text[end..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_is_appended_once_and_removed_cleanly() {
+        let s = format!("{BEGIN_MARK}\nhello\n{END_MARK}\n");
+        let once = section_apply(Some("# Project\n"), &s);
+        assert_eq!(once, format!("# Project\n\n{s}"));
+        assert_eq!(section_apply(Some(&once), &s), once);
+        assert_eq!(
+            section_remove(&(once.clone() + "more\n")),
+            "# Project\nmore\n"
+        );
+    }
+
+    #[test]
+    fn toml_keeps_comments_and_other_tables() {
+        let before = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let v = serde_json::json!({"command": "baton", "args": ["mcp"]});
+        let (after, _) =
+            toml_apply(Some(before), &["mcp_servers".into(), "baton".into()], &v).unwrap();
+        assert!(after.starts_with(before), "{after}");
+        assert!(
+            after.contains("[mcp_servers.baton]\ncommand = \"baton\"\nargs = [\"mcp\"]\n"),
+            "{after}"
+        );
+    }
+}

@@ -1,0 +1,222 @@
+//! `baton init AGENT`: write the project's agent configuration — baton's MCP server, its hooks,
+//! slash commands, a marked section of the instructions file — merged into what is there, and
+//! recorded in `.baton/init-<agent>.json` so `--uninstall` removes exactly what was added.
+//!
+//! Uninstall restores a file byte for byte when nobody changed it since init (the manifest keeps
+//! its original text); a file changed since loses only baton's entries (compared by value), its
+//! marked section, or — a file baton created — nothing when it was edited.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::hooks::Agent;
+
+mod files;
+mod merge;
+
+/// How a file was changed, so a file edited since can still lose only baton's part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Edit {
+    /// JSON settings: keys set and array entries appended, and the containers created for them.
+    Json { added: Vec<merge::Added> },
+    /// Codex's config.toml: the `[mcp_servers.baton]` table.
+    TomlTable { table: Vec<String> },
+    /// A marked section of an instructions file.
+    Section,
+    /// A whole file baton created.
+    Whole,
+}
+
+/// One file init writes: its text before (None: absent) and after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub edit: Edit,
+}
+
+/// The record of an init, kept in `.baton/init-<agent>.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Record {
+    pub version: u32,
+    /// Per file: its text before the first init, what init last wrote, and how.
+    pub files: Vec<Change>,
+}
+
+fn record_path(local: &Path, agent: Agent) -> PathBuf {
+    local.join(format!("init-{}.json", agent.name()))
+}
+
+fn read_opt(p: &Path) -> Result<Option<String>> {
+    match std::fs::read(p) {
+        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
+            Error::invalid(format!("{} is not UTF-8 text", p.display()))
+                .hint("baton init merges into text files only; fix or move the file")
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(p, e)),
+    }
+}
+
+fn load_record(local: &Path, agent: Agent) -> Result<Option<Record>> {
+    let p = record_path(local, agent);
+    match read_opt(&p)? {
+        None => Ok(None),
+        Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| {
+            Error::corrupt(&p, None, format!("not an init record: {e}"))
+                .hint("restore the file, or delete it and remove baton's entries by hand")
+        }),
+    }
+}
+
+/// What `baton init AGENT` would change (files whose text stays the same are left out).
+pub fn plan(dir: &Path, agent: Agent) -> Result<Vec<Change>> {
+    let mut out = Vec::new();
+    for want in files::wanted(agent) {
+        let path = dir.join(&want.path);
+        let before = read_opt(&path)?;
+        let (after, edit) =
+            merge::apply(&want, before.as_deref()).map_err(|e| in_file(e, &want.path))?;
+        if before.as_deref() != Some(after.as_str()) {
+            out.push(Change {
+                path: want.path.clone(),
+                before,
+                after: Some(after),
+                edit,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// What `baton init AGENT --uninstall` would change.
+pub fn plan_uninstall(dir: &Path, local: &Path, agent: Agent) -> Result<Vec<Change>> {
+    let Some(rec) = load_record(local, agent)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for f in rec.files {
+        let path = dir.join(&f.path);
+        let now = read_opt(&path)?;
+        let restored = if now == f.after {
+            // Untouched since init: exactly what was there.
+            f.before.clone()
+        } else {
+            match &now {
+                None => None,
+                Some(text) => merge::remove(&f, text).map_err(|e| in_file(e, &f.path))?,
+            }
+        };
+        if restored != now {
+            out.push(Change {
+                path: f.path.clone(),
+                before: now,
+                after: restored,
+                edit: f.edit.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Write `changes`; `install` records them (kept originals win), else the record is removed.
+pub fn write(
+    dir: &Path,
+    local: &Path,
+    agent: Agent,
+    changes: &[Change],
+    install: bool,
+) -> Result<()> {
+    for c in changes {
+        let path = dir.join(&c.path);
+        match &c.after {
+            Some(text) => {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+                }
+                crate::fs::write_atomic(&path, text.as_bytes())?;
+            }
+            None => match std::fs::remove_file(&path) {
+                Ok(()) => remove_empty_parents(dir, &path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            },
+        }
+    }
+    let rec_path = record_path(local, agent);
+    if install {
+        let mut rec = load_record(local, agent)?.unwrap_or(Record {
+            version: 1,
+            files: Vec::new(),
+        });
+        for c in changes {
+            match rec.files.iter_mut().find(|f| f.path == c.path) {
+                // Init again after an edit: the original stays the one from before baton.
+                Some(f) => {
+                    f.after = c.after.clone();
+                    f.edit = merge::union(&f.edit, &c.edit);
+                }
+                None => rec.files.push(c.clone()),
+            }
+        }
+        crate::context::mask::scratch::scratch_dir(local)?;
+        let text =
+            serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
+        crate::fs::write_atomic(&rec_path, text.as_bytes())?;
+    } else {
+        match std::fs::remove_file(&rec_path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&rec_path, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Directories baton created for a file it removes go too, when empty (never `dir` itself).
+fn remove_empty_parents(dir: &Path, file: &Path) {
+    let mut p = file.parent();
+    while let Some(d) = p {
+        if d == dir || !d.starts_with(dir) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        p = d.parent();
+    }
+}
+
+/// A unified diff of one change, for `--dry-run`.
+pub fn diff(c: &Change) -> String {
+    let name = c.path.display().to_string();
+    let old = c.before.as_deref().unwrap_or("");
+    let new = c.after.as_deref().unwrap_or("");
+    let d = similar::TextDiff::from_lines(old, new);
+    let (a, b) = match (&c.before, &c.after) {
+        (None, _) => ("/dev/null".to_string(), format!("b/{name}")),
+        (_, None) => (format!("a/{name}"), "/dev/null".to_string()),
+        _ => (format!("a/{name}"), format!("b/{name}")),
+    };
+    d.unified_diff()
+        .context_radius(3)
+        .header(&a, &b)
+        .to_string()
+}
+
+fn in_file(e: Error, path: &Path) -> Error {
+    match e {
+        Error::Invalid { msg, hint } => Error::Invalid {
+            msg: format!("{}: {msg}", path.display()),
+            hint,
+        },
+        other => other,
+    }
+}
+
+/// The value of a JSON document at `path`, if any (tests and `merge`).
+pub fn get<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}

@@ -1,0 +1,184 @@
+//! `baton init`: merged into existing files, idempotent, `--dry-run` a diff, `--uninstall` exact.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::util::{Proj, snapshot};
+
+/// A user's own settings: other hooks, permissions, keys baton does not know, odd formatting.
+const SETTINGS: &str = r#"{
+  "permissions": {"allow": ["Bash(npm test:*)", "mcp__github"], "deny": ["Read(./.env)"]},
+  "hooks": {
+    "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+  },
+  "env": {"FOO": "1"},
+  "model": "opus"
+}
+"#;
+
+fn json_at(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// Every file of the project outside .git and .baton.
+fn files(p: &Proj) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    snapshot(p.path())
+        .into_iter()
+        .filter(|(k, _)| {
+            let r = k.strip_prefix(p.path()).unwrap();
+            !r.starts_with(".git") && !r.starts_with(".baton")
+        })
+        .collect()
+}
+
+#[test]
+fn claude_keeps_every_key_and_uninstall_restores_bytes() {
+    let p = Proj::new();
+    p.write(".claude/settings.json", SETTINGS);
+    p.write("CLAUDE.md", "# My project\n\nRun `make`.\n");
+    let before = files(&p);
+    // Dry run: a diff, nothing written.
+    p.test()
+        .args(["init", "claude", "--dry-run"])
+        .stdout_contains("+++ b/.claude/settings.json")
+        .stdout_contains("+    \"baton\": {")
+        .stdout_contains("(dry run: nothing written)")
+        .run();
+    assert_eq!(files(&p), before);
+    p.test()
+        .args(["init", "claude"])
+        .stdout(
+            "created .mcp.json\nchanged .claude/settings.json\n\
+             created .claude/commands/baton-status.md\ncreated .claude/commands/baton-begin.md\n\
+             created .claude/commands/baton-complete.md\ncreated .claude/commands/baton-epic.md\n\
+             changed CLAUDE.md\n\
+             baton is set up for claude; `baton init claude --uninstall` removes it\n",
+        )
+        .run();
+    let s = json_at(&p.path().join(".claude/settings.json"));
+    let orig: Value = serde_json::from_str(SETTINGS).unwrap();
+    // Every original key and entry is still there.
+    assert_eq!(s["permissions"], orig["permissions"]);
+    assert_eq!(s["env"], orig["env"]);
+    assert_eq!(s["model"], "opus");
+    assert_eq!(s["hooks"]["Stop"], orig["hooks"]["Stop"]);
+    assert_eq!(
+        s["hooks"]["PostToolUse"][0],
+        orig["hooks"]["PostToolUse"][0]
+    );
+    assert_eq!(
+        s["hooks"]["PostToolUse"][1]["hooks"][0]["command"],
+        "baton hook claude post-tool-use"
+    );
+    assert_eq!(
+        s["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        "baton hook claude session-start"
+    );
+    assert_eq!(
+        json_at(&p.path().join(".mcp.json")),
+        json!({"mcpServers": {"baton": {"command": "baton", "args": ["mcp"]}}})
+    );
+    let md = std::fs::read_to_string(p.path().join("CLAUDE.md")).unwrap();
+    assert!(
+        md.starts_with("# My project\n\nRun `make`.\n\n<!-- baton:begin"),
+        "{md}"
+    );
+    // Idempotent.
+    let installed = files(&p);
+    p.test()
+        .args(["init", "claude"])
+        .stdout("claude: already set up: nothing to change\n")
+        .run();
+    assert_eq!(files(&p), installed);
+    // Uninstall: byte for byte what was there.
+    p.test()
+        .args(["init", "claude", "--uninstall"])
+        .any_stdout()
+        .run();
+    assert_eq!(files(&p), before);
+    p.test()
+        .args(["init", "claude", "--uninstall"])
+        .stdout("claude: nothing of baton's to remove\n")
+        .run();
+}
+
+#[test]
+fn uninstall_after_an_edit_removes_only_batons_entries() {
+    let p = Proj::new();
+    p.write(".claude/settings.json", SETTINGS);
+    p.test().args(["init", "claude"]).any_stdout().run();
+    // The user adds a permission after init.
+    let path = p.path().join(".claude/settings.json");
+    let mut s = json_at(&path);
+    s["permissions"]["allow"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Bash(ls:*)"));
+    std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    p.test()
+        .args(["init", "claude", "--uninstall"])
+        .any_stdout()
+        .run();
+    let mut want: Value = serde_json::from_str(SETTINGS).unwrap();
+    want["permissions"]["allow"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Bash(ls:*)"));
+    assert_eq!(json_at(&path), want);
+    assert!(!p.path().join(".mcp.json").exists());
+    assert!(!p.path().join(".claude/commands").exists());
+}
+
+#[test]
+fn codex_and_gemini_files() {
+    let p = Proj::new();
+    p.write(".codex/config.toml", "# my codex\nmodel = \"o3\"\n");
+    p.test().args(["init", "codex"]).any_stdout().run();
+    let toml = std::fs::read_to_string(p.path().join(".codex/config.toml")).unwrap();
+    assert_eq!(
+        toml,
+        "# my codex\nmodel = \"o3\"\n\n[mcp_servers.baton]\ncommand = \"baton\"\nargs = [\"mcp\"]\n"
+    );
+    let hooks = json_at(&p.path().join(".codex/hooks.json"));
+    assert_eq!(hooks["hooks"]["PostToolUse"][0]["matcher"], "Bash");
+    assert!(
+        std::fs::read_to_string(p.path().join("AGENTS.md"))
+            .unwrap()
+            .contains("## baton")
+    );
+    p.test()
+        .args(["init", "codex", "--uninstall"])
+        .any_stdout()
+        .run();
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(".codex/config.toml")).unwrap(),
+        "# my codex\nmodel = \"o3\"\n"
+    );
+    assert!(!p.path().join(".codex/hooks.json").exists());
+
+    p.test().args(["init", "gemini"]).any_stdout().run();
+    let g = json_at(&p.path().join(".gemini/settings.json"));
+    assert_eq!(g["mcpServers"]["baton"]["command"], "baton");
+    assert_eq!(g["hooks"]["AfterTool"][0]["matcher"], "run_shell_command");
+    assert_eq!(
+        g["hooks"]["PreCompress"][0]["hooks"][0]["command"],
+        "baton hook gemini pre-compact"
+    );
+    let cmd = std::fs::read_to_string(p.path().join(".gemini/commands/baton-begin.toml")).unwrap();
+    assert!(cmd.contains("{{args}}"), "{cmd}");
+}
+
+#[test]
+fn a_broken_settings_file_is_refused_and_left_alone() {
+    let p = Proj::new();
+    p.write(".claude/settings.json", "{ \"hooks\": [ }");
+    let before = files(&p);
+    p.test()
+        .args(["init", "claude"])
+        .stderr_contains("error: .claude/settings.json: not valid JSON")
+        .status(2)
+        .run();
+    assert_eq!(files(&p), before);
+}

@@ -1,0 +1,151 @@
+//! `baton mcp`: the tool list's size, and a real client this project did not write (the
+//! official Python SDK, `mcp` on PyPI) listing the tools and calling every one.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::util::{Proj, bin};
+
+/// The whole `tools/list` answer, as a client receives it.
+fn tools_list_answer() -> String {
+    let result = rmcp_free_list();
+    json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": result}}).to_string()
+}
+
+fn rmcp_free_list() -> Value {
+    serde_json::to_value(baton::mcp::tool_list()).unwrap()
+}
+
+#[test]
+fn the_tool_list_costs_at_most_3000_tokens() {
+    let tools = rmcp_free_list();
+    let n = tools.as_array().unwrap().len();
+    assert!(n <= 12, "{n} tools");
+    let tokens = baton::context::tokens::Encoding::O200kBase.count(&tools_list_answer());
+    println!("tools/list: {n} tools, {tokens} o200k tokens");
+    assert!(tokens <= 3000, "tools/list costs {tokens} tokens");
+}
+
+/// The Python with the `mcp` SDK: BATON_MCP_PYTHON, else python3 if it has it. CI sets
+/// BATON_REQUIRE_MCP_CLIENT=1, so a missing client fails there instead of skipping.
+fn python() -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("BATON_MCP_PYTHON") {
+        Some(p) => vec![p.into()],
+        None => vec!["python3".into()],
+    };
+    let found = candidates.into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import mcp"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if found.is_none() {
+        let why =
+            "skipped: no Python with the `mcp` SDK (pip install mcp; or set BATON_MCP_PYTHON)";
+        assert!(
+            std::env::var_os("BATON_REQUIRE_MCP_CLIENT").is_none(),
+            "{why}, and BATON_REQUIRE_MCP_CLIENT is set"
+        );
+        println!("{why}");
+    }
+    found
+}
+
+#[test]
+fn the_python_sdk_lists_and_calls_every_tool() {
+    let Some(py) = python() else { return };
+    let p = Proj::new();
+    p.write(
+        "spec.md",
+        "# Spec\n\n## Data Model\nUser { id, name }\n\n## API\nPOST /login\n",
+    );
+    p.write("lib.py", "def login(user):\n    return user\n");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/mcp_client.py");
+    let o = Command::new(py)
+        .arg(&script)
+        .arg(bin())
+        .arg(p.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "client failed:\n{stderr}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["server"], "baton");
+    let listed: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let ours: Vec<String> = baton::mcp::tools::list()
+        .iter()
+        .map(|t| t.0.to_string())
+        .collect();
+    assert_eq!(listed, ours);
+    let tokens =
+        baton::context::tokens::Encoding::O200kBase.count(v["tools_json"].as_str().unwrap());
+    assert!(tokens <= 3000, "{tokens}");
+
+    let calls = v["calls"].as_array().unwrap();
+    let called: std::collections::BTreeSet<&str> =
+        calls.iter().map(|c| c["tool"].as_str().unwrap()).collect();
+    assert_eq!(called.len(), ours.len(), "every tool is called: {called:?}");
+    let call = |i: usize| &calls[i];
+    let text = |i: usize| call(i)["text"].as_str().unwrap_or_default().to_string();
+    // The first 16 calls succeed, in STATUS/TASK/DATA form.
+    for i in 0..16 {
+        if i == 6 || i == 7 {
+            continue; // the gate pair, checked below
+        }
+        assert_eq!(call(i)["is_error"], false, "call {i}: {}", call(i));
+        assert!(
+            text(i).starts_with("STATUS: success\n"),
+            "call {i}: {}",
+            text(i)
+        );
+    }
+    assert!(text(0).contains("TASK: add-login"), "{}", text(0));
+    assert!(text(5).contains("## Signatures"), "{}", text(5));
+    assert_eq!(call(6)["is_error"], false, "{}", call(6));
+    assert!(text(7).contains("approve"), "{}", text(7));
+    assert!(text(9).contains("User { id, name }"), "{}", text(9));
+    assert!(text(11).contains("def login(user)"), "{}", text(11));
+    assert!(text(14).ends_with("exit code 0\nsmall\n"), "{}", text(14));
+    // The long command: masked, with its scratch file, and progress was reported.
+    assert!(text(15).contains("\"masked\": true"), "{}", text(15));
+    assert!(text(15).contains("full_output_path"), "{}", text(15));
+    assert!(
+        !call(15)["progress"].as_array().unwrap().is_empty(),
+        "{}",
+        call(15)
+    );
+    // Errors come back as tool errors the model reads, not crashes.
+    for i in 16..calls.len() {
+        assert_eq!(call(i)["is_error"], true, "call {i}: {}", call(i));
+        assert!(
+            text(i).starts_with("STATUS: error\n"),
+            "call {i}: {}",
+            text(i)
+        );
+    }
+    assert!(
+        text(17).contains("unknown argument `bogus`"),
+        "{}",
+        text(17)
+    );
+    assert!(text(19).contains("command not found"), "{}", text(19));
+    // An unknown tool is a protocol error; the server lives on.
+    assert!(
+        v["unknown_tool"]
+            .as_str()
+            .unwrap()
+            .starts_with("protocol error"),
+        "{}",
+        v["unknown_tool"]
+    );
+    assert_eq!(v["alive"], true);
+    // Logging went to stderr, never into the protocol stream.
+    assert!(stderr.contains("baton mcp: mask"), "{stderr}");
+}
