@@ -298,3 +298,54 @@ fn a_failed_story_stays_in_progress_and_only_its_own_changes_are_stashed() {
         "{events}"
     );
 }
+
+/// The same agent as a `command` agent of baton.toml: plain text out, no CLI at all. It edits
+/// files and runs no git; baton stages, the review sees it, one commit.
+#[test]
+fn a_command_agent_of_baton_toml_drives_a_story_to_one_commit() {
+    let p = project();
+    let claude = std::fs::read_to_string(p.fake.join("claude")).unwrap();
+    let start = claude.find("say() {").unwrap();
+    let end = start + claude[start..].find("\n}\n").unwrap() + 3;
+    let script = format!(
+        "{}say() {{ printf '%s\\n' \"$1\"; }}\n{}",
+        &claude[..start],
+        &claude[end..]
+    );
+    let agent = p.fake.join("agent.sh");
+    std::fs::write(&agent, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        p.dir.join("baton.toml"),
+        format!(
+            "[run]\ndefault_agent = \"scripted\"\n[agents.scripted]\nprogram = \"{}\"\n",
+            agent.display()
+        ),
+    )
+    .unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--dry-run"]);
+    assert!(out(&o).contains("agent: scripted"), "{}", out(&o));
+    let o = p.baton(&["run", "epic-execute", "1"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(
+        p.log(),
+        [
+            "docs(epic 1): UAT and retrospective",
+            "feat(story 1.1): Greeting"
+        ]
+    );
+    let mut files = p.files_of("HEAD~1");
+    files.sort();
+    assert_eq!(
+        files,
+        [STORY, "src/lib.txt", "src/old.txt", "src/story_1_1.txt"]
+    );
+    assert!(
+        p.fake_file("review-diff-1.1")
+            .contains("+greeting of story 1.1")
+    );
+    assert_eq!(p.fake_file("calls").matches("dev 1.1").count(), 1);
+    // baton.toml was there before the run: the user's, never committed.
+    assert!(!p.files_of("HEAD~1").contains(&"baton.toml".to_string()));
+}
