@@ -515,6 +515,20 @@ mod tests {
         (d, g)
     }
 
+    fn commit(g: &Git) {
+        g.run(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "a",
+        ])
+        .unwrap();
+    }
+
     #[test]
     fn a_stale_index_lock_is_removed_and_the_command_goes_on() {
         let (d, g) = repo();
@@ -554,17 +568,7 @@ mod tests {
     fn a_failed_storys_changes_are_stashed_once() {
         let (d, g) = repo();
         g.run(&["add", "a.txt"]).unwrap();
-        g.run(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "a",
-        ])
-        .unwrap();
+        commit(&g);
         std::fs::write(d.path().join("a.txt"), "changed").unwrap();
         std::fs::write(d.path().join("new.txt"), "new").unwrap();
         std::fs::write(d.path().join("user.txt"), "the user's").unwrap();
@@ -590,17 +594,7 @@ mod tests {
         let (d, g) = repo();
         std::fs::write(d.path().join("b.txt"), "b").unwrap();
         g.run(&["add", "a.txt", "b.txt"]).unwrap();
-        g.run(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "a",
-        ])
-        .unwrap();
+        commit(&g);
         std::fs::write(d.path().join("a.txt"), "changed").unwrap();
         std::fs::remove_file(d.path().join("b.txt")).unwrap();
         std::fs::write(d.path().join("*.txt"), "a star").unwrap();

@@ -4,16 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{bin, fixture, text};
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", text(&o));
-}
+use crate::util::{bin, fixture, git, text};
 
 /// The demo project on a branch of its own, with `baton_toml` as its baton.toml.
 fn project(tmp: &Path, baton_toml: &str) -> PathBuf {

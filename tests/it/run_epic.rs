@@ -10,19 +10,7 @@ struct Demo {
     dir: PathBuf,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
+use crate::util::git;
 
 /// The demo's BMAD project (4 stories) on branch epic-1, with `scenario` for the sim agent.
 fn project(scenario: &str) -> Demo {

@@ -8,19 +8,7 @@ use std::process::{Command, Output};
 
 use crate::util::bin;
 
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
+pub use crate::util::git;
 
 pub fn out(o: &Output) -> String {
     format!(

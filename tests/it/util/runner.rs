@@ -9,6 +9,21 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_baton"))
 }
 
+/// `git ARGS` in `dir`, which must succeed; its stdout.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
 /// stdout then stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(
