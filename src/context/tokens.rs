@@ -1,11 +1,76 @@
 //! Exact token counts (OpenAI's o200k_base / cl100k_base through `bpe-openai`, which matches
 //! tiktoken's `encode_ordinary`) and the documented estimate used for Claude, whose tokenizer
 //! is not public.
+//!
+//! The vocabularies are `bpe-openai`'s own tables, shipped compressed (build.rs) and decoded
+//! on the first exact count: a command that counts nothing (the task store, `--version`, an
+//! outline with estimated counts) neither reads nor holds them (~40 MB once decoded).
+
+use std::sync::LazyLock;
 
 use bpe_openai::Tokenizer;
+use bpe_openai::byte_pair_encoding::BytePairEncoding;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+
+static O200K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe.zst"));
+static CL100K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.zst"));
+
+// The pre-tokenizer patterns, exactly as `bpe-openai` 0.3 builds its tokenizers (a unit test
+// checks ours against its own on mixed text): the negative look-ahead `\s+(?!\S)` is written
+// as a one-char pseudo look-ahead that the splitter drops.
+static O200K: LazyLock<Tokenizer> = LazyLock::new(|| {
+    let pat1 = [
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "\\p{N}{1,3}",
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+        "\\s*[\\r\\n]+",
+        "\\s+$",
+    ]
+    .join("|");
+    tokenizer(O200K_DICT, &pat1)
+});
+
+static CL100K: LazyLock<Tokenizer> = LazyLock::new(|| {
+    let pat1 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
+    tokenizer(CL100K_DICT, pat1)
+});
+
+/// Build a tokenizer: the vocabulary decoded, with `pat1` and the two whitespace patterns both
+/// encodings share.
+fn tokenizer(dict: &'static [u8], pat1: &str) -> Tokenizer {
+    Tokenizer::new_lookahead(
+        vocabulary(dict),
+        &[(pat1, false), ("\\s+\\s", true), ("\\s+", false)],
+        false,
+    )
+    .expect("valid pre-tokenizer patterns")
+}
+
+/// Decode a vocabulary written by build.rs: its zstd frames side by side into one buffer,
+/// then the MessagePack tables.
+fn vocabulary(dict: &[u8]) -> BytePairEncoding {
+    let word = |i: usize| {
+        let b: [u8; 8] = dict[i * 8..i * 8 + 8].try_into().expect("8 bytes");
+        u64::from_le_bytes(b) as usize
+    };
+    let n = word(0);
+    let mut raw = vec![0u8; (0..n).map(|k| word(1 + 2 * k)).sum()];
+    std::thread::scope(|s| {
+        let (mut out, mut at) = (raw.as_mut_slice(), (1 + 2 * n) * 8);
+        for k in 0..n {
+            let (len, zlen) = (word(1 + 2 * k), word(2 + 2 * k));
+            let (dst, rest) = out.split_at_mut(len);
+            let src = &dict[at..at + zlen];
+            s.spawn(move || zstd::bulk::decompress_to_buffer(src, dst).expect("a valid frame"));
+            out = rest;
+            at += zlen;
+        }
+    });
+    rmp_serde::from_slice(&raw).expect("a valid vocabulary")
+}
 
 /// A BPE vocabulary baton can count exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -33,10 +98,11 @@ impl Encoding {
         }
     }
 
-    fn tokenizer(self) -> &'static Tokenizer {
+    /// The encoding's tokenizer, decoded on first use.
+    pub(crate) fn tokenizer(self) -> &'static Tokenizer {
         match self {
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            Encoding::O200kBase => &O200K,
+            Encoding::Cl100kBase => &CL100K,
         }
     }
 
@@ -83,6 +149,14 @@ impl Encoding {
         }
         (prefix, n)
     }
+}
+
+/// Estimated o200k_base tokens of `text`, without loading a vocabulary: one cheap pass that
+/// follows the pre-tokenizer (see `context/outline/estimate.rs`; within ~7 % on real code).
+/// For numbers that only inform (a journal's prompt size, a context model), where loading
+/// ~40 MB of tables would cost more than the answer is worth.
+pub fn estimate(text: &str) -> usize {
+    crate::context::outline::estimate(text)
 }
 
 /// How tokens are counted for a model: exactly, or estimated with a safety factor.
@@ -168,6 +242,25 @@ mod tests {
             if max >= total {
                 assert_eq!(p, text);
             }
+        }
+    }
+
+    /// The shipped vocabularies and patterns are `bpe-openai`'s own: same pieces, same tokens.
+    #[test]
+    fn same_tokenizers_as_bpe_openai() {
+        let text = "fn main() { println!(\"héllo, wörld\"); }\n\n  \t  // 日本語のテキスト 🎉🎉\r\n\
+                    I'M here, they'll see: 1234567 x\u{301}y   \nCamelCaseWord ABCdef's   ";
+        for (ours, theirs) in [
+            (Encoding::O200kBase, bpe_openai::o200k_base()),
+            (Encoding::Cl100kBase, bpe_openai::cl100k_base()),
+        ] {
+            let tok = ours.tokenizer();
+            assert_eq!(
+                tok.split(text).collect::<Vec<_>>(),
+                theirs.split(text).collect::<Vec<_>>()
+            );
+            assert_eq!(tok.encode(text), theirs.encode(text));
+            assert_eq!(ours.count(text), theirs.count(text));
         }
     }
 

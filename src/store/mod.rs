@@ -277,7 +277,9 @@ impl Store {
         self.require(slug)?;
         let dir = self.task_dir(slug);
         let tail = log::tail(&dir.join(EVENTS))?;
-        if let Some(m) = read_manifest(&dir)?
+        // Read without the lock: a manifest that does not parse may be mid-write (see
+        // `fs::replace_with_spare`), so it is read again under the lock before it is an error.
+        if let Ok(Some(m)) = read_manifest(&dir)
             && m.version == tail.last_seq
         {
             return Ok(m);
@@ -304,7 +306,7 @@ impl Store {
     pub(crate) fn write_manifest(&self, dir: &Path, m: &Manifest) -> Result<()> {
         let mut bytes = completed::to_json(m).map_err(|e| Error::internal(e.to_string()))?;
         bytes.push(b'\n');
-        fs::write_atomic(&dir.join(MANIFEST), &bytes)
+        fs::replace_with_spare(&dir.join(MANIFEST), &bytes)
     }
 
     /// Slugs of every task, sorted.

@@ -47,13 +47,20 @@ pub(super) fn code_items_with(lang: Lang, text: &str, fast: bool) -> (Vec<Item>,
 }
 
 /// The items of `text` from a cheaper parse, or None to parse it whole. tree-sitter's parse
-/// is most of an outline's time, so (1) Rust function bodies that cannot hold a definition
-/// are left out of the parse (tree-sitter's included ranges: positions stay absolute), and
-/// (2) a big file is cut at a line that starts a top-level item after a blank line, and the
-/// halves are parsed and walked on two threads. Both are guesses made without a parser, so
-/// the result is only trusted when every part parses without a syntax error — a wrong
-/// guess (a cut or a skipped range inside a string, comment or body) leaves something
-/// unterminated — else the caller parses the whole text (and reports its errors).
+/// is most of an outline's time, so (1) regions that cannot hold a listed definition (Rust
+/// function bodies without item keywords and macro token trees, Python function bodies
+/// without nested definitions) are blanked out before the parse — every byte but newlines
+/// becomes a space, so offsets, rows and columns stay those of `text`, and the walk reads
+/// names and signatures from `text` itself — and (2) a big file is cut at a line that starts a
+/// top-level item after a blank line, and the halves are parsed and walked on two threads.
+/// Both are guesses made without a parser, so the result is only trusted when every part
+/// parses without a syntax error — a wrong guess (a cut or a blanked range inside a string,
+/// comment or body) leaves something unterminated — else the caller parses the whole text
+/// (and reports its errors).
+///
+/// Blanking rather than tree-sitter's included ranges: the lexer finds its range by a linear
+/// scan of the range list on every jump, so thousands of skipped bodies (a 1 MB file) made
+/// the parse quadratic; spaces are lexed in a tight loop.
 pub(super) fn fast_items(
     lang: Lang,
     grammar: &tree_sitter::Language,
@@ -82,11 +89,14 @@ pub(super) fn fast_items(
     if holes.is_empty() && cut.is_none() {
         return None;
     }
+    let blanked = blank(text, &holes);
     let part = |s: usize, e: usize| -> Option<Vec<Item>> {
         let mut p = Parser::new();
         p.set_language(grammar).ok()?;
-        p.set_included_ranges(&included(text, s, e, &holes)).ok()?;
-        let tree = p.parse(text, None)?;
+        if (s, e) != (0, text.len()) {
+            p.set_included_ranges(&[range(text, s, e)]).ok()?;
+        }
+        let tree = p.parse(&blanked, None)?;
         if tree.root_node().has_error() {
             return None;
         }
@@ -158,46 +168,35 @@ pub(super) fn split_point(text: &str) -> Option<usize> {
     None
 }
 
-/// tree-sitter ranges covering `text[s..e]` except `holes` (sorted, disjoint).
-fn included(text: &str, s: usize, e: usize, holes: &[(usize, usize)]) -> Vec<tree_sitter::Range> {
-    let b = text.as_bytes();
-    // Rows and columns of ascending byte offsets, counted incrementally.
-    let (mut pos, mut row, mut line_start) = (0, 0, 0);
-    let mut point = |to: usize| {
-        for nl in memchr::memchr_iter(b'\n', &b[pos..to]) {
-            row += 1;
-            line_start = pos + nl + 1;
+/// `text` with every byte of `holes` (which may overlap) but newlines turned into spaces.
+/// Holes start and end at ASCII bytes, so whole characters are blanked: still UTF-8.
+fn blank(text: &str, holes: &[(usize, usize)]) -> String {
+    let mut b = text.as_bytes().to_vec();
+    for &(s, e) in holes {
+        for c in &mut b[s.min(e)..e.min(text.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
         }
-        pos = to;
-        tree_sitter::Point::new(row, to - line_start)
+    }
+    String::from_utf8(b).unwrap_or_else(|_| text.to_string())
+}
+
+/// The tree-sitter range of `text[s..e]`.
+fn range(text: &str, s: usize, e: usize) -> tree_sitter::Range {
+    let point = |at: usize| {
+        let before = &text.as_bytes()[..at];
+        let row = memchr::memchr_iter(b'\n', before).count();
+        let col = before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(at, |i| at - i - 1);
+        tree_sitter::Point::new(row, col)
     };
-    let mut out = Vec::new();
-    let mut from = s;
-    let first = holes.partition_point(|h| h.1 <= s);
-    for &(hs, he) in &holes[first..] {
-        if hs >= e {
-            break;
-        }
-        let (hs, he) = (hs.max(s), he.min(e));
-        if hs > from {
-            let (sp, ep) = (point(from), point(hs));
-            out.push(tree_sitter::Range {
-                start_byte: from,
-                end_byte: hs,
-                start_point: sp,
-                end_point: ep,
-            });
-        }
-        from = from.max(he);
+    tree_sitter::Range {
+        start_byte: s,
+        end_byte: e,
+        start_point: point(s),
+        end_point: point(e),
     }
-    if e > from || out.is_empty() {
-        let (sp, ep) = (point(from), point(e));
-        out.push(tree_sitter::Range {
-            start_byte: from,
-            end_byte: e,
-            start_point: sp,
-            end_point: ep,
-        });
-    }
-    out
 }
