@@ -67,6 +67,9 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Each subcommand's arguments are built only when it runs (or its help is asked for): building
+// every command's arguments was most of a bookkeeping command's own start-up.
+#[command(defer = true)]
 pub enum Command {
     /// Create, list, summarize and select tasks (INIT, LIST, SUMMARY)
     #[command(subcommand)]

@@ -49,18 +49,17 @@ pub(super) fn code_items_with(lang: Lang, text: &str, fast: bool) -> (Vec<Item>,
 /// The items of `text` from a cheaper parse, or None to parse it whole. tree-sitter's parse
 /// is most of an outline's time, so (1) regions that cannot hold a listed definition (Rust
 /// function bodies without item keywords and macro token trees, Python function bodies
-/// without nested definitions) are blanked out before the parse — every byte but newlines
-/// becomes a space, so offsets, rows and columns stay those of `text`, and the walk reads
-/// names and signatures from `text` itself — and (2) a big file is cut at a line that starts a
-/// top-level item after a blank line, and the halves are parsed and walked on two threads.
-/// Both are guesses made without a parser, so the result is only trusted when every part
-/// parses without a syntax error — a wrong guess (a cut or a blanked range inside a string,
-/// comment or body) leaves something unterminated — else the caller parses the whole text
-/// (and reports its errors).
+/// without nested definitions) are cut out of the text the parser sees, all but their
+/// newlines — so rows stay those of `text`, and byte offsets are mapped back (`Compact`) —
+/// and (2) a big file is cut at a line that starts a top-level item after a blank line, and
+/// the halves are parsed and walked on two threads. Both are guesses made without a parser,
+/// so the result is only trusted when every part parses without a syntax error — a wrong
+/// guess (a cut or a removed range inside a string, comment or body) leaves something
+/// unterminated — else the caller parses the whole text (and reports its errors).
 ///
-/// Blanking rather than tree-sitter's included ranges: the lexer finds its range by a linear
-/// scan of the range list on every jump, so thousands of skipped bodies (a 1 MB file) made
-/// the parse quadratic; spaces are lexed in a tight loop.
+/// Not tree-sitter's included ranges: its lexer finds its range by a linear scan of the range
+/// list on every jump, so thousands of skipped bodies (a 1 MB file) made the parse quadratic.
+/// Not blanks either: lexing the spaces cost a third of the parse.
 pub(super) fn fast_items(
     lang: Lang,
     grammar: &tree_sitter::Language,
@@ -80,34 +79,39 @@ pub(super) fn fast_items(
         Lang::Python => py_holes.iter().map(|h| (h.start, h.end)).collect(),
         _ => Vec::new(),
     };
+    let short = Compact::new(text, holes);
+    let seen = short.text.as_str();
     let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let cut = if text.len() >= SPLIT_PARSE_BYTES && two_cores {
-        split_point(text)
+    let cut = if seen.len() >= SPLIT_PARSE_BYTES && two_cores {
+        split_point(seen)
     } else {
         None
     };
-    if holes.is_empty() && cut.is_none() {
+    if short.map.len() <= 1 && cut.is_none() {
         return None;
     }
-    let blanked = blank(text, &holes);
     let part = |s: usize, e: usize| -> Option<Vec<Item>> {
         let mut p = Parser::new();
         p.set_language(grammar).ok()?;
-        if (s, e) != (0, text.len()) {
-            p.set_included_ranges(&[range(text, s, e)]).ok()?;
+        if (s, e) != (0, seen.len()) {
+            p.set_included_ranges(&[range(seen, s, e)]).ok()?;
         }
-        let tree = p.parse(&blanked, None)?;
+        let tree = p.parse(seen, None)?;
         if tree.root_node().has_error() {
             return None;
         }
         let mut items = Vec::new();
-        walk(tab, tree.root_node(), text, lang.separator(), &mut items);
+        walk(tab, tree.root_node(), seen, lang.separator(), &mut items);
         Some(items)
     };
     let mut items = match cut {
-        None => part(0, text.len())?,
-        Some(cut) => split_items(cut, text.len(), &part)?,
+        None => part(0, seen.len())?,
+        Some(cut) => split_items(cut, seen.len(), &part)?,
     };
+    for it in &mut items {
+        it.start = short.to_text(it.start);
+        it.end = short.end_to_text(it.end);
+    }
     // A Python definition whose body's tail was skipped ends, in this parse, on the line of
     // the kept first statement; it really ends where the skipped tail does.
     if !py_holes.is_empty() {
@@ -168,18 +172,58 @@ pub(super) fn split_point(text: &str) -> Option<usize> {
     None
 }
 
-/// `text` with every byte of `holes` (which may overlap) but newlines turned into spaces.
-/// Holes start and end at ASCII bytes, so whole characters are blanked: still UTF-8.
-fn blank(text: &str, holes: &[(usize, usize)]) -> String {
-    let mut b = text.as_bytes().to_vec();
-    for &(s, e) in holes {
-        for c in &mut b[s.min(e)..e.min(text.len())] {
-            if *c != b'\n' {
-                *c = b' ';
+/// A text with regions cut out, all but their newlines (rows do not move), and the way back
+/// from its byte offsets to the original's.
+struct Compact {
+    text: String,
+    /// (offset here, offset in the original) at the start of each run kept in one piece.
+    map: Vec<(usize, usize)>,
+}
+
+impl Compact {
+    /// `text` without the bytes of `holes` (they may nest or overlap) except newlines. Holes
+    /// start and end at ASCII bytes, so whole characters go: still UTF-8.
+    fn new(text: &str, mut holes: Vec<(usize, usize)>) -> Compact {
+        holes.sort_unstable();
+        let b = text.as_bytes();
+        let mut out = Vec::with_capacity(text.len());
+        let mut map = vec![(0, 0)];
+        let mut from = 0;
+        for (s, e) in holes {
+            let e = e.min(b.len());
+            if e <= from {
+                continue;
             }
+            let s = s.max(from);
+            out.extend_from_slice(&b[from..s]);
+            for nl in memchr::memchr_iter(b'\n', &b[s..e]) {
+                map.push((out.len(), s + nl));
+                out.push(b'\n');
+            }
+            map.push((out.len(), e));
+            from = e;
         }
+        out.extend_from_slice(&b[from..]);
+        let text = String::from_utf8(out).unwrap_or_else(|_| text.to_string());
+        Compact { text, map }
     }
-    String::from_utf8(b).unwrap_or_else(|_| text.to_string())
+
+    /// The original offset of the byte at `at` (where a region was cut out: the byte after it).
+    fn to_text(&self, at: usize) -> usize {
+        let k = self
+            .map
+            .partition_point(|&(c, _)| c <= at)
+            .saturating_sub(1);
+        let (c, t) = self.map[k];
+        t + (at - c)
+    }
+
+    /// The original offset of an exclusive end `at` (where a region was cut out: its start).
+    fn end_to_text(&self, at: usize) -> usize {
+        let k = self.map.partition_point(|&(c, _)| c < at).saturating_sub(1);
+        let (c, t) = self.map[k];
+        t + (at - c)
+    }
 }
 
 /// The tree-sitter range of `text[s..e]`.
