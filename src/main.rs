@@ -2,10 +2,13 @@
 //! and std's start-up work (reading /proc/self/maps to place the main thread's stack guard,
 //! an alternate signal stack for overflow reports) is a tenth of one that does nothing.
 //! What of it baton relies on is done here. See docs/BENCHMARKS.md, "Start-up".
-#![no_main]
+// (Under `cargo test` the harness brings its own `main`.)
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 use std::process::ExitCode;
 
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     // As std's start-up does: a write to a closed pipe is an EPIPE error, not a fatal signal.
