@@ -1,7 +1,7 @@
 //! File-system primitives of the store: locks, atomic replacement, durable appends.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result, io_err};
@@ -183,14 +183,25 @@ pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
     f.write_all(bytes).map_err(io_err(path))
 }
 
-/// The last `max` bytes of a file (all of it when smaller), and the file's length.
+/// The last `max` bytes of a file (all of it when smaller), and the file's length. One
+/// positioned read (no seek, no size probe): it is on every store command's path.
 pub fn read_tail(path: &Path, max: u64) -> Result<(Vec<u8>, u64)> {
-    let mut f = File::open(path).map_err(io_err(path))?;
+    use std::os::unix::fs::FileExt;
+    let f = File::open(path).map_err(io_err(path))?;
     let len = f.metadata().map_err(io_err(path))?.len();
     let start = len.saturating_sub(max);
-    f.seek(SeekFrom::Start(start)).map_err(io_err(path))?;
-    let mut buf = Vec::with_capacity((len - start) as usize);
-    f.read_to_end(&mut buf).map_err(io_err(path))?;
+    let mut buf = vec![0; (len - start) as usize];
+    // Up to the end as it is now: a log cut back meanwhile (a torn tail moved aside) is shorter.
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read_at(&mut buf[n..], start + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    buf.truncate(n);
     Ok((buf, len))
 }
 
@@ -211,9 +222,19 @@ pub fn read_text(path: &Path) -> Result<String> {
 
 /// Read a text file if it exists.
 pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
-    match std::fs::metadata(path) {
-        Ok(_) => read_text(path).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        Error::corrupt(
+            path,
+            None,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
 }

@@ -283,3 +283,15 @@ pub(crate) fn report(e: &Error, json: bool) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks over every subcommand, deferred ones included (a deferred
+    /// subcommand gets the global options before its own: an argument id it shares with one
+    /// would clash only when it runs).
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

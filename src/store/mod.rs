@@ -364,7 +364,11 @@ impl Store {
         let mut stored = Vec::new();
         for (rel, text) in plan.writes {
             let path = dir.join(&rel);
-            if let Some(parent) = path.parent() {
+            // Mostly the task directory or `implementations/`, `tests/` that exist: one mkdir.
+            if let Some(parent) = path.parent()
+                && let Err(e) = std::fs::create_dir(parent)
+                && e.kind() != std::io::ErrorKind::AlreadyExists
+            {
                 fs::create_dir_all(parent)?;
             }
             // Not fsync'd on its own: the event below carries the content and is fsync'd, so a
