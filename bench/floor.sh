@@ -110,15 +110,20 @@ print(f"machine: {os.cpu_count()} cores, load average {load():.2f} at the start;
 dd = ["dd", "if=/dev/zero", f"of={TMP}/dd.bin", "bs=200", "count=1", "oflag=append", "conv=notrunc,fsync", "status=none"]
 r = lambda *a: [B, "--root", ROOT, *a]
 cases = {k: [] for k in ["dd", "begin", "complete", "exec_start", "exec_end", "true", "version"]}
-for i in range(N):
-    cases["dd"].append(spawn(dd)[0])
+def store_pair(i):
     cases["begin"].append(spawn(r("phase", "begin", "implementation", "--task-id", str(i), "--needs", "memory"))[0])
     cases["complete"].append(spawn(r("phase", "complete", "implementation", "--task-id", str(i), "--status",
                                      "success", "--file", f"{TMP}/content.md"))[0])
+def exec_pair(i):
     cases["exec_start"].append(spawn(r("exec", f"START_PHASE phase: review task_id: {i}"))[0])
     cases["exec_end"].append(spawn(r("exec", f"END_PHASE phase: review task_id: {i} status: success"))[0])
-    cases["true"].append(spawn(["/bin/true"])[0])
-    cases["version"].append(spawn([B, "--version"])[0])
+groups = [lambda i: cases["dd"].append(spawn(dd)[0]), store_pair, exec_pair,
+          lambda i: cases["true"].append(spawn(["/bin/true"])[0]),
+          lambda i: cases["version"].append(spawn([B, "--version"])[0])]
+for i in range(N):
+    # The order turns every round: no command always follows the same one.
+    for k in range(len(groups)):
+        groups[(i + k) % len(groups)](i)
 m = {k: med(v) * 1e3 for k, v in cases.items()}
 print(f"load average {load():.2f} after the store rounds\n")
 print("| measure (p50 wall) | ms | floor | ms | ratio | target |")
