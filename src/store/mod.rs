@@ -361,41 +361,22 @@ impl Store {
             effects.push(machine::step(&mut state, &e)?);
             events.push(e);
         }
-        for (rel, _) in &plan.writes {
+        let mut stored = Vec::new();
+        for (rel, text) in plan.writes {
+            let path = dir.join(&rel);
             // Mostly the task directory or `implementations/`, `tests/` that exist: one mkdir.
-            // Made before the event, so a folder that cannot exist refuses the command.
-            if let Some(parent) = dir.join(rel).parent()
+            if let Some(parent) = path.parent()
                 && let Err(e) = std::fs::create_dir(parent)
                 && e.kind() != std::io::ErrorKind::AlreadyExists
             {
                 fs::create_dir_all(parent)?;
             }
+            // Not fsync'd on its own: the event below carries the content and is fsync'd, so a
+            // file lost to a power cut is restored from it (baton doctor).
+            fs::write_new(&path, text.as_bytes())?;
+            stored.push(rel);
         }
-        let stored = plan.writes.iter().map(|(rel, _)| rel.clone()).collect();
-        if plan.writes.is_empty() {
-            log::append(&events_path, &events)?;
-        } else {
-            // The artifact files are written while the event is fsync'd: creating a file costs
-            // about what the fsync does on ext4, and neither waits for the other. Not fsync'd
-            // on their own: the event carries their content, so a file lost to a power cut —
-            // or not written at all — is restored from it (`baton doctor`). See
-            // docs/ARCHITECTURE.md, "One fsync".
-            let (appended, written) = std::thread::scope(|sc| {
-                let files = sc.spawn(|| write_artifacts(&dir, &plan.writes));
-                let appended = log::append(&events_path, &events);
-                let written = files
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::internal("the artifact writer panicked")));
-                (appended, written)
-            });
-            appended?;
-            if let Err(e) = written {
-                // The command succeeded with its event; only the derived file is missing.
-                eprintln!(
-                    "warning: {e}; the content is in the task's event log: `baton doctor` writes the file"
-                );
-            }
-        }
+        log::append(&events_path, &events)?;
         self.write_manifest(&dir, &state)?;
         if !plan.history.is_empty() {
             self.record_history(slug, &ts, &plan.history);
@@ -714,14 +695,6 @@ impl Store {
             window *= 4;
         }
     }
-}
-
-/// Create each new artifact file (relative to `dir`) with its content, never replacing one.
-fn write_artifacts(dir: &Path, writes: &[(String, String)]) -> Result<()> {
-    for (rel, text) in writes {
-        fs::write_new(&dir.join(rel), text.as_bytes())?;
-    }
-    Ok(())
 }
 
 /// Add a STORE to a plan: decide the file, check the content.
