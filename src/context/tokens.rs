@@ -106,9 +106,34 @@ impl Encoding {
         }
     }
 
-    /// Exact number of tokens of `text` (no special tokens).
+    /// Exact number of tokens of `text` (no special tokens). A big text is counted in parts
+    /// on every core: see [`cut_points`].
     pub fn count(self, text: &str) -> usize {
-        self.tokenizer().count(text)
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.count_parts(text, cut_points(text, cores, PARALLEL_COUNT_BYTES))
+    }
+
+    /// The sum of the counts of the parts of `text` between `cuts`, each on its own thread.
+    fn count_parts(self, text: &str, cuts: Vec<usize>) -> usize {
+        let tok = self.tokenizer();
+        if cuts.is_empty() {
+            return tok.count(text);
+        }
+        let mut bounds = vec![0];
+        bounds.extend(cuts);
+        bounds.push(text.len());
+        std::thread::scope(|s| {
+            let rest: Vec<_> = bounds[1..]
+                .windows(2)
+                .map(|w| s.spawn(move || tok.count(&text[w[0]..w[1]])))
+                .collect();
+            let first = tok.count(&text[..bounds[1]]);
+            first
+                + rest
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(0))
+                    .sum::<usize>()
+        })
     }
 
     /// The longest prefix of `text` that is at most `max` tokens, cut at a token boundary and
@@ -157,6 +182,35 @@ impl Encoding {
 /// ~40 MB of tables would cost more than the answer is worth.
 pub fn estimate(text: &str) -> usize {
     crate::context::outline::estimate(text)
+}
+
+/// Texts at least this long are counted on every core.
+const PARALLEL_COUNT_BYTES: usize = 1 << 20;
+
+/// Where to cut `text` into `parts` parts of about equal size (none if it is shorter than
+/// `min`), at positions where both encodings' pre-tokenizer always starts a piece: after a
+/// newline, before an ASCII letter. No pattern's piece holds a newline followed by a letter
+/// (newlines end the punctuation and whitespace pieces; letter pieces hold no newline), and
+/// no pattern looks behind, so the pieces of the parts are those of the whole text — and BPE
+/// counts each piece on its own. A unit test checks the sums against whole counts.
+fn cut_points(text: &str, parts: usize, min: usize) -> Vec<usize> {
+    if parts < 2 || text.len() < min {
+        return Vec::new();
+    }
+    let b = text.as_bytes();
+    let mut cuts = Vec::new();
+    for k in 1..parts {
+        let mut at = (text.len() * k / parts).max(cuts.last().map_or(0, |&c| c + 1));
+        while let Some(i) = memchr::memchr(b'\n', b.get(at..).unwrap_or(&[])) {
+            let next = at + i + 1;
+            if b.get(next).is_some_and(u8::is_ascii_alphabetic) {
+                cuts.push(next);
+                break;
+            }
+            at = next;
+        }
+    }
+    cuts
 }
 
 /// How tokens are counted for a model: exactly, or estimated with a safety factor.
@@ -261,6 +315,53 @@ mod tests {
             );
             assert_eq!(tok.encode(text), theirs.encode(text));
             assert_eq!(ours.count(text), theirs.count(text));
+        }
+    }
+
+    /// Counting in parts cut by `cut_points` gives the whole text's count, in both encodings,
+    /// on text where newlines meet letters, spaces, punctuation, CRLF, digits and non-ASCII.
+    #[test]
+    fn counts_in_parts_equal_whole_counts() {
+        let mut text = String::new();
+        for i in 0..400 {
+            text.push_str(match i % 8 {
+                0 => "fn main() {\n    let x = 1;\n}\n",
+                1 => "Some prose, with  spaces.  \nAnd a next line\r\nCRLF line\n",
+                2 => "   \n\n\tindented\nend;\n/path/to\nx",
+                3 => "日本語\nテキスト\n🎉\nI'M done's\n",
+                4 => "123\n456789\nabc123\n--\n",
+                5 => "{\"json\": [1, 2, 3]}\nkey: value\n  \n",
+                6 => "x\u{301}y\nÉtude\néte\n",
+                _ => "trailing   \n   \nWord\n",
+            });
+        }
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let whole = enc.tokenizer().count(text.as_str());
+            for parts in [2, 3, 7, 31] {
+                let cuts = cut_points(&text, parts, 0);
+                assert!(!cuts.is_empty());
+                assert_eq!(enc.count_parts(&text, cuts), whole, "{parts} parts");
+            }
+        }
+        assert!(cut_points("short\ntext", 2, 1 << 20).is_empty());
+        // The corpus's token files (code, JSON, logs, CJK, emoji), concatenated.
+        let Some(dir) = std::env::var_os("BATON_CORPUS") else {
+            return;
+        };
+        let mut paths: Vec<_> = std::fs::read_dir(std::path::Path::new(&dir).join("tokens/files"))
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        paths.sort();
+        let all: String = paths
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect();
+        assert!(all.len() > 1 << 20, "corpus token files under {dir:?}");
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let whole = enc.tokenizer().count(all.as_str());
+            for parts in [2, 5, 64] {
+                assert_eq!(enc.count_parts(&all, cut_points(&all, parts, 0)), whole);
+            }
         }
     }
 
