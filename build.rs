@@ -1,11 +1,19 @@
-//! Link the `baton` binary as a position-dependent executable on Linux/glibc.
+//! Build steps of the `baton` binary:
 //!
-//! Every bookkeeping command is a whole process, so start-up is most of its cost: as a PIE,
-//! the dynamic loader must apply ~20K relocations (clap, regex and unicode tables) before
-//! `main`, ~0.4 ms per run. Linked with `-no-pie` they are resolved at link time. Only the
-//! binaries get the flag (the library and proc-macros stay position-independent). The cost:
-//! the executable's own image is not randomized (ASLR still covers the heap, stack and shared
-//! libraries). See docs/BENCHMARKS.md, "The task store".
+//! 1. Link it as a position-dependent executable on Linux/glibc. Every bookkeeping command is
+//!    a whole process, so start-up is most of its cost: as a PIE, the dynamic loader must apply
+//!    ~20K relocations (clap, regex and unicode tables) before `main`, ~0.4 ms per run. Linked
+//!    with `-no-pie` they are resolved at link time. Only the binaries get the flag (the
+//!    library and proc-macros stay position-independent). The cost: the executable's own image
+//!    is not randomized (ASLR still covers the heap, stack and shared libraries).
+//! 2. Compress the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed
+//!    as 47 MB of raw tables: the same tables, serialized the same way, as zstd frames
+//!    (~19 MB). `context::tokens` decodes them on the first exact count, so a process that
+//!    counts nothing neither maps nor decodes them.
+//!
+//! See docs/BENCHMARKS.md, "The task store" and "Binary size and start-up".
+use std::path::PathBuf;
+
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
@@ -13,5 +21,42 @@ fn main() {
     if os == "linux" && env == "gnu" && arch == "x86_64" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    compress("o200k_base", bpe_openai::o200k_base(), &out);
+    compress("cl100k_base", bpe_openai::cl100k_base(), &out);
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// Frames decoded side by side on first use (one per core of a small machine).
+const FRAMES: usize = 2;
+
+/// Write `OUT_DIR/<name>.bpe.zst`: a header (frame count, then each frame's decoded and
+/// compressed length, u64 little-endian) and the zstd frames of the vocabulary's MessagePack
+/// serialization (the format `bpe-openai` embeds), cut into [`FRAMES`] equal parts.
+fn compress(name: &str, tok: &bpe_openai::Tokenizer, out: &std::path::Path) {
+    let raw = rmp_serde::to_vec(&tok.bpe).expect("the vocabulary serializes");
+    let part = raw.len().div_ceil(FRAMES);
+    // zstd's level 19 is slow (~20 s for o200k on one core): the frames compress side by side.
+    let frames: Vec<(usize, Vec<u8>)> = std::thread::scope(|s| {
+        let jobs: Vec<_> = raw
+            .chunks(part)
+            .map(|c| s.spawn(move || (c.len(), zstd::bulk::compress(c, 19))))
+            .collect();
+        jobs.into_iter()
+            .map(|j| {
+                let (len, z) = j.join().expect("a compressing thread");
+                (len, z.expect("zstd compresses"))
+            })
+            .collect()
+    });
+    let mut file = Vec::new();
+    file.extend_from_slice(&(frames.len() as u64).to_le_bytes());
+    for (len, z) in &frames {
+        file.extend_from_slice(&(*len as u64).to_le_bytes());
+        file.extend_from_slice(&(z.len() as u64).to_le_bytes());
+    }
+    for (_, z) in &frames {
+        file.extend_from_slice(z);
+    }
+    std::fs::write(out.join(format!("{name}.bpe.zst")), file).expect("OUT_DIR is writable");
 }

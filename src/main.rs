@@ -1,3 +1,24 @@
-fn main() -> std::process::ExitCode {
-    baton::cli::main()
+//! The `baton` binary, with its own C `main`: every bookkeeping command is a whole process,
+//! and std's start-up work (reading /proc/self/maps to place the main thread's stack guard,
+//! an alternate signal stack for overflow reports) is a tenth of one that does nothing.
+//! What of it baton relies on is done here. See docs/BENCHMARKS.md, "Start-up".
+// (Under `cargo test` the harness brings its own `main`.)
+#![cfg_attr(not(test), no_main)]
+
+#[cfg(not(test))]
+use std::process::ExitCode;
+
+#[cfg(not(test))]
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    // As std's start-up does: a write to a closed pipe is an EPIPE error, not a fatal signal.
+    // SAFETY: setting a signal's disposition to SIG_IGN before any thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // A panic must not unwind out of a C function: report it as std would (exit code 101).
+    let code = std::panic::catch_unwind(baton::cli::main).unwrap_or(ExitCode::from(101));
+    let n = (0..=u8::MAX)
+        .find(|&k| ExitCode::from(k) == code)
+        .unwrap_or(1);
+    // `exit`, not a return: it flushes stdout like std's start-up does after `main`.
+    std::process::exit(i32::from(n))
 }

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::store::model::{Gate, Status};
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum GateCmd {
     /// Stop the task for human approval (SET_GATE); every phase must be ended first
     #[command(

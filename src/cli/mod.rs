@@ -72,6 +72,9 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Each subcommand's arguments are built only when it runs (or its help is asked for): building
+// every command's arguments was most of a bookkeeping command's own start-up.
+#[command(defer = true)]
 pub enum Command {
     /// Create, list, summarize and select tasks (INIT, LIST, SUMMARY)
     #[command(subcommand)]
@@ -305,5 +308,17 @@ pub(crate) fn report(e: &Error, json: bool) {
         if let Some(h) = e.hint_text() {
             let _ = writeln!(err, "  hint: {h}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks over every subcommand, deferred ones included (a deferred
+    /// subcommand gets the global options before its own: an argument id it shares with one
+    /// would clash only when it runs).
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

@@ -22,14 +22,13 @@ and line on the impl's line. Rust, Python, TypeScript/TSX, JavaScript and Go are
 tree-sitter; Markdown gives its heading tree; other files get a note, their size and first lines.
 A file with syntax errors gets a partial outline and a note; invalid UTF-8 is replaced (noted).
 
-Token counts are exact (the encoding's BPE) for files up to 256 KiB. Above that they are
-estimates, shown as `~N` (JSON: \"tokens_estimated\": true): loading the vocabulary and counting
-would cost more than the parse. The estimate follows the encoding's pre-tokenizer (words,
-camelCase parts, digit groups, punctuation and whitespace runs; long runs by length): on
-real code within ~7 % of o200k_base per file. --exact-tokens counts exactly at any size.
+Token counts are estimates, shown as `~N` (JSON: \"tokens_estimated\": true): loading the
+encoding's vocabulary costs more than outlining a file. The estimate follows the encoding's
+pre-tokenizer (words, camelCase parts, digit groups, punctuation and whitespace runs; long runs
+by length): on real code within ~7 % of o200k_base per file. --exact-tokens counts exactly.
 
-A directory is outlined file by file over what git tracks under it (`git ls-files`: ignored
-files are left out), with each file's token total: a repository map.
+A directory is outlined file by file (one thread per core) over what git tracks under it
+(`git ls-files`: ignored files are left out), with each file's token total: a repository map.
 
 Then read only what you need: `baton extract FILE --symbol NAME` (also Type::method, Class.method).
 
@@ -45,7 +44,7 @@ pub struct Args {
     /// Encoding for token counts (o200k_base or cl100k_base)
     #[arg(long, default_value = "o200k_base", value_name = "NAME")]
     pub encoding: String,
-    /// Count tokens exactly even in files over 256 KiB (slower: see below)
+    /// Count tokens exactly with the encoding's vocabulary (slower: see below)
     #[arg(long)]
     pub exact_tokens: bool,
 }
@@ -66,19 +65,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     for p in &a.paths {
         let path = Path::new(p);
         if path.is_dir() {
-            for f in tracked_files(path)? {
-                let Ok(src) = Source::read(&f) else {
-                    continue; // tracked but deleted from the work tree, or a submodule
-                };
-                let mut o = outline::outline_with(&src, None, enc, a.exact_tokens);
-                if o.language.is_none() {
-                    // A map lists such files by size only; their first lines are noise there.
-                    o.head.clear();
-                    o.notes.clear();
-                    o.outline_tokens = outline::render_tokens(&o, enc);
-                }
-                files.push(o);
-            }
+            let tracked = tracked_files(path)?;
+            files.extend(
+                outline::outline_files(&tracked, enc, a.exact_tokens, true)
+                    .into_iter()
+                    .flatten(),
+            );
         } else {
             let src = Source::read(path)?;
             files.push(outline::outline_with(&src, None, enc, a.exact_tokens));

@@ -12,6 +12,7 @@ use crate::store::model::{PhaseStatus, phase_label};
 use crate::store::{Content, Outcome};
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum PhaseCmd {
     /// Record that a phase started (START_PHASE); the task must be running
     #[command(after_help = "Examples:\n  baton phase start architect\n  \

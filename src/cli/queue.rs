@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::workflow::verify::queue::{ItemStatus, Queues};
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum QueueCmd {
     /// Append items to a queue (created if missing); all of them or, on an error, none
     #[command(after_help = "Examples:\n  baton queue add dat-q1 BMNR MARA XXI\n  \

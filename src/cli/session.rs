@@ -26,6 +26,7 @@ pub struct Args {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum Cmd {
     /// Create a session directory and print its path
     #[command(

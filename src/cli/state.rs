@@ -11,6 +11,7 @@ use crate::workflow::verify::queue::Queues;
 use crate::workflow::verify::state::State;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum StateCmd {
     /// An item's verification state: its phases, the context estimate, the command to continue
     #[command(

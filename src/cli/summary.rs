@@ -42,6 +42,7 @@ pub struct Args {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum Cmd {
     /// Validate a response's summary; every violation with its line
     #[command(

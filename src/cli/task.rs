@@ -10,6 +10,7 @@ use crate::store::model::{Mode, Workflow};
 use crate::store::view;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum TaskCmd {
     /// Create a task, make it the current one and log it to history (INIT)
     #[command(after_help = "Examples:\n  baton task init \"Add login flow\"\n  \

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::workflow::epic::def;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // arguments built only for the subcommand that runs
 pub enum WorkflowCmd {
     /// The workflows baton knows, and whether the project overrides them
     #[command(after_help = "Examples:\n  baton workflow list")]

@@ -183,9 +183,8 @@ impl Pipeline<'_> {
         let run_dir = lock(self.journal).dir.clone();
         let prompt_file = run_dir.join("prompts").join(format!("{}.md", c.label));
         crate::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
-        // Counted up front only when the budget needs it — a prompt of no more bytes than the
-        // budget cannot exceed it (a token is at least one byte) —, otherwise while the agent
-        // runs, off the phase's critical path.
+        // Counted exactly only when the budget needs it — a prompt of no more bytes than the
+        // budget cannot exceed it (a token is at least one byte).
         let counted = c
             .budget
             .is_some_and(|b| prompt.len() > b)
@@ -225,14 +224,11 @@ impl Pipeline<'_> {
             grace: Duration::from_secs(c.policy.grace_secs),
             resume: c.resume.clone(),
         };
-        let (first, prompt_tokens) = std::thread::scope(|sc| {
-            let count = counted
-                .is_none()
-                .then(|| sc.spawn(|| Encoding::O200kBase.count(&prompt) as u64));
-            let reply = self.agents.run(&c.who, &req);
-            let tokens = count.map_or(counted.unwrap_or(0), |h| h.join().unwrap_or(0));
-            (reply, tokens)
-        });
+        // Otherwise the journal's count is an estimate: exact counting would load ~40 MB of
+        // vocabulary into the orchestrator for a number that only informs.
+        let prompt_tokens =
+            counted.unwrap_or_else(|| crate::context::tokens::estimate(&prompt) as u64);
+        let first = self.agents.run(&c.who, &req);
         // A call cut off by Ctrl-C or kill is not judged: the journal says interrupted and
         // resuming runs it again.
         let first = first?;

@@ -37,7 +37,8 @@ pub struct PhaseOutcome {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// Prompt tokens as counted by baton before sending.
+    /// Prompt tokens as counted by baton before sending: exact (o200k_base) when the phase's
+    /// budget needed a count, else estimated (`context::tokens::estimate`).
     #[serde(default)]
     pub prompt_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -255,8 +255,13 @@ fn remove_temp_files(dir: &Path, say: &mut impl FnMut(Level, &Path, String)) {
         for e in rd.filter_map(|e| e.ok()) {
             let p = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
+            let spare = name
+                .strip_prefix(crate::fs::TEMP_PREFIX)
+                .is_some_and(|n| n.starts_with("spare-"));
             if p.is_dir() {
                 dirs.push(p);
+            } else if spare {
+                // The manifest's spare (`fs::replace_with_spare`): kept on purpose.
             } else if name.starts_with(".tmp") || name.starts_with(crate::fs::TEMP_PREFIX) {
                 match std::fs::remove_file(&p) {
                     Ok(()) => say(

@@ -2,10 +2,10 @@
 //! (the source of truth), a manifest derived from it, and the artifacts phases stored.
 //!
 //! Every mutation follows one path (`Store::mutate`): take the task's lock, re-read the log's
-//! end and the manifest inside it, validate the new events with the pure state machine, write
-//! new artifact files, append the events with one fsync, then rewrite the manifest atomically
+//! end and the manifest inside it, validate the new events with the pure state machine, append
+//! the events with one fsync, then write new artifact files, replace the manifest atomically
 //! and log to history.md. A crash at any point leaves either the old state or a log the next
-//! command (or `baton doctor`) replays.
+//! command (or `baton doctor`) replays and restores files from.
 
 pub mod artifacts;
 pub mod completed;
@@ -280,7 +280,9 @@ impl Store {
         self.require(slug)?;
         let dir = self.task_dir(slug);
         let tail = log::tail(&dir.join(EVENTS))?;
-        if let Some(m) = read_manifest(&dir)?
+        // Read without the lock: a manifest that does not parse may be mid-write (see
+        // `fs::replace_with_spare`), so it is read again under the lock before it is an error.
+        if let Ok(Some(m)) = read_manifest(&dir)
             && m.version == tail.last_seq
         {
             return Ok(m);
@@ -307,7 +309,7 @@ impl Store {
     pub(crate) fn write_manifest(&self, dir: &Path, m: &Manifest) -> Result<()> {
         let mut bytes = completed::to_json(m).map_err(|e| Error::internal(e.to_string()))?;
         bytes.push(b'\n');
-        fs::write_atomic(&dir.join(MANIFEST), &bytes)
+        fs::replace_with_spare(&dir.join(MANIFEST), &bytes)
     }
 
     /// Slugs of every task, sorted.
@@ -362,18 +364,31 @@ impl Store {
             effects.push(machine::step(&mut state, &e)?);
             events.push(e);
         }
-        let mut stored = Vec::new();
-        for (rel, text) in plan.writes {
-            let path = dir.join(&rel);
-            if let Some(parent) = path.parent() {
+        for (rel, _) in &plan.writes {
+            // Mostly the task directory or `implementations/`, `tests/` that exist: one mkdir.
+            // Made before the event, so a folder that cannot exist refuses the command.
+            if let Some(parent) = dir.join(rel).parent()
+                && let Err(e) = std::fs::create_dir(parent)
+                && e.kind() != std::io::ErrorKind::AlreadyExists
+            {
                 fs::create_dir_all(parent)?;
             }
-            // Not fsync'd on its own: the event below carries the content and is fsync'd, so a
-            // file lost to a power cut is restored from it (baton doctor).
-            fs::write_new(&path, text.as_bytes())?;
-            stored.push(rel);
         }
         log::append(&events_path, &events)?;
+        // The artifact files after the event: the event carries their content, so they are
+        // derived like the manifest — not fsync'd, and a file lost to a crash or a power cut
+        // (or not written at all) is restored from the event by `baton doctor`. Written
+        // before, a new file's metadata joined the journal commit the event's fsync forces
+        // (~1 ms on ext4); now a later commit takes it. See docs/ARCHITECTURE.md, "One fsync".
+        let mut stored = Vec::with_capacity(plan.writes.len());
+        for (rel, text) in plan.writes {
+            if let Err(e) = fs::write_new(&dir.join(&rel), text.as_bytes()) {
+                eprintln!(
+                    "warning: {e}; the content is in the task's event log: `baton doctor` writes the file"
+                );
+            }
+            stored.push(rel);
+        }
         self.write_manifest(&dir, &state)?;
         if !plan.history.is_empty() {
             self.record_history(slug, &ts, &plan.history);

@@ -883,7 +883,7 @@ fn corpus_outlines_cost_at_most_15_percent() {
         .iter()
         .map(|f| f.to_string_lossy().into_owned())
         .collect();
-    let mut a: Vec<&str> = vec!["outline"];
+    let mut a: Vec<&str> = vec!["outline", "--exact-tokens"];
     a.extend(args.iter().map(String::as_str));
     let v = p.json(&a);
     let mut report = Vec::new();
@@ -912,10 +912,10 @@ fn help_has_examples() {
     assert!(h.contains("--symbol"), "{h}");
 }
 
-/// Above 256 KiB token counts are estimated and labelled so (JSON and human output);
+/// Token counts are estimated and labelled so (JSON and human output), whatever the size;
 /// `--exact-tokens` counts exactly (equal to `baton tokens`); the items are the same.
 #[test]
-fn big_files_get_estimated_counts_unless_exact_ones_are_asked() {
+fn counts_are_estimated_unless_exact_ones_are_asked() {
     let p = Proj::new();
     let mut s = String::new();
     let mut i = 0;
@@ -935,10 +935,9 @@ fn big_files_get_estimated_counts_unless_exact_ones_are_asked() {
     assert_eq!(est["tokens_estimated"], true);
     assert_eq!(x["tokens_estimated"], false);
     assert_eq!(exact["tokens_estimated"], false);
-    assert_eq!(
-        est["files"][1]["tokens_estimated"], false,
-        "small files stay exact"
-    );
+    assert_eq!(est["files"][1]["tokens_estimated"], true, "small files too");
+    assert_eq!(exact["files"][1]["tokens_estimated"], false);
+    assert_eq!(exact["files"][1]["tokens"], 5, "pub fn small() {{}}\\n");
 
     let counted = p.json(&["tokens", "big.rs"]);
     let truth = counted["files"][0]["tokens"]
@@ -972,7 +971,7 @@ fn big_files_get_estimated_counts_unless_exact_ones_are_asked() {
 
     let human = p.ok(&["outline", "big.rs"]);
     let first = human.lines().next().unwrap();
-    assert!(first.contains(" tokens, estimated"), "{first}");
+    assert!(first.contains(" tokens, estimated;"), "{first}");
     assert!(
         human.contains("pub fn function_0(a: u32) -> u32 [~"),
         "{first}"
@@ -980,5 +979,8 @@ fn big_files_get_estimated_counts_unless_exact_ones_are_asked() {
     let human = p.ok(&["outline", "big.rs", "--exact-tokens"]);
     assert!(!human.contains("[~") && !human.contains("estimated"));
     let h = p.ok(&["outline", "--help"]);
-    assert!(h.contains("--exact-tokens") && h.contains("256 KiB"), "{h}");
+    assert!(
+        h.contains("--exact-tokens") && h.contains("estimates"),
+        "{h}"
+    );
 }

@@ -44,9 +44,6 @@ struct Saved {
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
-    // The tokenizer's tables take tens of milliseconds to load: load them while the project
-    // is scanned, not on the first phase's critical path.
-    std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let project_dir = Git::new(&ctx.project.dir).toplevel()?;
     let local = ctx.project.local_dir();
     let resumed = matches!(start, Start::Resume(_));

@@ -22,8 +22,6 @@ pub enum Start {
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
-    // The tokenizer's tables load while the queue is read.
-    std::thread::spawn(|| crate::context::tokens::Encoding::O200kBase.count(""));
     let local = ctx.project.local_dir();
     let queues = Queues::new(&local);
     let journal = match start {

@@ -519,7 +519,10 @@ pub fn decide<W>(
         Some(_) if fin.binary.is_some() => (fin.bytes / 4, false),
         Some(p) => {
             let text = String::from_utf8_lossy(p);
-            (bpe_openai::o200k_base().count(text.as_ref()) as u64, true)
+            (
+                crate::context::tokens::Encoding::O200kBase.count(text.as_ref()) as u64,
+                true,
+            )
         }
         None => (fin.bytes / 4, false),
     };

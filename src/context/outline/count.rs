@@ -21,10 +21,7 @@ pub(crate) struct RangeCounter<'a> {
 
 impl<'a> RangeCounter<'a> {
     pub fn new(enc: Encoding, text: &'a str) -> RangeCounter<'a> {
-        let tok = match enc {
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-        };
+        let tok = enc.tokenizer();
         let base = text.as_ptr() as usize;
         let mut starts = Vec::with_capacity(text.len() / 4);
         let mut total = 0;

@@ -21,6 +21,7 @@ use crate::error::Result;
 mod count;
 mod def;
 mod estimate;
+pub(crate) use estimate::estimate;
 mod go;
 mod js;
 mod parse;
@@ -32,7 +33,6 @@ mod walk;
 
 use count::RangeCounter;
 use def::{Def, DocStyle, Table, Up};
-pub use estimate::ESTIMATE_ABOVE_BYTES;
 use parse::code_items;
 pub use render::{hint_for_command, ratio, render};
 pub use symbol::{find_symbol, nearest_names};
@@ -164,7 +164,7 @@ pub struct FileOutline {
     pub tokens: usize,
     /// Tokens of the rendered outline (what reading it costs).
     pub outline_tokens: usize,
-    /// All token counts of this file are estimates ([`ESTIMATE_ABOVE_BYTES`]).
+    /// All token counts of this file are estimates (the default; `--exact-tokens` counts).
     pub tokens_estimated: bool,
     pub items: Vec<Item>,
     /// Syntax errors, invalid UTF-8, no outline for this language, …
@@ -251,13 +251,14 @@ pub fn render_tokens(o: &FileOutline, enc: Encoding) -> usize {
     }
 }
 
-/// Outline `src` as language `lang` (None: from the file name); token counts are estimated
-/// above [`ESTIMATE_ABOVE_BYTES`].
+/// Outline `src` as language `lang` (None: from the file name), with estimated token counts.
 pub fn outline(src: &Source, lang: Option<Lang>, enc: Encoding) -> FileOutline {
     outline_with(src, lang, enc, false)
 }
 
-/// [`outline`], with exact token counts whatever the size when `exact_tokens` is set.
+/// [`outline`]; `exact_tokens`: count with the encoding's vocabulary instead of estimating.
+/// Estimates are the default: loading a vocabulary costs more than outlining a file
+/// (docs/ARCHITECTURE.md, "Estimated counts").
 pub fn outline_with(
     src: &Source,
     lang: Option<Lang>,
@@ -268,22 +269,24 @@ pub fn outline_with(
     let text = src.text.as_str();
     let code =
         lang.filter(|l| *l != Lang::Markdown && !src.binary && text.len() <= MAX_PARSE_BYTES);
-    let estimated = !exact_tokens && text.len() > ESTIMATE_ABOVE_BYTES;
-    // Counting tokens and parsing are independent passes over the text: run them side by side
-    // (the walk records byte ranges; their counts are filled in after the join).
-    let (counter, parsed) = std::thread::scope(|s| {
-        let parse = code.map(|l| s.spawn(move || code_items(l, text)));
-        let counter = if estimated {
-            Counts::Estimated(estimate::Estimator::new(text))
-        } else {
-            Counts::Exact(RangeCounter::new(enc, text))
-        };
-        let parsed = parse.map(|h| {
-            h.join()
-                .unwrap_or_else(|_| (Vec::new(), vec!["the parser failed: no outline".into()]))
-        });
-        (counter, parsed)
-    });
+    let (counter, parsed) = if exact_tokens {
+        // Exact counting and parsing are independent passes over the text: run them side by
+        // side (the walk records byte ranges; their counts are filled in after the join).
+        std::thread::scope(|s| {
+            let parse = code.map(|l| s.spawn(move || code_items(l, text)));
+            let counter = Counts::Exact(RangeCounter::new(enc, text));
+            let parsed = parse.map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (Vec::new(), vec!["the parser failed: no outline".into()]))
+            });
+            (counter, parsed)
+        })
+    } else {
+        // The estimate is one cheap pass: no thread to hand it to.
+        let parsed = code.map(|l| code_items(l, text));
+        (Counts::Estimated(estimate::Estimator::new(text)), parsed)
+    };
+    let estimated = !exact_tokens;
     let mut o = FileOutline {
         file: src.name.clone(),
         language: lang,
@@ -330,6 +333,60 @@ pub fn outline_with(
     }
     o.outline_tokens = render_tokens(&o, enc);
     o
+}
+
+/// Outline many files on a small pool of threads (one per core), in the order given; a file
+/// that cannot be read is None (tracked but deleted from the work tree, or a submodule).
+/// `map`: drop the head and notes of files with no outline (a repository map lists those by
+/// size only).
+pub fn outline_files(
+    paths: &[std::path::PathBuf],
+    enc: Encoding,
+    exact_tokens: bool,
+    map: bool,
+) -> Vec<Option<FileOutline>> {
+    let one = |p: &std::path::PathBuf| {
+        let src = Source::read(p).ok()?;
+        let mut o = outline_with(&src, None, enc, exact_tokens);
+        if map && o.language.is_none() {
+            o.head.clear();
+            o.notes.clear();
+            o.outline_tokens = render_tokens(&o, enc);
+        }
+        Some(o)
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len());
+    if threads <= 1 {
+        return paths.iter().map(one).collect();
+    }
+    // Files are handed out one at a time, so a big file does not hold up a whole share.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<FileOutline>> = Vec::new();
+    out.resize_with(paths.len(), || None);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(p) = paths.get(i) else { break };
+                        done.push((i, one(p)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        for w in workers {
+            // A worker that panicked leaves its files out, like unreadable ones.
+            for (i, o) in w.join().unwrap_or_default() {
+                out[i] = o;
+            }
+        }
+    });
+    out
 }
 
 fn line_count(text: &str) -> usize {

@@ -47,13 +47,19 @@ pub(super) fn code_items_with(lang: Lang, text: &str, fast: bool) -> (Vec<Item>,
 }
 
 /// The items of `text` from a cheaper parse, or None to parse it whole. tree-sitter's parse
-/// is most of an outline's time, so (1) Rust function bodies that cannot hold a definition
-/// are left out of the parse (tree-sitter's included ranges: positions stay absolute), and
-/// (2) a big file is cut at a line that starts a top-level item after a blank line, and the
-/// halves are parsed and walked on two threads. Both are guesses made without a parser, so
-/// the result is only trusted when every part parses without a syntax error — a wrong
-/// guess (a cut or a skipped range inside a string, comment or body) leaves something
+/// is most of an outline's time, so (1) regions that cannot hold a listed definition (Rust
+/// function bodies without item keywords and macro token trees, Python function bodies
+/// without nested definitions) are cut out of the text the parser sees, all but their
+/// newlines — so rows stay those of `text`, and byte offsets are mapped back (`Compact`) —
+/// and (2) a big file is cut at a line that starts a top-level item after a blank line, and
+/// the halves are parsed and walked on two threads. Both are guesses made without a parser,
+/// so the result is only trusted when every part parses without a syntax error — a wrong
+/// guess (a cut or a removed range inside a string, comment or body) leaves something
 /// unterminated — else the caller parses the whole text (and reports its errors).
+///
+/// Not tree-sitter's included ranges: its lexer finds its range by a linear scan of the range
+/// list on every jump, so thousands of skipped bodies (a 1 MB file) made the parse quadratic.
+/// Not blanks either: lexing the spaces cost a third of the parse.
 pub(super) fn fast_items(
     lang: Lang,
     grammar: &tree_sitter::Language,
@@ -73,31 +79,39 @@ pub(super) fn fast_items(
         Lang::Python => py_holes.iter().map(|h| (h.start, h.end)).collect(),
         _ => Vec::new(),
     };
+    let short = Compact::new(text, holes);
+    let seen = short.text.as_str();
     let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let cut = if text.len() >= SPLIT_PARSE_BYTES && two_cores {
-        split_point(text)
+    let cut = if seen.len() >= SPLIT_PARSE_BYTES && two_cores {
+        split_point(seen)
     } else {
         None
     };
-    if holes.is_empty() && cut.is_none() {
+    if short.map.len() <= 1 && cut.is_none() {
         return None;
     }
     let part = |s: usize, e: usize| -> Option<Vec<Item>> {
         let mut p = Parser::new();
         p.set_language(grammar).ok()?;
-        p.set_included_ranges(&included(text, s, e, &holes)).ok()?;
-        let tree = p.parse(text, None)?;
+        if (s, e) != (0, seen.len()) {
+            p.set_included_ranges(&[range(seen, s, e)]).ok()?;
+        }
+        let tree = p.parse(seen, None)?;
         if tree.root_node().has_error() {
             return None;
         }
         let mut items = Vec::new();
-        walk(tab, tree.root_node(), text, lang.separator(), &mut items);
+        walk(tab, tree.root_node(), seen, lang.separator(), &mut items);
         Some(items)
     };
     let mut items = match cut {
-        None => part(0, text.len())?,
-        Some(cut) => split_items(cut, text.len(), &part)?,
+        None => part(0, seen.len())?,
+        Some(cut) => split_items(cut, seen.len(), &part)?,
     };
+    for it in &mut items {
+        it.start = short.to_text(it.start);
+        it.end = short.end_to_text(it.end);
+    }
     // A Python definition whose body's tail was skipped ends, in this parse, on the line of
     // the kept first statement; it really ends where the skipped tail does.
     if !py_holes.is_empty() {
@@ -158,46 +172,75 @@ pub(super) fn split_point(text: &str) -> Option<usize> {
     None
 }
 
-/// tree-sitter ranges covering `text[s..e]` except `holes` (sorted, disjoint).
-fn included(text: &str, s: usize, e: usize, holes: &[(usize, usize)]) -> Vec<tree_sitter::Range> {
-    let b = text.as_bytes();
-    // Rows and columns of ascending byte offsets, counted incrementally.
-    let (mut pos, mut row, mut line_start) = (0, 0, 0);
-    let mut point = |to: usize| {
-        for nl in memchr::memchr_iter(b'\n', &b[pos..to]) {
-            row += 1;
-            line_start = pos + nl + 1;
+/// A text with regions cut out, all but their newlines (rows do not move), and the way back
+/// from its byte offsets to the original's.
+struct Compact {
+    text: String,
+    /// (offset here, offset in the original) at the start of each run kept in one piece.
+    map: Vec<(usize, usize)>,
+}
+
+impl Compact {
+    /// `text` without the bytes of `holes` (they may nest or overlap) except newlines. Holes
+    /// start and end at ASCII bytes, so whole characters go: still UTF-8.
+    fn new(text: &str, mut holes: Vec<(usize, usize)>) -> Compact {
+        holes.sort_unstable();
+        let b = text.as_bytes();
+        let mut out = Vec::with_capacity(text.len());
+        let mut map = vec![(0, 0)];
+        let mut from = 0;
+        for (s, e) in holes {
+            let e = e.min(b.len());
+            if e <= from {
+                continue;
+            }
+            let s = s.max(from);
+            out.extend_from_slice(&b[from..s]);
+            for nl in memchr::memchr_iter(b'\n', &b[s..e]) {
+                map.push((out.len(), s + nl));
+                out.push(b'\n');
+            }
+            map.push((out.len(), e));
+            from = e;
         }
-        pos = to;
-        tree_sitter::Point::new(row, to - line_start)
+        out.extend_from_slice(&b[from..]);
+        let text = String::from_utf8(out).unwrap_or_else(|_| text.to_string());
+        Compact { text, map }
+    }
+
+    /// The original offset of the byte at `at` (where a region was cut out: the byte after it).
+    fn to_text(&self, at: usize) -> usize {
+        let k = self
+            .map
+            .partition_point(|&(c, _)| c <= at)
+            .saturating_sub(1);
+        let (c, t) = self.map[k];
+        t + (at - c)
+    }
+
+    /// The original offset of an exclusive end `at` (where a region was cut out: its start).
+    fn end_to_text(&self, at: usize) -> usize {
+        let k = self.map.partition_point(|&(c, _)| c < at).saturating_sub(1);
+        let (c, t) = self.map[k];
+        t + (at - c)
+    }
+}
+
+/// The tree-sitter range of `text[s..e]`.
+fn range(text: &str, s: usize, e: usize) -> tree_sitter::Range {
+    let point = |at: usize| {
+        let before = &text.as_bytes()[..at];
+        let row = memchr::memchr_iter(b'\n', before).count();
+        let col = before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(at, |i| at - i - 1);
+        tree_sitter::Point::new(row, col)
     };
-    let mut out = Vec::new();
-    let mut from = s;
-    let first = holes.partition_point(|h| h.1 <= s);
-    for &(hs, he) in &holes[first..] {
-        if hs >= e {
-            break;
-        }
-        let (hs, he) = (hs.max(s), he.min(e));
-        if hs > from {
-            let (sp, ep) = (point(from), point(hs));
-            out.push(tree_sitter::Range {
-                start_byte: from,
-                end_byte: hs,
-                start_point: sp,
-                end_point: ep,
-            });
-        }
-        from = from.max(he);
+    tree_sitter::Range {
+        start_byte: s,
+        end_byte: e,
+        start_point: point(s),
+        end_point: point(e),
     }
-    if e > from || out.is_empty() {
-        let (sp, ep) = (point(from), point(e));
-        out.push(tree_sitter::Range {
-            start_byte: from,
-            end_byte: e,
-            start_point: sp,
-            end_point: ep,
-        });
-    }
-    out
 }

@@ -3,10 +3,7 @@
 
 use std::path::Path;
 
-use super::{
-    DOC_MAX, ESTIMATE_ABOVE_BYTES, FileOutline, Lang, MAX_PARSE_BYTES, SIG_MAX, Source, cut,
-    outline_with,
-};
+use super::{DOC_MAX, FileOutline, Lang, MAX_PARSE_BYTES, SIG_MAX, Source, cut, outline_with};
 use crate::context::tokens::Encoding;
 
 /// The outline as people (and agents) read it: one line per definition, indented by
@@ -55,11 +52,7 @@ pub fn render(o: &FileOutline) -> String {
         body.push('\n');
     }
     let tokens = if o.tokens_estimated {
-        format!(
-            "~{} tokens, estimated above {} KiB; --exact-tokens for exact",
-            o.tokens,
-            ESTIMATE_ABOVE_BYTES / 1024
-        )
+        format!("~{} tokens, estimated; --exact-tokens for exact", o.tokens)
     } else {
         format!("{} tokens", o.tokens)
     };

@@ -129,25 +129,25 @@ const ITEM_WORDS: &[&[u8]] = &[
     b"extern",
 ];
 
-/// Smaller bodies are parsed: tree-sitter's lexer looks up its included range by a linear
-/// scan on every jump, so each range costs time in proportion to the ranges before it.
-const MIN_SKIP: usize = 32;
-
-/// Interiors (`{` exclusive to `}` exclusive) of function bodies that hold no item keyword:
-/// the parse can skip them (tree-sitter's included ranges), as they hold no definitions and
-/// most of a Rust file is function bodies. A light lexer skips strings, raw strings, chars
-/// and comments so their braces do not count. None when the braces do not balance; the
-/// caller also re-parses in full if the skeleton has any syntax error, which is what a wrong
-/// guess here (a brace in an unusual literal) produces.
+/// Interiors (delimiter exclusive) that the parse can leave out, as they hold no definition
+/// the outline lists: function bodies that hold no item keyword (most of a Rust file), and the
+/// token trees of macro invocations and `macro_rules!` bodies (never walked: a macro's items
+/// are not the file's). Nested ones may overlap. A light lexer skips strings, raw strings,
+/// chars and comments so their brackets do not count. None when the brackets do not balance;
+/// the caller also re-parses in full if the skeleton has any syntax error, which is what a
+/// wrong guess here (a bracket in an unusual literal) produces.
 pub(super) fn skippable_bodies(text: &str) -> Option<Vec<(usize, usize)>> {
     let b = text.as_bytes();
     let n = b.len();
     let mut out = Vec::new();
-    // Open braces: (position, a fn body, holds an item keyword).
-    let mut stack: Vec<(usize, bool, bool)> = Vec::new();
+    // Open brackets: (position, closing byte, skippable: a fn body or a macro's token tree
+    // (false for other brackets), holds an item keyword).
+    let mut stack: Vec<(usize, u8, Skip, bool)> = Vec::new();
     // After `fn`: the next `{` outside brackets is its body, unless `;` or `}` comes first.
     let mut pending = false;
     let mut brackets = 0i32;
+    // After `name!` or `macro_rules! name`: the next bracket opens a token tree.
+    let mut macro_next = false;
     let mut i = 0;
     while i < n {
         let c = b[i];
@@ -218,9 +218,15 @@ pub(super) fn skippable_bodies(text: &str) -> Option<Vec<(usize, usize)>> {
                     i = string_end(b, i + 1);
                     continue;
                 }
+                // `name!(…)`, `name![…]`, `name! {…}`; `macro_rules! name {…}` (its name
+                // comes between: the flag waits for the bracket).
+                if b.get(i) == Some(&b'!') && b.get(i + 1) != Some(&b'=') {
+                    macro_next = true;
+                    i += 1;
+                }
                 if ITEM_WORDS.contains(&word) {
                     if let Some(top) = stack.last_mut() {
-                        top.2 = true;
+                        top.3 = true;
                     }
                     if word == b"fn" {
                         pending = true;
@@ -229,28 +235,64 @@ pub(super) fn skippable_bodies(text: &str) -> Option<Vec<(usize, usize)>> {
                 }
                 continue;
             }
-            b'(' | b'[' => brackets += 1,
-            b')' | b']' => brackets -= 1,
-            b';' if brackets <= 0 => pending = false,
-            b'{' => {
-                stack.push((i, pending && brackets <= 0, false));
-                pending = false;
-            }
-            b'}' => {
-                let (open, body, items) = stack.pop()?;
-                if let Some(top) = stack.last_mut() {
-                    top.2 |= items;
+            b'(' | b'[' | b'{' => {
+                let close = match c {
+                    b'(' => b')',
+                    b'[' => b']',
+                    _ => b'}',
+                };
+                let skip = if macro_next {
+                    Skip::TokenTree
+                } else if c == b'{' && pending && brackets <= 0 {
+                    Skip::FnBody
+                } else {
+                    Skip::No
+                };
+                stack.push((i, close, skip, false));
+                macro_next = false;
+                if c == b'{' {
+                    pending = false;
+                } else {
+                    brackets += 1;
                 }
-                if body && !items && i > open + MIN_SKIP {
+            }
+            b')' | b']' | b'}' => {
+                let (open, close, skip, items) = stack.pop()?;
+                if close != c {
+                    return None;
+                }
+                if let Some(top) = stack.last_mut() {
+                    top.3 |= items;
+                }
+                let whole = match skip {
+                    Skip::TokenTree => true,
+                    Skip::FnBody => !items,
+                    Skip::No => false,
+                };
+                if whole && i > open + 1 {
                     out.push((open + 1, i));
                 }
-                pending = false;
+                if c == b'}' {
+                    pending = false;
+                } else {
+                    brackets -= 1;
+                }
             }
+            b';' if brackets <= 0 => pending = false,
+            _ if !c.is_ascii_whitespace() => macro_next = false,
             _ => {}
         }
         i += 1;
     }
     stack.is_empty().then_some(out)
+}
+
+/// What an open bracket's interior is to the parse.
+#[derive(Clone, Copy)]
+enum Skip {
+    No,
+    FnBody,
+    TokenTree,
 }
 
 fn utf8_len(lead: u8) -> usize {

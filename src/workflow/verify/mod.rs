@@ -19,7 +19,6 @@ use self::pipeline::{Phase, Pipeline};
 use self::queue::Queues;
 use self::state::{ContextEstimate, Partial, QueueRef, State};
 use crate::context::summary;
-use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
 use crate::run::agents::{Agents, Assignment};
 use crate::run::call::{Call, Pipeline as CallPipeline, Verdict};
@@ -69,7 +68,7 @@ impl Context {
     pub fn fresh(cfg: &VerifyConfig, state_text: &str) -> Context {
         Context {
             cfg: cfg.clone(),
-            start_tokens: Encoding::O200kBase.count(state_text) as u64,
+            start_tokens: crate::context::tokens::estimate(state_text) as u64,
             summaries: Vec::new(),
             summary_tokens: 0,
             messages: 0,
@@ -81,7 +80,7 @@ impl Context {
     }
 
     pub fn returned(&mut self, summary_block: &str) {
-        self.summary_tokens += Encoding::O200kBase.count(summary_block) as u64;
+        self.summary_tokens += crate::context::tokens::estimate(summary_block) as u64;
         self.summaries.push(summary_block.to_string());
     }
 
