@@ -345,6 +345,34 @@ impl Journal {
         })
     }
 
+    /// How many calls of this phase attempt were started and cut off (killed, interrupted)
+    /// before they finished, in the story's current worktree: 0 when none was, or when one
+    /// finished.
+    pub fn killed_calls(&self, subject: &Subject, phase: &str, attempt: u32) -> usize {
+        let since = match (subject.kind, &subject.epic) {
+            (SubjectKind::Story, Some(epic)) => self.worktree_generation(epic, &subject.id),
+            _ => 0,
+        };
+        let mut started = 0;
+        for r in &self.records[since..] {
+            match &r.entry {
+                Entry::PhaseStarted {
+                    subject: s,
+                    phase: p,
+                    attempt: a,
+                } if s == subject && p == phase && *a == attempt => started += 1,
+                Entry::PhaseFinished {
+                    subject: s,
+                    phase: p,
+                    attempt: a,
+                    ..
+                } if s == subject && p == phase && *a == attempt => return 0,
+                _ => {}
+            }
+        }
+        started
+    }
+
     /// Index of the first record after the story's latest fresh worktree (0 if it has none).
     pub fn worktree_generation(&self, epic: &str, story: &str) -> usize {
         self.records

@@ -19,6 +19,7 @@ mod exec_lang;
 mod formats;
 mod hooks;
 mod init;
+mod interrupt_random;
 mod layout;
 mod mask;
 mod mask_corpus;

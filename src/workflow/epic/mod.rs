@@ -730,6 +730,18 @@ impl Engine<'_> {
         let expected = story
             .map(|s| s.id.clone())
             .unwrap_or_else(|| format!("Epic {}", epic.id));
+        if let Some(s) = story
+            && !self.opts.dry_run
+            && self
+                .journal()
+                .finished_phase(&subject, &phase.name, attempt)
+                .is_none()
+        {
+            // First: the records the call must add to are read from the tree it starts from.
+            self.before_story_call(co, s, &phase.name, attempt, &subject)?;
+            // What the story has staged so far: the review reads exactly this diff.
+            ctx["staged"] = co.git.staged()?.into();
+        }
         let records_before = match (story, phase.record.as_deref()) {
             (Some(s), Some(r)) => Some(judge::record_lines(&self.read_story(co, s), r)),
             _ => None,
@@ -738,10 +750,7 @@ impl Engine<'_> {
             // The prompt says whether to fill in the template's section or append one.
             ctx["record"] = serde_json::json!({"name": r, "present": before.present});
         }
-        if story.is_some() && !self.opts.dry_run {
-            // What the story has staged so far: the review reads exactly this diff.
-            ctx["staged"] = co.git.staged()?.into();
-        }
+
         let called = self.calls().call(
             &call,
             || {

@@ -60,6 +60,48 @@ impl Engine<'_> {
         Ok(work)
     }
 
+    /// Before a story phase's call: a call of the same attempt that was started and never
+    /// finished (killed, interrupted) leaves its partial edits in the tree; they are set aside
+    /// in a stash named after the story, the phase, the attempt and the run — once per killed
+    /// call, never lost — so the call runs again from the tree as it was before. What earlier
+    /// phases left is staged (see `stage_story_file`), the user's pre-run files and baton's
+    /// own status files stay. Then the story file is staged: the record of every finished
+    /// phase is in the index before the next call can touch it.
+    pub(crate) fn before_story_call(
+        &self,
+        co: &Checkout,
+        story: &StoryRef,
+        phase: &str,
+        attempt: u32,
+        subject: &Subject,
+    ) -> Result<()> {
+        let killed = self.journal().killed_calls(subject, phase, attempt);
+        if killed > 0 {
+            let status_files = self.status_file_names();
+            let pre_run = co.dir == self.project_dir;
+            let partial: Vec<String> = co
+                .git
+                .unstaged_paths()?
+                .into_iter()
+                .filter(|p| self.baseline.is_work(p, pre_run) && !status_files.contains(p))
+                .collect();
+            let mut msg = format!(
+                "baton: partial edits of {} {phase} attempt {attempt}, run {}",
+                story.id, self.run_id
+            );
+            if killed > 1 {
+                msg.push_str(&format!(" (call {killed})"));
+            }
+            if co.git.stash_unstaged(&msg, &partial)? {
+                self.note(&format!(
+                    "story {}: the {phase} call cut off before it finished left edits; they are set aside in `git stash list` (\"{msg}\") and the call runs again",
+                    story.id
+                ));
+            }
+        }
+        co.git.stage(&[story.path.display().to_string()])
+    }
+
     /// A failed story's own changes, set aside in one stash named after the run and the
     /// story (once, even when a killed run is resumed); its story file and the status files
     /// stay, to be committed with the record of the attempts. Returns the stash's name.

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use crate::error::{Error, Result};
 
+mod stash;
+
 /// Paths an agent must never get committed: environment files and private keys.
 pub fn looks_secret(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -156,6 +158,19 @@ impl Git {
             // (baton stops at its next step instead, see run::interrupt).
             .process_group(0)
             .env("GIT_TERMINAL_PROMPT", "0");
+        // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            // A signal sent to baton's group while git is being started (before it has left
+            // the group) must not kill it either: spawned without this hook, git would start
+            // with the signal pending and its default action restored, and die at once. Here
+            // the forked child still runs baton's handler until it has its own group, and then
+            // ignores the terminal's signals for good.
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        }
         let Some(input) = input else {
             return cmd.output().map_err(cannot);
         };
@@ -361,60 +376,6 @@ impl Git {
         }
         Ok(None)
     }
-
-    /// Set aside exactly `paths` (staged, unstaged or untracked; taken literally) in a stash
-    /// named `message`: a failed story's edits leave the tree without being lost, and nothing
-    /// else is touched. Returns whether anything was stashed.
-    pub fn stash_paths(&self, message: &str, paths: &[String]) -> Result<bool> {
-        // Once only: a run killed after its stash and resumed must not stash again (the
-        // message names the run and the story).
-        let list = self.run(&["stash", "list", "--format=%s"])?;
-        if list.lines().any(|l| l.ends_with(message)) {
-            return Ok(true);
-        }
-        if paths.is_empty() {
-            return Ok(false);
-        }
-        let before = list.lines().count();
-        // Unstaged first: a deletion or a new file in the index alone would not match its
-        // path; the stash then holds every change as a work-tree change.
-        if self.head().is_some() {
-            let reset = [
-                "--literal-pathspecs",
-                "reset",
-                "-q",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-            ];
-            let o = self.spawn_with(&reset, Some(nul_list(paths).as_bytes()))?;
-            if !o.status.success() {
-                return Err(Error::state(format!(
-                    "git reset before the stash failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                )));
-            }
-        }
-        let args = [
-            "--literal-pathspecs",
-            "stash",
-            "push",
-            "--include-untracked",
-            "-q",
-            "-m",
-            message,
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-        ];
-        let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
-        if !o.status.success() {
-            let msg = String::from_utf8_lossy(&o.stderr);
-            // Nothing to stash is not an error.
-            if !msg.contains("No local changes") && !msg.trim().is_empty() {
-                return Err(Error::state(format!("git stash failed: {}", msg.trim())));
-            }
-        }
-        Ok(self.run(&["stash", "list"])?.lines().count() > before)
-    }
 }
 
 /// Paths as git's `--pathspec-file-nul` reads them.
@@ -507,7 +468,7 @@ impl Git {
 mod tests {
     use super::*;
 
-    fn repo() -> (tempfile::TempDir, Git) {
+    pub(super) fn repo() -> (tempfile::TempDir, Git) {
         let d = tempfile::tempdir().unwrap();
         let g = Git::new(d.path());
         g.run(&["init", "-q"]).unwrap();
@@ -562,31 +523,6 @@ mod tests {
             "{e}"
         );
         assert!(lock.exists(), "a live git's lock is not ours to remove");
-    }
-
-    #[test]
-    fn a_failed_storys_changes_are_stashed_once() {
-        let (d, g) = repo();
-        g.run(&["add", "a.txt"]).unwrap();
-        commit(&g);
-        std::fs::write(d.path().join("a.txt"), "changed").unwrap();
-        std::fs::write(d.path().join("new.txt"), "new").unwrap();
-        std::fs::write(d.path().join("user.txt"), "the user's").unwrap();
-        let msg = "baton r1: story 1.3 failed";
-        let own = vec!["a.txt".to_string(), "new.txt".to_string()];
-        assert_eq!(g.changes().unwrap(), ["a.txt", "new.txt", "user.txt"]);
-        assert!(g.stash_paths(msg, &own).unwrap());
-        // Only the story's own paths went: the user's file stays.
-        assert_eq!(g.changes().unwrap(), ["user.txt"]);
-        // Resumed after a kill right after the stash: the same story is not stashed again.
-        std::fs::write(d.path().join("late.txt"), "late").unwrap();
-        assert!(g.stash_paths(msg, &["late.txt".into()]).unwrap());
-        let list = g.run(&["stash", "list"]).unwrap();
-        assert_eq!(list.lines().count(), 1, "{list}");
-        let stashed = g
-            .run(&["show", "--name-only", "--format=", "stash@{0}^3"])
-            .unwrap();
-        assert_eq!(stashed.trim(), "new.txt");
     }
 
     #[test]
