@@ -221,3 +221,33 @@ fn local_state_symlinked_out_of_the_project_is_refused() {
         "nothing written outside"
     );
 }
+
+#[test]
+fn a_story_symlinked_out_of_the_project_is_skipped_never_read_or_written() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("p");
+    baton::cli::demo_project(&p).unwrap();
+    let outside = t.path().join("elsewhere.md");
+    std::fs::write(
+        &outside,
+        "# Story 1.4: Export notes\n\nStatus: ready-for-dev\n\nTOP-SECRET\n",
+    )
+    .unwrap();
+    let story = p.join("docs/stories/1.4.export-notes.md");
+    std::fs::remove_file(&story).unwrap();
+    std::os::unix::fs::symlink(&outside, &story).unwrap();
+    let (code, stdout, stderr) = baton(&p, &["stories", "1"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let all = format!("{stdout}{stderr}");
+    assert!(
+        all.contains(
+            "docs/stories/1.4.export-notes.md leads outside the project (a symlink): skipped"
+        ),
+        "{all}"
+    );
+    assert!(!all.contains("TOP-SECRET"));
+    assert!(
+        stdout.contains("1.3") && !stdout.contains("Export notes"),
+        "{stdout}"
+    );
+}

@@ -321,6 +321,20 @@ impl Bmad {
             if hidden {
                 continue;
             }
+            // A story, epic or folder that resolves outside the project (a symlink to
+            // elsewhere) is never given to an agent nor written: skipped, with a warning.
+            let outside = match (p.canonicalize(), self.root.canonicalize()) {
+                (Ok(real), Ok(root)) => !real.starts_with(root),
+                // Broken or looping: reported as unreadable below.
+                _ => false,
+            };
+            if outside {
+                self.warnings.push(format!(
+                    "{} leads outside the project (a symlink): skipped",
+                    rel(&self.root, &p).display()
+                ));
+                continue;
+            }
             // Follows symbolic links; a broken or looping one is reported, and the depth
             // limit bounds any cycle.
             match std::fs::metadata(&p) {
