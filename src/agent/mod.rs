@@ -74,6 +74,7 @@ mod failure;
 mod gemini;
 mod process;
 pub(crate) use process::signal_group;
+pub use process::stop_orphans;
 pub mod settings;
 pub mod sim;
 

@@ -225,6 +225,55 @@ fn group_alive(pgid: i32) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
+/// A running agent's group: `<log_dir>/<name>.pgid` holds `PGID STARTTIME` while it runs and is
+/// removed once the group is gone. One left behind means baton was killed (SIGKILL, OOM) with
+/// the agent still running in its own group, which outlives baton: [`stop_orphans`] ends it
+/// before a resumed run calls that phase again, so two calls never edit the tree at once.
+const MARKER_EXT: &str = "pgid";
+
+/// When process `pid` started (clock ticks since boot, `/proc/PID/stat` field 22): tells a
+/// group leader from a later process that got the same pid.
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.get(stat.rfind(')')? + 1..)?;
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Stop the agents a killed baton left running, from the markers in `log_dir`; what was
+/// stopped, one line each.
+pub fn stop_orphans(log_dir: &Path) -> Vec<String> {
+    let mut stopped = Vec::new();
+    let Ok(entries) = std::fs::read_dir(log_dir) else {
+        return stopped;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some(MARKER_EXT) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+        if let (Some(Some(pgid)), Some(Some(started))) = (f.next(), f.next()) {
+            let pgid = pgid as i32;
+            // The same leader, still there (a pid reused by another program is left alone).
+            let ours = started == 0 || start_time(pgid) == Some(started);
+            if pgid > 1
+                && ours
+                && group_alive(pgid)
+                && terminate_group(pgid, Duration::from_secs(5))
+            {
+                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                stopped.push(format!(
+                    "stopped the agent of {} (process group {pgid}) left running by a killed baton",
+                    name.unwrap_or_default()
+                ));
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    stopped
+}
+
 /// SIGTERM the group, wait up to `grace` for it to empty, then SIGKILL. True if anyone was left.
 fn terminate_group(pgid: i32, grace: Duration) -> bool {
     if !group_alive(pgid) {
@@ -281,6 +330,11 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     let start = Instant::now();
     let mut child = spawn_retrying(&mut cmd).map_err(|e| spawn_error(&job.inv.program, e))?;
     let pgid = child.id() as i32;
+    let marker = job.log_dir.join(format!("{}.{MARKER_EXT}", job.name));
+    let _ = std::fs::write(
+        &marker,
+        format!("{pgid} {}\n", start_time(pgid).unwrap_or(0)),
+    );
 
     if let Some(mut stdin) = child.stdin.take() {
         let prompt = job.prompt.to_string();
@@ -295,6 +349,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         _ => {
             signal_group(pgid, libc::SIGKILL);
             let _ = child.wait();
+            let _ = std::fs::remove_file(&marker);
             return Err(Error::io(
                 &job.inv.program,
                 std::io::Error::other("no stdout/stderr pipe"),
@@ -376,6 +431,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
             "the agent left processes running in its group; they were terminated".to_string(),
         );
     }
+    let _ = std::fs::remove_file(&marker);
     let exit = match (stopped, status) {
         (Some(kind), _) => kind,
         (None, Ok(st)) => match (st.code(), st.signal()) {

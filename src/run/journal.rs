@@ -295,6 +295,14 @@ impl Journal {
         })
     }
 
+    /// Before a resumed run calls agents again: stop the agents a killed baton left running
+    /// (their own process groups outlive it), each with a note on stderr.
+    pub fn stop_orphaned_agents(&self) {
+        for note in crate::agent::stop_orphans(&self.dir.join("logs")) {
+            eprintln!("note: {note}");
+        }
+    }
+
     /// A journal kept in memory only: a dry run writes nothing.
     pub fn memory() -> Journal {
         Journal {

@@ -1204,3 +1204,57 @@ fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
     );
     assert!(!d.dir.join(".baton/runs").exists(), "no run was created");
 }
+
+/// baton killed with SIGKILL while an agent works: the agent's own process group outlives it.
+/// The resumed run stops that agent before calling the phase again, so two calls never edit
+/// the tree at once.
+#[test]
+fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
+    let d = project("latency_ms = 30000\n");
+    let mut child = Command::new(bin())
+        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .current_dir(&d.dir)
+        .env_remove("BATON_AGENT_SIM")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the first agent's marker: `<run>/logs/<phase>.pgid`.
+    let marker = (0..400)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            let runs = std::fs::read_dir(d.dir.join(".baton/runs")).ok()?;
+            runs.flatten()
+                .filter_map(|r| std::fs::read_dir(r.path().join("logs")).ok())
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "pgid"))
+        })
+        .expect("an agent started");
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let pgid: i32 = text.split_whitespace().next().unwrap().parse().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The leader, not a zombie (a killed orphan waits to be reaped by whoever adopted it).
+    let alive = |g: i32| {
+        std::fs::read_to_string(format!("/proc/{g}/stat")).is_ok_and(|s| {
+            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            !matches!(state, Some("Z") | Some("X") | None)
+        })
+    };
+    assert!(alive(pgid), "the agent outlived baton");
+    std::fs::write(d.dir.join(".baton/sim.toml"), "latency_ms = 0\n").unwrap();
+    let o = d.run(&["run", "--resume", &d.run_id()]);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "(process group {pgid}) left running by a killed baton"
+        )),
+        "{text}"
+    );
+    assert!(!alive(pgid), "the orphaned agent was stopped");
+    assert!(!marker.exists());
+    assert_eq!(d.story_commits(), 4);
+}

@@ -106,6 +106,9 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         }
     }
     let git = Git::new(&project_dir);
+    if let Some(j) = &journal {
+        j.stop_orphaned_agents();
+    }
     if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
         eprintln!("note: a git command is still running in this repository; going on");
     }

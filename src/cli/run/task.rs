@@ -54,6 +54,9 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             (j, resumed, a.no_wait)
         }
     };
+    if resumed {
+        journal.stop_orphaned_agents();
+    }
     let (run_id, workflow, slug, saved) = {
         let (id, wf, epics, opts) = journal.started().ok_or_else(|| {
             Error::corrupt(

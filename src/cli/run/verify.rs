@@ -91,6 +91,9 @@ fn start_run(
     }
     let _run_lock = queues.lock_run(&opts.queue)?;
     let resumed = journal.is_some();
+    if let Some(j) = &journal {
+        j.stop_orphaned_agents();
+    }
     let journal = match journal {
         Some(j) => j,
         None => {
