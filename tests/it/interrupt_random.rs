@@ -338,7 +338,8 @@ fn debris(dir: &Path) -> Vec<String> {
                 continue;
             }
             let p = e.path();
-            if name.starts_with(".baton-tmp-") {
+            // The manifest's spare (`fs::replace_with_spare`) stays on purpose.
+            if name.starts_with(".baton-tmp-") && !name.starts_with(".baton-tmp-spare-") {
                 found.push(p.strip_prefix(dir).unwrap().display().to_string());
             }
             if e.file_type().is_ok_and(|t| t.is_dir()) {
