@@ -262,7 +262,17 @@ impl Queues {
             .write(true)
             .open(&p)
             .map_err(|e| Error::io(&p, e))?;
-        match f.try_lock() {
+        // A run killed or interrupted a moment ago may still be on its way out (its lock goes
+        // with its last file descriptor): give it a few seconds before calling it busy.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        let mut got = f.try_lock();
+        while matches!(got, Err(std::fs::TryLockError::WouldBlock))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            got = f.try_lock();
+        }
+        match got {
             Ok(()) => Ok(f),
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::state(format!(
                 "queue `{name}` is being run by another `baton run verify`"
@@ -270,5 +280,29 @@ impl Queues {
             .hint("see where it is with `baton status`")),
             Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&p, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_lock_released_a_moment_later_is_taken_and_a_held_one_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let q = Queues::new(t.path());
+        q.add("q", &["A".to_string()]).unwrap();
+        // Released after 300 ms, as a killed run's lock is once its process is gone.
+        let held = q.lock_run("q").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(held);
+        });
+        assert!(q.lock_run("q").is_ok());
+        release.join().unwrap();
+        // Held for good: refused, with the reason.
+        let _held = q.lock_run("q").unwrap();
+        let e = q.lock_run("q").unwrap_err().to_string();
+        assert!(e.contains("is being run by another"), "{e}");
     }
 }
