@@ -81,9 +81,18 @@ pub fn hooks_document(baton: &str, agent: Agent) -> Value {
 /// server (`--mcp-config`), as inline JSON (both flags take a file or a JSON string), so every
 /// Bash output of the run is masked whether or not the agent wraps its commands.
 pub fn claude_run_args() -> Vec<String> {
+    // This very binary when it is baton; a program that links baton's library (a test
+    // harness) must not name itself as the hook or MCP server: claude would start it, and it
+    // would start claude again. `baton` from PATH then.
     let baton = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "baton".to_string());
+        .ok()
+        .filter(|p| p.file_stem().is_some_and(|n| n == "baton"))
+        .map_or_else(|| "baton".to_string(), |p| p.display().to_string());
+    claude_run_args_with(&baton)
+}
+
+/// [`claude_run_args`] with the baton program given.
+pub fn claude_run_args_with(baton: &str) -> Vec<String> {
     // Only the masking hook: a run's prompt carries its own state, and the store's current
     // task need not be the run's.
     let post = Event::PostToolUse;

@@ -54,7 +54,8 @@ fn claude_loads_batons_settings_and_mcp_config() {
         ".mcp.json".into(),
     ];
     // The flags of a run baton launches.
-    let run = baton::hooks::settings::claude_run_args();
+    // Named explicitly: this test binary must never be the MCP server claude starts.
+    let run = baton::hooks::settings::claude_run_args_with(&bin().display().to_string());
     for extra in [&files[..], &run[..]] {
         let out = claude(&p, home.path(), extra);
         assert!(!out.contains("Invalid"), "{out}");
