@@ -96,12 +96,12 @@ pub fn claude_run_args_with(baton: &str) -> Vec<String> {
     // Only the masking hook: a run's prompt carries its own state, and the store's current
     // task need not be the run's.
     let post = Event::PostToolUse;
-    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(&baton, Agent::Claude, post)]}});
+    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(baton, Agent::Claude, post)]}});
     vec![
         "--settings".into(),
         hooks.to_string(),
         "--mcp-config".into(),
-        json!({"mcpServers": {"baton": mcp_server(&baton)}}).to_string(),
+        json!({"mcpServers": {"baton": mcp_server(baton)}}).to_string(),
     ]
 }
 
