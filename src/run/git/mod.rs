@@ -476,7 +476,7 @@ mod tests {
         (d, g)
     }
 
-    fn commit(g: &Git) {
+    pub(super) fn commit(g: &Git) {
         g.run(&[
             "-c",
             "user.name=t",

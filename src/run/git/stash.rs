@@ -11,14 +11,12 @@ impl Git {
     pub fn stash_paths(&self, message: &str, paths: &[String]) -> Result<bool> {
         // Once only: a run killed after its stash and resumed must not stash again (the
         // message names the run and the story).
-        let list = self.run(&["stash", "list", "--format=%s"])?;
-        if list.lines().any(|l| l.ends_with(message)) {
+        if self.stash_named(message)?.is_some() {
             return Ok(true);
         }
         if paths.is_empty() {
             return Ok(false);
         }
-        let before = list.lines().count();
         // Unstaged first: a deletion or a new file in the index alone would not match its
         // path; the stash then holds every change as a work-tree change.
         if self.head().is_some() {
@@ -37,6 +35,12 @@ impl Git {
                 )));
             }
         }
+        Ok(self.push_named(message, paths)?.is_some())
+    }
+
+    /// `git stash push --include-untracked` of exactly `paths` (taken literally) under
+    /// `message`; the new stash, or `None` when there was nothing to stash.
+    fn push_named(&self, message: &str, paths: &[String]) -> Result<Option<String>> {
         let args = [
             "--literal-pathspecs",
             "stash",
@@ -49,14 +53,12 @@ impl Git {
             "--pathspec-file-nul",
         ];
         let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
-        if !o.status.success() {
-            let msg = String::from_utf8_lossy(&o.stderr);
-            // Nothing to stash is not an error.
-            if !msg.contains("No local changes") && !msg.trim().is_empty() {
-                return Err(Error::state(format!("git stash failed: {}", msg.trim())));
-            }
+        let msg = String::from_utf8_lossy(&o.stderr);
+        // Nothing to stash is not an error.
+        if !o.status.success() && !msg.contains("No local changes") && !msg.trim().is_empty() {
+            return Err(Error::state(format!("git stash failed: {}", msg.trim())));
         }
-        Ok(self.run(&["stash", "list"])?.lines().count() > before)
+        self.stash_named(message)
     }
 
     /// Paths whose work-tree state differs from the index: unstaged changes and deletions,
@@ -82,34 +84,13 @@ impl Git {
         let sha = match self.stash_named(message)? {
             Some(sha) => sha,
             None if paths.is_empty() => return Ok(false),
-            None => {
-                // Not `--keep-index`: with a pathspec naming an untracked file it fails after
-                // the stash is made, with the staged work gone from the tree. The paths go
-                // back to HEAD here, and their staged state is restored from the stash below.
-                let args = [
-                    "--literal-pathspecs",
-                    "stash",
-                    "push",
-                    "--include-untracked",
-                    "-q",
-                    "-m",
-                    message,
-                    "--pathspec-from-file=-",
-                    "--pathspec-file-nul",
-                ];
-                let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
-                let msg = String::from_utf8_lossy(&o.stderr);
-                if !o.status.success()
-                    && !msg.contains("No local changes")
-                    && !msg.trim().is_empty()
-                {
-                    return Err(Error::state(format!("git stash failed: {}", msg.trim())));
-                }
-                match self.stash_named(message)? {
-                    Some(sha) => sha,
-                    None => return Ok(false),
-                }
-            }
+            // Not `--keep-index`: with a pathspec naming an untracked file it fails after the
+            // stash is made, with the staged work gone from the tree. The paths go back to
+            // HEAD here, and their staged state is restored from the stash below.
+            None => match self.push_named(message, paths)? {
+                Some(sha) => sha,
+                None => return Ok(false),
+            },
         };
         // What was staged among the stashed paths: the stash's index commit has it.
         let names = |from: &str, to: &str| -> Result<std::collections::BTreeSet<String>> {
@@ -155,30 +136,22 @@ impl Git {
         let list = self.run(&["stash", "list", "--format=%H%x00%s"])?;
         Ok(list.lines().find_map(|l| {
             let (sha, subject) = l.split_once('\0')?;
-            subject.ends_with(message).then(|| sha.to_string())
+            // `On <branch>: <message>` (or `<message>` alone).
+            let ours = subject == message || subject.ends_with(&format!(": {message}"));
+            ours.then(|| sha.to_string())
         }))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::repo;
+    use super::super::tests::{commit, repo};
 
     #[test]
     fn a_failed_storys_changes_are_stashed_once() {
         let (d, g) = repo();
         g.run(&["add", "a.txt"]).unwrap();
-        g.run(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "a",
-        ])
-        .unwrap();
+        commit(&g);
         std::fs::write(d.path().join("a.txt"), "changed").unwrap();
         std::fs::write(d.path().join("new.txt"), "new").unwrap();
         std::fs::write(d.path().join("user.txt"), "the user's").unwrap();
@@ -204,17 +177,7 @@ mod tests {
         let (d, g) = repo();
         std::fs::write(d.path().join("b.txt"), "b").unwrap();
         g.run(&["add", "a.txt", "b.txt"]).unwrap();
-        g.run(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "a",
-        ])
-        .unwrap();
+        commit(&g);
         // An earlier phase's work, staged; then the killed call's edits on top.
         std::fs::write(d.path().join("a.txt"), "staged work").unwrap();
         g.run(&["add", "a.txt"]).unwrap();
