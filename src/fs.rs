@@ -214,27 +214,20 @@ pub fn read_tail(path: &Path, max: u64) -> Result<(Vec<u8>, u64)> {
 
 /// Read a file that must be UTF-8 text; the error names the file.
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
-    String::from_utf8(bytes).map_err(|e| {
-        Error::corrupt(
-            path,
-            None,
-            format!(
-                "not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
+    utf8(path, std::fs::read(path).map_err(io_err(path))?)
 }
 
 /// Read a text file if it exists.
 pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    String::from_utf8(bytes).map(Some).map_err(|e| {
+    match std::fs::read(path) {
+        Ok(bytes) => utf8(path, bytes).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
         Error::corrupt(
             path,
             None,

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::agents::{Agents, Assignment, Reply, Request};
 use crate::agent::settings::{self, AgentsConfig, Resolved};
+// For display only (a dry run's command line): baton never runs a shell.
 use crate::agent::{self, AgentKind, AgentRequest, AgentSpec};
 use crate::error::{Error, Result};
+use crate::hooks::settings::shell_quote;
 
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
@@ -111,8 +113,8 @@ impl Agents for CliAgents {
             req.name.clone(),
         );
         let inv = agent::invocation(&spec, &r).ok()?;
-        let mut words = vec![quote(&inv.program.display().to_string())];
-        words.extend(inv.args.iter().map(|a| quote(a)));
+        let mut words = vec![shell_quote(&inv.program.display().to_string())];
+        words.extend(inv.args.iter().map(|a| shell_quote(a)));
         let line = words.join(" ");
         Some(if inv.prompt_on_stdin {
             format!("{line} < prompt")
@@ -160,18 +162,5 @@ impl Agents for CliAgents {
             duration_ms: out.duration_ms,
             log: out.log_path.clone(),
         })
-    }
-}
-
-/// A word as a shell would need it to read it back (for display only: baton never runs a
-/// shell).
-fn quote(w: &str) -> String {
-    let plain = !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
-    if plain {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }

@@ -12,37 +12,19 @@
 use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::Value;
 
-use crate::util::bin;
+use crate::util::{bin, git, text};
 
 /// Interrupted runs per engine in the normal suite.
 const DEFAULT_RUNS: usize = 2;
 /// Resumes a run may need after its last interruption (each one must make progress).
 const MAX_RESUMES: usize = 8;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn text(o: &Output) -> String {
-    crate::util::text(o)
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Engine {
