@@ -4,29 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{bin, fixture, git, text};
+use crate::util::{bin, fixture, text};
 
-/// The demo project on a branch of its own, with `baton_toml` as its baton.toml.
+/// The demo project on a branch of its own, with `baton_toml` as its baton.toml (written after
+/// the commit: the user's own file, dirty before the run).
 fn project(tmp: &Path, baton_toml: &str) -> PathBuf {
     let dir = tmp.join("p");
-    baton::cli::demo_project(&dir).unwrap();
+    crate::util::demo_repo(&dir, "");
     std::fs::write(dir.join("baton.toml"), baton_toml).unwrap();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["add", "-A"]);
-    git(
-        &dir,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
-    );
-    git(&dir, &["switch", "-q", "-c", "epic-1"]);
     dir
 }
 

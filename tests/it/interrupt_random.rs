@@ -50,15 +50,8 @@ impl Engine {
         let dir = tmp.path().join("p");
         match self {
             Engine::EpicParty | Engine::EpicParallel => {
-                baton::cli::demo_project(&dir).unwrap();
                 let scenario = "latency_ms = 40\n[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n[story.\"1.3\"]\ndev = [\"block\"]\n";
-                std::fs::write(dir.join(".baton/sim.toml"), scenario).unwrap();
-                git(&dir, &["init", "-q", "-b", "main"]);
-                git(&dir, &["config", "user.name", "t"]);
-                git(&dir, &["config", "user.email", "t@t.invalid"]);
-                git(&dir, &["add", "-A"]);
-                git(&dir, &["commit", "-q", "-m", "init"]);
-                git(&dir, &["switch", "-q", "-c", "epic-1"]);
+                crate::util::demo_repo(&dir, scenario);
                 // A user's file, dirty before the run: never a story's work.
                 std::fs::write(dir.join("notes.txt"), "the user's own\n").unwrap();
             }

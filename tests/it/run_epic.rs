@@ -16,14 +16,7 @@ use crate::util::git;
 fn project(scenario: &str) -> Demo {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
-    baton::cli::demo_project(&dir).unwrap();
-    std::fs::write(dir.join(".baton/sim.toml"), scenario).unwrap();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["config", "user.name", "t"]);
-    git(&dir, &["config", "user.email", "t@t.invalid"]);
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "init"]);
-    git(&dir, &["switch", "-q", "-c", "epic-1"]);
+    crate::util::demo_repo(&dir, scenario);
     Demo { _tmp: tmp, dir }
 }
 

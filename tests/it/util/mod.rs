@@ -11,5 +11,5 @@ pub use corpus::corpus;
 pub(crate) use corpus::corpus_or_skip;
 pub use fixtures::{copy_dir, fixture};
 pub use project::{Proj, assert_manifest_is_replay, snapshot};
-pub use runner::{bin, git, json_lines, no_backoff, text};
+pub use runner::{bin, demo_repo, git, json_lines, no_backoff, text};
 pub use test::Test;

@@ -24,6 +24,19 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// The demo's BMAD project (4 stories) at `dir`, committed on `main` (with an identity of its
+/// own), then on branch `epic-1`; `scenario` for the simulated agent.
+pub fn demo_repo(dir: &std::path::Path, scenario: &str) {
+    baton::cli::demo_project(dir).unwrap();
+    std::fs::write(dir.join(".baton/sim.toml"), scenario).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "t"]);
+    git(dir, &["config", "user.email", "t@t.invalid"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+    git(dir, &["switch", "-q", "-c", "epic-1"]);
+}
+
 /// stdout then stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(
