@@ -323,11 +323,16 @@ impl Bmad {
             }
             // A story, epic or folder that resolves outside the project (a symlink to
             // elsewhere) is never given to an agent nor written: skipped, with a warning.
-            let outside = match (p.canonicalize(), self.root.canonicalize()) {
-                (Ok(real), Ok(root)) => !real.starts_with(root),
-                // Broken or looping: reported as unreadable below.
-                _ => false,
-            };
+            // Only a symlink can lead out: the walk starts inside and skips any that do.
+            let link = p
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink());
+            let outside = link
+                && match (p.canonicalize(), self.root.canonicalize()) {
+                    (Ok(real), Ok(root)) => !real.starts_with(root),
+                    // Broken or looping: reported as unreadable below.
+                    _ => false,
+                };
             if outside {
                 self.warnings.push(format!(
                     "{} leads outside the project (a symlink): skipped",
