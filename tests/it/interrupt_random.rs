@@ -671,3 +671,59 @@ fn a_killed_calls_partial_edits_are_stashed_by_name_and_never_committed() {
     assert!(d.join("notes.txt").is_file());
     assert!(!committed.contains("notes.txt"), "{committed}");
 }
+
+/// The same for the epic's own phases: a retro call killed half-way leaves half a
+/// retrospective and a stray file; resuming sets both aside in one named stash, keeps what the
+/// finished UAT wrote, and commits the retro written again from a clean tree.
+#[test]
+fn a_killed_retro_calls_partial_edits_are_stashed_and_uat_kept() {
+    let p = Engine::EpicParty.project();
+    let d = &p.dir;
+    std::fs::write(d.join(".baton/sim.toml"), "[epic]\nretro = [\"hang\"]\n").unwrap();
+    let child = spawn(
+        d,
+        &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
+    );
+    let pid_file = d.join(".baton/sim-hang.pid");
+    let t = Instant::now();
+    while !pid_file.is_file() {
+        assert!(t.elapsed().as_secs() < 60, "the agent never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // UAT finished before the retro started: its file is in the tree, staged.
+    let staged = git(d, &["diff", "--cached", "--name-only"]);
+    let uat = staged
+        .lines()
+        .find(|l| l.contains("uat"))
+        .unwrap_or_else(|| panic!("UAT's file is not staged: {staged}"))
+        .to_string();
+    std::fs::write(d.join("retro-half.md"), "# half a retrospective\n").unwrap();
+    // SAFETY: kill(2) of the child's own process group (Ctrl-C).
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    std::fs::write(d.join(".baton/sim.toml"), "").unwrap();
+    let id = p.run_id().unwrap();
+    let o = cmd(d, &["run", "--resume", &id]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let msg = format!("baton: partial edits of epic 1 retro attempt 1, run {id}");
+    assert!(text(&o).contains(&msg), "{}", text(&o));
+    let stashes = git(d, &["stash", "list", "--format=%s"]);
+    assert_eq!(stashes.lines().count(), 1, "{stashes}");
+    assert!(stashes.lines().all(|l| l.ends_with(&msg)), "{stashes}");
+    assert_eq!(
+        git(d, &["show", "stash@{0}^3:retro-half.md"]),
+        "# half a retrospective\n"
+    );
+    assert!(!d.join("retro-half.md").exists());
+    // UAT's file was not set aside: it is committed with the retro's, once.
+    let docs = git(d, &["log", "-1", "--name-only", "--format=%s"]);
+    assert!(docs.starts_with("docs(epic 1)"), "{docs}");
+    assert!(docs.lines().any(|l| l == uat), "{docs}");
+    assert!(docs.lines().any(|l| l.contains("retro")), "{docs}");
+    let committed = git(d, &["log", "--name-only", "--format=", "main..HEAD"]);
+    assert!(!committed.contains("retro-half.md"), "{committed}");
+    assert_eq!(repeated_calls(&p), Vec::<String>::new());
+}

@@ -375,6 +375,10 @@ impl Engine<'_> {
             report.usage.add(&out.usage);
             report.cost_usd += out.cost_usd.unwrap_or(0.0);
             if out.ok {
+                if !self.opts.dry_run {
+                    // Staged, so that a later phase's killed call sets aside only its own edits.
+                    main.git.stage(&writes)?;
+                }
                 report.artifacts.extend(writes.iter().cloned());
                 if phase.name == "retro" && !self.opts.dry_run {
                     // BMAD's own marker that the epic's retrospective happened.
@@ -730,17 +734,18 @@ impl Engine<'_> {
         let expected = story
             .map(|s| s.id.clone())
             .unwrap_or_else(|| format!("Epic {}", epic.id));
-        if let Some(s) = story
-            && !self.opts.dry_run
+        if !self.opts.dry_run
             && self
                 .journal()
                 .finished_phase(&subject, &phase.name, attempt)
                 .is_none()
         {
             // First: the records the call must add to are read from the tree it starts from.
-            self.before_story_call(co, s, &phase.name, attempt, &subject)?;
-            // What the story has staged so far: the review reads exactly this diff.
-            ctx["staged"] = co.git.staged()?.into();
+            self.before_call(co, epic, story, &phase.name, attempt, &subject)?;
+            if story.is_some() {
+                // What the story has staged so far: the review reads exactly this diff.
+                ctx["staged"] = co.git.staged()?.into();
+            }
         }
         let records_before = match (story, phase.record.as_deref()) {
             (Some(s), Some(r)) => Some(judge::record_lines(&self.read_story(co, s), r)),

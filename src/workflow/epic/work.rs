@@ -60,17 +60,19 @@ impl Engine<'_> {
         Ok(work)
     }
 
-    /// Before a story phase's call: a call of the same attempt that was started and never
-    /// finished (killed, interrupted) leaves its partial edits in the tree; they are set aside
-    /// in a stash named after the story, the phase, the attempt and the run — once per killed
-    /// call, never lost — so the call runs again from the tree as it was before. What earlier
-    /// phases left is staged (see `stage_story_file`), the user's pre-run files and baton's
-    /// own status files stay. Then the story file is staged: the record of every finished
-    /// phase is in the index before the next call can touch it.
-    pub(crate) fn before_story_call(
+    /// Before a phase's call: a call of the same attempt that was started and never finished
+    /// (killed, interrupted) leaves its partial edits in the tree; they are set aside in a
+    /// stash named after the story (or the epic, for UAT and retro), the phase, the attempt
+    /// and the run — once per killed call, never lost — so the call runs again from the tree
+    /// as it was before. What earlier phases left is staged (see `stage_work`, and the epic
+    /// loop for UAT's files), the user's pre-run files and baton's own status files stay.
+    /// Then a story's file is staged: the record of every finished phase is in the index
+    /// before the next call can touch it.
+    pub(crate) fn before_call(
         &self,
         co: &Checkout,
-        story: &StoryRef,
+        epic: &EpicRef,
+        story: Option<&StoryRef>,
         phase: &str,
         attempt: u32,
         subject: &Subject,
@@ -85,21 +87,27 @@ impl Engine<'_> {
                 .into_iter()
                 .filter(|p| self.baseline.is_work(p, pre_run) && !status_files.contains(p))
                 .collect();
+            let (who, named) = match story {
+                Some(s) => (format!("story {}", s.id), s.id.clone()),
+                None => (format!("epic {}", epic.id), format!("epic {}", epic.id)),
+            };
             let mut msg = format!(
-                "baton: partial edits of {} {phase} attempt {attempt}, run {}",
-                story.id, self.run_id
+                "baton: partial edits of {named} {phase} attempt {attempt}, run {}",
+                self.run_id
             );
             if killed > 1 {
                 msg.push_str(&format!(" (call {killed})"));
             }
             if co.git.stash_unstaged(&msg, &partial)? {
                 self.note(&format!(
-                    "story {}: the {phase} call cut off before it finished left edits; they are set aside in `git stash list` (\"{msg}\") and the call runs again",
-                    story.id
+                    "{who}: the {phase} call cut off before it finished left edits; they are set aside in `git stash list` (\"{msg}\") and the call runs again"
                 ));
             }
         }
-        co.git.stage(&[story.path.display().to_string()])
+        match story {
+            Some(s) => co.git.stage(&[s.path.display().to_string()]),
+            None => Ok(()),
+        }
     }
 
     /// A failed story's own changes, set aside in one stash named after the run and the
