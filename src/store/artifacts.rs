@@ -67,64 +67,72 @@ pub fn target(
                 }
                 Ok(rel)
             }
-            None => {
-                let mut n = 1;
-                while task_dir.join(format!("{phase}-{n}.md")).exists() {
-                    n += 1;
-                }
-                Ok(format!("{phase}-{n}.md"))
-            }
+            None => Ok(format!("{phase}-{}.md", next_numbered(task_dir, phase))),
         },
         _ => Ok(next_version(task_dir, phase)),
     }
 }
 
+/// The first number `k ≥ from` with no file, for files numbered `from, from+1, …` without
+/// gaps: galloping, then bisecting, so the cost grows with the log of the count (a phase stored
+/// for the hundredth time costs a few `stat`s, not a hundred).
+fn first_free(from: u64, exists: impl Fn(u64) -> bool) -> u64 {
+    if !exists(from) {
+        return from;
+    }
+    // Invariant: `lo` exists, `hi` does not.
+    let (mut lo, mut step) = (from, 1);
+    let mut hi = loop {
+        let probe = lo + step;
+        if !exists(probe) {
+            break probe;
+        }
+        lo = probe;
+        step *= 2;
+    };
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if exists(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// `stem.md` (version 1) or `stem.vK.md` (K ≥ 2).
+fn versioned(stem: &str, k: u64) -> String {
+    if k == 1 {
+        format!("{stem}.md")
+    } else {
+        format!("{stem}.v{k}.md")
+    }
+}
+
 /// `stem.md` if free, else the first free `stem.vK.md` (K ≥ 2).
 fn next_version(task_dir: &Path, stem: &str) -> String {
-    let first = format!("{stem}.md");
-    if !task_dir.join(&first).exists() {
-        return first;
-    }
-    let mut k = 2;
-    loop {
-        let rel = format!("{stem}.v{k}.md");
-        if !task_dir.join(&rel).exists() {
-            return rel;
-        }
-        k += 1;
-    }
+    versioned(
+        stem,
+        first_free(1, |k| task_dir.join(versioned(stem, k)).exists()),
+    )
 }
 
 /// The latest version of `stem` (`spec` → `spec.v3.md` if it exists, else `spec.md`).
 pub fn latest(task_dir: &Path, stem: &str) -> Option<PathBuf> {
-    let first = task_dir.join(format!("{stem}.md"));
-    if !first.exists() {
-        return None;
-    }
-    let mut best = first;
-    let mut k = 2;
-    loop {
-        let p = task_dir.join(format!("{stem}.v{k}.md"));
-        if !p.exists() {
-            return Some(best);
-        }
-        best = p;
-        k += 1;
-    }
+    let next = first_free(1, |k| task_dir.join(versioned(stem, k)).exists());
+    (next > 1).then(|| task_dir.join(versioned(stem, next - 1)))
+}
+
+/// The first free `<prefix>-<n>.md` (n ≥ 1).
+fn next_numbered(task_dir: &Path, prefix: &str) -> u64 {
+    first_free(1, |n| task_dir.join(format!("{prefix}-{n}.md")).exists())
 }
 
 /// The highest-numbered `<prefix>-<n>.md` (architect-revision-3.md).
 pub fn latest_numbered(task_dir: &Path, prefix: &str) -> Option<PathBuf> {
-    let mut n = 1;
-    let mut found = None;
-    loop {
-        let p = task_dir.join(format!("{prefix}-{n}.md"));
-        if !p.exists() {
-            return found;
-        }
-        found = Some(p);
-        n += 1;
-    }
+    let next = next_numbered(task_dir, prefix);
+    (next > 1).then(|| task_dir.join(format!("{prefix}-{}.md", next - 1)))
 }
 
 /// Latest version of every `task-<id>` file in `implementations/` or `tests/`, by id.
@@ -205,6 +213,33 @@ mod tests {
                 .to_string()
                 .contains("unknown STORE phase")
         );
+    }
+
+    #[test]
+    fn first_free_agrees_with_counting_up_and_probes_logarithmically() {
+        for count in 0..200u64 {
+            let probes = std::cell::Cell::new(0);
+            let got = first_free(1, |k| {
+                probes.set(probes.get() + 1);
+                k <= count
+            });
+            assert_eq!(got, count + 1);
+            assert!(
+                probes.get() <= 2 * (64 - count.leading_zeros()) + 2,
+                "{count}: {}",
+                probes.get()
+            );
+        }
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path();
+        assert_eq!(latest(t, "spec"), None);
+        assert_eq!(latest_numbered(t, "architect-revision"), None);
+        std::fs::write(t.join("spec.md"), "1").unwrap();
+        for k in 2..=37 {
+            std::fs::write(t.join(format!("spec.v{k}.md")), "k").unwrap();
+        }
+        assert_eq!(latest(t, "spec").unwrap(), t.join("spec.v37.md"));
+        assert_eq!(target(t, "spec", None, None).unwrap(), "spec.v38.md");
     }
 
     #[test]
