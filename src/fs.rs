@@ -22,6 +22,37 @@ pub fn lock(path: &Path) -> Result<Lock> {
     Ok(Lock { _file: file })
 }
 
+/// Take the exclusive lock of `path` without blocking for good: a holder that was killed or
+/// interrupted a moment ago may still be on its way out (the lock goes with its last file
+/// descriptor), so it is retried for up to `grace`. `None`: someone holds it.
+pub fn try_lock_for(path: &Path, grace: std::time::Duration) -> Result<Option<File>> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    let deadline = std::time::Instant::now() + grace;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// Whether someone holds the lock of `path` now (a missing file: nobody). Creates nothing.
+pub fn is_locked(path: &Path) -> bool {
+    let Ok(f) = OpenOptions::new().write(true).open(path) else {
+        return false;
+    };
+    matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 pub fn create_dir_all(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))
 }

@@ -6,6 +6,7 @@
 //! step is where real work starts.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -258,19 +259,52 @@ impl Journal {
     /// The newest run of one of `workflows` on `subject` (its task or queue) that has not
     /// finished: running the same command again continues it instead of starting another.
     pub fn unfinished(local: &Path, workflows: &[&str], subject: &str) -> Option<Journal> {
+        Self::unfinished_runs(local, workflows)
+            .find(|j| j.started().and_then(|s| s.2.first().cloned()).as_deref() == Some(subject))
+    }
+
+    /// Every run of one of `workflows` that has not finished, newest first.
+    pub fn unfinished_runs<'a>(
+        local: &'a Path,
+        workflows: &'a [&'a str],
+    ) -> impl Iterator<Item = Journal> + 'a {
         let mut ids: Vec<String> = std::fs::read_dir(Self::runs_dir(local))
-            .ok()?
+            .into_iter()
+            .flatten()
             .filter_map(|e| e.ok())
             .filter_map(|e| e.file_name().into_string().ok())
             .collect();
         ids.sort();
-        ids.into_iter().rev().find_map(|id| {
+        ids.into_iter().rev().filter_map(move |id| {
             let j = Journal::open(local, &id).ok()?;
-            let (_, wf, subjects, _) = j.started()?;
-            let ours =
-                workflows.contains(&wf) && subjects.first().map(String::as_str) == Some(subject);
+            let ours = workflows.contains(&j.started()?.1);
             (ours && !j.run_finished()).then_some(j)
         })
+    }
+
+    /// Hold this run for as long as the returned lock lives: the baton running it (started
+    /// or resumed) holds `<run>/run.lock`, so a second baton resuming it at the same time is
+    /// refused instead of repeating its calls and commits. A killed holder's lock goes with
+    /// its process. `None` for a dry run's journal (no run on disk).
+    pub fn hold(&self) -> Result<Option<std::fs::File>> {
+        if !self.durable {
+            return Ok(None);
+        }
+        let id = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let id = id.unwrap_or_default();
+        match fs::try_lock_for(&self.dir.join("run.lock"), Duration::from_secs(3))? {
+            Some(f) => Ok(Some(f)),
+            None => Err(Error::state(format!("run {id} is being run by another baton"))
+                .hint(format!("wait for it to finish (`baton status` shows where it is), or stop it and continue it here: baton run --resume {id}"))),
+        }
+    }
+
+    /// Whether a baton is running this run now.
+    pub fn is_held(&self) -> bool {
+        fs::is_locked(&self.dir.join("run.lock"))
     }
 
     pub fn open(local: &Path, run_id: &str) -> Result<Journal> {

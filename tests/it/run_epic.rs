@@ -1203,8 +1203,83 @@ fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
 /// the tree at once.
 #[test]
 fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
-    let d = project("latency_ms = 30000\n");
-    let mut child = Command::new(bin())
+    let d = project(HANG_FIRST_DEV);
+    let (mut child, marker, pgid) = start_slow_run(&d);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(alive(pgid), "the agent outlived baton");
+    std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
+    let o = d.run(&["run", "--resume", &d.run_id()]);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "(process group {pgid}) left running by a killed baton"
+        )),
+        "{text}"
+    );
+    assert!(!alive(pgid), "the orphaned agent was stopped");
+    assert!(!marker.exists());
+    assert_eq!(d.story_commits(), 4);
+}
+
+/// A run a baton is working on is not resumed by a second one, nor is its epic started again
+/// beside it; once that baton is killed, a new run of the epic stops the agent it left and
+/// says how to continue the old run instead.
+#[test]
+fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
+    let d = project(HANG_FIRST_DEV);
+    let (mut child, _marker, pgid) = start_slow_run(&d);
+    let id = d.run_id();
+    let o = d.run(&["run", "--resume", &id]);
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "error: run {id} is being run by another baton\n  hint: wait for it to finish (`baton status` shows where it is), or stop it and continue it here: baton run --resume {id}\n"
+        )
+    );
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert!(
+        out(&o).contains(&format!(
+            "error: epic 1 is being worked on by run {id}, in another baton"
+        )),
+        "{}",
+        out(&o)
+    );
+    assert!(alive(pgid), "the live run's agent was left alone");
+    assert_eq!(d.story_commits(), 0);
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(alive(pgid), "the agent outlived baton");
+    std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "(process group {pgid}) left running by a killed baton"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "note: run {id} of epic 1 did not finish; `baton run --resume {id}` continues it"
+        )),
+        "{text}"
+    );
+    assert!(!alive(pgid), "the orphaned agent was stopped");
+}
+
+/// The first story's dev call never ends (until its process group is killed).
+const HANG_FIRST_DEV: &str = "[story.\"1.1\"]\ndev = [\"hang\"]\n";
+
+/// `baton run epic-execute 1` whose first agent call hangs: the child, the agent's marker
+/// (`<run>/logs/<phase>.pgid`) and its process group, once the agent has read its prompt.
+fn start_slow_run(d: &Demo) -> (std::process::Child, std::path::PathBuf, i32) {
+    let child = Command::new(bin())
         .args(["run", "epic-execute", "1", "--agent", "sim"])
         .current_dir(&d.dir)
         .env_remove("BATON_AGENT_SIM")
@@ -1212,7 +1287,6 @@ fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait for the first agent's marker: `<run>/logs/<phase>.pgid`.
     let marker = (0..400)
         .find_map(|_| {
             std::thread::sleep(std::time::Duration::from_millis(25));
@@ -1227,27 +1301,23 @@ fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
         .expect("an agent started");
     let text = std::fs::read_to_string(&marker).unwrap();
     let pgid: i32 = text.split_whitespace().next().unwrap().parse().unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
-    // The leader, not a zombie (a killed orphan waits to be reaped by whoever adopted it).
-    let alive = |g: i32| {
-        std::fs::read_to_string(format!("/proc/{g}/stat")).is_ok_and(|s| {
-            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
-            !matches!(state, Some("Z") | Some("X") | None)
-        })
-    };
-    assert!(alive(pgid), "the agent outlived baton");
-    std::fs::write(d.dir.join(".baton/sim.toml"), "latency_ms = 0\n").unwrap();
-    let o = d.run(&["run", "--resume", &d.run_id()]);
-    let text = out(&o);
-    assert!(o.status.success(), "{text}");
-    assert!(
-        text.contains(&format!(
-            "(process group {pgid}) left running by a killed baton"
-        )),
-        "{text}"
-    );
-    assert!(!alive(pgid), "the orphaned agent was stopped");
-    assert!(!marker.exists());
-    assert_eq!(d.story_commits(), 4);
+    let hanging = d.dir.join(".baton/sim-hang.pid");
+    let t = std::time::Instant::now();
+    while !hanging.is_file() {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "the agent never read its prompt"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, marker, pgid)
+}
+
+/// The process group's leader is there, not a zombie (a killed orphan waits to be reaped by
+/// whoever adopted it).
+fn alive(g: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{g}/stat")).is_ok_and(|s| {
+        let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+        !matches!(state, Some("Z") | Some("X") | None)
+    })
 }

@@ -106,8 +106,15 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         }
     }
     let git = Git::new(&project_dir);
+    // Held until the run returns: no second baton resumes it meanwhile.
+    let mut _hold = match &journal {
+        Some(j) => j.hold()?,
+        None => None,
+    };
     if let Some(j) = &journal {
         j.stop_orphaned_agents();
+    } else if !saved.options.dry_run {
+        settle_earlier_runs(&local, &saved.epics)?;
     }
     if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
         eprintln!("note: a git command is still running in this repository; going on");
@@ -162,6 +169,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         None if saved.options.dry_run => Journal::memory(),
         None => {
             let mut j = Journal::create(&local, &run_id)?;
+            _hold = j.hold()?;
             let options =
                 serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?;
             j.log(Entry::RunStarted {
@@ -459,4 +467,29 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
         "\nrun log: {} (events.jsonl, prompts/, logs/)",
         rel.display()
     );
+}
+
+/// Before a new run of `epics`: an unfinished run of one of them that a baton still runs is in
+/// the way (refused: the two would edit one tree); one that was killed may have left its agent
+/// running, which is stopped before this run's agents start.
+fn settle_earlier_runs(local: &Path, epics: &[String]) -> Result<()> {
+    for old in Journal::unfinished_runs(local, &["epic-execute", "epic-chain"]) {
+        let Some((id, _, subjects, _)) = old.started() else {
+            continue;
+        };
+        let Some(epic) = subjects.iter().find(|e| epics.contains(e)) else {
+            continue;
+        };
+        if old.is_held() {
+            return Err(Error::state(format!(
+                "epic {epic} is being worked on by run {id}, in another baton"
+            ))
+            .hint("wait for it to finish (`baton status` shows where it is), or stop it first"));
+        }
+        old.stop_orphaned_agents();
+        eprintln!(
+            "note: run {id} of epic {epic} did not finish; `baton run --resume {id}` continues it instead of starting over"
+        );
+    }
+    Ok(())
 }

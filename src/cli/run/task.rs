@@ -54,6 +54,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             (j, resumed, a.no_wait)
         }
     };
+    // Held until the run returns: no second baton resumes it meanwhile.
+    let _hold = journal.hold()?;
     if resumed {
         journal.stop_orphaned_agents();
     }

@@ -246,40 +246,18 @@ impl Queues {
 
     /// Whether a `baton run verify` holds the queue right now.
     pub fn running(&self, name: &str) -> bool {
-        let p = self.queue_dir(name).join("run.lock");
-        let Ok(f) = std::fs::OpenOptions::new().write(true).open(&p) else {
-            return false;
-        };
-        matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+        fs::is_locked(&self.queue_dir(name).join("run.lock"))
     }
 
     /// Hold the queue for one run; a second run of the same queue is refused.
     pub fn lock_run(&self, name: &str) -> Result<std::fs::File> {
         let p = self.queue_dir(name).join("run.lock");
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&p)
-            .map_err(|e| Error::io(&p, e))?;
-        // A run killed or interrupted a moment ago may still be on its way out (its lock goes
-        // with its last file descriptor): give it a few seconds before calling it busy.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-        let mut got = f.try_lock();
-        while matches!(got, Err(std::fs::TryLockError::WouldBlock))
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            got = f.try_lock();
-        }
-        match got {
-            Ok(()) => Ok(f),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::state(format!(
+        fs::try_lock_for(&p, std::time::Duration::from_secs(3))?.ok_or_else(|| {
+            Error::state(format!(
                 "queue `{name}` is being run by another `baton run verify`"
             ))
-            .hint("see where it is with `baton status`")),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&p, e)),
-        }
+            .hint("see where it is with `baton status`")
+        })
     }
 }
 
