@@ -423,3 +423,35 @@ fn a_plan_without_tasks_pauses_the_task() {
     );
     assert_eq!(p.manifest("add-login")["status"], "paused");
 }
+
+#[test]
+fn a_workflow_with_discovery_in_front_waits_for_the_dialogue() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    let builtin = p.ok(&["workflow", "show", "orchestrate"]);
+    let own = builtin.replace(
+        "name = \"architect\"\nrole",
+        "name = \"architect\"\nafter = [\"discovery\"]\nrole",
+    ) + "\n[roles.discovery]\ntier = \"strong\"\n\n[[phase]]\nname = \"discovery\"\nrole = \"discovery\"\ntemplate = \"discover\"\nsignal = \"DISCOVERY COMPLETE\"\n\n[[phase.specs]]\nfile = \"REQUIREMENTS.md\"\nsections = [\"Problem\"]\n";
+    p.write(".baton/workflows/orchestrate.toml", &own);
+    let o = p.run(&["run", "orchestrate", "add-login", "--agent", "sim"], None);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("error: task `add-login` has no discovery yet: it is a dialogue with a person, not run headless\n  hint: run `baton discover add-login` in a terminal, then this command again (the run continues)\n"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dry = p.ok(&[
+        "discover",
+        "add-login",
+        "--workflow",
+        "orchestrate",
+        "--agent",
+        "fake",
+        "--dry-run",
+    ]);
+    assert!(
+        dry.contains("   - docs/specs/add-login/REQUIREMENTS.md: ## Problem\n"),
+        "{dry}"
+    );
+}

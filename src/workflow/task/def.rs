@@ -386,4 +386,30 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn discovery_names_its_specs_and_plan_needs_discovery() {
+        let plan = BUILTIN.iter().find(|(n, _)| *n == "plan").unwrap().1;
+        let wf = parse("plan.toml", plan).unwrap();
+        assert_eq!(
+            wf.phase("discovery").unwrap().specs[0].stem(),
+            "REQUIREMENTS"
+        );
+        let text = plan.replace("file = \"REQUIREMENTS.md\"", "file = \"../up.md\"");
+        let e = parse("p.toml", &text).unwrap_err().to_string();
+        assert!(
+            e.contains("spec file `../up.md` must be a file name"),
+            "{e}"
+        );
+        let cut = plan.find("[[phase.specs]]").unwrap();
+        let rest = &plan[plan.find("[[phase]]\nname = \"plan\"").unwrap()..];
+        let e = parse("p.toml", &format!("{}{rest}", &plan[..cut]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("names no spec files"), "{e}");
+        let only_plan = &plan[..plan.find("[[phase]]").unwrap()];
+        let only_plan = format!("{only_plan}{rest}").replace("after = [\"discovery\"]\n", "");
+        let e = parse("p.toml", &only_plan).unwrap_err().to_string();
+        assert!(e.contains("not defined"), "{e}");
+    }
 }
