@@ -72,11 +72,13 @@ mod claude;
 mod codex;
 mod failure;
 mod gemini;
+pub mod interactive;
 mod process;
 pub(crate) use process::signal_group;
 pub use process::stop_orphans;
 pub mod settings;
 pub mod sim;
+pub mod transcript;
 
 pub use failure::{FailureKind, is_transient};
 use failure::{classify_api_error, is_bad_argument, is_network};

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 mod budget;
 mod completions;
 mod demo;
+mod discover;
 mod doctor;
 mod exec;
 mod extract;
@@ -27,6 +28,7 @@ mod outline;
 mod output;
 mod pause;
 mod phase;
+mod plan;
 mod query;
 mod queue;
 mod report;
@@ -107,6 +109,10 @@ pub enum Command {
     Walkthrough(walkthrough::Args),
     /// Run a command and print its output, or a summary + scratch path when it is large
     Mask(mask::MaskArgs),
+    /// Discovery: a dialogue with you in an agent CLI (a fresh session) that writes a task's specs
+    Discover(discover::Args),
+    /// Planning: a fresh headless agent turns the specs into the task breakdown (spec.md)
+    Plan(plan::Args),
     /// Run a workflow: epic-execute, epic-chain, orchestrate, poc, graduate, verify
     Run(run::Args),
     /// Every run and task, and what each waits for (--watch: a live view)
@@ -227,6 +233,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
         Command::Mask(a) => mask::run(&ctx, a),
         Command::Workflow(c) => workflow::run(&ctx, c),
+        Command::Discover(a) => discover::run(&ctx, a),
+        Command::Plan(a) => plan::run(&ctx, a),
         Command::Run(a) => run::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
         Command::Report(a) => report::run(&ctx, a),

@@ -257,7 +257,9 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             r.run_id,
             r.workflow,
             crate::run::definition::WorkflowKind::parse(&r.workflow)
-                .map_or("epic", |k| k.subject_word()),
+                .map_or(if r.workflow == "plan" { "task" } else { "epic" }, |k| {
+                    k.subject_word()
+                }),
             r.epics.join(","),
             r.state,
             r.done,
@@ -282,7 +284,9 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             let verb = if r.state == "damaged" {
                 "journal"
             } else if crate::run::definition::WorkflowKind::parse(&r.workflow)
-                .map_or("epic", |k| k.subject_word())
+                .map_or(if r.workflow == "plan" { "task" } else { "epic" }, |k| {
+                    k.subject_word()
+                })
                 == "task"
             {
                 "next"

@@ -19,7 +19,7 @@ pub enum WorkflowCmd {
 baton workflow show epic-execute > .baton/workflows/epic-execute.toml\n  baton workflow show orchestrate   # also poc, graduate (task workflows)\n  baton workflow show epic-execute --prompt dev\n  baton workflow show verify --prompt verify-phase")]
     Show {
         name: String,
-        /// Print this prompt template instead (kickoff, dev, review, party-review, failure-analysis, uat, retro, verify-phase, verify-reminder)
+        /// Print this prompt template instead (kickoff, dev, review, party-review, failure-analysis, uat, retro, verify-phase, verify-reminder, discover, plan, task-<phase>)
         #[arg(long)]
         prompt: Option<String>,
     },

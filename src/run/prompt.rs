@@ -53,6 +53,14 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
         include_str!("../workflow/builtin/prompts/task-architect-revision.md.j2"),
     ),
     (
+        "discover",
+        include_str!("../workflow/builtin/prompts/discover.md.j2"),
+    ),
+    (
+        "plan",
+        include_str!("../workflow/builtin/prompts/plan.md.j2"),
+    ),
+    (
         "task-spec",
         include_str!("../workflow/builtin/prompts/task-spec.md.j2"),
     ),

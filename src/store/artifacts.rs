@@ -21,6 +21,8 @@ pub const STORE_PHASES: &[&str] = &[
     "implementation-fix",
     "debt",
     "graduate-complete",
+    "discovery",
+    "plan",
 ];
 
 pub fn is_store_phase(phase: &str) -> bool {
@@ -58,6 +60,16 @@ pub fn target(
             };
             Ok(next_version(task_dir, &format!("{dir}/task-{id}")))
         }
+        // One file per spec discovery wrote, named by the "task id" (the spec's stem).
+        "discovery" => {
+            let stem = task_id.ok_or_else(|| {
+                Error::invalid("STORE discovery needs the spec's name as its task id")
+                    .hint("pass --task-id REQUIREMENTS (stored as discovery/REQUIREMENTS.md)")
+            })?;
+            Ok(next_version(task_dir, &format!("discovery/{stem}")))
+        }
+        // The plan is the task breakdown the implementation waves read: the task's spec.
+        "plan" => Ok(next_version(task_dir, "spec")),
         "architect-revision" | "implementation-fix" => match iteration {
             Some(n) => {
                 let rel = format!("{phase}-{n}.md");

@@ -14,6 +14,7 @@ mod conductor;
 mod confine;
 mod context;
 mod crash_points;
+mod discover;
 mod errors;
 mod exec_lang;
 mod formats;

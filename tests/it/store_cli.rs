@@ -254,7 +254,7 @@ fn complete_phase_from_a_file_and_without_content() {
 /// The hint of an unknown STORE phase.
 const STORE_PHASES: &str = "  hint: STORE takes one of: architect, spec, implementation, tests, \
     test-results, impl-audit, design-audit, architect-revision, implementation-fix, debt, \
-    graduate-complete\n";
+    graduate-complete, discovery, plan\n";
 
 #[test]
 fn store_maps_every_phase_to_its_file() {

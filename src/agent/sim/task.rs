@@ -9,7 +9,7 @@
 //! writes nothing), `wrongid` (signals for another task), `ratelimit` (the first call is
 //! refused as rate-limited, the retry goes on), `sleep=<ms>` (latency), `findings=<n>` (an audit with n findings of
 //! ~100 bytes each), and for `spec` (or a poc's `architect`):
-//! `tasks=<n>` (default 2, independent), `deps=2:1;3:1+2`, `cycle`, `unknown-dep`.
+//! `tasks=<n>` (default 2, independent; `plan` too), `deps=2:1;3:1+2`, `cycle`, `unknown-dep`.
 //!
 //! ```toml
 //! [task]
@@ -181,7 +181,8 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario) -> Result<Option<u8>> 
                 a.task,
             )
         }
-        "spec" => format!(
+        // `plan` writes the same task breakdown as the spec phase (from discovery's specs).
+        "spec" | "plan" => format!(
             "# Spec: {}\n\n## Signatures\n- `fn part() -> Result<()>`\n\n## Types\n- `Part`\n\n## Edge Cases\n- empty input\n\n## Errors\n- `Error::Invalid`\n{}",
             a.task,
             tasks_md(&words)

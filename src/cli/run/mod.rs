@@ -58,7 +58,8 @@ baton run epic-execute 1 --party-all --parallel 3\n  baton run epic-execute 1 --
     /// A task of the store: architect, design audit, gates, spec, implementation waves, audits
     #[command(
         after_help = "Examples:\n  baton task init \"Add login\" --workflow orchestrate\n  \
-baton run orchestrate add-login --agent sim\n  baton run orchestrate add-login --no-wait   # exit at a gate"
+baton run orchestrate add-login --agent sim\n  baton run orchestrate add-login --no-wait   # exit at a gate\n  \
+baton discover add-login && baton plan add-login && baton run orchestrate add-login --from plan"
     )]
     Orchestrate(TaskArgs),
     /// A poc task: architect, implementation waves, debt.md
@@ -166,6 +167,17 @@ pub struct TaskArgs {
     /// (or `--resume RUN_ID`) after `baton resume --decision …`
     #[arg(long)]
     pub no_wait: bool,
+    /// orchestrate: start after this phase. `plan`: the task was planned with `baton plan`
+    /// (its task breakdown is the spec), so the implementation waves run first
+    #[arg(long, value_name = "PHASE", value_enum)]
+    pub from: Option<StartFrom>,
+}
+
+/// Where a task run may start other than at its first phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StartFrom {
+    /// After `baton plan`: implementation, tests, audits
+    Plan,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -226,6 +238,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 )));
             }
             let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();
+            if started == "plan" {
+                let task = j.started().and_then(|s| s.2.first().cloned()).unwrap_or_default();
+                return Err(Error::invalid(format!("run {id} is a plan run"))
+                    .hint(format!("continue it with: baton plan {task}")));
+            }
             let kind = WorkflowKind::parse(&started).ok_or_else(|| {
                 Error::corrupt(
                     j.dir.join("events.jsonl"),
@@ -277,7 +294,7 @@ fn note_kept_options(agent: &AgentArgs, parallel: Option<u32>) {
 
 /// The simulated agent's scenario: `--scenario`, else `.baton/sim.toml`; made absolute, since
 /// agents run in other directories (worktrees).
-fn scenario(ctx: &Ctx, a: &AgentArgs) -> Result<Option<PathBuf>> {
+pub(super) fn scenario(ctx: &Ctx, a: &AgentArgs) -> Result<Option<PathBuf>> {
     let scenario = a.scenario.clone().or_else(|| {
         let p = ctx.project.local_dir().join("sim.toml");
         p.is_file().then_some(p)

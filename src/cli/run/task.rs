@@ -121,6 +121,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         attempts: Mutex::new(HashMap::new()),
         printed: Mutex::new(vec![]),
         conductor: None,
+        dry_run: None,
     };
     if let Some(d) = &engine.wf.conductor {
         let mut c = Conductor::new(engine.assignment(&engine.wf, &d.role), policy);
@@ -328,6 +329,10 @@ fn fresh(
         ))
         .hint(hint));
     }
+    let from_plan = a.from == Some(super::StartFrom::Plan);
+    if from_plan {
+        check_planned(&workflow, &slug, &m)?;
+    }
     let cfg = &ctx.project.config;
     let scenario = super::scenario(ctx, &a.agent)?;
     let saved = Saved {
@@ -338,6 +343,7 @@ fn fresh(
             parallel: a.parallel.unwrap_or(0) as usize,
             no_wait: a.no_wait,
             from,
+            from_plan,
         },
         scenario,
     };
@@ -350,4 +356,26 @@ fn fresh(
         options: serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?,
     })?;
     Ok((j, false))
+}
+
+/// `--from plan`: an orchestrate run of a task `baton plan` planned.
+fn check_planned(workflow: &str, slug: &str, m: &crate::store::model::Manifest) -> Result<()> {
+    if workflow != "orchestrate" {
+        return Err(Error::invalid(format!(
+            "--from plan is for orchestrate runs, not {workflow}"
+        ))
+        .hint(format!("baton run orchestrate {slug} --from plan")));
+    }
+    let planned = m
+        .completed_phases
+        .iter()
+        .any(|c| c.phase == "plan" && c.status == crate::store::model::PhaseStatus::Success);
+    if !planned {
+        return Err(
+            Error::state(format!("task `{slug}` has no plan to start from")).hint(format!(
+                "plan it first: baton discover {slug}, then baton plan {slug}"
+            )),
+        );
+    }
+    Ok(())
 }

@@ -15,6 +15,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("orchestrate", include_str!("../builtin/orchestrate.toml")),
     ("poc", include_str!("../builtin/poc.toml")),
     ("graduate", include_str!("../builtin/graduate.toml")),
+    ("plan", include_str!("../builtin/plan.toml")),
 ];
 
 /// The phases a task workflow may name; each has its own behaviour in the engine.
@@ -29,6 +30,10 @@ pub const KINDS: &[&str] = &[
     "impl-audit",
     "implementation-fix",
     "debt",
+    // Before any architect: the dialogue with the person (`baton discover`, interactive) and
+    // the headless planning context that turns its specs into the task breakdown.
+    "discovery",
+    "plan",
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -132,8 +137,31 @@ pub struct TaskPhase {
     pub fail_signal: Option<String>,
     /// An audit's repair phase, run after a failed verdict before auditing again.
     pub repair: Option<String>,
-    /// Token budget of the prompt.
+    /// Token budget of the prompt (discovery: of the whole dialogue, watched while it runs).
     pub budget: Option<usize>,
+    /// discovery: where the spec files go, relative to the project (`{task}`: the task's slug).
+    pub spec_dir: Option<String>,
+    /// discovery: the spec files the dialogue writes, with their sections (plan extracts them).
+    #[serde(default)]
+    pub specs: Vec<SpecFile>,
+}
+
+/// One spec file discovery writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecFile {
+    /// A file name (`REQUIREMENTS.md`), inside the phase's `spec_dir`.
+    pub file: String,
+    /// Its sections (`##` headings), in order.
+    #[serde(default)]
+    pub sections: Vec<String>,
+}
+
+impl SpecFile {
+    /// The file's stem: its name in the store (`discovery/<stem>.md`).
+    pub fn stem(&self) -> &str {
+        self.file.strip_suffix(".md").unwrap_or(&self.file)
+    }
 }
 
 impl TaskPhase {
@@ -211,6 +239,16 @@ impl TaskWorkflow {
             }
         }
         for p in &self.phases {
+            if p.name == "discovery" {
+                check_specs(p, source, &line_of)?;
+            }
+            if p.name == "plan" && self.phase("discovery").is_none() {
+                return Err(Error::corrupt(
+                    source,
+                    at("plan"),
+                    "phase `plan` reads the specs of a `discovery` phase, which is not defined",
+                ));
+            }
             if let Some(r) = &p.repair
                 && !seen.contains(&r.as_str())
             {
@@ -253,6 +291,35 @@ impl TaskWorkflow {
         self.order(source, text)?;
         Ok(())
     }
+}
+
+/// A discovery phase names at least one spec file, each a plain `.md` file name (its
+/// directory is `spec_dir`: a name never leads out of it).
+fn check_specs(p: &TaskPhase, source: &str, line_of: &dyn Fn(&str) -> Option<usize>) -> Result<()> {
+    if p.specs.is_empty() {
+        return Err(Error::corrupt(
+            source,
+            line_of("\"discovery\""),
+            "phase `discovery` names no spec files: add [[phase.specs]] file = \"REQUIREMENTS.md\"",
+        ));
+    }
+    for f in &p.specs {
+        let stem = f.stem();
+        let plain = f.file.ends_with(".md")
+            && crate::store::names::check_task_id(stem).is_ok()
+            && !stem.contains("..");
+        if !plain {
+            return Err(Error::corrupt(
+                source,
+                line_of(&f.file),
+                format!(
+                    "spec file `{}` must be a file name ending in .md (letters, digits, `-`, `_`): its directory is `spec_dir`",
+                    f.file
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub fn is_builtin(name: &str) -> bool {
@@ -318,5 +385,31 @@ mod tests {
             e.contains("dependency cycle") && e.contains("o.toml line"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn discovery_names_its_specs_and_plan_needs_discovery() {
+        let plan = BUILTIN.iter().find(|(n, _)| *n == "plan").unwrap().1;
+        let wf = parse("plan.toml", plan).unwrap();
+        assert_eq!(
+            wf.phase("discovery").unwrap().specs[0].stem(),
+            "REQUIREMENTS"
+        );
+        let text = plan.replace("file = \"REQUIREMENTS.md\"", "file = \"../up.md\"");
+        let e = parse("p.toml", &text).unwrap_err().to_string();
+        assert!(
+            e.contains("spec file `../up.md` must be a file name"),
+            "{e}"
+        );
+        let cut = plan.find("[[phase.specs]]").unwrap();
+        let rest = &plan[plan.find("[[phase]]\nname = \"plan\"").unwrap()..];
+        let e = parse("p.toml", &format!("{}{rest}", &plan[..cut]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("names no spec files"), "{e}");
+        let only_plan = &plan[..plan.find("[[phase]]").unwrap()];
+        let only_plan = format!("{only_plan}{rest}").replace("after = [\"discovery\"]\n", "");
+        let e = parse("p.toml", &only_plan).unwrap_err().to_string();
+        assert!(e.contains("not defined"), "{e}");
     }
 }

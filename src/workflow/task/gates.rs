@@ -50,8 +50,14 @@ impl TaskEngine<'_> {
                     point: &point,
                     reason,
                     resume: &format!(
-                        "baton resume --task {} --decision retry, then: baton run {} {}",
-                        self.slug, self.wf.name, self.slug
+                        "baton resume --task {} --decision retry, then: {}",
+                        self.slug,
+                        // `baton plan` runs the plan workflow's phase; the others are `baton run`s.
+                        if self.wf.name == "plan" {
+                            format!("baton plan {}", self.slug)
+                        } else {
+                            format!("baton run {} {}", self.wf.name, self.slug)
+                        }
                     ),
                 });
                 lock(&self.journal).records.len() - 1

@@ -6,8 +6,10 @@
 //! (re)start: each step first asks the journal whether it already happened.
 
 pub mod def;
+pub mod discover;
 mod gates;
 mod phases;
+pub mod plan;
 mod waves;
 
 use gates::GateOutcome;
@@ -72,6 +74,9 @@ pub struct TaskOptions {
     /// graduate: the completed poc task this one graduates.
     #[serde(default)]
     pub from: Option<String>,
+    /// `--from plan`: the task was planned (`baton plan`); start at the implementation.
+    #[serde(default)]
+    pub from_plan: bool,
 }
 
 /// A finished unit of work (an implementation task's attempt, an implementation audit): what
@@ -103,6 +108,8 @@ pub struct TaskEngine<'a> {
     pub printed: Mutex<Vec<String>>,
     /// The workflow's conductor session, if it has one (reports are serialized through it).
     pub conductor: Option<Mutex<Conductor>>,
+    /// A dry run (`baton plan --dry-run`): prompts are collected here, nothing runs.
+    pub dry_run: Option<&'a Mutex<Vec<crate::run::call::DryPhase>>>,
 }
 
 impl TaskEngine<'_> {
@@ -126,7 +133,7 @@ impl TaskEngine<'_> {
             journal: &self.journal,
             agents: self.agents,
             reporter: self.reporter,
-            dry_run: None,
+            dry_run: self.dry_run,
         }
     }
 
@@ -149,7 +156,8 @@ impl TaskEngine<'_> {
     pub fn run(&self) -> Result<Stop> {
         let wf = self.wf.clone();
         let (source, text) = self.wf_text.clone();
-        self.walk(&wf, &wf.order(&source, &text)?, None)
+        let from = self.opts.from_plan.then_some("implementation");
+        self.walk(&wf, &wf.order(&source, &text)?, from)
     }
 
     fn walk(&self, wf: &TaskWorkflow, order: &[String], from: Option<&str>) -> Result<Stop> {
@@ -162,6 +170,7 @@ impl TaskEngine<'_> {
                 "implementation" => self.implementation(wf, &p)?,
                 "tests" => self.tests(wf, &p)?,
                 "test-results" if !wf.test_command.is_empty() => self.test_command(wf, &p)?,
+                "discovery" => self.discovered()?,
                 _ if p.repair.is_some() => self.audit(wf, &p)?,
                 _ => self.single(wf, &p, None)?,
             };
@@ -328,6 +337,14 @@ impl TaskEngine<'_> {
             None => self.slug.clone(),
         };
         let files = self.files();
+        // The plan starts from the specs discovery stored, their sections extracted.
+        let specs = if p.name == "plan" {
+            let d = plan::discovery_phase(wf, &wf.name)?;
+            let dir = self.store.task_dir(&self.slug);
+            plan::extracted(&dir, &self.project_dir, d, &self.slug)?
+        } else {
+            vec![]
+        };
         let poc_from = self.opts.from.as_ref().map(|f| {
             let dir = self.store.task_dir(f);
             let mut v = vec![];
@@ -351,6 +368,7 @@ impl TaskEngine<'_> {
             "task_files": task.map(|t| t.files.join(", ")),
             "iteration": iteration,
             "poc_from": poc_from,
+            "specs": specs,
             "conductor_notes": Some(self.run_dir().join("conductor-notes.md"))
                 .filter(|n| n.is_file())
                 .map(|n| self.rel(&n)),
@@ -377,9 +395,11 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
                     "If it fails, print instead:\nFail signal: {f}: {signal_id} - <why>\n"
                 ));
             }
-            crate::fs::create_dir_all(&self.run_dir().join("out"))?;
-            // A file left by an attempt that never finished is not this attempt's answer.
-            let _ = std::fs::remove_file(out_file);
+            if self.dry_run.is_none() {
+                crate::fs::create_dir_all(&self.run_dir().join("out"))?;
+                // A file left by an attempt that never finished is not this attempt's answer.
+                let _ = std::fs::remove_file(out_file);
+            }
             Ok(prompt)
         };
         let subject = Subject::task(&self.slug, task_id);
@@ -402,8 +422,16 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
         };
         let called = self.calls().call(&call, render_prompt, |reply| {
             let v = judge_signal(&reply.text, &signal_id, grammar);
-            let has_file = std::fs::read_to_string(out_file).is_ok_and(|t| !t.trim().is_empty());
+            let written = std::fs::read_to_string(out_file).unwrap_or_default();
+            let has_file = !written.trim().is_empty();
+            // A plan is checked on disk: the waves must be able to use it.
+            let bad_plan = (p.name == "plan" && has_file)
+                .then(|| plan::check(&written, &self.rel(out_file)))
+                .flatten();
             match v.judged {
+                Judged::Passed if bad_plan.is_some() => {
+                    Judgement::broken(bad_plan.unwrap_or_default())
+                }
                 Judged::Passed | Judged::Rejected if !has_file => Judgement::broken(format!(
                     "the agent signalled but did not write {}",
                     self.rel(out_file)

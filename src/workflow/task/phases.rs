@@ -16,6 +16,26 @@ impl TaskEngine<'_> {
         self.walk(&wf, &order, Some("implementation"))
     }
 
+    /// A discovery phase in a workflow's walk: a dialogue with a person is never run headless;
+    /// the run goes on once `baton discover` has recorded it.
+    pub(super) fn discovered(&self) -> Result<Option<Stop>> {
+        let m = self.manifest()?;
+        if m.completed_phases
+            .iter()
+            .any(|c| c.phase == "discovery" && c.status == PhaseStatus::Success)
+        {
+            return Ok(None);
+        }
+        Err(Error::state(format!(
+            "task `{}` has no discovery yet: it is a dialogue with a person, not run headless",
+            self.slug
+        ))
+        .hint(format!(
+            "run `baton discover {}` in a terminal, then this command again (the run continues)",
+            self.slug
+        )))
+    }
+
     pub(super) fn graduate_complete(&self) -> Result<()> {
         let m = self.manifest()?;
         let dir = self.store.task_dir(&self.slug);
@@ -208,8 +228,15 @@ impl TaskEngine<'_> {
         Ok(())
     }
 
+    /// The prompt a phase would be sent, collected by the engine's dry run (nothing recorded).
+    pub fn dry_phase(&self, wf: &TaskWorkflow, p: &TaskPhase) -> Result<()> {
+        let label = phase_label(&p.name, None);
+        self.call(wf, p, None, None, None, 1, &self.out_file(&label, 1))
+            .map(drop)
+    }
+
     /// A phase run once (retried per the policy, then the task paused).
-    pub(super) fn single(
+    pub fn single(
         &self,
         wf: &TaskWorkflow,
         p: &TaskPhase,

@@ -1,0 +1,244 @@
+//! Token use of an interactive agent session, read from the transcript the CLI writes itself:
+//! Claude Code `~/.claude/projects/<project>/<session>.jsonl` (`message.usage` of each
+//! assistant message), codex `~/.codex/sessions/…/rollout-*.jsonl` (`event_msg` lines whose
+//! `payload.type` is `token_count`), gemini `~/.gemini/tmp/<project>/chats/session-*.json`
+//! (`messages[].tokens`). The roots follow `CLAUDE_CONFIG_DIR`, `CODEX_HOME` and `HOME`, so a
+//! test (or a second account) points them elsewhere. Formats change between versions: unknown
+//! lines are skipped, and a session whose transcript is not found is simply not metered.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use super::AgentKind;
+
+/// Where `kind` keeps its session transcripts, from the environment `var` reads.
+pub fn root(kind: AgentKind, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let home = || var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    match kind {
+        AgentKind::Claude => var("CLAUDE_CONFIG_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| Some(home()?.join(".claude")))
+            .map(|d| d.join("projects")),
+        AgentKind::Codex => var("CODEX_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| Some(home()?.join(".codex")))
+            .map(|d| d.join("sessions")),
+        AgentKind::Gemini => Some(home()?.join(".gemini").join("tmp")),
+        AgentKind::Command | AgentKind::Sim => None,
+    }
+}
+
+/// Whether `path` is a transcript file of `kind`.
+fn is_transcript(kind: AgentKind, path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    match kind {
+        AgentKind::Claude => name.ends_with(".jsonl"),
+        AgentKind::Codex => name.starts_with("rollout-") && name.ends_with(".jsonl"),
+        AgentKind::Gemini => {
+            name.ends_with(".json")
+                && path
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .is_some_and(|p| p == "chats")
+        }
+        AgentKind::Command | AgentKind::Sim => false,
+    }
+}
+
+/// The transcript of `kind` last written at or after `since`: the session just started
+/// (the CLIs name their files by a session id baton does not choose).
+pub fn newest(kind: AgentKind, root: &Path, since: SystemTime) -> Option<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<(SystemTime, PathBuf)>, kind: AgentKind) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() && depth < 5 {
+                walk(&p, depth + 1, out, kind);
+            } else if ft.is_file()
+                && is_transcript(kind, &p)
+                && let Ok(m) = e.metadata().and_then(|m| m.modified())
+            {
+                out.push((m, p));
+            }
+        }
+    }
+    let mut found = vec![];
+    walk(root, 0, &mut found, kind);
+    found
+        .into_iter()
+        .filter(|(m, _)| *m >= since)
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// The session's context size in tokens, as its transcript last reports it.
+pub fn context_tokens(kind: AgentKind, text: &str) -> Option<u64> {
+    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    match kind {
+        AgentKind::Claude => text.lines().rev().find_map(|l| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            let u = v.get("message")?.get("usage")?;
+            u.is_object().then(|| {
+                n(u, "input_tokens")
+                    + n(u, "cache_creation_input_tokens")
+                    + n(u, "cache_read_input_tokens")
+                    + n(u, "output_tokens")
+            })
+        }),
+        AgentKind::Codex => text.lines().rev().find_map(|l| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            let p = v.get("payload")?;
+            if p.get("type")?.as_str()? != "token_count" {
+                return None;
+            }
+            let info = p.get("info")?;
+            let u = info
+                .get("last_token_usage")
+                .or_else(|| info.get("total_token_usage"))?;
+            Some(match u.get("total_tokens").and_then(Value::as_u64) {
+                Some(t) => t,
+                None => n(u, "input_tokens") + n(u, "output_tokens"),
+            })
+        }),
+        AgentKind::Gemini => {
+            let v: Value = serde_json::from_str(text).ok()?;
+            v.get("messages")?.as_array()?.iter().rev().find_map(|m| {
+                let t = m.get("tokens")?;
+                Some(match t.get("total").and_then(Value::as_u64) {
+                    Some(total) => total,
+                    None => n(t, "input") + n(t, "output"),
+                })
+            })
+        }
+        AgentKind::Command | AgentKind::Sim => None,
+    }
+}
+
+/// A thread that polls the session's transcript while it runs: it keeps the latest context
+/// size and calls `warn` once when it passes `budget`.
+pub struct Watcher {
+    stop: Arc<AtomicBool>,
+    tokens: Arc<AtomicU64>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watcher {
+    pub fn start(
+        kind: AgentKind,
+        root: PathBuf,
+        since: SystemTime,
+        budget: Option<u64>,
+        every: Duration,
+        warn: Box<dyn Fn(u64, u64) + Send>,
+    ) -> Watcher {
+        let stop = Arc::new(AtomicBool::new(false));
+        let tokens = Arc::new(AtomicU64::new(0));
+        let (s, t) = (stop.clone(), tokens.clone());
+        let handle = std::thread::spawn(move || {
+            let mut warned = false;
+            loop {
+                let done = s.load(Ordering::SeqCst);
+                if let Some(n) = newest(kind, &root, since)
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .and_then(|text| context_tokens(kind, &text))
+                {
+                    t.store(n, Ordering::SeqCst);
+                    if let Some(b) = budget
+                        && n > b
+                        && !warned
+                    {
+                        warned = true;
+                        warn(n, b);
+                    }
+                }
+                if done {
+                    return;
+                }
+                std::thread::sleep(every);
+            }
+        });
+        Watcher {
+            stop,
+            tokens,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stop polling (after one last read) and return the session's last known context size.
+    pub fn finish(mut self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        self.tokens.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_each_cli_s_latest_usage() {
+        let claude = r#"{"type":"user","message":{"role":"user","content":"hi"}}
+{"type":"assistant","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":5}}}
+{"type":"assistant","message":{"usage":{"input_tokens":20,"cache_creation_input_tokens":200,"cache_read_input_tokens":2000,"output_tokens":7}}}
+not json
+"#;
+        assert_eq!(context_tokens(AgentKind::Claude, claude), Some(2227));
+        let codex = r#"{"type":"session_meta","payload":{"id":"x"}}
+{"type":"event_msg","payload":{"type":"token_count","info":null}}
+{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":9000},"last_token_usage":{"input_tokens":4000,"output_tokens":300,"total_tokens":4300}}}}
+{"type":"event_msg","payload":{"type":"agent_message","message":"ok"}}
+"#;
+        assert_eq!(context_tokens(AgentKind::Codex, codex), Some(4300));
+        let gemini = r#"{"sessionId":"s","messages":[{"type":"user","content":"q"},{"type":"gemini","tokens":{"input":900,"output":40,"total":950}},{"type":"user","content":"a"}]}"#;
+        assert_eq!(context_tokens(AgentKind::Gemini, gemini), Some(950));
+        assert_eq!(context_tokens(AgentKind::Claude, "{}\n"), None);
+        assert_eq!(context_tokens(AgentKind::Command, claude), None);
+    }
+
+    #[test]
+    fn roots_follow_the_environment() {
+        let env = |k: &str| match k {
+            "HOME" => Some("/h".to_string()),
+            "CODEX_HOME" => Some("/c".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            root(AgentKind::Claude, &env),
+            Some(PathBuf::from("/h/.claude/projects"))
+        );
+        assert_eq!(
+            root(AgentKind::Codex, &env),
+            Some(PathBuf::from("/c/sessions"))
+        );
+        assert_eq!(
+            root(AgentKind::Gemini, &env),
+            Some(PathBuf::from("/h/.gemini/tmp"))
+        );
+        assert_eq!(root(AgentKind::Command, &env), None);
+    }
+
+    #[test]
+    fn finds_the_session_written_since_the_start() {
+        let d = tempfile::tempdir().unwrap();
+        let old = d.path().join("proj/old.jsonl");
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::write(&old, "{}").unwrap();
+        let since = SystemTime::now() + Duration::from_secs(3600);
+        assert_eq!(newest(AgentKind::Claude, d.path(), since), None);
+        let since = SystemTime::now() - Duration::from_secs(3600);
+        assert_eq!(newest(AgentKind::Claude, d.path(), since), Some(old));
+        assert_eq!(newest(AgentKind::Codex, d.path(), since), None);
+    }
+}

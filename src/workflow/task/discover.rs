@@ -1,0 +1,170 @@
+//! Discovery: the first phase, a dialogue with the person in an interactive agent session of
+//! its own (their terminal, a fresh context), which ends in spec files written in the project.
+//! baton meters the session from the CLI's own transcript and warns past the budget; after the
+//! person leaves it records the phase only when every spec file was written — the specs stored
+//! as the task's artifacts, the dialogue itself nowhere. Leaving earlier records nothing: the
+//! next `baton discover` starts a new session for the same task.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::def::TaskPhase;
+use super::plan::SpecPath;
+use crate::agent::{AgentSpec, interactive, transcript};
+use crate::context::{extract, markdown};
+use crate::error::{Error, Result};
+use crate::store::model::PhaseStatus;
+use crate::store::{Content, Store};
+
+/// The discovery prompt: what to ask, what to scan, the spec files and their sections.
+pub fn prompt(
+    prompts_dir: &Path,
+    p: &TaskPhase,
+    slug: &str,
+    idea: Option<&str>,
+    specs: &[SpecPath],
+) -> Result<String> {
+    let name = p.template_name();
+    let template = crate::run::prompt::template(&name, prompts_dir)?;
+    let ctx = serde_json::json!({
+        "task": slug,
+        "idea": idea,
+        "specs": specs.iter().map(|s| serde_json::json!({"path": s.rel, "sections": s.spec.sections})).collect::<Vec<_>>(),
+        "budget": p.budget,
+        "signal": p.signal,
+    });
+    crate::run::prompt::render(&name, &template, &ctx)
+}
+
+/// One discovery session, ready to start.
+pub struct Session<'a> {
+    pub project_dir: PathBuf,
+    pub store: &'a Store,
+    pub slug: String,
+    pub phase: TaskPhase,
+    pub specs: Vec<SpecPath>,
+    pub agent: AgentSpec,
+    pub prompt: String,
+    /// How often the transcript is read.
+    pub poll: Duration,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Every spec file was written: the phase is recorded, the specs stored.
+    Recorded {
+        /// Artifacts, relative to the task directory.
+        stored: Vec<String>,
+        tokens: u64,
+        /// `FILE: ## Section` the prompt asked for and the file lacks.
+        missing_sections: Vec<String>,
+    },
+    /// The person left before the specs were written: nothing recorded.
+    Unfinished {
+        /// Spec files (relative) not written in this session.
+        missing: Vec<String>,
+        tokens: u64,
+    },
+}
+
+impl Session<'_> {
+    /// Run the session in the person's terminal until they leave; `warn(tokens, budget)` is
+    /// called (from the watcher thread) once the dialogue passes the phase's budget.
+    pub fn run(&self, warn: Box<dyn Fn(u64, u64) + Send>) -> Result<Ended> {
+        let (program, args) = interactive::argv(&self.agent, &self.prompt)?;
+        // File times are coarse: a transcript written in the second before the start counts.
+        let since = SystemTime::now() - Duration::from_secs(1);
+        let var = |k: &str| std::env::var(k).ok();
+        let watcher = transcript::root(self.agent.kind, &var).map(|root| {
+            transcript::Watcher::start(
+                self.agent.kind,
+                root,
+                since,
+                self.phase.budget.map(|b| b as u64),
+                self.poll,
+                warn,
+            )
+        });
+        let status = std::process::Command::new(&program)
+            .args(&args)
+            .current_dir(&self.project_dir)
+            .envs(self.agent.env.iter().map(|(k, v)| (k, v)))
+            .status();
+        let tokens = watcher.map_or(0, transcript::Watcher::finish);
+        if let Err(e) = status {
+            return Err(Error::agent(format!(
+                "cannot start the agent `{}`: {e}",
+                program.display()
+            ))
+            .hint("install its CLI, or pick another with --agent (or [agents.<name>] program = … in baton.toml)"));
+        }
+        let missing: Vec<String> = self
+            .specs
+            .iter()
+            .filter(|s| !written_since(&s.path, since))
+            .map(|s| s.rel.clone())
+            .collect();
+        if !missing.is_empty() {
+            return Ok(Ended::Unfinished { missing, tokens });
+        }
+        self.record(tokens)
+    }
+
+    /// BEGIN_PHASE discovery, one STORE per spec file, COMPLETE_PHASE; the dialogue's size in
+    /// the history.
+    fn record(&self, tokens: u64) -> Result<Ended> {
+        let mut texts = vec![];
+        let mut missing_sections = vec![];
+        for s in &self.specs {
+            crate::fs::confined(&self.project_dir, &s.path)?;
+            let text = crate::fs::read_text(&s.path)?;
+            let all = markdown::sections(&text);
+            for t in &s.spec.sections {
+                if extract::find(&all, t).is_err() {
+                    missing_sections.push(format!("{}: ## {t}", s.rel));
+                }
+            }
+            texts.push((s.spec.stem().to_string(), text));
+        }
+        self.store.begin_phase(&self.slug, "discovery", None, &[])?;
+        let mut stored = vec![];
+        for (stem, text) in texts {
+            let o = self.store.store(
+                &self.slug,
+                "discovery",
+                Content {
+                    task_id: Some(stem),
+                    iteration: None,
+                    text,
+                },
+            )?;
+            stored.extend(o.stored);
+        }
+        self.store
+            .complete_phase(&self.slug, "discovery", None, PhaseStatus::Success, None)?;
+        let budget = self
+            .phase
+            .budget
+            .map(|b| format!(" (budget {b})"))
+            .unwrap_or_default();
+        self.store.note(
+            &self.slug,
+            &format!(
+                "discovery: dialogue of {tokens} tokens{budget}; specs stored: {}",
+                stored.join(", ")
+            ),
+        )?;
+        Ok(Ended::Recorded {
+            stored,
+            tokens,
+            missing_sections,
+        })
+    }
+}
+
+/// A non-empty file modified at or after `since`.
+fn written_since(path: &Path, since: SystemTime) -> bool {
+    std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file() && m.len() > 0 && m.modified().is_ok_and(|t| t >= since))
+}

@@ -1,0 +1,457 @@
+//! `baton discover` and `baton plan`: the dialogue in a pseudo-terminal with a scripted
+//! interactive agent (tests/fixtures/agents/interactive/fake-claude, a python3 script that asks
+//! two questions, logs Claude Code-style usage under $HOME and writes the specs), then the plan
+//! with the simulated agent, then an orchestrate run from the plan — and what reaches which
+//! prompt.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rexpect::process::WaitStatus;
+use rexpect::session::PtySession;
+
+use crate::util::{Proj, Test, bin, fixture};
+
+const SLUG: &str = "add-login-with-github";
+
+/// A project whose agent `fake` is the scripted interactive CLI (a claude, for its transcript).
+fn project() -> Proj {
+    let p = Proj::new();
+    let fake = fixture("agents/interactive/fake-claude");
+    p.write(
+        "baton.toml",
+        &format!(
+            "[agents.fake]\nkind = \"claude\"\nprogram = \"{}\"\n\n[agents.gone]\nkind = \"claude\"\nprogram = \"/nonexistent/claude\"\n",
+            fake.display()
+        ),
+    );
+    p
+}
+
+/// `baton ARGS` in a pseudo-terminal of the project, with `home` as HOME.
+fn pty(p: &Proj, home: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .current_dir(p.path())
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("BATON_AGENT_SIM");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    rexpect::session::spawn_command(c, Some(20_000)).unwrap()
+}
+
+fn exit_code(s: &PtySession) -> i32 {
+    match s.process().wait().unwrap() {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("baton did not exit: {other:?}"),
+    }
+}
+
+/// The whole dialogue: two questions answered; the session's output up to baton's last line.
+fn dialogue(p: &Proj, home: &Path, target: &str, env: &[(&str, &str)]) -> (String, i32) {
+    let mut s = pty(p, home, &["discover", target, "--agent", "fake"], env);
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    s.send_line("DIALOGUE-ANSWER-ONE logins are slow").unwrap();
+    s.exp_string("Q2: Who will use it?").unwrap();
+    s.send_line("DIALOGUE-ANSWER-TWO the support team").unwrap();
+    let rest = s.exp_eof().unwrap();
+    (rest, exit_code(&s))
+}
+
+/// Every prompt saved under the project's runs.
+fn saved_prompts(p: &Proj) -> Vec<(PathBuf, String)> {
+    let mut out = vec![];
+    let runs = p.path().join(".baton/runs");
+    for run in std::fs::read_dir(runs).unwrap().flatten() {
+        let Ok(rd) = std::fs::read_dir(run.path().join("prompts")) else {
+            continue;
+        };
+        for f in rd.flatten() {
+            out.push((f.path(), std::fs::read_to_string(f.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn discovery_then_plan_then_orchestrate_carry_the_specs_and_never_the_dialogue() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    let (rest, code) = dialogue(&p, home.path(), "Add login with GitHub", &[]);
+    assert_eq!(code, 0, "{rest}");
+    assert!(
+        rest.contains(&format!(
+            "discovery of task {SLUG} recorded: a dialogue of 3000 tokens\r\n  specs stored: discovery/REQUIREMENTS.md, discovery/TECHNICAL_DESIGN.md\r\n  next: baton plan {SLUG}"
+        )),
+        "{rest}"
+    );
+    // The specs are the task's artifacts; the phase is done; its size is in the history.
+    let task = p.task_dir(SLUG);
+    let req = std::fs::read_to_string(task.join("discovery/REQUIREMENTS.md")).unwrap();
+    assert!(
+        req.contains("## Problem\nSPEC-TEXT Problem of REQUIREMENTS.md"),
+        "{req}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(format!("docs/specs/{SLUG}/REQUIREMENTS.md")))
+            .unwrap(),
+        req
+    );
+    let m = p.manifest(SLUG);
+    let done: Vec<(&str, &str)> = m["completed_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["phase"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(done, [("discovery", "success")]);
+    let history = std::fs::read_to_string(p.store().join("context/history.md")).unwrap();
+    assert!(
+        history.contains("discovery: dialogue of 3000 tokens (budget 20000); specs stored: discovery/REQUIREMENTS.md, discovery/TECHNICAL_DESIGN.md"),
+        "{history}"
+    );
+
+    let planned = p.ok(&["plan", SLUG, "--agent", "sim"]);
+    assert!(
+        planned.contains(&format!(
+            "task {SLUG} planned: 2 tasks in docs/orchestrator/context/tasks/{SLUG}/spec.md"
+        )),
+        "{planned}"
+    );
+    assert!(
+        planned.contains(&format!("next: baton run orchestrate {SLUG} --from plan")),
+        "{planned}"
+    );
+    let o = p.run(
+        &[
+            "run",
+            "orchestrate",
+            SLUG,
+            "--from",
+            "plan",
+            "--agent",
+            "sim",
+            "--no-wait",
+        ],
+        None,
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "task {SLUG}: waiting at the final gate (--no-wait)"
+        )),
+        "{stdout}"
+    );
+
+    let prompts = saved_prompts(&p);
+    let names: Vec<String> = prompts
+        .iter()
+        .map(|(f, _)| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"plan-1.md".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"implementation-1-1.md".to_string()),
+        "{names:?}"
+    );
+    // From the plan: no architect, no spec phase ran.
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("architect") || n.starts_with("spec")),
+        "{names:?}"
+    );
+    for (f, text) in &prompts {
+        for dialogue in [
+            "DIALOGUE-ANSWER-ONE",
+            "DIALOGUE-ANSWER-TWO",
+            "What problem should this solve",
+            "Ask one question at a time",
+        ] {
+            assert!(
+                !text.contains(dialogue),
+                "{} carries the dialogue ({dialogue})",
+                f.display()
+            );
+        }
+    }
+    let plan = &prompts
+        .iter()
+        .find(|(f, _)| f.ends_with("plan-1.md"))
+        .unwrap()
+        .1;
+    for spec in [
+        "SPEC-TEXT Problem of REQUIREMENTS.md",
+        "SPEC-TEXT Acceptance Criteria of REQUIREMENTS.md",
+        "SPEC-TEXT Data Model of TECHNICAL_DESIGN.md",
+    ] {
+        assert!(plan.contains(spec), "the plan prompt lacks {spec}:\n{plan}");
+    }
+    let m = p.manifest(SLUG);
+    let impls = m["completed_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["phase"] == "implementation" && c["status"] == "success")
+        .count();
+    assert_eq!(impls, 2, "{m}");
+}
+
+#[test]
+fn the_budget_warning_fires_while_the_dialogue_runs() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    let mut s = pty(
+        &p,
+        home.path(),
+        &["discover", "Add login with GitHub", "--agent", "fake"],
+        &[("FAKE_USAGE", "25000")],
+    );
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    s.send_line("slow").unwrap();
+    // The agent waits at its second question: the warning comes while the session runs.
+    s.exp_string("Q2: Who will use it?").unwrap();
+    s.exp_string("baton: the discovery dialogue is at 25000 tokens, past its budget of 20000: ask the agent to write the specs now")
+        .unwrap();
+    s.send_line("support").unwrap();
+    let rest = s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 0, "{rest}");
+    assert!(
+        rest.contains("recorded: a dialogue of 25000 tokens"),
+        "{rest}"
+    );
+    assert_eq!(
+        rest.matches("past its budget").count(),
+        0,
+        "warned twice: {rest}"
+    );
+}
+
+#[test]
+fn leaving_before_the_specs_records_nothing_and_discovery_runs_again() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    let mut s = pty(
+        &p,
+        home.path(),
+        &["discover", "add-login", "--agent", "fake"],
+        &[("FAKE_QUIT", "1")],
+    );
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    s.send_line("never mind").unwrap();
+    let rest = s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 1, "{rest}");
+    assert!(
+        rest.contains("discovery of task add-login not recorded: the session ended before docs/specs/add-login/REQUIREMENTS.md, docs/specs/add-login/TECHNICAL_DESIGN.md were written\r\n  again: baton discover add-login"),
+        "{rest}"
+    );
+    assert_eq!(
+        p.manifest("add-login")["completed_phases"],
+        serde_json::json!([])
+    );
+    assert!(!p.task_dir("add-login").join("discovery").exists());
+    Test::with(p)
+        .args(["plan", "add-login", "--agent", "sim"])
+        .stderr("error: task `add-login` has no specs from discovery to plan from\n  hint: run `baton discover add-login` first (or store one: baton store discovery --task-id REQUIREMENTS --file …)\n")
+        .status(3)
+        .run();
+}
+
+#[test]
+fn a_second_session_after_leaving_records_the_phase() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    let mut s = pty(
+        &p,
+        home.path(),
+        &["discover", "add-login", "--agent", "fake"],
+        &[("FAKE_QUIT", "1")],
+    );
+    s.exp_string("Q1").unwrap();
+    s.send_line("later").unwrap();
+    s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 1);
+    let (rest, code) = dialogue(&p, home.path(), "add-login", &[]);
+    assert_eq!(code, 0, "{rest}");
+    assert!(
+        rest.contains("discovery of task add-login recorded"),
+        "{rest}"
+    );
+    assert!(
+        p.task_dir("add-login")
+            .join("discovery/TECHNICAL_DESIGN.md")
+            .is_file()
+    );
+}
+
+#[test]
+fn discovery_refuses_to_run_without_a_terminal_and_changes_nothing() {
+    let p = project();
+    Test::with(p)
+        .args(["discover", "Add login", "--agent", "fake"])
+        .stderr("error: discovery is a dialogue with a person: it needs a terminal, and stdin or stdout is not one\n  hint: run `baton discover add-login` in a terminal (`--dry-run` shows its prompt anywhere); the headless phase is `baton plan`\n")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn discovery_bad_input() {
+    let p = project();
+    let p = Test::with(p)
+        .args(["discover", "Add login", "--agent", "fake", "--spec-dir", "../elsewhere"])
+        .stderr(
+            "error: spec directory `../elsewhere` is outside the project ([PROJECT])\n  hint: give a directory relative to the project, e.g. --spec-dir docs/specs/{task}\n",
+        )
+        .status(2)
+        .run()
+        .proj();
+    let p = Test::with(p)
+        .args(["discover", "Add login", "--agent", "sim"])
+        .stderr("error: discovery is a dialogue with a person: the simulated agent cannot hold it (agent `sim`)\n  hint: pick an interactive agent CLI: --agent claude|codex|gemini or an [agents.<name>] of baton.toml\n")
+        .status(2)
+        .run()
+        .proj();
+    let p = Test::with(p)
+        .args(["discover", "Add login", "--agent", "gone"])
+        .stderr("error: the agent CLI `/nonexistent/claude` is not installed (not on PATH, or no such file)\n  hint: install it, or pick another: --agent claude|codex|gemini, or [agents.<name>] program = … in baton.toml\n")
+        .status(4)
+        .run()
+        .proj();
+    assert!(!p.task_dir("add-login").exists());
+    Test::with(p)
+        .args(["run", "orchestrate", "add-login", "--from", "plan", "--agent", "sim"])
+        .stderr("error: no task `add-login`\n  hint: create it: baton task init \"add-login\" --workflow orchestrate (list: baton task list)\n")
+        .status(4)
+        .run();
+}
+
+#[test]
+fn orchestrate_from_plan_needs_a_plan() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    Test::with(p)
+        .args(["run", "orchestrate", "add-login", "--from", "plan", "--agent", "sim"])
+        .stderr("error: task `add-login` has no plan to start from\n  hint: plan it first: baton discover add-login, then baton plan add-login\n")
+        .status(3)
+        .run();
+}
+
+#[test]
+fn dry_runs_show_the_prompts_and_change_nothing() {
+    let p = project();
+    let ran = Test::with(p)
+        .args(["discover", "Add login", "--agent", "fake", "--dry-run"])
+        .any_stdout()
+        .run();
+    let out = ran.stdout.clone();
+    let p = ran.proj();
+    assert!(
+        out.starts_with("discovery of task add-login (a new task) (dry run: nothing started)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("--- prompt ---\nYou run the discovery of task `add-login`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("   - docs/specs/add-login/REQUIREMENTS.md: ## Problem, ## Users, ## Requirements, ## Out of Scope, ## Acceptance Criteria\n"),
+        "{out}"
+    );
+    assert!(out.contains("  budget: 20000 tokens\n"), "{out}");
+    assert!(!p.task_dir("add-login").exists());
+
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    p.write(
+        "req.md",
+        "# R\n\n## Problem\nPLANNED-PROBLEM\n\n## Chatter\nNOT-EXTRACTED\n",
+    );
+    p.ok(&[
+        "store",
+        "discovery",
+        "--task-id",
+        "REQUIREMENTS",
+        "--file",
+        "req.md",
+        "--task",
+        "add-login",
+    ]);
+    let before = p.snapshot();
+    let out = p.ok(&["plan", "add-login", "--agent", "sim", "--dry-run"]);
+    assert!(
+        out.starts_with("PLAN PHASE: task add-login (dry run: nothing sent)\n  agent: sim\n"),
+        "{out}"
+    );
+    assert!(out.contains("## Problem\nPLANNED-PROBLEM"), "{out}");
+    assert!(!out.contains("NOT-EXTRACTED"), "{out}");
+    assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn a_plan_without_tasks_pauses_the_task() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    p.write("req.md", "# R\n\n## Problem\nslow\n");
+    p.ok(&[
+        "store",
+        "discovery",
+        "--task-id",
+        "REQUIREMENTS",
+        "--file",
+        "req.md",
+        "--task",
+        "add-login",
+    ]);
+    p.write(".baton/sim.toml", "[task]\nplan = [\"tasks=0\"]\n");
+    let o = p.run(&["plan", "add-login", "--agent", "sim"], None);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("task add-login: plan paused: "), "{stdout}");
+    assert!(
+        stdout.contains("has no `### Task N: <title>` sections"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "continue: baton resume --task add-login --decision retry, then baton plan add-login"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(p.manifest("add-login")["status"], "paused");
+}
+
+#[test]
+fn a_workflow_with_discovery_in_front_waits_for_the_dialogue() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    let builtin = p.ok(&["workflow", "show", "orchestrate"]);
+    let own = builtin.replace(
+        "name = \"architect\"\nrole",
+        "name = \"architect\"\nafter = [\"discovery\"]\nrole",
+    ) + "\n[roles.discovery]\ntier = \"strong\"\n\n[[phase]]\nname = \"discovery\"\nrole = \"discovery\"\ntemplate = \"discover\"\nsignal = \"DISCOVERY COMPLETE\"\n\n[[phase.specs]]\nfile = \"REQUIREMENTS.md\"\nsections = [\"Problem\"]\n";
+    p.write(".baton/workflows/orchestrate.toml", &own);
+    let o = p.run(&["run", "orchestrate", "add-login", "--agent", "sim"], None);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("error: task `add-login` has no discovery yet: it is a dialogue with a person, not run headless\n  hint: run `baton discover add-login` in a terminal, then this command again (the run continues)\n"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dry = p.ok(&[
+        "discover",
+        "add-login",
+        "--workflow",
+        "orchestrate",
+        "--agent",
+        "fake",
+        "--dry-run",
+    ]);
+    assert!(
+        dry.contains("   - docs/specs/add-login/REQUIREMENTS.md: ## Problem\n"),
+        "{dry}"
+    );
+}
