@@ -189,12 +189,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .journal
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    let rel = j
-        .dir
-        .strip_prefix(&project_dir)
-        .unwrap_or(&j.dir)
-        .display()
-        .to_string();
+    let rel = j.dir_in(&project_dir);
     progress.finish();
     match stop {
         None => {

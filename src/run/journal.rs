@@ -302,6 +302,15 @@ impl Journal {
         }
     }
 
+    /// The run's folder as the user sees it: relative to `project` when inside it.
+    pub fn dir_in(&self, project: &Path) -> String {
+        self.dir
+            .strip_prefix(project)
+            .unwrap_or(&self.dir)
+            .display()
+            .to_string()
+    }
+
     /// Whether a baton is running this run now.
     pub fn is_held(&self) -> bool {
         fs::is_locked(&self.dir.join("run.lock"))

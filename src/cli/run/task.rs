@@ -157,12 +157,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     }
     let m = store.manifest(&slug)?;
     let calls = j.agent_calls();
-    let rel = j
-        .dir
-        .strip_prefix(&project_dir)
-        .unwrap_or(&j.dir)
-        .display()
-        .to_string();
+    let rel = j.dir_in(&project_dir);
     let (line, code) = match &stop {
         Stop::Completed => ("completed".to_string(), 0),
         Stop::Failed => ("failed".to_string(), 1),

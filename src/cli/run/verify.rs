@@ -140,12 +140,7 @@ fn start_run(
         failed: report.failed,
         skipped: report.already_complete,
     })?;
-    let run_dir = journal
-        .dir
-        .strip_prefix(&ctx.project.dir)
-        .unwrap_or(&journal.dir)
-        .display()
-        .to_string();
+    let run_dir = journal.dir_in(&ctx.project.dir);
     let html = crate::report::at_run_end(&journal.dir, None);
     drop(journal);
     progress.finish();
