@@ -6,7 +6,8 @@
 //!    with `-no-pie` they are resolved at link time. Only the binaries get the flag (the
 //!    library and proc-macros stay position-independent). The cost: the executable's own image
 //!    is not randomized (ASLR still covers the heap, stack and shared libraries).
-//! 2. Compress the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed
+//! 2. Link the unwinder statically (see `static_unwinder`).
+//! 3. Compress the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed
 //!    as 47 MB of raw tables: the same tables, serialized the same way, as zstd frames
 //!    (~19 MB). `context::tokens` decodes them on the first exact count, so a process that
 //!    counts nothing neither maps nor decodes them.
@@ -18,13 +19,47 @@ fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR is set by cargo"));
     if os == "linux" && env == "gnu" && arch == "x86_64" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    if os == "linux" && env == "gnu" {
+        static_unwinder(&out);
+    }
     compress("o200k_base", bpe_openai::o200k_base(), &out);
     compress("cl100k_base", bpe_openai::cl100k_base(), &out);
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// Link the unwinder (libgcc_eh.a) into the binary instead of loading libgcc_s.so.1: Rust's
+/// std asks for `-lgcc_s`, and that library's constructor probes the CPU with a series of
+/// `cpuid`s (each a VM exit on a virtual machine) before `main`, on top of loading one more
+/// shared object — about 0.1 ms of every command. A `libgcc_s.so` linker script in a folder
+/// searched first turns `-lgcc_s` into the static archive, as gcc's `-static-libgcc` does for C.
+/// Panics unwind and `catch_unwind` works the same. Skipped when the C compiler does not know
+/// the archive.
+fn static_unwinder(out: &std::path::Path) {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let Ok(o) = std::process::Command::new(cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+    else {
+        return;
+    };
+    let archive = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    // An unknown file is printed back as its bare name.
+    if !o.status.success() || !archive.is_absolute() || !archive.is_file() {
+        return;
+    }
+    let dir = out.join("static-libgcc");
+    std::fs::create_dir_all(&dir).expect("OUT_DIR is writable");
+    std::fs::write(
+        dir.join("libgcc_s.so"),
+        format!("INPUT ( {} )\n", archive.display()),
+    )
+    .expect("OUT_DIR is writable");
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:rerun-if-env-changed=CC");
 }
 
 /// Frames decoded side by side on first use (one per core of a small machine).

@@ -175,7 +175,16 @@ pub fn main() -> ExitCode {
             }
         };
     }
-    let cli = Cli::parse();
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut matches = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .unwrap_or_else(|e| e.exit());
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
+        .unwrap_or_else(|e| e.format(&mut command).exit());
+    // The process ends when this command does: tearing down clap's tree of ~100 commands and
+    // arguments would cost a tenth of a bookkeeping command's own work.
+    std::mem::forget(matches);
+    std::mem::forget(command);
     let json = cli.json;
     match run(cli) {
         Ok(code) => code,
