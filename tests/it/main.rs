@@ -26,6 +26,7 @@ mod mask_corpus;
 mod mask_secrets;
 mod mcp;
 mod outline;
+mod queue_pg;
 mod report;
 mod run_epic;
 mod run_epic_work;
