@@ -233,3 +233,60 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
     assert_eq!(j["claims"][0]["worker"], "gone");
     assert!(j["claims"][0]["lease_left_secs"].as_f64().unwrap() < 0.0);
 }
+
+#[test]
+fn ctrl_c_releases_the_claim_at_once_and_the_next_worker_runs_the_phase() {
+    let Some(s) = pg::server("queue_pg::ctrl_c_releases_the_claim_at_once") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    p.write(".baton/sim.toml", "latency_ms = 3000\n");
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &["A".into()]).unwrap();
+    // A long lease: only the release lets another worker take the phase soon.
+    let child = std::process::Command::new(crate::util::bin())
+        .args(["worker", "--queue", "q", "--agent", "sim", "--name", "w1", "--lease", "600"])
+        .current_dir(p.path())
+        .env("BATON_DATABASE_URL", &url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !db.claims("q").unwrap().iter().any(|c| c.phase.is_some()) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no claim");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("released its claims"), "{err}");
+    assert!(db.claims("q").unwrap().is_empty());
+    let n: i64 = db
+        .client
+        .query_one("SELECT count(*) FROM baton_outcomes", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0);
+    // The next worker takes the phase at once, as its second attempt; nothing was recorded twice.
+    p.write(".baton/sim.toml", "");
+    p.test()
+        .args(["worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w2"])
+        .env("BATON_DATABASE_URL", &url)
+        .stdout_regex(r"(?m)^w2 A 1a #2: complete in \d+\.\ds$")
+        .stdout_regex(r"(?m)^w2 A 1b #1: complete")
+        .run();
+    let n: i64 = db
+        .client
+        .query_one("SELECT count(*) FROM baton_outcomes WHERE result = 'complete'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+}

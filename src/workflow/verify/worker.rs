@@ -228,7 +228,10 @@ fn slot(
             Err(e) => {
                 // Interrupted or broken: the phase goes back to the queue at once.
                 let _ = db.release(&queue, c.token);
-                return Err(e);
+                return Err(match e {
+                    Error::Interrupted { signal, name, .. } => interrupted(signal, name, &queue),
+                    e => e,
+                });
             }
         };
         {
@@ -254,14 +257,19 @@ fn slot(
         skipped: 0,
     });
     match crate::run::interrupt::received() {
-        Some(sig) => Err(Error::Interrupted {
-            signal: sig,
-            name: crate::run::interrupt::name(sig),
-            hint: Some(format!(
-                "the worker stopped; claims it held were released. Start it again: baton worker --queue {queue}"
-            )),
-        }),
+        Some(sig) => Err(interrupted(sig, crate::run::interrupt::name(sig), &queue)),
         None => Ok(()),
+    }
+}
+
+/// A signal stopped the worker: its claims went back to the queue.
+fn interrupted(signal: i32, name: String, queue: &str) -> Error {
+    Error::Interrupted {
+        signal,
+        name,
+        hint: Some(format!(
+            "the worker stopped and released its claims; other workers go on. Start it again: baton worker --queue {queue}"
+        )),
     }
 }
 
