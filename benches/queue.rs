@@ -11,7 +11,6 @@
 //! 2. Makespan of 1, 2 and 4 `baton worker --once` processes on a queue of 12 items × 5
 //!    phases whose simulated phases each take 200 ms. Target: 4 workers <= 0.3x one worker.
 
-#[allow(dead_code)]
 #[path = "../tests/it/util/pg.rs"]
 mod pg;
 

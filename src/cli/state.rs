@@ -6,8 +6,8 @@ use clap::Subcommand;
 
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::workflow::verify::pipeline;
 use crate::workflow::verify::backend::Backend;
+use crate::workflow::verify::pipeline;
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs

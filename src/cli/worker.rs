@@ -107,7 +107,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         writeln!(
             o,
             "worker {}: {} claims — {} complete, {} failed, {} dropped · {} agent calls",
-            w.name, report.claims, report.complete, report.failed, report.dropped, report.agent_calls
+            w.name,
+            report.claims,
+            report.complete,
+            report.failed,
+            report.dropped,
+            report.agent_calls
         )
     });
     Ok(if report.failed > 0 {

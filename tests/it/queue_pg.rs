@@ -48,7 +48,10 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
     let short = Duration::from_secs(1);
     let long = Duration::from_secs(60);
     let ca = a.claim("q", "wa", "ha", short).unwrap().unwrap();
-    assert_eq!((ca.item.as_str(), ca.attempt, ca.took_over.as_deref()), ("A", 1, None));
+    assert_eq!(
+        (ca.item.as_str(), ca.attempt, ca.took_over.as_deref()),
+        ("A", 1, None)
+    );
     // A is held: the next claimer skips it.
     let cb = b.claim("q", "wb", "hb", long).unwrap().unwrap();
     assert_eq!(cb.item, "B");
@@ -67,7 +70,11 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
         ..State::default()
     };
     // The late worker's result is dropped, naming who holds the phase now.
-    let late = a.record(&outcome(ca.token, &st, vec![("a-late.md".into(), b"late".to_vec())]));
+    let late = a.record(&outcome(
+        ca.token,
+        &st,
+        vec![("a-late.md".into(), b"late".to_vec())],
+    ));
     assert_eq!(
         late.unwrap(),
         Recorded::Lost {
@@ -75,7 +82,11 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
         }
     );
     let body = b"# A 1a\n".to_vec();
-    let ok = b.record(&outcome(over.token, &st, vec![("a-gt.md".into(), body.clone())]));
+    let ok = b.record(&outcome(
+        over.token,
+        &st,
+        vec![("a-gt.md".into(), body.clone())],
+    ));
     assert_eq!(ok.unwrap(), Recorded::Recorded);
     // Recording twice with one claim: the claim ended with the first.
     let again = b.record(&outcome(over.token, &st, vec![]));
@@ -95,7 +106,10 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
     assert_eq!(b.state("q", "A").unwrap().unwrap().status, "in-progress");
     let claims = b.claims("q").unwrap();
     assert_eq!(claims.len(), 1);
-    assert_eq!((claims[0].item.as_str(), claims[0].worker.as_str()), ("B", "wb"));
+    assert_eq!(
+        (claims[0].item.as_str(), claims[0].worker.as_str()),
+        ("B", "wb")
+    );
 }
 
 #[test]
@@ -135,8 +149,7 @@ fn workers_starting_together_migrate_once_and_a_newer_schema_is_refused() {
 
 #[test]
 fn queue_commands_state_worker_and_doctor_on_postgres() {
-    let Some(s) = pg::server("queue_pg::queue_commands_state_worker_and_doctor_on_postgres")
-    else {
+    let Some(s) = pg::server("queue_pg::queue_commands_state_worker_and_doctor_on_postgres") else {
         return;
     };
     let url = s.database();
@@ -185,16 +198,23 @@ BMNR         pending\n  MARA         pending\nnext: 2 pending — start with: ba
         .run();
     p.test()
         .args(["queue", "list"])
-        .env("BATON_DATABASE_URL", "host=/nonexistent/dir dbname=x user=x")
+        .env(
+            "BATON_DATABASE_URL",
+            "host=/nonexistent/dir dbname=x user=x",
+        )
         .status(3)
         .stderr_contains("cannot connect to the queue database")
         .run();
     // A worker drains the queue: one log line per claim, 2 items × 5 phases.
     let ran = t()
-        .args(["worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1"])
+        .args([
+            "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
+        ])
         .stdout_regex(r"(?m)^w1 BMNR 1a #1: complete in \d+\.\ds$")
         .stdout_regex(r"(?m)^w1 MARA 5 #1: complete in \d+\.\ds$")
-        .stdout_contains("worker w1: 10 claims — 10 complete, 0 failed, 0 dropped · 10 agent calls\n")
+        .stdout_contains(
+            "worker w1: 10 claims — 10 complete, 0 failed, 0 dropped · 10 agent calls\n",
+        )
         .run();
     assert_eq!(ran.stdout.lines().count(), 11, "{}", ran.stdout);
     t().args(["queue", "show", "q"])
@@ -207,10 +227,27 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
         .stdout("q                2 items: 2 complete, 0 failed, 0 pending  — all complete\n")
         .run();
     let st = t().args(["state", "show", "MARA"]).any_stdout().run();
-    assert!(st.stdout.starts_with("MARA (queue q): complete"), "{}", st.stdout);
-    assert!(st.stdout.contains("state: in the queue database (baton_items)"), "{}", st.stdout);
-    assert!(st.stdout.ends_with("next: nothing: the item is complete\n"), "{}", st.stdout);
-    let j = t().args(["--json", "state", "show", "MARA"]).any_stdout().run().json();
+    assert!(
+        st.stdout.starts_with("MARA (queue q): complete"),
+        "{}",
+        st.stdout
+    );
+    assert!(
+        st.stdout
+            .contains("state: in the queue database (baton_items)"),
+        "{}",
+        st.stdout
+    );
+    assert!(
+        st.stdout.ends_with("next: nothing: the item is complete\n"),
+        "{}",
+        st.stdout
+    );
+    let j = t()
+        .args(["--json", "state", "show", "MARA"])
+        .any_stdout()
+        .run()
+        .json();
     assert_eq!(j["phases"]["5"]["status"], "complete");
     assert_eq!(j["phases"]["5"]["summary"]["issuesNoted"], 1);
     t().args(["doctor", "--queue", "q"])
@@ -229,7 +266,11 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
             r"XXI: stuck lease: phase \? claimed by gone@host-x, expired \d+s ago \(the next worker to claim takes it over\)\n1 finding\(s\)\n$",
         )
         .run();
-    let j = t().args(["--json", "queue", "show", "q"]).any_stdout().run().json();
+    let j = t()
+        .args(["--json", "queue", "show", "q"])
+        .any_stdout()
+        .run()
+        .json();
     assert_eq!(j["claims"][0]["worker"], "gone");
     assert!(j["claims"][0]["lease_left_secs"].as_f64().unwrap() < 0.0);
 }
@@ -246,7 +287,9 @@ fn ctrl_c_releases_the_claim_at_once_and_the_next_worker_runs_the_phase() {
     db.add("q", &["A".into()]).unwrap();
     // A long lease: only the release lets another worker take the phase soon.
     let child = std::process::Command::new(crate::util::bin())
-        .args(["worker", "--queue", "q", "--agent", "sim", "--name", "w1", "--lease", "600"])
+        .args([
+            "worker", "--queue", "q", "--agent", "sim", "--name", "w1", "--lease", "600",
+        ])
         .current_dir(p.path())
         .env("BATON_DATABASE_URL", &url)
         .stdin(std::process::Stdio::null())
@@ -278,14 +321,19 @@ fn ctrl_c_releases_the_claim_at_once_and_the_next_worker_runs_the_phase() {
     // The next worker takes the phase at once, as its second attempt; nothing was recorded twice.
     p.write(".baton/sim.toml", "");
     p.test()
-        .args(["worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w2"])
+        .args([
+            "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w2",
+        ])
         .env("BATON_DATABASE_URL", &url)
         .stdout_regex(r"(?m)^w2 A 1a #2: complete in \d+\.\ds$")
         .stdout_regex(r"(?m)^w2 A 1b #1: complete")
         .run();
     let n: i64 = db
         .client
-        .query_one("SELECT count(*) FROM baton_outcomes WHERE result = 'complete'", &[])
+        .query_one(
+            "SELECT count(*) FROM baton_outcomes WHERE result = 'complete'",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert_eq!(n, 5);

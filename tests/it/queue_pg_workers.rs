@@ -17,7 +17,9 @@ use crate::util::{Proj, bin, pg};
 fn worker(p: &Proj, url: &str, name: &str) -> Child {
     let log = std::fs::File::create(p.path().join(format!("{name}.log"))).unwrap();
     Command::new(bin())
-        .args(["worker", "--queue", "q", "--once", "--agent", "sim", "--name", name])
+        .args([
+            "worker", "--queue", "q", "--once", "--agent", "sim", "--name", name,
+        ])
         .current_dir(p.path())
         .env("BATON_DATABASE_URL", url)
         .stdin(Stdio::null())
@@ -52,20 +54,38 @@ fn count(db: &mut Db, sql: &str) -> i64 {
 fn assert_exactly_once(db: &mut Db, items: i64) {
     let phases = items * 5;
     assert_eq!(
-        count(db, "SELECT count(*) FROM baton_outcomes WHERE result = 'complete'"),
+        count(
+            db,
+            "SELECT count(*) FROM baton_outcomes WHERE result = 'complete'"
+        ),
         phases
     );
     assert_eq!(
-        count(db, "SELECT count(DISTINCT (item, phase)) FROM baton_outcomes"),
+        count(
+            db,
+            "SELECT count(DISTINCT (item, phase)) FROM baton_outcomes"
+        ),
         phases
     );
-    assert_eq!(count(db, "SELECT count(*) FROM baton_outcomes WHERE result <> 'complete'"), 0);
     assert_eq!(
-        count(db, "SELECT count(*) FROM baton_items WHERE status = 'complete'"),
+        count(
+            db,
+            "SELECT count(*) FROM baton_outcomes WHERE result <> 'complete'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM baton_items WHERE status = 'complete'"
+        ),
         items
     );
     assert_eq!(
-        count(db, "SELECT count(*) FROM baton_items WHERE claim_token IS NOT NULL"),
+        count(
+            db,
+            "SELECT count(*) FROM baton_items WHERE claim_token IS NOT NULL"
+        ),
         0
     );
 }
@@ -239,7 +259,10 @@ fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
             .iter()
             .any(|c| c.worker == name && c.phase.is_some())
         {
-            assert!(held.elapsed() < Duration::from_secs(10), "{name} never claimed");
+            assert!(
+                held.elapsed() < Duration::from_secs(10),
+                "{name} never claimed"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         std::thread::sleep(Duration::from_millis(rng.below(100)));
@@ -271,7 +294,12 @@ fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
         );
     }
     // A taken-over phase ran again as its next attempt; its outcome was recorded once.
-    assert!(count(&mut db, "SELECT count(*) FROM baton_outcomes WHERE attempt > 1") >= 1);
+    assert!(
+        count(
+            &mut db,
+            "SELECT count(*) FROM baton_outcomes WHERE attempt > 1"
+        ) >= 1
+    );
     for id in &ids {
         let r = db_result(&mut db, id);
         assert_eq!(r["status"], "complete", "{id}");

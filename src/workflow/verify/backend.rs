@@ -100,7 +100,12 @@ impl Backend {
     /// queue's items after.
     pub fn add(&mut self, name: &str, items: &[String]) -> Result<Vec<String>> {
         match self {
-            Backend::Files(q) => Ok(q.add(name, items)?.items.into_iter().map(|i| i.id).collect()),
+            Backend::Files(q) => Ok(q
+                .add(name, items)?
+                .items
+                .into_iter()
+                .map(|i| i.id)
+                .collect()),
             Backend::Postgres(db) => db.add(name, items),
         }
     }

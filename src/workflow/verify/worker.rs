@@ -97,7 +97,11 @@ pub fn hostname() -> String {
 }
 
 /// Run the worker until the queue is drained (`once`), a signal, or an error.
-pub fn run(setup: &Setup, w: &WorkerOptions, log: &(dyn Fn(&ClaimLog) + Sync)) -> Result<WorkerReport> {
+pub fn run(
+    setup: &Setup,
+    w: &WorkerOptions,
+    log: &(dyn Fn(&ClaimLog) + Sync),
+) -> Result<WorkerReport> {
     let held: Mutex<BTreeSet<i64>> = Mutex::new(BTreeSet::new());
     let stop = AtomicBool::new(false);
     let report = Mutex::new(WorkerReport::default());
@@ -123,15 +127,24 @@ pub fn run(setup: &Setup, w: &WorkerOptions, log: &(dyn Fn(&ClaimLog) + Sync)) -
             .collect();
         let mut out: Vec<Result<()>> = slots
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::internal("a worker slot panicked"))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a worker slot panicked")))
+            })
             .collect();
         stop.store(true, Ordering::SeqCst);
-        out.push(hb.join().unwrap_or_else(|_| Err(Error::internal("the heartbeat panicked"))));
+        out.push(
+            hb.join()
+                .unwrap_or_else(|_| Err(Error::internal("the heartbeat panicked"))),
+        );
         out
     });
     // An interrupt is reported as such (exit 128 + signal), before other errors.
     let mut errors: Vec<Error> = results.into_iter().filter_map(|r| r.err()).collect();
-    if let Some(k) = errors.iter().position(|e| matches!(e, Error::Interrupted { .. })) {
+    if let Some(k) = errors
+        .iter()
+        .position(|e| matches!(e, Error::Interrupted { .. }))
+    {
         return Err(errors.swap_remove(k));
     }
     if let Some(e) = errors.into_iter().next() {
@@ -156,7 +169,10 @@ fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, stop: &AtomicBool) 
             let kept = db.heartbeat(&tokens, w.lease)?;
             for t in tokens.iter().filter(|t| !kept.contains(t)) {
                 // Still working: the phase's result will be dropped when it tries to record.
-                eprintln!("{}: lost claim {t} (its lease expired before the heartbeat)", w.name);
+                eprintln!(
+                    "{}: lost claim {t} (its lease expired before the heartbeat)",
+                    w.name
+                );
             }
         }
     }
@@ -381,7 +397,11 @@ fn run_claim(
         files,
     })?;
     if rec == Recorded::Recorded && (st.status == "complete" || st.status == "failed") {
-        let result = if st.status == "complete" { "done" } else { "failed" };
+        let result = if st.status == "complete" {
+            "done"
+        } else {
+            "failed"
+        };
         crate::run::lock(&engine.journal).log(Entry::SubjectFinished {
             subject: subject.clone(),
             result: result.into(),

@@ -101,7 +101,16 @@ impl PgServer {
             .cmd("initdb")
             .arg("-D")
             .arg(&data)
-            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .args([
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ])
             .output()
             .map_err(|e| format!("initdb: {e}"))?;
         if !out.status.success() {
@@ -181,7 +190,11 @@ extern "C" fn stop_at_exit() {
 /// `skipped: <test>: …` line when this machine has no PostgreSQL server binary.
 pub fn server(test: &str) -> Option<&'static PgServer> {
     let s = SERVER.get_or_init(|| {
-        let s = PgServer::start(&["fsync=off", "synchronous_commit=off", "full_page_writes=off"]);
+        let s = PgServer::start(&[
+            "fsync=off",
+            "synchronous_commit=off",
+            "full_page_writes=off",
+        ]);
         if s.is_ok() {
             // SAFETY: registers a plain function to run at exit.
             unsafe {

@@ -30,7 +30,9 @@ pub enum Recorded {
     Recorded,
     /// The claim was no longer this worker's (its lease expired and another worker took the
     /// phase over): nothing was written.
-    Lost { holder: Option<String> },
+    Lost {
+        holder: Option<String>,
+    },
 }
 
 /// What ends a claim: the phase's outcome, the item's state after it, its output files.
@@ -195,8 +197,8 @@ impl Db {
                      (queue, item, phase, claim_token, result, reason, attempt, worker, host)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 &[
-                    &o.queue, &o.item, &phase, &o.token, &result, &reason, &o.attempt,
-                    &o.worker, &o.host,
+                    &o.queue, &o.item, &phase, &o.token, &result, &reason, &o.attempt, &o.worker,
+                    &o.host,
                 ],
             )
             .map_err(db_err)?;

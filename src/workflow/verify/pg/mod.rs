@@ -44,8 +44,9 @@ impl Db {
     /// may hold a password).
     pub fn connect(url: &str) -> Result<Db> {
         let mut cfg = postgres::Config::from_str(url).map_err(|e| {
-            Error::invalid(format!("the queue database URL is not valid: {e}"))
-                .hint("e.g. postgresql://baton@db.internal/baton or host=/run/postgresql dbname=baton")
+            Error::invalid(format!("the queue database URL is not valid: {e}")).hint(
+                "e.g. postgresql://baton@db.internal/baton or host=/run/postgresql dbname=baton",
+            )
         })?;
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_secs(10));

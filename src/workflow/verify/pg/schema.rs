@@ -8,7 +8,7 @@ use super::db_err;
 use crate::error::{Error, Result};
 
 /// The advisory lock key of migrations ("baton" in ASCII).
-const LOCK_KEY: i64 = 0x6261_746f_6e;
+const LOCK_KEY: i64 = 0x0062_6174_6f6e;
 
 /// (version, SQL). Append only: a released migration never changes.
 const MIGRATIONS: &[(i32, &str)] = &[(
@@ -100,7 +100,9 @@ pub fn migrate(client: &mut Client) -> Result<i32> {
             "the queue database has schema v{at}, newer than this baton knows (v{})",
             latest()
         ))
-        .hint("upgrade baton on this machine: every worker of a database must run the same baton"));
+        .hint(
+            "upgrade baton on this machine: every worker of a database must run the same baton",
+        ));
     }
     for (v, sql) in MIGRATIONS.iter().filter(|m| m.0 > at) {
         tx.batch_execute(sql).map_err(db_err)?;
