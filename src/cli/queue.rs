@@ -7,7 +7,7 @@ use clap::Subcommand;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::workflow::verify::backend::{Backend, Claim};
+use crate::workflow::verify::backend::{Backend, BackendKind, Claim};
 use crate::workflow::verify::queue::ItemStatus;
 
 #[derive(Debug, Subcommand)]
@@ -135,8 +135,13 @@ pub fn run(ctx: &Ctx, cmd: QueueCmd) -> Result<ExitCode> {
         QueueCmd::Show { name } => {
             let (sum, rows) = summarize(&mut queues, &name)?;
             let claims = queues.claims(&name)?;
+            let mut v = serde_json::json!({"queue": sum, "items": rows});
+            // Claims exist on the postgres backend only (the file backend has one run per queue).
+            if queues.kind() == BackendKind::Postgres {
+                v["claims"] = serde_json::json!(claims);
+            }
             ctx.out.emit(
-                &serde_json::json!({"queue": sum, "items": rows, "claims": claims}),
+                &v,
                 |w| {
                     writeln!(
                         w,
