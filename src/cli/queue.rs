@@ -32,6 +32,14 @@ On the postgres backend it also lists the claims: the phase each worker runs, th
 its host, how long ago it claimed, and the lease left (an expired one is taken over)."
     )]
     Show { name: String },
+    /// Put failed items back in a postgres queue: workers rerun each from its failed phase
+    #[command(
+        after_help = "Examples:\n  baton queue retry dat-q1          # every failed item\n  \
+baton queue retry dat-q1 BMNR     # only these\n\n\
+On the postgres backend only: on files, rerunning `baton run verify --queue NAME` retries\n\
+failed items by itself."
+    )]
+    Retry { name: String, items: Vec<String> },
     /// Every queue with its counts
     #[command(after_help = "Examples:\n  baton queue list\n  baton queue list --json")]
     List,
@@ -140,34 +148,58 @@ pub fn run(ctx: &Ctx, cmd: QueueCmd) -> Result<ExitCode> {
             if queues.kind() == BackendKind::Postgres {
                 v["claims"] = serde_json::json!(claims);
             }
+            ctx.out.emit(&v, |w| {
+                writeln!(
+                    w,
+                    "queue {name}: {} items — {} complete, {} failed, {} in progress, {} pending",
+                    sum.items, sum.complete, sum.failed, sum.in_progress, sum.pending
+                )?;
+                for r in &rows {
+                    let what = match r.status.as_str() {
+                        "in-progress" => format!(
+                            "in progress at phase {} ({}/{} phases done)",
+                            r.phase.as_deref().unwrap_or("?"),
+                            r.phases_done,
+                            r.phases
+                        ),
+                        "failed" => format!("failed: {}", r.reason.as_deref().unwrap_or("")),
+                        s => s.to_string(),
+                    };
+                    writeln!(w, "  {:<12} {what}", r.item)?;
+                }
+                if !claims.is_empty() {
+                    writeln!(w, "claims:")?;
+                    for c in &claims {
+                        writeln!(w, "  {}", claim_line(c))?;
+                    }
+                }
+                writeln!(w, "next: {}", sum.next)
+            });
+        }
+        QueueCmd::Retry { name, items } => {
+            let Backend::Postgres(db) = &mut queues else {
+                return Err(crate::error::Error::invalid(
+                    "`baton queue retry` is for queues in PostgreSQL; this project keeps its queues in files",
+                )
+                .hint(format!(
+                    "rerun the queue: baton run verify --queue {name} (failed items resume at their failed phase)"
+                )));
+            };
+            db.items(&name)?;
+            let ids = db.retry(&name, &items)?;
+            let work = queues.work_command(&name);
             ctx.out.emit(
-                &v,
+                &serde_json::json!({"queue": name, "retried": ids}),
                 |w| {
-                    writeln!(
-                        w,
-                        "queue {name}: {} items — {} complete, {} failed, {} in progress, {} pending",
-                        sum.items, sum.complete, sum.failed, sum.in_progress, sum.pending
-                    )?;
-                    for r in &rows {
-                        let what = match r.status.as_str() {
-                            "in-progress" => format!(
-                                "in progress at phase {} ({}/{} phases done)",
-                                r.phase.as_deref().unwrap_or("?"),
-                                r.phases_done,
-                                r.phases
-                            ),
-                            "failed" => format!("failed: {}", r.reason.as_deref().unwrap_or("")),
-                            s => s.to_string(),
-                        };
-                        writeln!(w, "  {:<12} {what}", r.item)?;
+                    if ids.is_empty() {
+                        writeln!(w, "queue {name}: no failed items")
+                    } else {
+                        writeln!(
+                            w,
+                            "queue {name}: {} back in the queue, each at its failed phase\nrun it: {work}",
+                            ids.join(", ")
+                        )
                     }
-                    if !claims.is_empty() {
-                        writeln!(w, "claims:")?;
-                        for c in &claims {
-                            writeln!(w, "  {}", claim_line(c))?;
-                        }
-                    }
-                    writeln!(w, "next: {}", sum.next)
                 },
             );
         }

@@ -338,3 +338,75 @@ fn ctrl_c_releases_the_claim_at_once_and_the_next_worker_runs_the_phase() {
         .get(0);
     assert_eq!(n, 5);
 }
+
+#[test]
+fn a_failed_phase_fails_its_item_and_queue_retry_puts_it_back() {
+    let Some(s) = pg::server("queue_pg::a_failed_phase_fails_its_item") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    p.write(
+        ".baton/sim.toml",
+        "[verify]\n\"MARA/1b\" = [\"nooutput\"]\n",
+    );
+    let t = || p.test().env("BATON_DATABASE_URL", &url);
+    t().args(["queue", "add", "q", "BMNR", "MARA"])
+        .any_stdout()
+        .run();
+    // The item fails at its phase, the others go on; the worker exits 1.
+    t().args([
+        "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
+    ])
+    .status(1)
+    .stdout_contains("w1 MARA 1b #1: failed — phase 1b: the agent wrote no output file")
+    .stdout_contains("worker w1: 7 claims — 6 complete, 1 failed, 0 dropped")
+    .run();
+    t().args(["queue", "show", "q"])
+        .stdout_contains("  MARA         failed: phase 1b: the agent wrote no output file")
+        .stdout_contains("next: MARA failed (phase 1b: the agent wrote no output file")
+        .stdout_contains("fix it, then: baton worker --queue q\n")
+        .run();
+    // Only failed items go back, all or nothing; files projects rerun instead.
+    t().args(["queue", "retry", "q", "MARA", "BMNR"])
+        .status(3)
+        .stderr_contains("item `BMNR` of queue `q` is not failed (or not in the queue)")
+        .stderr_contains("nothing was retried")
+        .run();
+    Proj::new()
+        .test()
+        .args(["queue", "retry", "q"])
+        .status(2)
+        .stderr_contains("baton run verify --queue q (failed items resume at their failed phase)")
+        .run();
+    p.write(".baton/sim.toml", "");
+    t().args(["queue", "retry", "q", "mara"])
+        .stdout(
+            "queue q: MARA back in the queue, each at its failed phase\nrun it: baton worker --queue q\n",
+        )
+        .run();
+    t().args([
+        "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w2",
+    ])
+    .stdout_regex(r"(?m)^w2 MARA 1b #2: complete in \d+\.\ds$")
+    .stdout_contains("worker w2: 4 claims — 4 complete, 0 failed, 0 dropped")
+    .run();
+    t().args(["queue", "retry", "q"])
+        .stdout("queue q: no failed items\n")
+        .run();
+    let mut db = Db::connect(&url).unwrap();
+    let rows: Vec<(String, i64)> = db
+        .client
+        .query(
+            "SELECT result, count(*) FROM baton_outcomes GROUP BY result ORDER BY result",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows, vec![("complete".into(), 10), ("failed".into(), 1)]);
+    let st = db.state("q", "MARA").unwrap().unwrap();
+    assert_eq!(st.status, "complete");
+    assert_eq!(st.phases["1b"].attempts, 2);
+}

@@ -384,12 +384,14 @@ fn run_claim(
         ClaimResult::Failed(r) => Some(r.as_str()),
         _ => None,
     };
+    // The attempt the phase's last agent call was (takeovers and the format retry count).
+    let attempt = st.phases[&ph.id].attempts as i32;
     let rec = db.record(&Outcome {
         queue: &queue,
         item,
         token: c.token,
         phase: Some(&ph.id),
-        attempt: c.attempt,
+        attempt,
         worker,
         host,
         result: reason.map_or(Ok(()), Err),
@@ -420,7 +422,7 @@ fn run_claim(
         worker: worker.into(),
         item: item.into(),
         phase: ph.id.clone(),
-        attempt: c.attempt,
+        attempt,
         result: dropped_or(rec, outcome),
         secs: started.elapsed().as_secs_f64(),
         took_over: c.took_over.clone(),

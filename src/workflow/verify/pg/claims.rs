@@ -251,6 +251,41 @@ impl Db {
         Ok(())
     }
 
+    /// Put failed items (`items`, or all of them when empty) back in the queue: the next claim
+    /// runs each from its failed phase, as that phase's next attempt. All or nothing: an item
+    /// that is not failed is an error and nothing changes. Returns the ids.
+    pub fn retry(&mut self, queue: &str, items: &[String]) -> Result<Vec<String>> {
+        let lower: Vec<String> = items.iter().map(|i| i.to_ascii_lowercase()).collect();
+        let mut tx = self.client.transaction().map_err(db_err)?;
+        let ids: Vec<String> = tx
+            .query(
+                "UPDATE baton_items SET status = 'in-progress'
+                 WHERE queue = $1 AND status = 'failed'
+                   AND (cardinality($2::text[]) = 0 OR lower(id) = ANY($2))
+                 RETURNING id",
+                &[&queue, &lower],
+            )
+            .map_err(db_err)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if let Some(missing) = items
+            .iter()
+            .find(|i| !ids.iter().any(|d| d.eq_ignore_ascii_case(i)))
+        {
+            return Err(crate::error::Error::state(format!(
+                "item `{missing}` of queue `{queue}` is not failed (or not in the queue)"
+            ))
+            .hint(format!(
+                "nothing was retried; see the queue: baton queue show {queue}"
+            )));
+        }
+        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &queue])
+            .map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+        Ok(ids)
+    }
+
     /// Items neither complete nor failed.
     pub fn unfinished(&mut self, queue: &str) -> Result<i64> {
         Ok(self
