@@ -253,8 +253,31 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
     t().args(["doctor", "--queue", "q"])
         .stdout("queue q: 2 item(s)\nno stuck leases, no orphaned rows\n")
         .run();
-    // A claim whose worker vanished: a stuck lease, found (exit 5), with who held it.
+    // The worker's run is a verify run of the queue for `baton status`, which reads the
+    // database's queues.
+    t().args(["status"])
+        .stdout_regex(r"(?m)^run \S+  verify queue q  finished  2 done, 0 failed, 10 agent calls")
+        .stdout_contains("\nqueue q  2 complete, 0 failed, 0 pending of 2  — all complete\n")
+        .run();
+    // An item id put in the database by other means than `queue add` fails, harmlessly.
     let mut db = Db::connect(&url).unwrap();
+    db.client
+        .execute(
+            "INSERT INTO baton_items (queue, id) VALUES ('q', '../evil')",
+            &[],
+        )
+        .unwrap();
+    t().args([
+        "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
+    ])
+    .status(1)
+    .stdout_contains("w1 ../evil - #1: failed — `../evil` is not an item id")
+    .run();
+    assert!(!p.path().join(".baton/queues/q/evil").exists());
+    db.client
+        .execute("DELETE FROM baton_items WHERE id = '../evil'", &[])
+        .unwrap();
+    // A claim whose worker vanished: a stuck lease, found (exit 5), with who held it.
     db.add("q", &["XXI".into()]).unwrap();
     db.claim("q", "gone", "host-x", Duration::from_secs(1))
         .unwrap()

@@ -110,7 +110,14 @@ pub fn run(
     first.items(&setup.opts.queue)?;
     let first = Mutex::new(Some(first));
     let results: Vec<Result<()>> = std::thread::scope(|s| {
-        let hb = s.spawn(|| heartbeat(w, &held, &stop));
+        let hb = s.spawn(|| {
+            let r = heartbeat(w, &held, &stop);
+            // Without heartbeats every claim would be taken over: stop after the current ones.
+            if r.is_err() {
+                stop.store(true, Ordering::SeqCst);
+            }
+            r
+        });
         let slots: Vec<_> = (1..=w.concurrency.max(1))
             .map(|k| {
                 let (held, stop, report) = (&held, &stop, &report);
@@ -203,11 +210,13 @@ fn slot(
     let queue = setup.opts.queue.clone();
     let id = crate::ids::new_id();
     let mut journal = Journal::create(&setup.local, &id)?;
+    // A verify run of the queue, as `baton status` and `baton report --queue` show them; one
+    // per slot, on this machine.
     journal.log(Entry::RunStarted {
         run_id: id.clone(),
-        workflow: "worker".into(),
+        workflow: "verify".into(),
         subjects: vec![queue.clone()],
-        options: serde_json::json!({"queue": queue, "worker": worker, "host": w.host}),
+        options: serde_json::to_value(&setup.opts).map_err(|e| Error::internal(e.to_string()))?,
     })?;
     let mut engine = Engine {
         project_dir: setup.project_dir.clone(),
@@ -302,6 +311,34 @@ fn run_claim(
     let queue = engine.opts.queue.clone();
     let item = c.item.as_str();
     let mut st = engine.prepare_state(item, c.state.clone(), Vec::new(), Vec::new());
+    // The id names a directory: one put in the database by other means than `queue add` must
+    // be valid, else the item fails (every worker would refuse it).
+    if let Err(e) = super::queue::check_item(item) {
+        let reason = e.to_string();
+        st.status = "failed".into();
+        st.failure = Some(reason.clone());
+        let rec = db.record(&Outcome {
+            queue: &queue,
+            item,
+            token: c.token,
+            phase: None,
+            attempt: c.attempt,
+            worker,
+            host,
+            result: Err(&reason),
+            state: &st,
+            files: Vec::new(),
+        })?;
+        return Ok(ClaimLog {
+            worker: worker.into(),
+            item: item.into(),
+            phase: "-".into(),
+            attempt: c.attempt,
+            result: dropped_or(rec, ClaimResult::Failed(reason)),
+            secs: started.elapsed().as_secs_f64(),
+            took_over: c.took_over.clone(),
+        });
+    }
     let ph = engine
         .pipeline
         .phases
