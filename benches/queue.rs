@@ -49,7 +49,7 @@ fn claims(server: &pg::PgServer, threads: usize, items: usize, record: bool) -> 
                     let name = format!("c{k}");
                     let mut n = 0;
                     while let Some(c) = db
-                        .claim("bench", &name, "bench", Duration::from_secs(600))
+                        .claim("bench", (&name, "bench", "bench"), Duration::from_secs(600))
                         .expect("claim")
                     {
                         if record {

@@ -47,21 +47,21 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
     a.add("q", &["A".into(), "B".into()]).unwrap();
     let short = Duration::from_secs(1);
     let long = Duration::from_secs(60);
-    let ca = a.claim("q", "wa", "ha", short).unwrap().unwrap();
+    let ca = a.claim("q", ("wa", "ha", "r1"), short).unwrap().unwrap();
     assert_eq!(
-        (ca.item.as_str(), ca.attempt, ca.took_over.as_deref()),
-        ("A", 1, None)
+        (ca.item.as_str(), ca.attempt, ca.took_over()),
+        ("A", 1, None::<String>)
     );
     // A is held: the next claimer skips it.
-    let cb = b.claim("q", "wb", "hb", long).unwrap().unwrap();
+    let cb = b.claim("q", ("wb", "hb", "r2"), long).unwrap().unwrap();
     assert_eq!(cb.item, "B");
-    assert!(b.claim("q", "wb", "hb", long).unwrap().is_none());
+    assert!(b.claim("q", ("wb", "hb", "r2"), long).unwrap().is_none());
     // wa stops renewing; after the lease, A is claimable again: a takeover, attempt 2.
     std::thread::sleep(Duration::from_millis(1300));
-    let over = b.claim("q", "wb", "hb", long).unwrap().unwrap();
+    let over = b.claim("q", ("wb", "hb", "r2"), long).unwrap().unwrap();
     assert_eq!(
-        (over.item.as_str(), over.attempt, over.took_over.as_deref()),
-        ("A", 2, Some("wa@ha"))
+        (over.item.as_str(), over.attempt, over.took_over()),
+        ("A", 2, Some("wa@ha".to_string()))
     );
     assert_eq!(a.heartbeat(&[ca.token], long).unwrap(), Vec::<i64>::new());
     let st = State {
@@ -279,7 +279,7 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
         .unwrap();
     // A claim whose worker vanished: a stuck lease, found (exit 5), with who held it.
     db.add("q", &["XXI".into()]).unwrap();
-    db.claim("q", "gone", "host-x", Duration::from_secs(1))
+    db.claim("q", ("gone", "host-x", "r0"), Duration::from_secs(1))
         .unwrap()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1200));

@@ -14,12 +14,14 @@ use serde_json::Value;
 use super::queue_pg::pg_project;
 use crate::util::{Proj, bin, pg};
 
-fn worker(p: &Proj, url: &str, name: &str) -> Child {
+/// A worker draining queue `q`; `lease`: its lease in seconds.
+fn worker(p: &Proj, url: &str, name: &str, lease: u32) -> Child {
     let log = std::fs::File::create(p.path().join(format!("{name}.log"))).unwrap();
     Command::new(bin())
         .args([
             "worker", "--queue", "q", "--once", "--agent", "sim", "--name", name,
         ])
+        .args(["--lease", &lease.to_string()])
         .current_dir(p.path())
         .env("BATON_DATABASE_URL", url)
         .stdin(Stdio::null())
@@ -29,14 +31,15 @@ fn worker(p: &Proj, url: &str, name: &str) -> Child {
         .unwrap()
 }
 
-fn wait_ok(mut c: Child, name: &str, deadline: Instant) {
+/// Wait for a worker to exit 0; its stderr.
+fn wait_ok(mut c: Child, name: &str, deadline: Instant) -> String {
     loop {
         if let Some(st) = c.try_wait().unwrap() {
             let mut err = String::new();
             use std::io::Read;
             c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
             assert!(st.success(), "{name}: {st}\n{err}");
-            return;
+            return err;
         }
         if Instant::now() > deadline {
             let _ = c.kill();
@@ -165,7 +168,8 @@ fn four_workers_drain_200_items_by_5_phases_exactly_once_as_one_machine_does() {
     let mut db = Db::connect(&url).unwrap();
     db.add("q", &ids).unwrap();
     let names = ["w1", "w2", "w3", "w4"];
-    let workers: Vec<Child> = names.iter().map(|n| worker(&p, &url, n)).collect();
+    // A long lease: no worker is killed here, and a loaded machine must not look like one.
+    let workers: Vec<Child> = names.iter().map(|n| worker(&p, &url, n, 60)).collect();
     let deadline = Instant::now() + Duration::from_secs(240);
     for (c, n) in workers.into_iter().zip(names) {
         wait_ok(c, n, deadline);
@@ -242,7 +246,7 @@ fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
     let mut live: Vec<(String, Child)> = (1..=3)
         .map(|k| {
             let n = format!("w{k}");
-            let c = worker(&p, &url, &n);
+            let c = worker(&p, &url, &n, 2);
             (n, c)
         })
         .collect();
@@ -271,7 +275,7 @@ fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
         c.wait().unwrap();
         killed.push(name);
         let n = format!("r{round}");
-        let c = worker(&p, &url, &n);
+        let c = worker(&p, &url, &n, 2);
         live.push((n, c));
     }
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -310,4 +314,74 @@ fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
         .env("BATON_DATABASE_URL", &url)
         .stdout("queue q: 20 item(s)\nno stuck leases, no orphaned rows\n")
         .run();
+}
+
+/// The process group of the agent running now, from its marker in a run's `logs/`.
+fn running_agent(p: &Proj) -> Option<i32> {
+    for run in std::fs::read_dir(p.path().join(".baton/runs")).ok()? {
+        for f in std::fs::read_dir(run.ok()?.path().join("logs")).ok()? {
+            let f = f.ok()?.path();
+            if f.extension().is_some_and(|x| x == "pgid") {
+                let text = std::fs::read_to_string(&f).ok()?;
+                return text.split_whitespace().next()?.parse().ok();
+            }
+        }
+    }
+    None
+}
+
+/// Whether the agent (its group's leader) still runs: a zombie does not (its parent, the
+/// killed worker, is gone, and it waits for init to reap it).
+fn agent_alive(pgid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pgid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+#[test]
+fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
+    let Some(s) = pg::server("queue_pg_workers::a_takeover_on_the_same_host") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    // The first attempt's agent hangs: it is still running when the worker is killed.
+    p.write(
+        ".baton/sim.toml",
+        "[verify]\n\"A/1a\" = [\"hang\", \"ok\"]\n",
+    );
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &["A".into()]).unwrap();
+    let mut w1 = worker(&p, &url, "w1", 2);
+    let t0 = Instant::now();
+    let pgid = loop {
+        if let Some(g) = running_agent(&p) {
+            break g;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no agent started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    w1.kill().unwrap();
+    w1.wait().unwrap();
+    assert!(
+        agent_alive(pgid),
+        "the orphaned agent runs on after its worker"
+    );
+    let err = wait_ok(
+        worker(&p, &url, "w2", 2),
+        "w2",
+        Instant::now() + Duration::from_secs(60),
+    );
+    assert!(!agent_alive(pgid), "the orphan was not stopped: {err}");
+    assert!(
+        err.contains("w2: stopped the agent of A-1a-1") && err.contains("took over from w1@"),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(p.path().join("w2.log")).unwrap();
+    assert!(log.contains("w2 A 1a #2: complete in "), "{log}");
+    assert!(log.contains("(took over from w1@"), "{log}");
+    assert_exactly_once(&mut db, 1);
 }

@@ -237,7 +237,7 @@ fn slot(
         if stop.load(Ordering::SeqCst) || crate::run::interrupt::received().is_some() {
             break;
         }
-        let Some(c) = db.claim(&queue, &worker, &w.host, w.lease)? else {
+        let Some(c) = db.claim(&queue, (&worker, &w.host, &engine.run_id), w.lease)? else {
             if w.once && db.unfinished(&queue)? == 0 {
                 break;
             }
@@ -336,7 +336,7 @@ fn run_claim(
             attempt: c.attempt,
             result: dropped_or(rec, ClaimResult::Failed(reason)),
             secs: started.elapsed().as_secs_f64(),
-            took_over: c.took_over.clone(),
+            took_over: c.took_over(),
         });
     }
     let ph = engine
@@ -372,10 +372,11 @@ fn run_claim(
             attempt: c.attempt,
             result: dropped_or(rec, ClaimResult::Complete),
             secs: started.elapsed().as_secs_f64(),
-            took_over: c.took_over.clone(),
+            took_over: c.took_over(),
         });
     };
     db.set_phase(c.token, &ph.id)?;
+    stop_orphan(engine, c, worker, host);
     // The phase's attempt number counts every claim of it, taken-over ones too.
     if let Some(ps) = st.phases.get_mut(&ph.id) {
         ps.attempts = ps.attempts.max(c.attempt.max(1) as u32 - 1);
@@ -462,8 +463,39 @@ fn run_claim(
         attempt,
         result: dropped_or(rec, outcome),
         secs: started.elapsed().as_secs_f64(),
-        took_over: c.took_over.clone(),
+        took_over: c.took_over(),
     })
+}
+
+/// A claim taken over from a worker of this host: the agent that worker started may still run
+/// (its own process group outlives a SIGKILLed worker) and would write into the item's
+/// directory with ours. It is stopped first, from the markers in that worker's run journal.
+fn stop_orphan(engine: &Engine, c: &Claimed, worker: &str, host: &str) {
+    let Some(prev) = &c.previous else { return };
+    let plain = !prev.run_id.is_empty()
+        && prev
+            .run_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if prev.host != host || !plain {
+        return;
+    }
+    // Queues::dir is `<local>/queues`: the runs are beside it.
+    let dir = engine
+        .queues
+        .dir
+        .parent()
+        .map(|local| Journal::runs_dir(local).join(&prev.run_id).join("logs"));
+    for note in dir
+        .map(|d| crate::agent::stop_orphans(&d))
+        .unwrap_or_default()
+    {
+        eprintln!(
+            "{worker}: {note} ({} took over from {})",
+            c.item,
+            c.took_over().unwrap_or_default()
+        );
+    }
 }
 
 fn dropped_or(rec: Recorded, r: ClaimResult) -> ClaimResult {

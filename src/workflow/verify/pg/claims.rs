@@ -20,8 +20,26 @@ pub struct Claimed {
     /// Claims of the item's current phase so far, this one included.
     pub attempt: i32,
     pub state: Option<State>,
+    /// Whose expired lease this claim took over.
+    pub previous: Option<Holder>,
+}
+
+/// Who held a claim.
+#[derive(Debug, Clone)]
+pub struct Holder {
+    pub worker: String,
+    pub host: String,
+    /// Its run journal (`.baton/runs/<id>/` on `host`).
+    pub run_id: String,
+}
+
+impl Claimed {
     /// `worker@host` whose expired lease this claim took over.
-    pub took_over: Option<String>,
+    pub fn took_over(&self) -> Option<String> {
+        self.previous
+            .as_ref()
+            .map(|h| format!("{}@{}", h.worker, h.host))
+    }
 }
 
 /// How recording a phase's outcome went.
@@ -68,8 +86,7 @@ impl Db {
     pub fn claim(
         &mut self,
         queue: &str,
-        worker: &str,
-        host: &str,
+        (worker, host, run_id): (&str, &str, &str),
         lease: Duration,
     ) -> Result<Option<Claimed>> {
         let row = self
@@ -77,7 +94,7 @@ impl Db {
             .query_opt(
                 "WITH next AS (
                     SELECT queue, id, worker AS prev_worker, host AS prev_host,
-                           claim_token AS prev_token
+                           run_id AS prev_run, claim_token AS prev_token
                     FROM baton_items
                     WHERE queue = $1 AND status IN ('pending', 'in-progress')
                       AND (claim_token IS NULL OR lease_until < now())
@@ -88,14 +105,14 @@ impl Db {
                  SET claim_token = nextval('baton_claim_tokens'),
                      claim_attempt = i.claim_attempt + 1,
                      claim_phase = NULL,
-                     worker = $2, host = $3, claimed_at = now(),
+                     worker = $2, host = $3, run_id = $5, claimed_at = now(),
                      lease_until = now() + make_interval(secs => $4),
                      status = 'in-progress'
                  FROM next
                  WHERE i.queue = next.queue AND i.id = next.id
                  RETURNING i.id, i.claim_token, i.claim_attempt, i.state,
-                           next.prev_worker, next.prev_host, next.prev_token",
-                &[&queue, &worker, &host, &secs(lease)],
+                           next.prev_worker, next.prev_host, next.prev_token, next.prev_run",
+                &[&queue, &worker, &host, &secs(lease), &run_id],
             )
             .map_err(db_err)?;
         let Some(r) = row else { return Ok(None) };
@@ -103,12 +120,10 @@ impl Db {
         let state = parse_state(&item, r.get(3))?;
         let prev_token: Option<i64> = r.get(6);
         Ok(Some(Claimed {
-            took_over: prev_token.map(|_| {
-                format!(
-                    "{}@{}",
-                    r.get::<_, Option<String>>(4).unwrap_or_default(),
-                    r.get::<_, Option<String>>(5).unwrap_or_default()
-                )
+            previous: prev_token.map(|_| Holder {
+                worker: r.get::<_, Option<String>>(4).unwrap_or_default(),
+                host: r.get::<_, Option<String>>(5).unwrap_or_default(),
+                run_id: r.get::<_, Option<String>>(7).unwrap_or_default(),
             }),
             item,
             token: r.get(1),
@@ -222,8 +237,8 @@ impl Db {
         tx.execute(
             "UPDATE baton_items
              SET state = $3, status = $4, claim_token = NULL, claim_phase = NULL,
-                 claim_attempt = 0, worker = NULL, host = NULL, claimed_at = NULL,
-                 lease_until = NULL
+                 claim_attempt = 0, worker = NULL, host = NULL, run_id = NULL,
+                 claimed_at = NULL, lease_until = NULL
              WHERE queue = $1 AND id = $2",
             &[&o.queue, &o.item, &state, &status],
         )
@@ -240,7 +255,7 @@ impl Db {
         self.client
             .execute(
                 "UPDATE baton_items SET claim_token = NULL, claim_phase = NULL, worker = NULL,
-                     host = NULL, claimed_at = NULL, lease_until = NULL
+                     host = NULL, run_id = NULL, claimed_at = NULL, lease_until = NULL
                  WHERE claim_token = $1",
                 &[&token],
             )

@@ -8,7 +8,7 @@
 mod claims;
 pub mod schema;
 
-pub use claims::{Claimed, Outcome, Recorded, Stuck};
+pub use claims::{Claimed, Holder, Outcome, Recorded, Stuck};
 
 use std::str::FromStr;
 use std::time::Duration;

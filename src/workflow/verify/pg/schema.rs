@@ -35,6 +35,8 @@ CREATE TABLE baton_items (
     claim_attempt integer NOT NULL DEFAULT 0,
     worker text,
     host text,
+    -- the claiming worker's run journal on its host (where its agents' markers are)
+    run_id text,
     claimed_at timestamptz,
     lease_until timestamptz,
     PRIMARY KEY (queue, id)
