@@ -103,7 +103,9 @@ pub fn run(
     log: &(dyn Fn(&ClaimLog) + Sync),
 ) -> Result<WorkerReport> {
     let held: Mutex<BTreeSet<i64>> = Mutex::new(BTreeSet::new());
-    let stop = AtomicBool::new(false);
+    // `stop`: slots take no new claim. `ended`: every slot is done, the heartbeat may stop
+    // (not before: a slot still running a phase keeps its lease).
+    let (stop, ended) = (AtomicBool::new(false), AtomicBool::new(false));
     let report = Mutex::new(WorkerReport::default());
     // Connect once up front: a bad URL or schema is one clear error, not one per slot.
     let mut first = Db::connect(&w.url)?;
@@ -111,7 +113,7 @@ pub fn run(
     let first = Mutex::new(Some(first));
     let results: Vec<Result<()>> = std::thread::scope(|s| {
         let hb = s.spawn(|| {
-            let r = heartbeat(w, &held, &stop);
+            let r = heartbeat(w, &held, &ended);
             // Without heartbeats every claim would be taken over: stop after the current ones.
             if r.is_err() {
                 stop.store(true, Ordering::SeqCst);
@@ -139,7 +141,7 @@ pub fn run(
                     .unwrap_or_else(|_| Err(Error::internal("a worker slot panicked")))
             })
             .collect();
-        stop.store(true, Ordering::SeqCst);
+        ended.store(true, Ordering::SeqCst);
         out.push(
             hb.join()
                 .unwrap_or_else(|_| Err(Error::internal("the heartbeat panicked"))),
@@ -161,11 +163,11 @@ pub fn run(
 }
 
 /// Renew the leases of the claims being worked on, every third of the lease.
-fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, stop: &AtomicBool) -> Result<()> {
+fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, ended: &AtomicBool) -> Result<()> {
     let mut db = Db::connect(&w.url)?;
     let every = (w.lease / 3).max(Duration::from_millis(100));
     let mut last = Instant::now();
-    while !stop.load(Ordering::SeqCst) {
+    while !ended.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
         if last.elapsed() < every {
             continue;
@@ -175,9 +177,10 @@ fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, stop: &AtomicBool) 
         if !tokens.is_empty() {
             let kept = db.heartbeat(&tokens, w.lease)?;
             for t in tokens.iter().filter(|t| !kept.contains(t)) {
-                // Still working: the phase's result will be dropped when it tries to record.
+                // Said once; the phase's result will be dropped when it tries to record.
+                guard(held).remove(t);
                 eprintln!(
-                    "{}: lost claim {t} (its lease expired before the heartbeat)",
+                    "{}: lost claim {t} (its lease expired before the heartbeat renewed it)",
                     w.name
                 );
             }

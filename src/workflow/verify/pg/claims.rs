@@ -182,7 +182,7 @@ impl Db {
     /// Record a phase's outcome, the item's state and files, and end the claim, in one
     /// transaction that first checks the claim is still `token`'s.
     pub fn record(&mut self, o: &Outcome) -> Result<Recorded> {
-        let mut tx = self.client.transaction().map_err(db_err)?;
+        let mut tx = self.durable()?;
         let held = tx
             .query_opt(
                 "SELECT 1 FROM baton_items WHERE queue = $1 AND id = $2 AND claim_token = $3
@@ -271,7 +271,7 @@ impl Db {
     /// that is not failed is an error and nothing changes. Returns the ids.
     pub fn retry(&mut self, queue: &str, items: &[String]) -> Result<Vec<String>> {
         let lower: Vec<String> = items.iter().map(|i| i.to_ascii_lowercase()).collect();
-        let mut tx = self.client.transaction().map_err(db_err)?;
+        let mut tx = self.durable()?;
         let ids: Vec<String> = tx
             .query(
                 "UPDATE baton_items SET status = 'in-progress'

@@ -31,12 +31,15 @@ pub struct Db {
 
 /// A database error as baton's: a state error (the database is unreachable or refused).
 pub(crate) fn db_err(e: postgres::Error) -> Error {
-    let msg = match e.as_db_error() {
-        Some(d) => format!("{}: {}", d.severity(), d.message()),
-        None => e.to_string(),
-    };
-    Error::state(format!("queue database: {msg}"))
-        .hint("check the database URL (BATON_DATABASE_URL or [queue] database_url) and that the server runs")
+    match e.as_db_error() {
+        // The server refused a statement.
+        Some(d) => Error::state(format!("queue database: {}: {}", d.severity(), d.message()))
+            .hint("the server's log says more; `baton doctor --queue NAME` checks a queue"),
+        // The connection broke.
+        None => Error::state(format!("queue database: {e}")).hint(
+            "check the database URL (BATON_DATABASE_URL or [queue] database_url) and that the server runs",
+        ),
+    }
 }
 
 impl Db {
@@ -59,7 +62,22 @@ impl Db {
         })?;
         let mut db = Db { client };
         schema::migrate(&mut db.client)?;
+        // Claims, heartbeats and releases are leases: one lost in a server crash only makes
+        // its phase claimable again, and its holder then cannot record (the token is gone).
+        // So they commit without waiting for the WAL flush; what must survive a crash — a
+        // recorded outcome, added or retried items — commits in `durable` transactions.
+        db.client
+            .batch_execute("SET synchronous_commit = off")
+            .map_err(db_err)?;
         Ok(db)
+    }
+
+    /// A transaction that commits only once it is on disk (the session default is not).
+    pub(crate) fn durable(&mut self) -> Result<postgres::Transaction<'_>> {
+        let mut tx = self.client.transaction().map_err(db_err)?;
+        tx.batch_execute("SET LOCAL synchronous_commit = on")
+            .map_err(db_err)?;
+        Ok(tx)
     }
 
     fn not_found(&mut self, name: &str) -> Error {
@@ -91,7 +109,7 @@ impl Db {
                 return Err(Error::invalid(format!("item `{i}` is given twice")));
             }
         }
-        let mut tx = self.client.transaction().map_err(db_err)?;
+        let mut tx = self.durable()?;
         tx.execute(
             "INSERT INTO baton_queues (name) VALUES ($1) ON CONFLICT DO NOTHING",
             &[&name],
