@@ -138,12 +138,13 @@ fn main() {
         return;
     }
     let server = match pg::PgServer::start(&[]) {
-        Ok(s) => s,
+        Ok(s) => Stopped(s),
         Err(e) => {
             println!("skipped: queue bench: {e}");
             return;
         }
     };
+    let server = &server.0;
     println!("postgres queue, server on a Unix socket, default durability (fsync on):");
     let rows = [
         (1, false, false, "claim only:"),
@@ -153,7 +154,7 @@ fn main() {
         (8, true, false, "claim + record (durable tx):"),
     ];
     for (threads, record, sync, what) in rows {
-        let rate = claims(&server, threads, 20_000, record, sync);
+        let rate = claims(server, threads, 20_000, record, sync);
         println!("  {threads} claimer(s), {what:<34} {rate:>8.0} claims/s");
     }
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -168,5 +169,13 @@ fn main() {
         }
         println!("  {w} worker(s): {d:>6.2} s  ({:.2}x one worker)", d / one);
     }
-    server.stop();
+}
+
+/// The server, stopped and removed however the bench ends (a failed assertion too).
+struct Stopped(pg::PgServer);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }

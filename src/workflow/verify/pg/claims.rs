@@ -1,5 +1,5 @@
 //! Claims: how workers share a queue. A claim is one statement (`FOR UPDATE SKIP LOCKED` picks
-//! the first item nobody holds, `UPDATE … RETURNING` takes it); it holds a lease the worker's
+//! an item whose claim expired, else the first item nobody holds; `UPDATE … RETURNING` takes it); it holds a lease the worker's
 //! heartbeat renews. An expired lease makes the item's phase claimable again. A phase's
 //! outcome is recorded in the transaction that ends the claim, and only while the claim is
 //! still the worker's own (its token): a worker whose phase was taken over records nothing.
@@ -92,15 +92,26 @@ impl Db {
         let row = self
             .client
             .query_opt(
-                "WITH next AS (
+                // Two probes, the second run only when the first finds nothing (a CTE is
+                // read as far as the outer query asks), so only the taken row is locked.
+                "WITH expired AS (
                     SELECT queue, id, worker AS prev_worker, host AS prev_host,
                            run_id AS prev_run, claim_token AS prev_token
                     FROM baton_items
                     WHERE queue = $1 AND status IN ('pending', 'in-progress')
-                      AND (claim_token IS NULL OR lease_until < now())
+                      AND lease_until < now()
+                    ORDER BY lease_until
+                    LIMIT 1
+                    FOR UPDATE SKIP LOCKED),
+                 unclaimed AS (
+                    SELECT queue, id, NULL::text, NULL::text, NULL::text, NULL::bigint
+                    FROM baton_items
+                    WHERE queue = $1 AND status IN ('pending', 'in-progress')
+                      AND lease_until IS NULL
                     ORDER BY pos
                     LIMIT 1
-                    FOR UPDATE SKIP LOCKED)
+                    FOR UPDATE SKIP LOCKED),
+                 next AS (SELECT * FROM expired UNION ALL SELECT * FROM unclaimed LIMIT 1)
                  UPDATE baton_items i
                  SET claim_token = nextval('baton_claim_tokens'),
                      claim_attempt = i.claim_attempt + 1,

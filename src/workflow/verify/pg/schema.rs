@@ -42,8 +42,13 @@ CREATE TABLE baton_items (
     PRIMARY KEY (queue, id)
 );
 CREATE UNIQUE INDEX baton_items_id_ci ON baton_items (queue, lower(id));
-CREATE INDEX baton_items_claimable ON baton_items (queue, pos)
-    WHERE status IN ('pending', 'in-progress');
+-- A claim's two probes, each one index step (never a scan over the items claimed so far):
+-- an expired lease, oldest first (a takeover goes before new work), else the first unclaimed
+-- item by position. lease_until is null exactly when claim_token is.
+CREATE INDEX baton_items_expiring ON baton_items (queue, lease_until)
+    WHERE status IN ('pending', 'in-progress') AND lease_until IS NOT NULL;
+CREATE INDEX baton_items_unclaimed ON baton_items (queue, pos)
+    WHERE status IN ('pending', 'in-progress') AND lease_until IS NULL;
 CREATE INDEX baton_items_token ON baton_items (claim_token) WHERE claim_token IS NOT NULL;
 CREATE SEQUENCE baton_claim_tokens;
 -- Every recorded phase outcome. A phase completes once: the unique index refuses a second.
