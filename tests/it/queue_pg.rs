@@ -296,6 +296,55 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
         .json();
     assert_eq!(j["claims"][0]["worker"], "gone");
     assert!(j["claims"][0]["lease_left_secs"].as_f64().unwrap() < 0.0);
+    t().args(["queue", "show", "q"])
+        .stdout_regex(
+            r"(?m)^claims:\n  XXI          phase \? \(attempt 1\) — gone@host-x, claimed \d+s ago, lease expired \d+s ago: the next worker takes it over\n",
+        )
+        .run();
+    // Orphaned rows: a claim left on a finished item, a file of a phase the pipeline lost, an
+    // outcome the item's state does not show.
+    db.client
+        .batch_execute(
+            "UPDATE baton_items SET claim_token = 99, worker = 'w9', host = 'h9',
+                 lease_until = now() + interval '1 hour' WHERE id = 'BMNR';
+             INSERT INTO baton_files (queue, item, name, phase, body)
+                 VALUES ('q', 'MARA', 'mara-old.md', '9z', '');
+             UPDATE baton_items SET state = jsonb_set(state, '{phases,5,status}', '\"failed\"')
+                 WHERE id = 'MARA';",
+        )
+        .unwrap();
+    let j = t()
+        .args(["--json", "doctor", "--queue", "q"])
+        .status(5)
+        .any_stdout()
+        .run()
+        .json();
+    let found: Vec<String> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}: {}",
+                f["item"].as_str().unwrap(),
+                f["what"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert!(
+        found[0].starts_with("BMNR: orphaned claim by w9@h9 on a complete item"),
+        "{found:#?}"
+    );
+    assert!(found[1].starts_with("XXI: stuck lease"), "{found:#?}");
+    assert_eq!(
+        found[2],
+        "MARA: orphaned file mara-old.md of phase 9z, which the pipeline no longer has"
+    );
+    assert_eq!(
+        found[3],
+        "MARA: orphaned outcome: phase 5 recorded complete, but the item's state does not say so"
+    );
 }
 
 #[test]
