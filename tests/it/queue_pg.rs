@@ -482,3 +482,55 @@ fn a_failed_phase_fails_its_item_and_queue_retry_puts_it_back() {
     assert_eq!(st.status, "complete");
     assert_eq!(st.phases["1b"].attempts, 2);
 }
+
+#[test]
+fn queue_add_wakes_an_idle_worker_at_once() {
+    let Some(s) = pg::server("queue_pg::queue_add_wakes_an_idle_worker_at_once") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &["A".into()]).unwrap();
+    // Lease 60 s: without a notification an idle worker looks again only every 10 s.
+    let log = p.path().join("w.log");
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args([
+            "worker", "--queue", "q", "--agent", "sim", "--name", "w", "--lease", "60",
+        ])
+        .current_dir(p.path())
+        .env("BATON_DATABASE_URL", &url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = |line: &str, within: Duration| {
+        let t0 = std::time::Instant::now();
+        while !std::fs::read_to_string(&log).unwrap().contains(line) {
+            assert!(t0.elapsed() < within, "no `{line}` within {within:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        t0.elapsed()
+    };
+    seen("w A 5 #1: complete", Duration::from_secs(30));
+    // Three items added while it idles: each is claimed well before the 10 s poll would.
+    for item in ["B", "C", "D"] {
+        std::thread::sleep(Duration::from_millis(300));
+        db.add("q", &[item.to_string()]).unwrap();
+        let took = seen(
+            &format!("w {item} 1a #1: complete"),
+            Duration::from_secs(30),
+        );
+        assert!(took < Duration::from_millis(2500), "{item} waited {took:?}");
+        seen(&format!("w {item} 5 #1: complete"), Duration::from_secs(30));
+    }
+    // Ctrl-C on an idle worker ends it promptly (no claim to release).
+    let t0 = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}

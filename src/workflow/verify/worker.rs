@@ -234,7 +234,7 @@ fn slot(
         complete: Default::default(),
         work_command: format!("baton worker --queue {queue}"),
     };
-    let idle = (w.lease / 2).clamp(Duration::from_millis(100), Duration::from_secs(2));
+    let idle = (w.lease / 2).clamp(Duration::from_millis(100), Duration::from_secs(10));
     let (mut done, mut failed) = (0, 0);
     loop {
         if stop.load(Ordering::SeqCst) || crate::run::interrupt::received().is_some() {
@@ -244,7 +244,13 @@ fn slot(
             if w.once && db.unfinished(&queue)? == 0 {
                 break;
             }
-            db.wait(idle)?;
+            // Until a notification, the idle time, or a signal (looked at every 250 ms).
+            let until = Instant::now() + idle;
+            while let Some(left) = until.checked_duration_since(Instant::now())
+                && !stop.load(Ordering::SeqCst)
+                && crate::run::interrupt::received().is_none()
+                && !db.wait(left.min(Duration::from_millis(250)))?
+            {}
             continue;
         };
         guard(held).insert(c.token);
