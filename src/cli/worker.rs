@@ -12,6 +12,7 @@ use crate::run::cli_agents::CliAgents;
 use crate::workflow::verify::backend::BackendKind;
 use crate::workflow::verify::worker::{self, ClaimLog, ClaimResult, Setup, WorkerOptions};
 
+/// Drain a PostgreSQL verify queue together with workers on other machines
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton worker --queue dat-q1\n  \
 baton worker --queue dat-q1 --concurrency 4 --agent claude\n  \
