@@ -29,6 +29,9 @@ pub struct Config {
     /// Verify queues: the orchestrating session's context model.
     #[serde(default)]
     pub verify: crate::workflow::verify::VerifyConfig,
+    /// Where verify queues live: files under `.baton/queues/` (default) or PostgreSQL.
+    #[serde(default)]
+    pub queue: crate::workflow::verify::backend::QueueConfig,
     /// Observation masking: whether scratch files are redacted too.
     #[serde(default)]
     pub mask: crate::context::mask::MaskConfig,

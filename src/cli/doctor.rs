@@ -1,4 +1,5 @@
-//! `baton doctor`: verify the store, repair what can be repaired.
+//! `baton doctor`: verify the store, repair what can be repaired; `--queue Q`: a verify queue's
+//! stuck leases and orphaned rows.
 
 use std::process::ExitCode;
 
@@ -11,10 +12,21 @@ use crate::store::doctor::{self, Level};
 Checks every task: each event line parses and replays, each stored artifact exists, the\n\
 manifest equals the replay of the events. Repairs without losing anything: a torn last event\n\
 line (a crash mid-write) moves to events.jsonl.torn, a stale or missing manifest is rebuilt,\n\
-temp files of interrupted writes are removed. Exit code 5 if damage remains.")]
-pub struct Args {}
+temp files of interrupted writes are removed. Exit code 5 if damage remains.\n\n\
+baton doctor --queue dat-q1    a verify queue instead: every item's state reads back; on the\n\
+postgres backend also stuck leases (a claim whose worker stopped renewing it), claims left on\n\
+finished items, files of phases the pipeline no longer has, and outcomes the item's state\n\
+does not show. Exit code 5 if it finds any.")]
+pub struct Args {
+    /// Check this verify queue instead of the task store
+    #[arg(long, value_name = "NAME")]
+    pub queue: Option<String>,
+}
 
-pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    if let Some(q) = a.queue {
+        return queue(ctx, &q);
+    }
     let report = doctor::run(&ctx.store())?;
     ctx.out.emit(&report, |w| {
         writeln!(w, "store {}: {} task(s)", report.root, report.tasks)?;
@@ -38,6 +50,49 @@ pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
         )
     });
     Ok(if report.healthy() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(5)
+    })
+}
+
+/// `baton doctor --queue Q`.
+fn queue(ctx: &Ctx, name: &str) -> Result<ExitCode> {
+    use crate::workflow::verify::backend::Backend;
+    let local = ctx.project.local_dir();
+    let mut b = Backend::open(&ctx.project.config.queue, &local)?;
+    // Every state must read back (a state baton cannot read is an error of its own).
+    let items = b.statuses(name)?;
+    let findings = match &mut b {
+        Backend::Files(_) => Vec::new(),
+        Backend::Postgres(db) => {
+            let phases: Vec<String> =
+                crate::workflow::verify::pipeline::load(&local.join("workflows"))?
+                    .0
+                    .phases
+                    .into_iter()
+                    .map(|p| p.id)
+                    .collect();
+            db.stuck(name, &phases)?
+        }
+    };
+    let v = serde_json::json!({"queue": name, "items": items.len(), "findings": findings});
+    ctx.out.emit(&v, |w| {
+        writeln!(w, "queue {name}: {} item(s)", items.len())?;
+        for f in &findings {
+            writeln!(w, "  {}: {}", f.item, f.what)?;
+        }
+        writeln!(
+            w,
+            "{}",
+            if findings.is_empty() {
+                "no stuck leases, no orphaned rows".to_string()
+            } else {
+                format!("{} finding(s)", findings.len())
+            }
+        )
+    });
+    Ok(if findings.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(5)

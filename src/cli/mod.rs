@@ -44,6 +44,7 @@ mod summary;
 mod task;
 mod tokens;
 mod walkthrough;
+mod worker;
 mod workflow;
 pub use output::Out;
 
@@ -144,6 +145,8 @@ pub enum Command {
     /// A verify item's state: its phases, the context estimate, the command to continue
     #[command(subcommand)]
     State(state::StateCmd),
+    /// Drain a PostgreSQL verify queue together with workers on other machines
+    Worker(worker::Args),
     /// Print a shell completion script (bash, zsh, fish)
     Completions(completions::CompletionsArgs),
     /// Print baton's man page (roff), or write every command's page into a directory
@@ -257,6 +260,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stories(a) => stories::run(&ctx, a),
         Command::Queue(c) => queue::run(&ctx, c),
         Command::State(c) => state::run(&ctx, c),
+        Command::Worker(a) => worker::run(&ctx, a),
         Command::Completions(a) => completions::completions(&ctx, a),
         Command::Man(a) => completions::man(&ctx, a),
         Command::Mcp(a) => mcp::run(&ctx, a),

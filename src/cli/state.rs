@@ -6,9 +6,8 @@ use clap::Subcommand;
 
 use super::Ctx;
 use crate::error::{Error, Result};
+use crate::workflow::verify::backend::Backend;
 use crate::workflow::verify::pipeline;
-use crate::workflow::verify::queue::Queues;
-use crate::workflow::verify::state::State;
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs
@@ -29,19 +28,17 @@ baton state show BMNR --json     # the verification-state.json itself"
 pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
     let StateCmd::Show { item, queue } = cmd;
     let local = ctx.project.local_dir();
-    let queues = Queues::new(&local);
+    let mut queues = Backend::open(&ctx.project.config.queue, &local)?;
     crate::workflow::verify::queue::check_item(&item)?;
     // Items are matched as `queue add` does, ignoring case; the stored spelling is used.
-    let stored = |q: &str| -> Result<Option<String>> {
+    let stored = |queues: &mut Backend, q: &str| -> Result<Option<String>> {
         Ok(queues
-            .load(q)?
-            .items
+            .items(q)?
             .into_iter()
-            .find(|i| i.id.eq_ignore_ascii_case(&item))
-            .map(|i| i.id))
+            .find(|i| i.eq_ignore_ascii_case(&item)))
     };
     let holding: Vec<(String, String)> = match &queue {
-        Some(q) => match stored(q)? {
+        Some(q) => match stored(&mut queues, q)? {
             Some(id) => vec![(q.clone(), id)],
             None => {
                 return Err(
@@ -52,8 +49,8 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
         },
         None => {
             let mut v = vec![];
-            for n in queues.names() {
-                if let Some(id) = stored(&n)? {
+            for n in queues.names()? {
+                if let Some(id) = stored(&mut queues, &n)? {
                     v.push((n, id));
                 }
             }
@@ -79,9 +76,8 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
         }
     };
     let (q, item) = q;
-    let path = queues.state_path(&q, &item);
-    let cmd = format!("baton run verify --queue {q}");
-    let Some(st) = State::load_opt(&path)? else {
+    let cmd = queues.work_command(&q);
+    let Some(st) = queues.state(&q, &item)? else {
         let v = serde_json::json!({"item": item, "queue": q, "status": "pending", "next": cmd});
         ctx.out.emit(&v, |w| {
             writeln!(
@@ -105,11 +101,7 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
             order.push(id.clone());
         }
     }
-    let rel = path
-        .strip_prefix(&ctx.project.dir)
-        .unwrap_or(&path)
-        .display()
-        .to_string();
+    let rel = queues.state_location(&q, &item, &ctx.project.dir);
     ctx.out.emit(&st, |w| {
         writeln!(
             w,
@@ -159,7 +151,7 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
             "context: ~{} of {} tokens (rotation at {}; {} rotations)",
             c.total_estimate, c.session_limit, c.rotation_threshold, st.rotations
         )?;
-        writeln!(w, "state file: {rel}")?;
+        writeln!(w, "{rel}")?;
         writeln!(
             w,
             "next: {}",

@@ -189,12 +189,17 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         }
     }
     // Verify queues: counts and what each waits for.
-    let vq = crate::workflow::verify::queue::Queues::new(&local);
-    let queues: Vec<super::queue::QueueSummary> = vq
-        .names()
-        .iter()
-        .filter_map(|n| super::queue::summarize(&vq, n).ok().map(|s| s.0))
-        .collect();
+    // (An unreachable queue database shows no queues here: status is a view, not a check.)
+    let queues: Vec<super::queue::QueueSummary> =
+        match crate::workflow::verify::backend::Backend::open(&ctx.project.config.queue, &local) {
+            Ok(mut vq) => vq
+                .names()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|n| super::queue::summarize(&mut vq, n).ok().map(|s| s.0))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
     Snapshot {
         runs,
         tasks,

@@ -27,6 +27,8 @@ mod mask_corpus;
 mod mask_secrets;
 mod mcp;
 mod outline;
+mod queue_pg;
+mod queue_pg_workers;
 mod report;
 mod run_epic;
 mod run_epic_work;

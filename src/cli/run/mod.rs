@@ -14,7 +14,7 @@ use crate::run::journal::Journal;
 
 mod epic;
 mod task;
-mod verify;
+pub(crate) mod verify;
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(

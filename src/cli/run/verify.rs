@@ -12,6 +12,7 @@ use crate::run::events::{Reporter, RunEvent};
 use crate::run::journal::{Entry, Journal};
 use crate::run::lock;
 use crate::run::progress::Progress;
+use crate::workflow::verify::backend::BackendKind;
 use crate::workflow::verify::queue::Queues;
 use crate::workflow::verify::{Engine, Options, pipeline};
 
@@ -22,6 +23,16 @@ pub enum Start {
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
+    if ctx.project.config.queue.backend == BackendKind::Postgres {
+        let q = match &start {
+            Start::Fresh(a) => a.queue.clone(),
+            Start::Resume(_) => "NAME".into(),
+        };
+        return Err(Error::invalid(
+            "the queues are in PostgreSQL (`[queue] backend = \"postgres\"`): workers drain them, not `baton run verify`",
+        )
+        .hint(format!("start one or more workers: baton worker --queue {q}")));
+    }
     let local = ctx.project.local_dir();
     let queues = Queues::new(&local);
     let journal = match start {
@@ -72,23 +83,8 @@ fn start_run(
     journal: Option<Journal>,
 ) -> Result<ExitCode> {
     let local = ctx.project.local_dir();
-    // Everything is checked before the run starts: the queue, the pipeline, its prompts and
-    // agents, the lock.
     queues.load(&opts.queue)?;
-    let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
-    let prompts = local.join("prompts");
-    crate::run::prompt::template("verify-reminder", &prompts)?;
-    for ph in &pipeline.phases {
-        crate::run::prompt::template(&ph.template, &prompts)?;
-        let who = crate::run::definition::assign(
-            &ph.role,
-            opts.agent.as_ref(),
-            &opts.roles,
-            &pipeline.roles,
-            &opts.default_agent,
-        );
-        crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
-    }
+    let pipeline = preflight(ctx, &opts)?;
     let _run_lock = queues.lock_run(&opts.queue)?;
     let resumed = journal.is_some();
     if let Some(j) = &journal {
@@ -121,6 +117,7 @@ fn start_run(
     });
     let agents =
         CliAgents::new(&ctx.project.dir, opts.scenario.clone()).configured(&ctx.project.config);
+    let opts_queue = opts.queue.clone();
     let mut engine = Engine {
         project_dir: ctx.project.dir.clone(),
         queues,
@@ -132,6 +129,7 @@ fn start_run(
         run_id: run_id.clone(),
         reporter: &progress,
         complete: Default::default(),
+        work_command: format!("baton run verify --queue {}", opts_queue),
     };
     let report = engine.run()?;
     let mut journal = lock(&engine.journal);
@@ -190,7 +188,28 @@ fn start_run(
     })
 }
 
-fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {
+/// Everything checked before a queue is worked on (`baton run verify`, `baton worker`): the
+/// pipeline, its prompts and every role's agent. Returns the pipeline.
+pub(crate) fn preflight(ctx: &Ctx, opts: &Options) -> Result<pipeline::Pipeline> {
+    let local = ctx.project.local_dir();
+    let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
+    let prompts = local.join("prompts");
+    crate::run::prompt::template("verify-reminder", &prompts)?;
+    for ph in &pipeline.phases {
+        crate::run::prompt::template(&ph.template, &prompts)?;
+        let who = crate::run::definition::assign(
+            &ph.role,
+            opts.agent.as_ref(),
+            &opts.roles,
+            &pipeline.roles,
+            &opts.default_agent,
+        );
+        crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
+    }
+    Ok(pipeline)
+}
+
+pub(crate) fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {
     let queue = a.queue.clone();
     let cfg = &ctx.project.config;
     let scenario = super::scenario(ctx, &a.agent)?;

@@ -5,9 +5,12 @@
 //! when a phase starts and after it ends), and models the context of the orchestrating session
 //! to rotate it before it would overflow.
 
+pub mod backend;
+pub mod pg;
 pub mod pipeline;
 pub mod queue;
 pub mod state;
+pub mod worker;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -147,11 +150,14 @@ pub struct Engine<'a> {
     /// Ids of the queue's complete items: read from their state files once when the run
     /// starts, kept up to date as items finish (the queue's only cross-item state).
     pub complete: std::collections::HashSet<String>,
+    /// The command that continues the queue (`baton run verify --queue Q`, or
+    /// `baton worker --queue Q` on the postgres backend), for the state file's `next`.
+    pub work_command: String,
 }
 
 /// How an item's phase ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum PhaseResult {
+pub enum PhaseResult {
     Complete,
     /// Why it failed.
     Failed(String),
@@ -299,36 +305,7 @@ impl Engine<'_> {
             .collect();
         drop(q);
         let resumed = prior.is_some();
-        let mut st = prior.unwrap_or_else(|| State {
-            item: item.to_string(),
-            status: "not-started".into(),
-            ..State::default()
-        });
-        // The pipeline may have changed since: phases it no longer has are dropped, new ones
-        // are added not started.
-        st.phases
-            .retain(|id, _| self.pipeline.phases.iter().any(|p| p.id == *id));
-        for ph in &self.pipeline.phases {
-            let e = st.phases.entry(ph.id.clone()).or_default();
-            if e.status.is_empty() {
-                e.status = "not-started".into();
-            }
-            e.agent = ph.agent.clone();
-            e.output_file = ph.output_for(item);
-            e.input_files = self.input_names(ph, item);
-        }
-        if st.started_at.is_none() {
-            st.started_at = Some(crate::ids::now());
-        }
-        st.status = "in-progress".into();
-        st.failure = None;
-        st.queue = QueueRef {
-            name: name.clone(),
-            next,
-        };
-        st.completed = completed;
-        st.run_id = Some(self.run_id.clone());
-        st.next = self.next_line(&st);
+        let mut st = self.prepare_state(item, prior, completed, next);
         // Between items the orchestrating context always starts afresh, from this file only.
         let text = st.to_text();
         let mut ctx = Context::fresh(&self.opts.config, &text);
@@ -439,7 +416,48 @@ impl Engine<'_> {
         Ok(None)
     }
 
-    fn input_names(&self, ph: &Phase, item: &str) -> Vec<String> {
+    /// An item's state as a phase of it starts: from its prior state (or a new one), with the
+    /// pipeline's phases (ones it no longer has dropped, new ones added not started). Both
+    /// engines (`baton run verify`, `baton worker`) start an item's work from this.
+    pub fn prepare_state(
+        &self,
+        item: &str,
+        prior: Option<State>,
+        completed: Vec<String>,
+        next: Vec<String>,
+    ) -> State {
+        let mut st = prior.unwrap_or_else(|| State {
+            item: item.to_string(),
+            status: "not-started".into(),
+            ..State::default()
+        });
+        st.phases
+            .retain(|id, _| self.pipeline.phases.iter().any(|p| p.id == *id));
+        for ph in &self.pipeline.phases {
+            let e = st.phases.entry(ph.id.clone()).or_default();
+            if e.status.is_empty() {
+                e.status = "not-started".into();
+            }
+            e.agent = ph.agent.clone();
+            e.output_file = ph.output_for(item);
+            e.input_files = self.input_names(ph, item);
+        }
+        if st.started_at.is_none() {
+            st.started_at = Some(crate::ids::now());
+        }
+        st.status = "in-progress".into();
+        st.failure = None;
+        st.queue = QueueRef {
+            name: self.opts.queue.clone(),
+            next,
+        };
+        st.completed = completed;
+        st.run_id = Some(self.run_id.clone());
+        st.next = self.next_line(&st);
+        st
+    }
+
+    pub(crate) fn input_names(&self, ph: &Phase, item: &str) -> Vec<String> {
         ph.inputs
             .iter()
             .filter_map(|i| self.pipeline.phases.iter().find(|p| p.id == *i))
@@ -448,8 +466,8 @@ impl Engine<'_> {
     }
 
     /// "what a fresh session does next", for the state file.
-    fn next_line(&self, st: &State) -> String {
-        let cmd = format!("baton run verify --queue {}", self.opts.queue);
+    pub fn next_line(&self, st: &State) -> String {
+        let cmd = self.work_command.clone();
         match st.status.as_str() {
             "complete" => "nothing: the item is complete".into(),
             _ => match self
@@ -468,7 +486,7 @@ impl Engine<'_> {
     /// its output file written and a valid summary block; a missing or invalid block gets one
     /// retry with the format reminder. The state file is written when the phase starts and
     /// after it ends.
-    fn run_phase(
+    pub fn run_phase(
         &mut self,
         item: &str,
         ph: &Phase,

@@ -52,6 +52,20 @@ pub struct ItemStatus {
     pub phases: usize,
 }
 
+impl ItemStatus {
+    /// An item no phase of has run yet.
+    pub fn pending(item: &str) -> ItemStatus {
+        ItemStatus {
+            item: item.to_string(),
+            status: "pending".into(),
+            phase: None,
+            reason: None,
+            phases_done: 0,
+            phases: 0,
+        }
+    }
+}
+
 pub struct Queues {
     pub dir: PathBuf,
 }
@@ -232,14 +246,7 @@ impl Queues {
 
     pub fn status(&self, name: &str, item: &str) -> Result<ItemStatus> {
         Ok(match self.state(name, item)? {
-            None => ItemStatus {
-                item: item.to_string(),
-                status: "pending".into(),
-                phase: None,
-                reason: None,
-                phases_done: 0,
-                phases: 0,
-            },
+            None => ItemStatus::pending(item),
             Some(s) => s.item_status(),
         })
     }

@@ -3,6 +3,7 @@
 
 mod corpus;
 mod fixtures;
+pub mod pg;
 mod project;
 mod runner;
 mod test;

@@ -1,0 +1,387 @@
+//! Many `baton worker` processes on one postgres queue, with the simulated agent: four drain
+//! 200 items × 5 phases with every phase recorded once and the very result one machine's
+//! `baton run verify` gets; workers killed with SIGKILL mid-phase have their phases taken over
+//! once their lease expires, and nothing is lost or done twice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use baton::workflow::verify::pg::Db;
+use serde_json::Value;
+
+use super::queue_pg::pg_project;
+use crate::util::{Proj, bin, pg};
+
+/// A worker draining queue `q`; `lease`: its lease in seconds.
+fn worker(p: &Proj, url: &str, name: &str, lease: u32) -> Child {
+    let log = std::fs::File::create(p.path().join(format!("{name}.log"))).unwrap();
+    Command::new(bin())
+        .args([
+            "worker", "--queue", "q", "--once", "--agent", "sim", "--name", name,
+        ])
+        .args(["--lease", &lease.to_string()])
+        .current_dir(p.path())
+        .env("BATON_DATABASE_URL", url)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait for a worker to exit 0; its stderr.
+fn wait_ok(mut c: Child, name: &str, deadline: Instant) -> String {
+    loop {
+        if let Some(st) = c.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            assert!(st.success(), "{name}: {st}\n{err}");
+            return err;
+        }
+        if Instant::now() > deadline {
+            let _ = c.kill();
+            panic!("{name} did not drain the queue in time");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn count(db: &mut Db, sql: &str) -> i64 {
+    db.client.query_one(sql, &[]).unwrap().get(0)
+}
+
+/// Every phase recorded complete exactly once, none failed, every item complete.
+fn assert_exactly_once(db: &mut Db, items: i64) {
+    let phases = items * 5;
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM baton_outcomes WHERE result = 'complete'"
+        ),
+        phases
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(DISTINCT (item, phase)) FROM baton_outcomes"
+        ),
+        phases
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM baton_outcomes WHERE result <> 'complete'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM baton_items WHERE status = 'complete'"
+        ),
+        items
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM baton_items WHERE claim_token IS NOT NULL"
+        ),
+        0
+    );
+}
+
+/// What a run leaves of an item that must not depend on who ran it: each phase's status,
+/// files and summary, and the output files' bytes.
+fn result_of(state: &Value, files: BTreeMap<String, Vec<u8>>) -> Value {
+    let phases: BTreeMap<String, Value> = state["phases"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, p)| {
+            let keep = ["status", "agent", "inputFiles", "outputFile", "summary"];
+            let v: serde_json::Map<String, Value> = keep
+                .iter()
+                .map(|k| (k.to_string(), p[*k].clone()))
+                .collect();
+            (id.clone(), Value::Object(v))
+        })
+        .collect();
+    let files: BTreeMap<String, String> = files
+        .into_iter()
+        .map(|(n, b)| (n, String::from_utf8(b).unwrap()))
+        .collect();
+    serde_json::json!({"status": state["status"], "phases": phases, "files": files})
+}
+
+fn files_run_result(dir: &Path) -> Value {
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("verification-state.json")).unwrap(),
+    )
+    .unwrap();
+    let files = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    result_of(&state, files)
+}
+
+fn db_result(db: &mut Db, item: &str) -> Value {
+    let state: Value = db
+        .client
+        .query_one(
+            "SELECT state FROM baton_items WHERE queue = 'q' AND id = $1",
+            &[&item],
+        )
+        .unwrap()
+        .get(0);
+    let files = db
+        .client
+        .query(
+            "SELECT name, body FROM baton_files WHERE queue = 'q' AND item = $1",
+            &[&item],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    result_of(&state, files)
+}
+
+#[test]
+fn four_workers_drain_200_items_by_5_phases_exactly_once_as_one_machine_does() {
+    let Some(s) = pg::server("queue_pg_workers::four_workers_drain_200_items") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    let ids: Vec<String> = (0..200).map(|i| format!("ITEM{i:03}")).collect();
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &ids).unwrap();
+    let names = ["w1", "w2", "w3", "w4"];
+    // A long lease: no worker is killed here, and a loaded machine must not look like one.
+    let workers: Vec<Child> = names.iter().map(|n| worker(&p, &url, n, 60)).collect();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    for (c, n) in workers.into_iter().zip(names) {
+        wait_ok(c, n, deadline);
+    }
+    assert_exactly_once(&mut db, 200);
+    // All four took part, and their logs add up to the 1000 phases, none dropped or taken over.
+    let mut claims = 0;
+    for n in names {
+        let log = std::fs::read_to_string(p.path().join(format!("{n}.log"))).unwrap();
+        let mine = log.lines().filter(|l| l.contains(": complete in ")).count();
+        assert!(mine > 0, "{n} ran nothing:\n{log}");
+        assert!(
+            !log.contains("dropped (not recorded)") && !log.contains("took over"),
+            "{log}"
+        );
+        claims += mine;
+    }
+    assert_eq!(claims, 1000);
+    // One machine's `baton run verify` on the same items (the first 20: the simulated agent's
+    // answers depend only on the item, the phase and its input files) gets the same result.
+    let one = Proj::new();
+    one.write(".baton/sim.toml", "");
+    let mut add = vec!["queue", "add", "q"];
+    add.extend(ids[..20].iter().map(String::as_str));
+    one.test().args(add).any_stdout().run();
+    one.test()
+        .args(["run", "verify", "--queue", "q", "--agent", "sim"])
+        .stdout_contains("queue q: 20 complete, 0 failed")
+        .stderr_contains("ITEM019 5: complete")
+        .run();
+    for id in &ids[..20] {
+        let here = files_run_result(&one.path().join(".baton/queues/q/items").join(id));
+        assert_eq!(db_result(&mut db, id), here, "{id}");
+        assert_eq!(here["status"], "complete");
+        assert_eq!(here["files"].as_object().unwrap().len(), 5);
+    }
+}
+
+/// xorshift64: random kill moments, reproducible from the seed the test prints.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[test]
+fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
+    let Some(s) = pg::server("queue_pg_workers::workers_killed_mid_phase") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    p.write(".baton/sim.toml", "latency_ms = 150\n");
+    let ids: Vec<String> = (0..20).map(|i| format!("K{i:02}")).collect();
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &ids).unwrap();
+    let seed = std::env::var("BATON_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("kill seed: {seed} (BATON_KILL_SEED={seed} repeats it)");
+    let mut rng = Rng(seed);
+    let mut live: Vec<(String, Child)> = (1..=3)
+        .map(|k| {
+            let n = format!("w{k}");
+            let c = worker(&p, &url, &n, 2);
+            (n, c)
+        })
+        .collect();
+    let mut killed = Vec::new();
+    for round in 0..3 {
+        std::thread::sleep(Duration::from_millis(200 + rng.below(800)));
+        let k = rng.below(live.len() as u64) as usize;
+        let name = live[k].0.clone();
+        // Mid-phase: wait until it holds a claim it is running, then a random moment more.
+        let held = Instant::now();
+        while !db
+            .claims("q")
+            .unwrap()
+            .iter()
+            .any(|c| c.worker == name && c.phase.is_some())
+        {
+            assert!(
+                held.elapsed() < Duration::from_secs(10),
+                "{name} never claimed"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(rng.below(100)));
+        let (_, mut c) = live.remove(k);
+        c.kill().unwrap(); // SIGKILL: no cleanup, the claim stays until its lease expires
+        c.wait().unwrap();
+        killed.push(name);
+        let n = format!("r{round}");
+        let c = worker(&p, &url, &n, 2);
+        live.push((n, c));
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut logs = String::new();
+    for (n, c) in live {
+        wait_ok(c, &n, deadline);
+    }
+    for e in std::fs::read_dir(p.path()).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "log") {
+            logs.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+    }
+    assert_exactly_once(&mut db, 20);
+    // Each killed worker's phase was taken over (after its lease) by another worker.
+    for k in &killed {
+        assert!(
+            logs.contains(&format!("(took over from {k}@")),
+            "seed {seed}: no takeover of {k}'s claim:\n{logs}"
+        );
+    }
+    // A taken-over phase ran again as its next attempt; its outcome was recorded once.
+    assert!(
+        count(
+            &mut db,
+            "SELECT count(*) FROM baton_outcomes WHERE attempt > 1"
+        ) >= 1
+    );
+    for id in &ids {
+        let r = db_result(&mut db, id);
+        assert_eq!(r["status"], "complete", "{id}");
+        assert_eq!(r["files"].as_object().unwrap().len(), 5, "{id}");
+    }
+    p.test()
+        .args(["doctor", "--queue", "q"])
+        .env("BATON_DATABASE_URL", &url)
+        .stdout("queue q: 20 item(s)\nno stuck leases, no orphaned rows\n")
+        .run();
+}
+
+/// The process group of the agent running now, from its marker in a run's `logs/`.
+fn running_agent(p: &Proj) -> Option<i32> {
+    for run in std::fs::read_dir(p.path().join(".baton/runs")).ok()? {
+        for f in std::fs::read_dir(run.ok()?.path().join("logs")).ok()? {
+            let f = f.ok()?.path();
+            if f.extension().is_some_and(|x| x == "pgid") {
+                let text = std::fs::read_to_string(&f).ok()?;
+                return text.split_whitespace().next()?.parse().ok();
+            }
+        }
+    }
+    None
+}
+
+/// Whether the agent (its group's leader) still runs: a zombie does not (its parent, the
+/// killed worker, is gone, and it waits for init to reap it).
+fn agent_alive(pgid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pgid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+#[test]
+fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
+    let Some(s) = pg::server("queue_pg_workers::a_takeover_on_the_same_host") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project(&url);
+    // The first attempt's agent hangs: it is still running when the worker is killed.
+    p.write(
+        ".baton/sim.toml",
+        "[verify]\n\"A/1a\" = [\"hang\", \"ok\"]\n",
+    );
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &["A".into()]).unwrap();
+    let mut w1 = worker(&p, &url, "w1", 2);
+    let t0 = Instant::now();
+    let pgid = loop {
+        if let Some(g) = running_agent(&p) {
+            break g;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no agent started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    w1.kill().unwrap();
+    w1.wait().unwrap();
+    assert!(
+        agent_alive(pgid),
+        "the orphaned agent runs on after its worker"
+    );
+    let err = wait_ok(
+        worker(&p, &url, "w2", 2),
+        "w2",
+        Instant::now() + Duration::from_secs(60),
+    );
+    assert!(!agent_alive(pgid), "the orphan was not stopped: {err}");
+    assert!(
+        err.contains("w2: stopped the agent of A-1a-1") && err.contains("took over from w1@"),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(p.path().join("w2.log")).unwrap();
+    assert!(log.contains("w2 A 1a #2: complete in "), "{log}");
+    assert!(log.contains("(took over from w1@"), "{log}");
+    assert_exactly_once(&mut db, 1);
+}
