@@ -206,6 +206,21 @@ fn four_workers_drain_200_items_by_5_phases_exactly_once_as_one_machine_does() {
         assert_eq!(here["status"], "complete");
         assert_eq!(here["files"].as_object().unwrap().len(), 5);
     }
+    // The other 180 as well: with its id (and its files' lowercase names) written as a
+    // placeholder, every item's result is the one machine's result for ITEM000, byte for byte.
+    let one_item = |id: &str, v: &Value| -> String {
+        let lower = id.to_ascii_lowercase();
+        v.to_string()
+            .replace(id, "ITEM-ID")
+            .replace(&lower, "item-id")
+    };
+    let want = one_item(
+        "ITEM000",
+        &files_run_result(&one.path().join(".baton/queues/q/items/ITEM000")),
+    );
+    for id in &ids[20..] {
+        assert_eq!(one_item(id, &db_result(&mut db, id)), want, "{id}");
+    }
 }
 
 /// xorshift64: random kill moments, reproducible from the seed the test prints.
