@@ -12,26 +12,26 @@ pub struct Lock {
 }
 
 pub fn lock(path: &Path) -> Result<Lock> {
-    let file = OpenOptions::new()
+    let file = lock_file(path)?;
+    file.lock().map_err(io_err(path))?;
+    Ok(Lock { _file: file })
+}
+
+/// A lock file, created empty if missing (its content is never read).
+fn lock_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(path)
-        .map_err(io_err(path))?;
-    file.lock().map_err(io_err(path))?;
-    Ok(Lock { _file: file })
+        .map_err(io_err(path))
 }
 
 /// Take the exclusive lock of `path` without blocking for good: a holder that was killed or
 /// interrupted a moment ago may still be on its way out (the lock goes with its last file
 /// descriptor), so it is retried for up to `grace`. `None`: someone holds it.
 pub fn try_lock_for(path: &Path, grace: std::time::Duration) -> Result<Option<File>> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(io_err(path))?;
+    let file = lock_file(path)?;
     let deadline = std::time::Instant::now() + grace;
     loop {
         match file.try_lock() {

@@ -107,6 +107,25 @@ pub fn check_item(id: &str) -> Result<()> {
     }
 }
 
+/// What `queue add` is given, checked the same on every backend: a queue name and at least one
+/// item, each a valid id and none given twice (ids compare without case).
+pub fn check_additions(name: &str, items: &[String]) -> Result<()> {
+    check_name(name)?;
+    if items.is_empty() {
+        return Err(Error::invalid("no items to add")
+            .hint(format!("e.g. baton queue add {name} BMNR MARA")));
+    }
+    for i in items {
+        check_item(i)?;
+    }
+    for (k, i) in items.iter().enumerate() {
+        if items[..k].iter().any(|o| o.eq_ignore_ascii_case(i)) {
+            return Err(Error::invalid(format!("item `{i}` is given twice")));
+        }
+    }
+    Ok(())
+}
+
 impl Queues {
     pub fn new(local: &Path) -> Queues {
         Queues {
@@ -180,19 +199,7 @@ impl Queues {
 
     /// Append `items` to queue `name` (created if missing): all of them or, on any error, none.
     pub fn add(&self, name: &str, items: &[String]) -> Result<QueueFile> {
-        check_name(name)?;
-        if items.is_empty() {
-            return Err(Error::invalid("no items to add")
-                .hint(format!("e.g. baton queue add {name} BMNR MARA")));
-        }
-        for i in items {
-            check_item(i)?;
-        }
-        for (k, i) in items.iter().enumerate() {
-            if items[..k].iter().any(|o| o.eq_ignore_ascii_case(i)) {
-                return Err(Error::invalid(format!("item `{i}` is given twice")));
-            }
-        }
+        check_additions(name, items)?;
         self.confined(name)?;
         let qdir = self.queue_dir(name);
         fs::create_dir_all(&qdir)?;

@@ -16,7 +16,7 @@ use std::time::Duration;
 use postgres::{Client, NoTls};
 
 use super::backend::Claim;
-use super::queue::{check_item, check_name};
+use super::queue::{check_additions, check_name};
 use super::state::State;
 use crate::error::{Error, Result};
 
@@ -96,19 +96,7 @@ impl Db {
 
     /// Append `items` (created if missing), all or none, in one transaction; wakes idle workers.
     pub fn add(&mut self, name: &str, items: &[String]) -> Result<Vec<String>> {
-        check_name(name)?;
-        if items.is_empty() {
-            return Err(Error::invalid("no items to add")
-                .hint(format!("e.g. baton queue add {name} BMNR MARA")));
-        }
-        for i in items {
-            check_item(i)?;
-        }
-        for (k, i) in items.iter().enumerate() {
-            if items[..k].iter().any(|o| o.eq_ignore_ascii_case(i)) {
-                return Err(Error::invalid(format!("item `{i}` is given twice")));
-            }
-        }
+        check_additions(name, items)?;
         let mut tx = self.durable()?;
         tx.execute(
             "INSERT INTO baton_queues (name) VALUES ($1) ON CONFLICT DO NOTHING",
