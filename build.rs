@@ -23,7 +23,8 @@ fn main() {
     if os == "linux" && env == "gnu" && arch == "x86_64" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
-    if os == "linux" && env == "gnu" {
+    // The host's C compiler names the archive: only when building for the host.
+    if os == "linux" && env == "gnu" && std::env::var("TARGET").ok() == std::env::var("HOST").ok() {
         static_unwinder(&out);
     }
     compress("o200k_base", bpe_openai::o200k_base(), &out);
@@ -37,7 +38,7 @@ fn main() {
 /// shared object — about 0.1 ms of every command. A `libgcc_s.so` linker script in a folder
 /// searched first turns `-lgcc_s` into the static archive, as gcc's `-static-libgcc` does for C.
 /// Panics unwind and `catch_unwind` works the same. Skipped when the C compiler does not know
-/// the archive.
+/// the archive, and when cross-compiling.
 fn static_unwinder(out: &std::path::Path) {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let Ok(o) = std::process::Command::new(cc)

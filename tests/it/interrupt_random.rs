@@ -286,17 +286,7 @@ fn outcome(e: Engine, p: &Project) -> Outcome {
 }
 
 fn story(dir: &Path, id: &str) -> String {
-    for e in std::fs::read_dir(dir.join("docs/stories")).unwrap() {
-        let p = e.unwrap().path();
-        if p.file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with(&format!("{id}."))
-        {
-            return std::fs::read_to_string(p).unwrap();
-        }
-    }
-    panic!("no story {id}")
+    std::fs::read_to_string(crate::util::demo_story_path(dir, id)).unwrap()
 }
 
 /// Debris a killed run must not leave: git's index lock, baton's temp files.
@@ -605,44 +595,17 @@ fn verify_queue_survives_random_kills() {
 fn a_killed_calls_partial_edits_are_stashed_by_name_and_never_committed() {
     let p = Engine::EpicParty.project();
     let d = &p.dir;
-    std::fs::write(
-        d.join(".baton/sim.toml"),
-        "[story.\"1.1\"]\ndev = [\"hang\"]\n",
-    )
-    .unwrap();
-    let child = spawn(
-        d,
-        &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
-    );
-    let pid_file = d.join(".baton/sim-hang.pid");
-    let t = Instant::now();
-    while !pid_file.is_file() {
-        assert!(t.elapsed().as_secs() < 30, "the agent never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // The agent's half-done work: a new file, and half a record in the story file (whose
-    // kickoff record, from the finished kickoff phase, must stay).
-    std::fs::create_dir_all(d.join("src")).unwrap();
-    std::fs::write(d.join("src/half.rs"), "// half a file\n").unwrap();
-    let story_path = std::fs::read_dir(d.join("docs/stories"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("1.1."))
-        .unwrap();
-    let mut s = std::fs::read_to_string(&story_path).unwrap();
-    assert!(s.contains("## Story Kickoff Insights"), "{s}");
-    s.push_str("\nhalf a record of the killed call\n");
-    std::fs::write(&story_path, s).unwrap();
-    // SAFETY: kill(2) of the child's own process group (Ctrl-C).
-    unsafe {
-        libc::kill(-(child.id() as i32), libc::SIGINT);
-    }
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
-    std::fs::write(d.join(".baton/sim.toml"), "").unwrap();
-    let id = p.run_id().unwrap();
-    let o = cmd(d, &["run", "--resume", &id]).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let story_path = crate::util::demo_story_path(d, "1.1");
+    let (id, o) = interrupt_a_hanging_call(&p, "[story.\"1.1\"]\ndev = [\"hang\"]\n", || {
+        // The agent's half-done work: a new file, and half a record in the story file (whose
+        // kickoff record, from the finished kickoff phase, must stay).
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(d.join("src/half.rs"), "// half a file\n").unwrap();
+        let mut s = std::fs::read_to_string(&story_path).unwrap();
+        assert!(s.contains("## Story Kickoff Insights"), "{s}");
+        s.push_str("\nhalf a record of the killed call\n");
+        std::fs::write(&story_path, s).unwrap();
+    });
     let msg = format!("baton: partial edits of 1.1 dev attempt 1, run {id}");
     assert!(text(&o).contains(&msg), "{}", text(&o));
     let stashes = git(d, &["stash", "list", "--format=%s"]);
@@ -679,35 +642,17 @@ fn a_killed_calls_partial_edits_are_stashed_by_name_and_never_committed() {
 fn a_killed_retro_calls_partial_edits_are_stashed_and_uat_kept() {
     let p = Engine::EpicParty.project();
     let d = &p.dir;
-    std::fs::write(d.join(".baton/sim.toml"), "[epic]\nretro = [\"hang\"]\n").unwrap();
-    let child = spawn(
-        d,
-        &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
-    );
-    let pid_file = d.join(".baton/sim-hang.pid");
-    let t = Instant::now();
-    while !pid_file.is_file() {
-        assert!(t.elapsed().as_secs() < 60, "the agent never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // UAT finished before the retro started: its file is in the tree, staged.
-    let staged = git(d, &["diff", "--cached", "--name-only"]);
-    let uat = staged
-        .lines()
-        .find(|l| l.contains("uat"))
-        .unwrap_or_else(|| panic!("UAT's file is not staged: {staged}"))
-        .to_string();
-    std::fs::write(d.join("retro-half.md"), "# half a retrospective\n").unwrap();
-    // SAFETY: kill(2) of the child's own process group (Ctrl-C).
-    unsafe {
-        libc::kill(-(child.id() as i32), libc::SIGINT);
-    }
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
-    std::fs::write(d.join(".baton/sim.toml"), "").unwrap();
-    let id = p.run_id().unwrap();
-    let o = cmd(d, &["run", "--resume", &id]).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let mut uat = String::new();
+    let (id, o) = interrupt_a_hanging_call(&p, "[epic]\nretro = [\"hang\"]\n", || {
+        // UAT finished before the retro started: its file is in the tree, staged.
+        let staged = git(d, &["diff", "--cached", "--name-only"]);
+        uat = staged
+            .lines()
+            .find(|l| l.contains("uat"))
+            .unwrap_or_else(|| panic!("UAT's file is not staged: {staged}"))
+            .to_string();
+        std::fs::write(d.join("retro-half.md"), "# half a retrospective\n").unwrap();
+    });
     let msg = format!("baton: partial edits of epic 1 retro attempt 1, run {id}");
     assert!(text(&o).contains(&msg), "{}", text(&o));
     let stashes = git(d, &["stash", "list", "--format=%s"]);
@@ -726,4 +671,38 @@ fn a_killed_retro_calls_partial_edits_are_stashed_and_uat_kept() {
     let committed = git(d, &["log", "--name-only", "--format=", "main..HEAD"]);
     assert!(!committed.contains("retro-half.md"), "{committed}");
     assert_eq!(repeated_calls(&p), Vec::<String>::new());
+}
+
+/// An epic run (`--party-all`) whose call `scenario` makes hang: once the agent has read its
+/// prompt, `edit` plays its half-done work, then Ctrl-C (exit 130) and `--resume` alone, which
+/// must succeed. The run's id and the resume's output.
+fn interrupt_a_hanging_call(
+    p: &Project,
+    scenario: &str,
+    edit: impl FnOnce(),
+) -> (String, std::process::Output) {
+    let d = &p.dir;
+    std::fs::write(d.join(".baton/sim.toml"), scenario).unwrap();
+    let child = spawn(
+        d,
+        &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
+    );
+    let pid_file = d.join(".baton/sim-hang.pid");
+    let t = Instant::now();
+    while !pid_file.is_file() {
+        assert!(t.elapsed().as_secs() < 60, "the agent never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    edit();
+    // SAFETY: kill(2) of the child's own process group (Ctrl-C).
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    std::fs::write(d.join(".baton/sim.toml"), "").unwrap();
+    let id = p.run_id().unwrap();
+    let o = cmd(d, &["run", "--resume", &id]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    (id, o)
 }

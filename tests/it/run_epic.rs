@@ -35,18 +35,7 @@ impl Demo {
         c.output().unwrap()
     }
     fn story(&self, id: &str) -> String {
-        let dir = self.dir.join("docs/stories");
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(&format!("{id}."))
-            {
-                return std::fs::read_to_string(p).unwrap();
-            }
-        }
-        panic!("no story {id}")
+        std::fs::read_to_string(crate::util::demo_story_path(&self.dir, id)).unwrap()
     }
     /// Commits of stories that passed (`feat(story …)`) on the epic branch.
     fn story_commits(&self) -> usize {
@@ -680,22 +669,13 @@ fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
 fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
     let d = project("[story.\"1.1\"]\ndev = [\"block\"]\n");
     let add = |id: &str, line: &str| {
-        let dir = d.dir.join("docs/stories");
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(&format!("{id}."))
-            {
-                let t = std::fs::read_to_string(&p).unwrap();
-                std::fs::write(
-                    &p,
-                    t.replace("\n## Story", &format!("\n{line}\n\n## Story")),
-                )
-                .unwrap();
-            }
-        }
+        let p = crate::util::demo_story_path(&d.dir, id);
+        let t = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(
+            &p,
+            t.replace("\n## Story", &format!("\n{line}\n\n## Story")),
+        )
+        .unwrap();
     };
     add("1.2", "Depends on: 1.1");
     add("1.3", "**Depends on:** 1.4");

@@ -24,6 +24,20 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// The file of story `id` (`1.2` → `docs/stories/1.2.<slug>.md`) in a demo repository.
+pub fn demo_story_path(dir: &std::path::Path, id: &str) -> std::path::PathBuf {
+    std::fs::read_dir(dir.join("docs/stories"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{id}."))
+        })
+        .unwrap_or_else(|| panic!("no story {id}"))
+}
+
 /// The demo's BMAD project (4 stories) at `dir`, committed on `main` (with an identity of its
 /// own), then on branch `epic-1`; `scenario` for the simulated agent.
 pub fn demo_repo(dir: &std::path::Path, scenario: &str) {
