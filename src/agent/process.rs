@@ -319,6 +319,8 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         // After `envs`, so configuration cannot put it back.
         .env_remove("CLAUDECODE")
+        // The queue database's URL (with its password) is the worker's, never an agent's.
+        .env_remove("BATON_DATABASE_URL")
         .stdin(if job.inv.prompt_on_stdin {
             Stdio::piped()
         } else {

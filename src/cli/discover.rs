@@ -60,15 +60,26 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             let slug = crate::store::names::slugify(t).ok();
             match slug {
                 Some(s) if store.exists(&s) => (store.resolve(Some(&s))?, None),
+                // One word is a task's name, not an idea: a typo must not become a task.
+                _ if !t.trim().contains(char::is_whitespace) => {
+                    return Err(Error::not_found(format!("no task `{t}`")).hint(
+                        "see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"",
+                    ));
+                }
                 _ => {
                     // A sentence makes a long slug: its first words name the task.
                     let name: String = t.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
                     let slug = crate::store::names::slugify(&name)?;
                     if store.exists(&slug) {
-                        (store.resolve(Some(&slug))?, None)
-                    } else {
-                        (slug, Some((name, t.to_string())))
+                        // The idea would be dropped in favour of a task it merely starts like.
+                        return Err(Error::state(format!(
+                            "the idea would be task `{slug}`, which exists already"
+                        ))
+                        .hint(format!(
+                            "continue that task: baton discover {slug}; or word the idea's first words differently"
+                        )));
                     }
+                    (slug, Some((name, t.to_string())))
                 }
             }
         }

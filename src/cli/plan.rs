@@ -93,6 +93,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         &cfg.run.default_agent,
     );
     crate::run::cli_agents::runnable(&who, &cfg.agents)?;
+    let options = || TaskOptions {
+        agent: a.agent.agent.clone(),
+        default_agent: cfg.run.default_agent.clone(),
+        roles: cfg.run.roles.clone(),
+        ..TaskOptions::default()
+    };
     let unfinished = (!a.dry_run)
         .then(|| Journal::unfinished(&local, &["plan"], &slug))
         .flatten();
@@ -105,12 +111,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         None if a.dry_run => Journal::memory(),
         None => {
             let saved = Saved {
-                options: TaskOptions {
-                    agent: a.agent.agent.clone(),
-                    default_agent: cfg.run.default_agent.clone(),
-                    roles: cfg.run.roles.clone(),
-                    ..TaskOptions::default()
-                },
+                options: options(),
                 scenario: super::run::scenario(ctx, &a.agent)?,
             };
             let run_id = crate::ids::new_id();
@@ -130,15 +131,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             Error::corrupt(journal.dir.join("events.jsonl"), Some(1), e.to_string())
         })?,
         None => Saved {
-            options: TaskOptions {
-                agent: a.agent.agent.clone(),
-                default_agent: cfg.run.default_agent.clone(),
-                roles: cfg.run.roles.clone(),
-                ..TaskOptions::default()
-            },
+            options: options(),
             scenario: None,
         },
     };
+    // Held until the plan returns: a second `baton plan` of the task meanwhile is refused
+    // instead of stopping this one's agent and writing the same journal.
+    let _hold = journal.hold()?;
     if resumed {
         journal.stop_orphaned_agents();
     }

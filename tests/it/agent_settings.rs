@@ -25,7 +25,8 @@ fn recording_codex(tmp: &Path) -> PathBuf {
         &script,
         format!(
             "#!/bin/sh\ncat >/dev/null\nfor a in \"$@\"; do echo \"$a\" >> \"{dir}/argv\"; done\n\
-             echo \"FOO=$FOO\" >> \"{dir}/argv\"\necho --end-- >> \"{dir}/argv\"\ncat \"{fx}\"\n",
+             echo \"FOO=$FOO\" >> \"{dir}/argv\"\necho \"DB=$BATON_DATABASE_URL\" >> \"{dir}/argv\"\n\
+             echo --end-- >> \"{dir}/argv\"\ncat \"{fx}\"\n",
             dir = bin_dir.display(),
             fx = fixture("agents/codex/model_not_found.jsonl").display()
         ),
@@ -43,6 +44,8 @@ fn run(dir: &Path, fake: &Path, args: &[&str]) -> (Output, Vec<String>) {
         .current_dir(dir)
         .env("PATH", path)
         .env_remove("BATON_AGENT_SIM")
+        // A worker's database password: never handed to an agent.
+        .env("BATON_DATABASE_URL", "postgres://u:secret@db/q")
         .output()
         .unwrap();
     let argv = std::fs::read_to_string(fake.join("argv")).unwrap_or_default();
@@ -104,6 +107,7 @@ fn a_tier_becomes_the_agent_s_mapped_model_and_its_flags_and_env_are_passed() {
             "model_reasoning_effort=high",
             "-",
             "FOO=bar",
+            "DB=",
             "--end--"
         ]
     );

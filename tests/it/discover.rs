@@ -235,6 +235,18 @@ fn leaving_before_the_specs_records_nothing_and_discovery_runs_again() {
     let p = project();
     let home = tempfile::tempdir().unwrap();
     p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    // Spec files from before the session (an older draft) are not this session's work.
+    for f in ["REQUIREMENTS", "TECHNICAL_DESIGN"] {
+        let rel = format!("docs/specs/add-login/{f}.md");
+        p.write(&rel, "# an older draft\n");
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(p.path().join(&rel))
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+    }
     let mut s = pty(
         &p,
         home.path(),
@@ -259,6 +271,31 @@ fn leaving_before_the_specs_records_nothing_and_discovery_runs_again() {
         .stderr("error: task `add-login` has no specs from discovery to plan from\n  hint: run `baton discover add-login` first (or store one: baton store discovery --task-id REQUIREMENTS --file …)\n")
         .status(3)
         .run();
+}
+
+/// A recording a kill cut short leaves discovery running: the next session finishes it, with
+/// one discovery phase in the task's record.
+#[test]
+fn a_recording_cut_short_is_finished_by_the_next_session() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    p.ok(&["phase", "start", "discovery", "--task", "add-login"]);
+    let (rest, code) = dialogue(&p, home.path(), "add-login", &[]);
+    assert_eq!(code, 0, "{rest}");
+    assert!(
+        rest.contains("discovery of task add-login recorded"),
+        "{rest}"
+    );
+    let m = p.manifest("add-login");
+    assert_eq!(m["running_phases"], serde_json::json!([]), "{m}");
+    let done: Vec<&str> = m["completed_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(done, ["discovery"]);
 }
 
 #[test]
@@ -292,11 +329,43 @@ fn a_second_session_after_leaving_records_the_phase() {
 #[test]
 fn discovery_refuses_to_run_without_a_terminal_and_changes_nothing() {
     let p = project();
-    Test::with(p)
+    let before = p.snapshot();
+    let p = Test::with(p)
         .args(["discover", "Add login", "--agent", "fake"])
         .stderr("error: discovery is a dialogue with a person: it needs a terminal, and stdin or stdout is not one\n  hint: run `baton discover add-login` in a terminal (`--dry-run` shows its prompt anywhere); the headless phase is `baton plan`\n")
         .status(2)
-        .run();
+        .run()
+        .proj();
+    assert_eq!(p.snapshot(), before);
+}
+
+/// A single word names a task: a typo is not taken for an idea. An idea whose first words
+/// name a task that exists is not folded into it.
+#[test]
+fn discovery_of_an_unknown_task_or_a_clashing_idea_is_refused() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    p.ok(&[
+        "task",
+        "init",
+        "Sign in with GitHub for teams",
+        "--workflow",
+        "orchestrate",
+    ]);
+    let before = p.snapshot();
+    let p = Test::with(p)
+        .args(["discover", "add-logn", "--agent", "fake"])
+        .stderr("error: no task `add-logn`\n  hint: see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"\n")
+        .status(4)
+        .run()
+        .proj();
+    let p = Test::with(p)
+        .args(["discover", "Sign in with GitHub for teams and orgs", "--agent", "fake"])
+        .stderr("error: the idea would be task `sign-in-with-github-for-teams`, which exists already\n  hint: continue that task: baton discover sign-in-with-github-for-teams; or word the idea's first words differently\n")
+        .status(3)
+        .run()
+        .proj();
+    assert_eq!(p.snapshot(), before);
 }
 
 #[test]

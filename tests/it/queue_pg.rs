@@ -457,6 +457,11 @@ fn a_failed_phase_fails_its_item_and_queue_retry_puts_it_back() {
             "queue q: MARA back in the queue, each at its failed phase\nrun it: baton worker --queue q\n",
         )
         .run();
+    // And the queue says so before any worker claims it.
+    t().args(["queue", "show", "q"])
+        .stdout_contains(" 0 failed, 1 in progress,")
+        .stdout_contains("  MARA         in progress at phase 1b (")
+        .run();
     t().args([
         "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w2",
     ])

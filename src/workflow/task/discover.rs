@@ -14,7 +14,7 @@ use crate::agent::{AgentSpec, interactive, transcript};
 use crate::context::{extract, markdown};
 use crate::error::{Error, Result};
 use crate::store::model::PhaseStatus;
-use crate::store::{Content, Store};
+use crate::store::{Content, Store, artifacts};
 
 /// The discovery prompt: what to ask, what to scan, the spec files and their sections.
 pub fn prompt(
@@ -90,6 +90,7 @@ impl Session<'_> {
             .args(&args)
             .current_dir(&self.project_dir)
             .envs(self.agent.env.iter().map(|(k, v)| (k, v)))
+            .env_remove("BATON_DATABASE_URL")
             .status();
         let tokens = watcher.map_or(0, transcript::Watcher::finish);
         if let Err(e) = status {
@@ -127,9 +128,28 @@ impl Session<'_> {
             }
             texts.push((s.spec.stem().to_string(), text));
         }
-        self.store.begin_phase(&self.slug, "discovery", None, &[])?;
+        // A recording a kill cut short left the phase running and maybe some specs stored:
+        // it is finished now, without a second begin or a second copy of a stored spec.
+        let m = self.store.manifest(&self.slug)?;
+        if !m.running_phases.iter().any(|r| r.label() == "discovery") {
+            self.store.begin_phase(&self.slug, "discovery", None, &[])?;
+        }
+        let task_dir = self.store.task_dir(&self.slug);
         let mut stored = vec![];
         for (stem, text) in texts {
+            let latest = artifacts::latest(&task_dir, &format!("discovery/{stem}"));
+            if let Some(p) = latest
+                && std::fs::read_to_string(&p).is_ok_and(|t| t == text)
+                && m.running_phases.iter().any(|r| r.label() == "discovery")
+            {
+                stored.push(
+                    p.strip_prefix(&task_dir)
+                        .unwrap_or(&p)
+                        .display()
+                        .to_string(),
+                );
+                continue;
+            }
             let o = self.store.store(
                 &self.slug,
                 "discovery",

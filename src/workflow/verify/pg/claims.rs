@@ -285,7 +285,10 @@ impl Db {
         let mut tx = self.durable()?;
         let ids: Vec<String> = tx
             .query(
-                "UPDATE baton_items SET status = 'in-progress'
+                // The stored state says so too (what `queue show` and `status` read): back
+                // in progress, its failure gone; the failed phase runs again when claimed.
+                "UPDATE baton_items SET status = 'in-progress',
+                     state = jsonb_set(state, '{status}', to_jsonb('in-progress'::text)) - 'failure'
                  WHERE queue = $1 AND status = 'failed'
                    AND (cardinality($2::text[]) = 0 OR lower(id) = ANY($2))
                  RETURNING id",
