@@ -150,6 +150,18 @@ pub fn load(file: &Path) -> Result<Config> {
                 .hint(format!("fix {key} in {}", file.display()))
         })?;
     }
+    if config.queue.lease_secs == 0 {
+        // As `baton worker --lease 0` is: a lease that expires at once hands every phase out twice.
+        return Err(Error::corrupt(
+            file,
+            None,
+            "[queue] lease_secs = 0: a lease must last at least a second",
+        )
+        .hint(format!(
+            "set it to a few times a phase's heartbeat, e.g. 60, in {}",
+            file.display()
+        )));
+    }
     // Every agent table, the default agent and the roles' agents are checked now, not when a
     // phase first calls them.
     let mut named = Vec::new();

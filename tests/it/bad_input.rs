@@ -369,6 +369,11 @@ fn a_broken_baton_toml_is_refused_by_every_command_and_named() {
             "max_turns",
         ),
         ("[budget\n", "line 1", ""),
+        (
+            "[queue]\nlease_secs = 0\n",
+            "[queue] lease_secs = 0",
+            "at least a second",
+        ),
     ];
     let commands: &[&[&str]] = &[
         &["status"],
@@ -394,7 +399,7 @@ fn a_broken_baton_toml_is_refused_by_every_command_and_named() {
             cases += 1;
         }
     }
-    assert_eq!(cases, 28);
+    assert_eq!(cases, 32);
 }
 
 #[test]

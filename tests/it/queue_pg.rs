@@ -10,15 +10,15 @@ use baton::workflow::verify::state::State;
 
 use crate::util::{Proj, pg};
 
-/// A project whose queues are in the database `url`, with a 2 s lease.
-pub fn pg_project(url: &str) -> Proj {
+/// A project whose queues are in PostgreSQL (the URL comes from the environment), with a 2 s
+/// lease.
+pub fn pg_project() -> Proj {
     let p = Proj::new();
     p.write(
         "baton.toml",
         "[queue]\nbackend = \"postgres\"\nlease_secs = 2\n",
     );
     p.write(".baton/sim.toml", "");
-    std::fs::write(p.path().join(".baton/url"), url).unwrap();
     p
 }
 
@@ -137,7 +137,7 @@ fn workers_starting_together_migrate_once_and_a_newer_schema_is_refused() {
     db.client
         .batch_execute("INSERT INTO baton_schema (version) VALUES (99)")
         .unwrap();
-    let p = pg_project(&url);
+    let p = pg_project();
     p.test()
         .args(["queue", "list"])
         .env("BATON_DATABASE_URL", &url)
@@ -153,7 +153,7 @@ fn queue_commands_state_worker_and_doctor_on_postgres() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     let t = || p.test().env("BATON_DATABASE_URL", &url);
     t().args(["queue", "add", "q", "BMNR", "MARA"])
         .stdout("queue q: added BMNR, MARA (2 items now)\nrun it: baton worker --queue q\n")
@@ -277,6 +277,59 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
     db.client
         .execute("DELETE FROM baton_items WHERE id = '../evil'", &[])
         .unwrap();
+    // So does an item whose stored state no baton can read: once, not a worker after another.
+    db.client
+        .execute(
+            "INSERT INTO baton_items (queue, id, state) VALUES ('q', 'ODD', '{\"phases\": 5}')",
+            &[],
+        )
+        .unwrap();
+    t().args([
+        "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
+    ])
+    .status(1)
+    .stdout_contains(
+        "w1 ODD - #1: failed — the queue database holds a state of item `ODD` baton cannot read: ",
+    )
+    .run();
+    let status: String = db
+        .client
+        .query_one("SELECT status FROM baton_items WHERE id = 'ODD'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "failed");
+    db.client
+        .execute("DELETE FROM baton_items WHERE id = 'ODD'", &[])
+        .unwrap();
+    // An item that breaks every claim of it with an error of baton's own (here: a file where
+    // its folder goes) goes back to the queue twice, then fails on the third claim.
+    db.add("q", &["BRK".into()]).unwrap();
+    p.write(".baton/queues/q/items/BRK", "not a folder");
+    for _ in 0..2 {
+        t().args([
+            "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
+        ])
+        .status(6)
+        .stderr("error: [PROJECT]/.baton/queues/q/items/BRK: File exists (os error 17)\n")
+        .run();
+    }
+    t().args([
+        "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
+    ])
+    .status(6)
+    .stderr("error: [PROJECT]/.baton/queues/q/items/BRK: File exists (os error 17)\n")
+    .stdout_contains("w1 BRK - #3: failed — claimed 3 times without an outcome; the last claim ended in an error: ")
+    .run();
+    let status: String = db
+        .client
+        .query_one("SELECT status FROM baton_items WHERE id = 'BRK'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "failed");
+    db.client
+        .execute("DELETE FROM baton_items WHERE id = 'BRK'", &[])
+        .unwrap();
+    std::fs::remove_file(p.path().join(".baton/queues/q/items/BRK")).unwrap();
     // A claim whose worker vanished: a stuck lease, found (exit 5), with who held it.
     db.add("q", &["XXI".into()]).unwrap();
     db.claim("q", ("gone", "host-x", "r0"), Duration::from_secs(1))
@@ -353,7 +406,7 @@ fn ctrl_c_releases_the_claim_at_once_and_the_next_worker_runs_the_phase() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     p.write(".baton/sim.toml", "latency_ms = 3000\n");
     let mut db = Db::connect(&url).unwrap();
     db.add("q", &["A".into()]).unwrap();
@@ -417,7 +470,7 @@ fn a_failed_phase_fails_its_item_and_queue_retry_puts_it_back() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     p.write(
         ".baton/sim.toml",
         "[verify]\n\"MARA/1b\" = [\"nooutput\"]\n",
@@ -440,6 +493,10 @@ fn a_failed_phase_fails_its_item_and_queue_retry_puts_it_back() {
         .stdout_contains("fix it, then: baton worker --queue q\n")
         .run();
     // Only failed items go back, all or nothing; files projects rerun instead.
+    t().args(["queue", "retry", "q", "../x"])
+        .status(2)
+        .stderr_contains("error: `../x` is not an item id")
+        .run();
     t().args(["queue", "retry", "q", "MARA", "BMNR"])
         .status(3)
         .stderr_contains("item `BMNR` of queue `q` is not failed (or not in the queue)")
@@ -494,7 +551,7 @@ fn queue_add_wakes_an_idle_worker_at_once() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     let mut db = Db::connect(&url).unwrap();
     db.add("q", &["A".into()]).unwrap();
     // Lease 60 s: without a notification an idle worker looks again only every 10 s.

@@ -163,7 +163,7 @@ fn four_workers_drain_200_items_by_5_phases_exactly_once_as_one_machine_does() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     let ids: Vec<String> = (0..200).map(|i| format!("ITEM{i:03}")).collect();
     let mut db = Db::connect(&url).unwrap();
     db.add("q", &ids).unwrap();
@@ -241,7 +241,7 @@ fn workers_killed_mid_phase_have_their_phases_taken_over_and_done_once() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     p.write(".baton/sim.toml", "latency_ms = 150\n");
     let ids: Vec<String> = (0..20).map(|i| format!("K{i:02}")).collect();
     let mut db = Db::connect(&url).unwrap();
@@ -362,7 +362,7 @@ fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
         return;
     };
     let url = s.database();
-    let p = pg_project(&url);
+    let p = pg_project();
     // The first attempt's agent hangs: it is still running when the worker is killed.
     p.write(
         ".baton/sim.toml",

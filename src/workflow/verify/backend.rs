@@ -57,7 +57,7 @@ impl QueueConfig {
     }
 
     pub fn lease(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(self.lease_secs.max(1))
+        std::time::Duration::from_secs(self.lease_secs)
     }
 }
 

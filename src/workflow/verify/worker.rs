@@ -259,13 +259,41 @@ fn slot(
         guard(held).remove(&c.token);
         let line = match r {
             Ok(l) => l,
-            Err(e) => {
-                // Interrupted or broken: the phase goes back to the queue at once.
+            Err(Error::Interrupted { signal, name, .. }) => {
+                // The phase goes back to the queue at once.
                 let _ = db.release(&queue, c.token);
-                return Err(match e {
-                    Error::Interrupted { signal, name, .. } => interrupted(signal, name, &queue),
-                    e => e,
-                });
+                return Err(interrupted(signal, name, &queue));
+            }
+            Err(e) if c.attempt >= MAX_BROKEN_CLAIMS => {
+                // The same item broke this many claims: it fails, instead of stopping every
+                // worker that takes it next, one after another.
+                let mut st = engine.prepare_state(&c.item, c.state.clone(), Vec::new(), Vec::new());
+                let reason = format!(
+                    "claimed {} times without an outcome; the last claim ended in an error: {e}",
+                    c.attempt
+                );
+                st.status = "failed".into();
+                st.failure = Some(reason.clone());
+                let line = finish(
+                    &engine,
+                    &mut db,
+                    &c,
+                    (&worker, &w.host),
+                    (None, c.attempt),
+                    &st,
+                    Vec::new(),
+                    ClaimResult::Failed(reason),
+                    Instant::now(),
+                );
+                if let Ok(line) = &line {
+                    log(line);
+                }
+                return Err(e);
+            }
+            Err(e) => {
+                // The phase goes back to the queue at once, for another worker to try.
+                let _ = db.release(&queue, c.token);
+                return Err(e);
             }
         };
         {
@@ -296,6 +324,10 @@ fn slot(
     }
 }
 
+/// Claims of one item that may end in an error (not a failed phase: baton's own, e.g. its
+/// files) before the item fails.
+const MAX_BROKEN_CLAIMS: i32 = 3;
+
 /// A signal stopped the worker: its claims went back to the queue.
 fn interrupted(signal: i32, name: String, queue: &str) -> Error {
     Error::Interrupted {
@@ -321,32 +353,25 @@ fn run_claim(
     let item = c.item.as_str();
     let mut st = engine.prepare_state(item, c.state.clone(), Vec::new(), Vec::new());
     // The id names a directory: one put in the database by other means than `queue add` must
-    // be valid, else the item fails (every worker would refuse it).
-    if let Err(e) = super::queue::check_item(item) {
-        let reason = e.to_string();
+    // be valid, and its state readable, else the item fails (every worker would refuse it).
+    let invalid = super::queue::check_item(item)
+        .err()
+        .map(|e| e.to_string())
+        .or_else(|| c.unreadable.clone());
+    if let Some(reason) = invalid {
         st.status = "failed".into();
         st.failure = Some(reason.clone());
-        let rec = db.record(&Outcome {
-            queue: &queue,
-            item,
-            token: c.token,
-            phase: None,
-            attempt: c.attempt,
-            worker,
-            host,
-            result: Err(&reason),
-            state: &st,
-            files: Vec::new(),
-        })?;
-        return Ok(ClaimLog {
-            worker: worker.into(),
-            item: item.into(),
-            phase: "-".into(),
-            attempt: c.attempt,
-            result: dropped_or(rec, ClaimResult::Failed(reason)),
-            secs: started.elapsed().as_secs_f64(),
-            took_over: c.took_over(),
-        });
+        return finish(
+            engine,
+            db,
+            c,
+            (worker, host),
+            (None, c.attempt),
+            &st,
+            Vec::new(),
+            ClaimResult::Failed(reason),
+            started,
+        );
     }
     let ph = engine
         .pipeline
@@ -362,27 +387,17 @@ fn run_claim(
         st.status = "complete".into();
         st.next = engine.next_line(&st);
         st.save(&path)?;
-        let rec = db.record(&Outcome {
-            queue: &queue,
-            item,
-            token: c.token,
-            phase: None,
-            attempt: c.attempt,
-            worker,
-            host,
-            result: Ok(()),
-            state: &st,
-            files: Vec::new(),
-        })?;
-        return Ok(ClaimLog {
-            worker: worker.into(),
-            item: item.into(),
-            phase: "-".into(),
-            attempt: c.attempt,
-            result: dropped_or(rec, ClaimResult::Complete),
-            secs: started.elapsed().as_secs_f64(),
-            took_over: c.took_over(),
-        });
+        return finish(
+            engine,
+            db,
+            c,
+            (worker, host),
+            (None, c.attempt),
+            &st,
+            Vec::new(),
+            ClaimResult::Complete,
+            started,
+        );
     };
     db.set_phase(c.token, &ph.id)?;
     stop_orphan(engine, c, worker, host);
@@ -404,7 +419,6 @@ fn run_claim(
     st.context_estimate = ctx.estimate();
     st.save(&path)?;
     let result = engine.run_phase(item, &ph, &path, &mut st, &mut ctx, calls)?;
-    let subject = Subject::item(item);
     let (files, outcome) = match &result {
         PhaseResult::Complete => {
             if engine
@@ -427,25 +441,54 @@ fn run_claim(
     };
     st.next = engine.next_line(&st);
     st.save(&path)?;
+    // The attempt the phase's last agent call was (takeovers and the format retry count).
+    let attempt = st.phases[&ph.id].attempts as i32;
+    finish(
+        engine,
+        db,
+        c,
+        (worker, host),
+        (Some(&ph.id), attempt),
+        &st,
+        files,
+        outcome,
+        started,
+    )
+}
+
+/// The end of a claim: its outcome, the item's state and the phase's files recorded in the
+/// transaction that ends the claim (dropped when the lease was lost), the item's end in the
+/// journal when it has ended; the claim's log line.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    engine: &Engine,
+    db: &mut Db,
+    c: &Claimed,
+    (worker, host): (&str, &str),
+    (phase, attempt): (Option<&str>, i32),
+    st: &state::State,
+    files: Vec<(String, Vec<u8>)>,
+    outcome: ClaimResult,
+    started: Instant,
+) -> Result<ClaimLog> {
     let reason = match &outcome {
         ClaimResult::Failed(r) => Some(r.as_str()),
         _ => None,
     };
-    // The attempt the phase's last agent call was (takeovers and the format retry count).
-    let attempt = st.phases[&ph.id].attempts as i32;
     let rec = db.record(&Outcome {
-        queue: &queue,
-        item,
+        queue: &engine.opts.queue,
+        item: &c.item,
         token: c.token,
-        phase: Some(&ph.id),
+        phase,
         attempt,
         worker,
         host,
         result: reason.map_or(Ok(()), Err),
-        state: &st,
+        state: st,
         files,
     })?;
     if rec == Recorded::Recorded && (st.status == "complete" || st.status == "failed") {
+        let subject = Subject::item(&c.item);
         let result = if st.status == "complete" {
             "done"
         } else {
@@ -467,8 +510,8 @@ fn run_claim(
     }
     Ok(ClaimLog {
         worker: worker.into(),
-        item: item.into(),
-        phase: ph.id.clone(),
+        item: c.item.clone(),
+        phase: phase.unwrap_or("-").into(),
         attempt,
         result: dropped_or(rec, outcome),
         secs: started.elapsed().as_secs_f64(),

@@ -20,6 +20,8 @@ pub struct Claimed {
     /// Claims of the item's current phase so far, this one included.
     pub attempt: i32,
     pub state: Option<State>,
+    /// Why the stored state could not be read (the item then fails: every worker would).
+    pub unreadable: Option<String>,
     /// Whose expired lease this claim took over.
     pub previous: Option<Holder>,
 }
@@ -128,7 +130,11 @@ impl Db {
             .map_err(db_err)?;
         let Some(r) = row else { return Ok(None) };
         let item: String = r.get(0);
-        let state = parse_state(&item, r.get(3))?;
+        // Not an error of this claim: it is committed, and the item must fail, not the worker.
+        let (state, unreadable) = match parse_state(&item, r.get(3)) {
+            Ok(s) => (s, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
         let prev_token: Option<i64> = r.get(6);
         Ok(Some(Claimed {
             previous: prev_token.map(|_| Holder {
@@ -140,6 +146,7 @@ impl Db {
             token: r.get(1),
             attempt: r.get(2),
             state,
+            unreadable,
         }))
     }
 
@@ -281,6 +288,9 @@ impl Db {
     /// runs each from its failed phase, as that phase's next attempt. All or nothing: an item
     /// that is not failed is an error and nothing changes. Returns the ids.
     pub fn retry(&mut self, queue: &str, items: &[String]) -> Result<Vec<String>> {
+        for i in items {
+            super::super::queue::check_item(i)?;
+        }
         let lower: Vec<String> = items.iter().map(|i| i.to_ascii_lowercase()).collect();
         let mut tx = self.durable()?;
         let ids: Vec<String> = tx
