@@ -173,12 +173,15 @@ fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, ended: &AtomicBool)
             continue;
         }
         last = Instant::now();
-        let tokens: Vec<i64> = guard(held).iter().copied().collect();
+        // Held across the renewal: a slot takes its claim out before recording it (`finish`),
+        // so a claim that ended by its record is never mistaken for one that was lost.
+        let mut held = guard(held);
+        let tokens: Vec<i64> = held.iter().copied().collect();
         if !tokens.is_empty() {
             let kept = db.heartbeat(&tokens, w.lease)?;
             for t in tokens.iter().filter(|t| !kept.contains(t)) {
                 // Said once; the phase's result will be dropped when it tries to record.
-                guard(held).remove(t);
+                held.remove(t);
                 eprintln!(
                     "{}: lost claim {t} (its lease expired before the heartbeat renewed it)",
                     w.name
@@ -255,7 +258,14 @@ fn slot(
         };
         guard(held).insert(c.token);
         let mut calls = Report::default();
-        let r = run_claim(&mut engine, &mut db, &c, &worker, &w.host, &mut calls);
+        let r = run_claim(
+            &mut engine,
+            &mut db,
+            &c,
+            (&worker, &w.host),
+            held,
+            &mut calls,
+        );
         guard(held).remove(&c.token);
         let line = match r {
             Ok(l) => l,
@@ -279,6 +289,7 @@ fn slot(
                     &mut db,
                     &c,
                     (&worker, &w.host),
+                    held,
                     (None, c.attempt),
                     &st,
                     Vec::new(),
@@ -344,8 +355,8 @@ fn run_claim(
     engine: &mut Engine,
     db: &mut Db,
     c: &Claimed,
-    worker: &str,
-    host: &str,
+    (worker, host): (&str, &str),
+    held: &Mutex<BTreeSet<i64>>,
     calls: &mut Report,
 ) -> Result<ClaimLog> {
     let started = Instant::now();
@@ -366,6 +377,7 @@ fn run_claim(
             db,
             c,
             (worker, host),
+            held,
             (None, c.attempt),
             &st,
             Vec::new(),
@@ -392,6 +404,7 @@ fn run_claim(
             db,
             c,
             (worker, host),
+            held,
             (None, c.attempt),
             &st,
             Vec::new(),
@@ -448,6 +461,7 @@ fn run_claim(
         db,
         c,
         (worker, host),
+        held,
         (Some(&ph.id), attempt),
         &st,
         files,
@@ -465,6 +479,7 @@ fn finish(
     db: &mut Db,
     c: &Claimed,
     (worker, host): (&str, &str),
+    held: &Mutex<BTreeSet<i64>>,
     (phase, attempt): (Option<&str>, i32),
     st: &state::State,
     files: Vec<(String, Vec<u8>)>,
@@ -475,6 +490,8 @@ fn finish(
         ClaimResult::Failed(r) => Some(r.as_str()),
         _ => None,
     };
+    // No longer renewed from here on (see `heartbeat`): the record ends the claim.
+    guard(held).remove(&c.token);
     let rec = db.record(&Outcome {
         queue: &engine.opts.queue,
         item: &c.item,
