@@ -153,9 +153,15 @@ fn main() {
         (1, true, false, "claim + record (durable tx):"),
         (8, true, false, "claim + record (durable tx):"),
     ];
+    let mut missed = Vec::new();
     for (threads, record, sync, what) in rows {
         let rate = claims(server, threads, 20_000, record, sync);
         println!("  {threads} claimer(s), {what:<34} {rate:>8.0} claims/s");
+        if threads == 8 && !record && !sync && rate < 1000.0 {
+            missed.push(format!(
+                "{rate:.0} claims/s with 8 claimers (target >= 1000)"
+            ));
+        }
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     println!("makespan, 12 items x 5 phases, sim phases of 200 ms (ideal: 12 s / workers):");
@@ -168,6 +174,16 @@ fn main() {
             one = d;
         }
         println!("  {w} worker(s): {d:>6.2} s  ({:.2}x one worker)", d / one);
+        if w == 4 && d / one > 0.3 {
+            missed.push(format!(
+                "4 workers took {:.2}x one worker's time (target <= 0.3x)",
+                d / one
+            ));
+        }
+    }
+    if !missed.is_empty() {
+        eprintln!("missed: {}", missed.join("; "));
+        std::process::exit(1);
     }
 }
 
