@@ -8,8 +8,14 @@ use std::path::PathBuf;
 use super::{AgentKind, AgentSpec};
 use crate::error::{Error, Result};
 
-/// The program and arguments of an interactive session of `spec` opening with `prompt`.
-pub fn argv(spec: &AgentSpec, prompt: &str) -> Result<(PathBuf, Vec<String>)> {
+/// The program and arguments of an interactive session of `spec` opening with `prompt`;
+/// `session`: the session id claude is to use (`--session-id`), so that baton reads that
+/// session's transcript and no other.
+pub fn argv(
+    spec: &AgentSpec,
+    prompt: &str,
+    session: Option<&str>,
+) -> Result<(PathBuf, Vec<String>)> {
     let default = match spec.kind {
         AgentKind::Claude => "claude",
         AgentKind::Codex => "codex",
@@ -37,6 +43,11 @@ pub fn argv(spec: &AgentSpec, prompt: &str) -> Result<(PathBuf, Vec<String>)> {
         args.extend(["--model".to_string(), m.clone()]);
     }
     args.extend(spec.args.iter().cloned());
+    if let Some(id) = session
+        && spec.kind == AgentKind::Claude
+    {
+        args.extend(["--session-id".to_string(), id.to_string()]);
+    }
     if spec.kind == AgentKind::Gemini {
         args.push("-i".into());
     }
@@ -62,25 +73,38 @@ mod tests {
         let mut s = AgentSpec::new(AgentKind::Claude);
         s.model = Some("opus".into());
         assert_eq!(
-            argv(&s, "hello").unwrap(),
+            argv(&s, "hello", None).unwrap(),
             (
                 "claude".into(),
                 vec!["--model".into(), "opus".into(), "hello".into()]
             )
         );
+        // The session id baton chose, for claude only (the others name their own sessions).
+        assert_eq!(
+            argv(&s, "hello", Some("1b4e28ba-2fa1-41d2-883f-0016d3cca427"))
+                .unwrap()
+                .1,
+            [
+                "--model",
+                "opus",
+                "--session-id",
+                "1b4e28ba-2fa1-41d2-883f-0016d3cca427",
+                "hello"
+            ]
+        );
         let s = AgentSpec::new(AgentKind::Gemini);
         assert_eq!(
-            argv(&s, "hi").unwrap(),
+            argv(&s, "hi", Some("x")).unwrap(),
             ("gemini".into(), vec!["-i".into(), "hi".into()])
         );
         let s = AgentSpec::new(AgentKind::Codex);
-        assert_eq!(argv(&s, "hi").unwrap().1, vec!["hi".to_string()]);
+        assert_eq!(argv(&s, "hi", None).unwrap().1, vec!["hi".to_string()]);
         let s = AgentSpec::command("bin/agent", &["--chat"]);
         assert_eq!(
-            argv(&s, "hi").unwrap(),
+            argv(&s, "hi", None).unwrap(),
             ("bin/agent".into(), vec!["--chat".into(), "hi".into()])
         );
-        let e = argv(&AgentSpec::new(AgentKind::Sim), "hi").unwrap_err();
+        let e = argv(&AgentSpec::new(AgentKind::Sim), "hi", None).unwrap_err();
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("agent"), "").unwrap();
         let path = Some(d.path().as_os_str());

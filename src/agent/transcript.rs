@@ -51,10 +51,22 @@ fn is_transcript(kind: AgentKind, path: &Path) -> bool {
     }
 }
 
-/// The transcript of `kind` last written at or after `since`: the session just started
-/// (the CLIs name their files by a session id baton does not choose).
-pub fn newest(kind: AgentKind, root: &Path, since: SystemTime) -> Option<PathBuf> {
-    fn walk(dir: &Path, depth: usize, out: &mut Vec<(SystemTime, PathBuf)>, kind: AgentKind) {
+/// The transcript of `kind` last written at or after `since`, named `name` when baton chose
+/// the session's id (claude's `--session-id`); else the newest such file (codex and gemini name
+/// their sessions themselves, so another session of theirs started meanwhile could be taken).
+pub fn newest(
+    kind: AgentKind,
+    root: &Path,
+    name: Option<&str>,
+    since: SystemTime,
+) -> Option<PathBuf> {
+    fn walk(
+        dir: &Path,
+        depth: usize,
+        out: &mut Vec<(SystemTime, PathBuf)>,
+        kind: AgentKind,
+        name: Option<&str>,
+    ) {
         let Ok(rd) = std::fs::read_dir(dir) else {
             return;
         };
@@ -62,9 +74,10 @@ pub fn newest(kind: AgentKind, root: &Path, since: SystemTime) -> Option<PathBuf
             let p = e.path();
             let Ok(ft) = e.file_type() else { continue };
             if ft.is_dir() && depth < 5 {
-                walk(&p, depth + 1, out, kind);
+                walk(&p, depth + 1, out, kind, name);
             } else if ft.is_file()
                 && is_transcript(kind, &p)
+                && name.is_none_or(|n| p.file_name().is_some_and(|f| f == n))
                 && let Ok(m) = e.metadata().and_then(|m| m.modified())
             {
                 out.push((m, p));
@@ -72,7 +85,7 @@ pub fn newest(kind: AgentKind, root: &Path, since: SystemTime) -> Option<PathBuf
         }
     }
     let mut found = vec![];
-    walk(root, 0, &mut found, kind);
+    walk(root, 0, &mut found, kind, name);
     found
         .into_iter()
         .filter(|(m, _)| *m >= since)
@@ -135,6 +148,7 @@ impl Watcher {
     pub fn start(
         kind: AgentKind,
         root: PathBuf,
+        name: Option<String>,
         since: SystemTime,
         budget: Option<u64>,
         every: Duration,
@@ -147,7 +161,7 @@ impl Watcher {
             let mut warned = false;
             loop {
                 let done = s.load(Ordering::SeqCst);
-                if let Some(n) = newest(kind, &root, since)
+                if let Some(n) = newest(kind, &root, name.as_deref(), since)
                     .and_then(|p| std::fs::read_to_string(p).ok())
                     .and_then(|text| context_tokens(kind, &text))
                 {
@@ -236,9 +250,29 @@ not json
         std::fs::create_dir_all(old.parent().unwrap()).unwrap();
         std::fs::write(&old, "{}").unwrap();
         let since = SystemTime::now() + Duration::from_secs(3600);
-        assert_eq!(newest(AgentKind::Claude, d.path(), since), None);
+        assert_eq!(newest(AgentKind::Claude, d.path(), None, since), None);
         let since = SystemTime::now() - Duration::from_secs(3600);
-        assert_eq!(newest(AgentKind::Claude, d.path(), since), Some(old));
-        assert_eq!(newest(AgentKind::Codex, d.path(), since), None);
+        assert_eq!(newest(AgentKind::Claude, d.path(), None, since), Some(old));
+        assert_eq!(newest(AgentKind::Codex, d.path(), None, since), None);
+        // A session whose id baton chose: that file, however new another one is.
+        let ours = d.path().join("proj/ours.jsonl");
+        std::fs::write(&ours, "{}").unwrap();
+        let other = d.path().join("proj/other.jsonl");
+        std::fs::write(&other, "{}").unwrap();
+        let newer = SystemTime::now() + Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&other)
+            .unwrap()
+            .set_modified(newer)
+            .unwrap();
+        assert_eq!(
+            newest(AgentKind::Claude, d.path(), None, since),
+            Some(other)
+        );
+        assert_eq!(
+            newest(AgentKind::Claude, d.path(), Some("ours.jsonl"), since),
+            Some(ours)
+        );
     }
 }

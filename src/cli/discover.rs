@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         idea,
         &specs,
     )?;
-    let (program, args) = crate::agent::interactive::argv(&agent, &prompt)?;
+    let (program, args) = crate::agent::interactive::argv(&agent, &prompt, None)?;
     if a.dry_run {
         let mut shown: Vec<String> = vec![shell_quote(&program.display().to_string())];
         shown.extend(args[..args.len() - 1].iter().map(|s| shell_quote(s)));

@@ -72,7 +72,11 @@ impl Session<'_> {
     /// Run the session in the person's terminal until they leave; `warn(tokens, budget)` is
     /// called (from the watcher thread) once the dialogue passes the phase's budget.
     pub fn run(&self, warn: Box<dyn Fn(u64, u64) + Send>) -> Result<Ended> {
-        let (program, args) = interactive::argv(&self.agent, &self.prompt)?;
+        // claude takes the session id from baton, so the watcher reads that transcript only.
+        let session = uuid::Uuid::new_v4().to_string();
+        let (program, args) = interactive::argv(&self.agent, &self.prompt, Some(&session))?;
+        let name = (self.agent.kind == crate::agent::AgentKind::Claude)
+            .then(|| format!("{session}.jsonl"));
         // File times are coarse: a transcript written in the second before the start counts.
         let since = SystemTime::now() - Duration::from_secs(1);
         let var = |k: &str| std::env::var(k).ok();
@@ -80,6 +84,7 @@ impl Session<'_> {
             transcript::Watcher::start(
                 self.agent.kind,
                 root,
+                name,
                 since,
                 self.phase.budget.map(|b| b as u64),
                 self.poll,
