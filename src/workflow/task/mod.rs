@@ -161,9 +161,17 @@ impl TaskEngine<'_> {
     }
 
     fn walk(&self, wf: &TaskWorkflow, order: &[String], from: Option<&str>) -> Result<Stop> {
-        let start = from
-            .and_then(|f| order.iter().position(|p| p == f))
-            .unwrap_or(0);
+        let start = match from {
+            None => 0,
+            // Starting over from the architect would ignore the plan: refused instead.
+            Some(f) => order.iter().position(|p| p == f).ok_or_else(|| {
+                Error::invalid(format!(
+                    "workflow `{}` has no `{f}` phase to start from after a plan",
+                    wf.name
+                ))
+                .hint("run --from plan with orchestrate (or a workflow with an implementation phase)")
+            })?,
+        };
         for name in &order[start..] {
             let p = wf.phase(name).expect("ordered phases are defined").clone();
             let stop = match name.as_str() {
