@@ -45,6 +45,13 @@ pub struct Args {
 struct Saved {
     options: TaskOptions,
     scenario: Option<std::path::PathBuf>,
+    /// The workflow whose plan phase runs: a continued run keeps it, whatever `--workflow` says.
+    #[serde(default = "plan_workflow")]
+    workflow: String,
+}
+
+fn plan_workflow() -> String {
+    "plan".into()
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
@@ -59,7 +66,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         None => store.resolve(ctx.task.as_deref())?,
     };
     let wdir = local.join("workflows");
-    let (wf, source, text) = task_def::load(&a.workflow, &wdir)?;
+    // An unfinished plan run of the task is continued with the workflow it started with.
+    let started_with = (!a.dry_run)
+        .then(|| Journal::unfinished(&local, &["plan"], &slug))
+        .flatten()
+        .and_then(|j| {
+            let opts = j.started()?.3.clone();
+            serde_json::from_value::<Saved>(opts).ok()
+        })
+        .map(|s| s.workflow);
+    let workflow = started_with.unwrap_or_else(|| a.workflow.clone());
+    let (wf, source, text) = task_def::load(&workflow, &wdir)?;
     let phase = wf
         .phase("plan")
         .ok_or_else(|| {
@@ -112,6 +129,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         None => {
             let saved = Saved {
                 options: options(),
+                workflow: workflow.clone(),
                 scenario: super::run::scenario(ctx, &a.agent)?,
             };
             let run_id = crate::ids::new_id();
@@ -133,6 +151,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         None => Saved {
             options: options(),
             scenario: None,
+            workflow: workflow.clone(),
         },
     };
     // Held until the plan returns: a second `baton plan` of the task meanwhile is refused

@@ -125,6 +125,23 @@ fn discovery_then_plan_then_orchestrate_carry_the_specs_and_never_the_dialogue()
         planned.contains(&format!("next: baton run orchestrate {SLUG} --from plan")),
         "{planned}"
     );
+    // `run --resume` of the plan's run goes to `baton plan`; finished, it is not run again.
+    let plan_run = std::fs::read_dir(p.path().join(".baton/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .into_string()
+        .unwrap();
+    let o = p.run(&["run", "--resume", &plan_run], None);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "error: run {plan_run} already finished\n  hint: plan the task again: baton plan {SLUG}\n"
+        )
+    );
     let o = p.run(
         &[
             "run",

@@ -239,9 +239,22 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             }
             let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();
             if started == "plan" {
-                let task = j.started().and_then(|s| s.2.first().cloned()).unwrap_or_default();
-                return Err(Error::invalid(format!("run {id} is a plan run"))
-                    .hint(format!("continue it with: baton plan {task}")));
+                // A plan run is continued by `baton plan TASK`, the command that started it.
+                let task = j.started().and_then(|s| s.2.first().cloned());
+                if j.run_finished() {
+                    return Err(Error::state(format!("run {id} already finished")).hint(
+                        format!("plan the task again: baton plan {}", task.unwrap_or_default()),
+                    ));
+                }
+                return super::plan::run(
+                    ctx,
+                    super::plan::Args {
+                        target: task,
+                        agent: AgentArgs::default(),
+                        workflow: "plan".into(),
+                        dry_run: false,
+                    },
+                );
             }
             let kind = WorkflowKind::parse(&started).ok_or_else(|| {
                 Error::corrupt(

@@ -169,7 +169,9 @@ impl TaskEngine<'_> {
                     "workflow `{}` has no `{f}` phase to start from after a plan",
                     wf.name
                 ))
-                .hint("run --from plan with orchestrate (or a workflow with an implementation phase)")
+                .hint(
+                    "run --from plan with orchestrate (or a workflow with an implementation phase)",
+                )
             })?,
         };
         for name in &order[start..] {
