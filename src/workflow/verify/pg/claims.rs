@@ -408,9 +408,11 @@ impl Db {
                 "SELECT o.item, o.phase FROM baton_outcomes o
                  JOIN baton_items i ON i.queue = o.queue AND i.id = o.item
                  WHERE o.queue = $1 AND o.result = 'complete'
+                   AND o.phase = ANY($2)
                    AND coalesce(i.state -> 'phases' -> o.phase ->> 'status', '') <> 'complete'
                  ORDER BY o.item, o.phase",
-                &[&queue],
+                // A phase the pipeline dropped since is gone from the state, rightly.
+                &[&queue, &phases],
             )
             .map_err(db_err)?
         {
