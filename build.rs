@@ -6,61 +6,108 @@
 //!    with `-no-pie` they are resolved at link time. Only the binaries get the flag (the
 //!    library and proc-macros stay position-independent). The cost: the executable's own image
 //!    is not randomized (ASLR still covers the heap, stack and shared libraries).
-//! 2. Link the unwinder statically (see `static_unwinder`).
+//! 2. Link glibc statically into the binary (see `static_glibc`), or at least the unwinder
+//!    (see `static_unwinder`).
 //! 3. Compress the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed
 //!    as 47 MB of raw tables: the same tables, serialized the same way, as zstd frames
 //!    (~19 MB). `context::tokens` decodes them on the first exact count, so a process that
 //!    counts nothing neither maps nor decodes them.
 //!
 //! See docs/BENCHMARKS.md, "The task store" and "Binary size and start-up".
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    println!("cargo::rustc-check-cfg=cfg(baton_static)");
     if os == "linux" && env == "gnu" && arch == "x86_64" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
-    // The host's C compiler names the archive: only when building for the host.
+    // The host's C compiler names the archives: only when building for the host.
     if os == "linux" && env == "gnu" && std::env::var("TARGET").ok() == std::env::var("HOST").ok() {
-        static_unwinder(&out);
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        static_unwinder(&cc, &out);
+        if arch == "x86_64" && std::env::var_os("BATON_DYNAMIC_LINK").is_none() {
+            static_glibc(&cc, &out);
+        }
     }
     compress("o200k_base", bpe_openai::o200k_base(), &out);
     compress("cl100k_base", bpe_openai::cl100k_base(), &out);
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=CC");
+    println!("cargo:rerun-if-env-changed=BATON_DYNAMIC_LINK");
 }
 
-/// Link the unwinder (libgcc_eh.a) into the binary instead of loading libgcc_s.so.1: Rust's
-/// std asks for `-lgcc_s`, and that library's constructor probes the CPU with a series of
-/// `cpuid`s (each a VM exit on a virtual machine) before `main`, on top of loading one more
-/// shared object — about 0.1 ms of every command. A `libgcc_s.so` linker script in a folder
-/// searched first turns `-lgcc_s` into the static archive, as gcc's `-static-libgcc` does for C.
-/// Panics unwind and `catch_unwind` works the same. Skipped when the C compiler does not know
-/// the archive, and when cross-compiling.
-fn static_unwinder(out: &std::path::Path) {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let Ok(o) = std::process::Command::new(cc)
-        .arg("-print-file-name=libgcc_eh.a")
+/// The absolute path of one of the C toolchain's files (`cc -print-file-name`), if it has it.
+fn toolchain_file(cc: &str, name: &str) -> Option<PathBuf> {
+    let o = std::process::Command::new(cc)
+        .arg(format!("-print-file-name={name}"))
         .output()
-    else {
-        return;
-    };
-    let archive = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
     // An unknown file is printed back as its bare name.
-    if !o.status.success() || !archive.is_absolute() || !archive.is_file() {
-        return;
-    }
-    let dir = out.join("static-libgcc");
-    std::fs::create_dir_all(&dir).expect("OUT_DIR is writable");
+    (o.status.success() && path.is_absolute() && path.is_file()).then_some(path)
+}
+
+/// Write the linker script `dir/lib<name>.so` that stands for `inputs`: a folder of them,
+/// searched before the system's, turns the `-l<name>` that Rust's std asks for into archives.
+fn linker_script(dir: &Path, name: &str, inputs: &[&Path]) {
+    let inputs: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    std::fs::create_dir_all(dir).expect("OUT_DIR is writable");
     std::fs::write(
-        dir.join("libgcc_s.so"),
-        format!("INPUT ( {} )\n", archive.display()),
+        dir.join(format!("lib{name}.so")),
+        format!("GROUP ( {} )\n", inputs.join(" ")),
     )
     .expect("OUT_DIR is writable");
+}
+
+/// Link the unwinder (libgcc_eh.a) into every executable instead of loading libgcc_s.so.1:
+/// Rust's std asks for `-lgcc_s`, and that library's constructor probes the CPU with a series
+/// of `cpuid`s (each a VM exit on a virtual machine) before `main`, on top of loading one more
+/// shared object — about 0.1 ms of every command. As gcc's `-static-libgcc` does for C. Panics
+/// unwind and `catch_unwind` works the same. Skipped when the C compiler does not know the
+/// archive, and when cross-compiling.
+fn static_unwinder(cc: &str, out: &Path) {
+    let Some(gcc_eh) = toolchain_file(cc, "libgcc_eh.a") else {
+        return;
+    };
+    let dir = out.join("static-libgcc");
+    linker_script(&dir, "gcc_s", &[&gcc_eh]);
     println!("cargo:rustc-link-search=native={}", dir.display());
-    println!("cargo:rerun-if-env-changed=CC");
+}
+
+/// Link the `baton` binary statically against glibc, as `-C target-feature=+crt-static` would
+/// (which cargo cannot set for one package: it also reaches proc-macros and needs `--target`).
+/// No dynamic loader runs before `main`: no shared objects to find and map, no symbol to bind.
+/// That is a third of a bookkeeping command's start-up, and makes `baton --version` as fast
+/// as a dynamically linked `/bin/true` (docs/BENCHMARKS.md, "Close to the floor").
+///
+/// How: `-static` for the binaries only (not the test harnesses), and a folder searched first
+/// whose `libc.so`, `libm.so`, … are linker scripts naming the static archives, so the
+/// `-lc -lm …` std asks for link those. The library code is the same: std is precompiled
+/// either way. Name look-ups are the one difference: see `crate::fs::static_name_service`.
+/// Skipped (a dynamic binary) when an archive is missing, and with `BATON_DYNAMIC_LINK` set.
+fn static_glibc(cc: &str, out: &Path) {
+    let (Some(libc), Some(gcc), Some(gcc_eh)) = (
+        toolchain_file(cc, "libc.a"),
+        toolchain_file(cc, "libgcc.a"),
+        toolchain_file(cc, "libgcc_eh.a"),
+    ) else {
+        return;
+    };
+    let dir = out.join("static-glibc");
+    linker_script(&dir, "c", &[&libc, &gcc, &gcc_eh]);
+    linker_script(&dir, "gcc_s", &[&gcc_eh]);
+    // Since glibc 2.34 these are empty archives (their code is in libc.a); before, real ones.
+    for name in ["m", "pthread", "dl", "rt", "util"] {
+        let archive = toolchain_file(cc, &format!("lib{name}.a"));
+        linker_script(&dir, name, &[archive.as_deref().unwrap_or(&libc)]);
+    }
+    println!("cargo:rustc-link-arg-bins=-static");
+    println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
+    println!("cargo:rustc-cfg=baton_static");
 }
 
 /// Frames decoded side by side on first use (one per core of a small machine).

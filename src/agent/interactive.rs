@@ -1,6 +1,7 @@
 //! An agent CLI started for a person: the prompt is the session's first message and the
 //! person's terminal is its stdin, stdout and stderr (no `-p`, nothing captured). Each CLI
-//! takes that first message its own way: `claude PROMPT`, `codex PROMPT`, `gemini -i PROMPT`;
+//! takes that first message its own way: `claude -- PROMPT`, `codex -- PROMPT`,
+//! `gemini --prompt-interactive=PROMPT`;
 //! a `command` agent gets it as its last argument. Never through a shell.
 
 use std::path::PathBuf;
@@ -48,10 +49,15 @@ pub fn argv(
     {
         args.extend(["--session-id".to_string(), id.to_string()]);
     }
-    if spec.kind == AgentKind::Gemini {
-        args.push("-i".into());
+    // The prompt is one argument whatever its first character: a template that starts with
+    // `-` (a `---` front matter) is not an option. Checked with the real CLIs: claude and codex
+    // take `--` as the end of options; gemini's `-i` takes no value that starts with `-`, its
+    // `=` form takes any.
+    match spec.kind {
+        AgentKind::Gemini => args.push(format!("--prompt-interactive={prompt}")),
+        AgentKind::Claude | AgentKind::Codex => args.extend(["--".into(), prompt.to_string()]),
+        _ => args.push(prompt.to_string()),
     }
-    args.push(prompt.to_string());
     Ok((program, args))
 }
 
@@ -76,7 +82,7 @@ mod tests {
             argv(&s, "hello", None).unwrap(),
             (
                 "claude".into(),
-                vec!["--model".into(), "opus".into(), "hello".into()]
+                vec!["--model".into(), "opus".into(), "--".into(), "hello".into()]
             )
         );
         // The session id baton chose, for claude only (the others name their own sessions).
@@ -89,16 +95,17 @@ mod tests {
                 "opus",
                 "--session-id",
                 "1b4e28ba-2fa1-41d2-883f-0016d3cca427",
+                "--",
                 "hello"
             ]
         );
         let s = AgentSpec::new(AgentKind::Gemini);
         assert_eq!(
-            argv(&s, "hi", Some("x")).unwrap(),
-            ("gemini".into(), vec!["-i".into(), "hi".into()])
+            argv(&s, "-hi", Some("x")).unwrap(),
+            ("gemini".into(), vec!["--prompt-interactive=-hi".into()])
         );
         let s = AgentSpec::new(AgentKind::Codex);
-        assert_eq!(argv(&s, "hi", None).unwrap().1, vec!["hi".to_string()]);
+        assert_eq!(argv(&s, "---\nhi", None).unwrap().1, ["--", "---\nhi"]);
         let s = AgentSpec::command("bin/agent", &["--chat"]);
         assert_eq!(
             argv(&s, "hi", None).unwrap(),

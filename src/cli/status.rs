@@ -73,6 +73,9 @@ struct Snapshot {
     /// Tasks whose state cannot be read: the task and why (one damaged task hides no other).
     damaged: Vec<Damaged>,
     queues: Vec<super::queue::QueueSummary>,
+    /// Why the verify queues cannot be read (an unreachable queue database), if they cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queue_error: Option<String>,
 }
 
 #[derive(serde::Serialize)]
@@ -188,23 +191,26 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             }),
         }
     }
-    // Verify queues: counts and what each waits for.
-    // (An unreachable queue database shows no queues here: status is a view, not a check.)
-    let queues: Vec<super::queue::QueueSummary> =
-        match crate::workflow::verify::backend::Backend::open(&ctx.project.config.queue, &local) {
-            Ok(mut vq) => vq
-                .names()
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|n| super::queue::summarize(&mut vq, n).ok().map(|s| s.0))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+    // Verify queues: counts and what each waits for. An unreachable queue database is said,
+    // not taken for "no queues"; status still shows everything else (exit 0).
+    let backend =
+        crate::workflow::verify::backend::Backend::open(&ctx.project.config.queue, &local);
+    let (queues, queue_error) = match backend.and_then(|mut vq| {
+        let names = vq.names()?;
+        Ok(names
+            .iter()
+            .filter_map(|n| super::queue::summarize(&mut vq, n).ok().map(|s| s.0))
+            .collect())
+    }) {
+        Ok(queues) => (queues, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
     Snapshot {
         runs,
         tasks,
         damaged,
         queues,
+        queue_error,
     }
 }
 
@@ -248,11 +254,25 @@ fn progress(j: &Journal) -> (u64, f64, Vec<Running>) {
     (tokens, cost, running)
 }
 
+/// What a run of `workflow` works on: "epic" or "task" (the plan run's workflow, `plan`, is
+/// not an engine workflow).
+fn subject_word(workflow: &str) -> &'static str {
+    crate::run::definition::WorkflowKind::parse(workflow)
+        .map_or(if workflow == "plan" { "task" } else { "epic" }, |k| {
+            k.subject_word()
+        })
+}
+
 /// The human view; `elapsed`: with the running phases' elapsed times (the watch's change
 /// check leaves them out, or a pipe would get a new view every second).
 fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<()> {
     let (runs, tasks, queues) = (&snap.runs, &snap.tasks, &snap.queues);
-    if runs.is_empty() && tasks.is_empty() && queues.is_empty() && snap.damaged.is_empty() {
+    if runs.is_empty()
+        && tasks.is_empty()
+        && queues.is_empty()
+        && snap.damaged.is_empty()
+        && snap.queue_error.is_none()
+    {
         return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
     }
     for r in runs {
@@ -261,10 +281,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             "run {}  {} {} {}  {}  {} done, {} failed, {} agent calls, {} tokens, ${:.2}",
             r.run_id,
             r.workflow,
-            crate::run::definition::WorkflowKind::parse(&r.workflow)
-                .map_or(if r.workflow == "plan" { "task" } else { "epic" }, |k| {
-                    k.subject_word()
-                }),
+            subject_word(&r.workflow),
             r.epics.join(","),
             r.state,
             r.done,
@@ -288,12 +305,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         if let Some(n) = &r.next {
             let verb = if r.state == "damaged" {
                 "journal"
-            } else if crate::run::definition::WorkflowKind::parse(&r.workflow)
-                .map_or(if r.workflow == "plan" { "task" } else { "epic" }, |k| {
-                    k.subject_word()
-                })
-                == "task"
-            {
+            } else if subject_word(&r.workflow) == "task" {
                 "next"
             } else {
                 "stopped in"
@@ -312,6 +324,9 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             q.items,
             q.next
         )?;
+    }
+    if let Some(e) = &snap.queue_error {
+        writeln!(w, "queues: cannot be read: {e}")?;
     }
     for t in tasks {
         writeln!(

@@ -42,6 +42,20 @@ fn pty(p: &Proj, home: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession
     rexpect::session::spawn_command(c, Some(20_000)).unwrap()
 }
 
+/// Store the project's file `file` as task add-login's discovery spec `id`.
+fn store_spec(p: &Proj, id: &str, file: &str) {
+    p.ok(&[
+        "store",
+        "discovery",
+        "--task-id",
+        id,
+        "--file",
+        file,
+        "--task",
+        "add-login",
+    ]);
+}
+
 fn exit_code(s: &PtySession) -> i32 {
     match s.process().wait().unwrap() {
         WaitStatus::Exited(_, code) => code,
@@ -427,6 +441,33 @@ fn orchestrate_from_plan_needs_a_plan() {
         .run();
 }
 
+/// A plan made before the latest discovery would implement specs that have since changed.
+#[test]
+fn orchestrate_from_plan_needs_a_plan_newer_than_the_specs() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    for phase in ["discovery", "plan", "discovery"] {
+        p.ok(&["phase", "start", phase, "--task", "add-login"]);
+        p.ok(&[
+            "phase",
+            "end",
+            phase,
+            "--status",
+            "success",
+            "--task",
+            "add-login",
+        ]);
+    }
+    let before = p.snapshot();
+    let p = Test::with(p)
+        .args(["run", "orchestrate", "add-login", "--from", "plan", "--agent", "sim"])
+        .stderr("error: the plan of task `add-login` is older than its latest discovery\n  hint: plan it again from the new specs: baton plan add-login\n")
+        .status(3)
+        .run()
+        .proj();
+    assert_eq!(p.snapshot(), before);
+}
+
 #[test]
 fn dry_runs_show_the_prompts_and_change_nothing() {
     let p = project();
@@ -456,16 +497,18 @@ fn dry_runs_show_the_prompts_and_change_nothing() {
         "req.md",
         "# R\n\n## Problem\nPLANNED-PROBLEM\n\n## Chatter\nNOT-EXTRACTED\n",
     );
-    p.ok(&[
-        "store",
-        "discovery",
-        "--task-id",
-        "REQUIREMENTS",
-        "--file",
-        "req.md",
-        "--task",
-        "add-login",
-    ]);
+    store_spec(&p, "REQUIREMENTS", "req.md");
+    // One of the two specs: no plan would see what the other says.
+    let before = p.snapshot();
+    let p = Test::with(p)
+        .args(["plan", "add-login", "--agent", "sim", "--dry-run"])
+        .stderr("error: task `add-login` lacks specs to plan from: TECHNICAL_DESIGN.md not stored\n  hint: run `baton discover add-login` again, or store it: baton store discovery --task add-login --task-id TECHNICAL_DESIGN --file …\n")
+        .status(3)
+        .run()
+        .proj();
+    assert_eq!(p.snapshot(), before);
+    p.write("td.md", "# T\n\n## Components\nPLANNED-DESIGN\n");
+    store_spec(&p, "TECHNICAL_DESIGN", "td.md");
     let before = p.snapshot();
     let out = p.ok(&["plan", "add-login", "--agent", "sim", "--dry-run"]);
     assert!(
@@ -473,6 +516,7 @@ fn dry_runs_show_the_prompts_and_change_nothing() {
         "{out}"
     );
     assert!(out.contains("## Problem\nPLANNED-PROBLEM"), "{out}");
+    assert!(out.contains("## Components\nPLANNED-DESIGN"), "{out}");
     assert!(!out.contains("NOT-EXTRACTED"), "{out}");
     assert_eq!(p.snapshot(), before);
 }
@@ -482,16 +526,9 @@ fn a_plan_without_tasks_pauses_the_task() {
     let p = project();
     p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
     p.write("req.md", "# R\n\n## Problem\nslow\n");
-    p.ok(&[
-        "store",
-        "discovery",
-        "--task-id",
-        "REQUIREMENTS",
-        "--file",
-        "req.md",
-        "--task",
-        "add-login",
-    ]);
+    p.write("td.md", "# T\n\n## Components\none service\n");
+    store_spec(&p, "REQUIREMENTS", "req.md");
+    store_spec(&p, "TECHNICAL_DESIGN", "td.md");
     p.write(".baton/sim.toml", "[task]\nplan = [\"tasks=0\"]\n");
     let o = p.run(&["plan", "add-login", "--agent", "sim"], None);
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -539,5 +576,27 @@ fn a_workflow_with_discovery_in_front_waits_for_the_dialogue() {
     assert!(
         dry.contains("   - docs/specs/add-login/REQUIREMENTS.md: ## Problem\n"),
         "{dry}"
+    );
+}
+
+/// A prompt template that starts with `-` (here a front matter) reaches the CLI as its first
+/// message, not as an option (the fake, like claude, refuses an unknown option).
+#[test]
+fn a_template_starting_with_a_dash_is_the_prompt_not_an_option() {
+    let p = project();
+    let builtin = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/workflow/builtin/prompts/discover.md.j2"),
+    )
+    .unwrap();
+    p.write(
+        ".baton/prompts/discover.md.j2",
+        &format!("---\nphase: discovery\n---\n{builtin}"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let (rest, code) = dialogue(&p, home.path(), "Add login", &[]);
+    assert_eq!(code, 0, "{rest}");
+    assert!(
+        rest.contains("discovery of task add-login recorded"),
+        "{rest}"
     );
 }

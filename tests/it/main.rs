@@ -7,6 +7,7 @@ mod agent;
 mod agent_big_output;
 mod agent_settings;
 mod bad_input;
+mod binary;
 mod bmad_layouts;
 mod claude_cli;
 mod concurrency;

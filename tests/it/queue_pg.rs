@@ -596,3 +596,40 @@ fn queue_add_wakes_an_idle_worker_at_once() {
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
 }
+
+#[test]
+fn status_says_when_the_queue_database_cannot_be_reached() {
+    let p = pg_project();
+    let down = "host=/nonexistent/dir dbname=x user=x";
+    p.test()
+        .args(["task", "init", "Add login"])
+        .any_stdout()
+        .run();
+    // The task is still shown, the queues' absence is explained, and status itself succeeds.
+    p.test()
+        .args(["status"])
+        .env("BATON_DATABASE_URL", down)
+        .stdout_regex(r"(?m)^queues: cannot be read: cannot connect to the queue database: ")
+        .stdout_regex(r"(?m)^task add-login  ")
+        .run();
+    let ran = p
+        .test()
+        .args(["status", "--json"])
+        .env("BATON_DATABASE_URL", down)
+        .any_stdout()
+        .run();
+    let j = ran.json();
+    assert_eq!(j["queues"], serde_json::json!([]));
+    assert!(
+        j["queue_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot connect to the queue database: "),
+        "{j}"
+    );
+    assert_eq!(j["tasks"][0]["task"], "add-login");
+    // A reachable store of queues (files) has no such field.
+    let files = Proj::new();
+    let ran = files.test().args(["status", "--json"]).any_stdout().run();
+    assert!(ran.json().get("queue_error").is_none());
+}

@@ -361,16 +361,30 @@ fn check_planned(workflow: &str, slug: &str, m: &crate::store::model::Manifest) 
         ))
         .hint(format!("baton run orchestrate {slug} --from plan")));
     }
-    let planned = m
-        .completed_phases
-        .iter()
-        .any(|c| c.phase == "plan" && c.status == crate::store::model::PhaseStatus::Success);
-    if !planned {
-        return Err(
+    // The record is in order: the latest success of each phase is its last one.
+    let last = |phase: &str| {
+        m.completed_phases
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.phase == phase && c.status == crate::store::model::PhaseStatus::Success
+            })
+            .map(|(i, _)| i)
+            .last()
+    };
+    match (last("plan"), last("discovery")) {
+        (None, _) => Err(
             Error::state(format!("task `{slug}` has no plan to start from")).hint(format!(
                 "plan it first: baton discover {slug}, then baton plan {slug}"
             )),
-        );
+        ),
+        // A plan made before the specs it should follow changed.
+        (Some(plan), Some(discovery)) if discovery > plan => Err(Error::state(format!(
+            "the plan of task `{slug}` is older than its latest discovery"
+        ))
+        .hint(format!(
+            "plan it again from the new specs: baton plan {slug}"
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
 }

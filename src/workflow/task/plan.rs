@@ -94,8 +94,26 @@ pub fn extracted(
     p: &TaskPhase,
     slug: &str,
 ) -> Result<Vec<serde_json::Value>> {
+    let specs = stored(task_dir, p);
+    let missing: Vec<&SpecFile> = specs
+        .iter()
+        .filter(|(_, path)| path.is_none())
+        .map(|(s, _)| s)
+        .collect();
+    // A plan from some of the specs would silently leave out what the others say.
+    if let Some(first) = missing.first().filter(|_| missing.len() < specs.len()) {
+        let names: Vec<&str> = missing.iter().map(|s| s.file.as_str()).collect();
+        return Err(Error::state(format!(
+            "task `{slug}` lacks specs to plan from: {} not stored",
+            names.join(", ")
+        ))
+        .hint(format!(
+            "run `baton discover {slug}` again, or store it: baton store discovery --task {slug} --task-id {} --file …",
+            first.stem()
+        )));
+    }
     let mut out = vec![];
-    for (spec, path) in stored(task_dir, p) {
+    for (spec, path) in specs {
         let Some(path) = path else { continue };
         let text = crate::fs::read_text(&path)?;
         let all = markdown::sections(&text);

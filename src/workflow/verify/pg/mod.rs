@@ -42,6 +42,29 @@ pub(crate) fn db_err(e: postgres::Error) -> Error {
     }
 }
 
+/// In a statically linked baton (build.rs), resolve the database's host name through the
+/// name services glibc has built in, /etc/hosts and DNS: any other module /etc/nsswitch.conf
+/// names (mdns, systemd-resolved, …) is a shared object that a static process can load only
+/// while the system's glibc is the very one baton was linked with.
+fn static_name_service() {
+    #[cfg(baton_static)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        unsafe extern "C" {
+            // glibc's <nss.h>, for static programs: replaces one database's line of
+            // nsswitch.conf.
+            fn __nss_configure_lookup(
+                db: *const libc::c_char,
+                services: *const libc::c_char,
+            ) -> libc::c_int;
+        }
+        // SAFETY: two NUL-terminated strings; before this process's first host look-up.
+        ONCE.call_once(|| unsafe {
+            __nss_configure_lookup(c"hosts".as_ptr(), c"files dns".as_ptr());
+        });
+    }
+}
+
 impl Db {
     /// Connect and migrate the schema to this baton's version. The URL is never printed (it
     /// may hold a password).
@@ -55,8 +78,13 @@ impl Db {
             cfg.connect_timeout(Duration::from_secs(10));
         }
         cfg.application_name("baton");
+        static_name_service();
         let client = cfg.connect(NoTls).map_err(|e| {
-            Error::state(format!("cannot connect to the queue database: {e}")).hint(
+            // The client's message alone ("error connecting to server") hides the cause.
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            Error::state(format!("cannot connect to the queue database: {e}{cause}")).hint(
                 "check BATON_DATABASE_URL (or [queue] database_url in baton.toml) and that the server runs",
             )
         })?;
