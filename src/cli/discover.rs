@@ -172,7 +172,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         }
     );
     // A Ctrl-C meant for the agent must not end baton before it records the phase.
-    crate::run::interrupt::install();
+    crate::run::interrupt::install_for_dialogue();
     let session = Session {
         project_dir: project_dir.clone(),
         store: &store,

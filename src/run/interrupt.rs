@@ -50,6 +50,23 @@ pub fn install() {
     });
 }
 
+extern "C" fn for_the_dialogue(_sig: libc::c_int) {}
+
+/// While a person's agent CLI holds the terminal (`baton discover`): Ctrl-C and Ctrl-\ are the
+/// person's, however often pressed — the terminal sends them to the agent too, which decides
+/// what they mean — and baton goes on waiting for it to end, then records. A handler that does
+/// nothing rather than `SIG_IGN`: the agent, started after this, must not inherit an ignored
+/// signal. SIGTERM and SIGHUP are caught as in [`install`].
+pub fn install_for_dialogue() {
+    install();
+    for sig in [libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: installs a handler that does nothing.
+        unsafe {
+            libc::signal(sig, for_the_dialogue as *const () as libc::sighandler_t);
+        }
+    }
+}
+
 /// The token every agent call of this process is cancelled by.
 pub fn token() -> &'static CancelToken {
     TOKEN.get_or_init(CancelToken::new)

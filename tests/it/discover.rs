@@ -600,3 +600,31 @@ fn a_template_starting_with_a_dash_is_the_prompt_not_an_option() {
         "{rest}"
     );
 }
+
+/// Ctrl-C during the dialogue is the person's to give the agent, pressed once or twice: baton
+/// neither ends nor stops waiting, and records the phase when the agent ends.
+#[test]
+fn ctrl_c_during_the_dialogue_does_not_end_baton() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    let mut s = pty(
+        &p,
+        home.path(),
+        &["discover", "Add login", "--agent", "fake"],
+        &[("FAKE_OWN_CTRL_C", "1")],
+    );
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    for _ in 0..3 {
+        s.send_control('c').unwrap();
+        s.exp_string("fake-claude: ^C ignored").unwrap();
+    }
+    s.send_line("logins are slow").unwrap();
+    s.exp_string("Q2: Who will use it?").unwrap();
+    s.send_line("the support team").unwrap();
+    let rest = s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 0, "{rest}");
+    assert!(
+        rest.contains("discovery of task add-login recorded"),
+        "{rest}"
+    );
+}
