@@ -1253,6 +1253,80 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
     assert!(!alive(pgid), "the orphaned agent was stopped");
 }
 
+/// Two new runs of one epic started at the same instant: one runs it, the other is refused
+/// (before, both could pass the check for a live run and edit one tree).
+#[test]
+fn two_runs_of_one_epic_started_together_run_it_once() {
+    let d = project(HANG_FIRST_DEV);
+    let spawn = || {
+        Command::new(bin())
+            .args(["run", "epic-execute", "1", "--agent", "sim"])
+            .current_dir(&d.dir)
+            .env_remove("BATON_AGENT_SIM")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut runs = [spawn(), spawn()];
+    // The one refused ends; the other hangs in its first dev call.
+    let t = std::time::Instant::now();
+    let refused = loop {
+        if let Some(i) = (0..2).find(|&i| runs[i].try_wait().unwrap().is_some()) {
+            break i;
+        }
+        if t.elapsed().as_secs() > 60 {
+            for r in &mut runs {
+                let _ = r.kill();
+            }
+            panic!("neither run was refused: both started the epic");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let [a, b] = runs;
+    let (loser, mut winner) = if refused == 0 { (a, b) } else { (b, a) };
+    let o = loser.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    let id = d.run_id();
+    assert!(
+        out(&o).contains(&format!(
+            "error: epic 1 is being worked on by run {id}, in another baton"
+        )),
+        "{}",
+        out(&o)
+    );
+    let journals = std::fs::read_dir(d.dir.join(".baton/runs"))
+        .unwrap()
+        .count();
+    assert_eq!(journals, 1, "one run was started");
+    assert!(
+        winner.try_wait().unwrap().is_none(),
+        "the first run goes on"
+    );
+    // Its agent hangs: stop it and the run.
+    let marker = (0..400)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            std::fs::read_dir(d.dir.join(".baton/runs").join(&id).join("logs"))
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "pgid"))
+        })
+        .expect("an agent started");
+    let pgid: i32 = std::fs::read_to_string(marker)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    winner.kill().unwrap();
+    winner.wait().unwrap();
+    // SAFETY: kill(2) of the hanging agent's process group.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+}
+
 /// The first story's dev call never ends (until its process group is killed).
 const HANG_FIRST_DEV: &str = "[story.\"1.1\"]\ndev = [\"hang\"]\n";
 

@@ -111,9 +111,14 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         Some(j) => j.hold()?,
         None => None,
     };
+    // Two new runs started at the same instant would both pass the check for a live run:
+    // the second waits here until the first holds its run, then finds it.
+    let mut starting = None;
     if let Some(j) = &journal {
         j.stop_orphaned_agents();
     } else if !saved.options.dry_run {
+        crate::fs::create_dir_all(&local)?;
+        starting = Some(crate::fs::lock(&local.join("run-start.lock"))?);
         settle_earlier_runs(&local, &saved.epics)?;
     }
     if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
@@ -178,6 +183,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
                 subjects: saved.epics.clone(),
                 options,
             })?;
+            // Held and started: a run starting now finds this one.
+            drop(starting.take());
             j
         }
     };
