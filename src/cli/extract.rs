@@ -238,17 +238,8 @@ fn outline(ctx: &Ctx, file: &str, enc: Encoding, lossy: bool) -> Result<ExitCode
         if rows.is_empty() {
             writeln!(w, "{}: no headings", inp.name)?;
         }
-        for r in &rows {
-            writeln!(
-                w,
-                "{}{} {}  (lines {}-{}, {} tokens)",
-                "  ".repeat(usize::from(r.level.saturating_sub(1))),
-                "#".repeat(usize::from(r.level)),
-                r.title,
-                r.start_line,
-                r.end_line,
-                r.tokens
-            )?;
+        for (s, r) in all.iter().zip(&rows) {
+            writeln!(w, "{}", s.outline_line(r.tokens))?;
         }
         Ok(())
     });

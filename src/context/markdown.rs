@@ -23,6 +23,19 @@ impl Section {
     pub fn text<'a>(&self, source: &'a str) -> &'a str {
         &source[self.start..self.end]
     }
+
+    /// One line of a heading outline, indented by level: `  ## Title  (lines 3-9, 120 tokens)`
+    /// (`baton extract --outline` and the MCP `extract` tool).
+    pub fn outline_line(&self, tokens: usize) -> String {
+        format!(
+            "{}{} {}  (lines {}-{}, {tokens} tokens)",
+            "  ".repeat(usize::from(self.level.saturating_sub(1))),
+            "#".repeat(usize::from(self.level)),
+            self.title,
+            self.start_line,
+            self.end_line,
+        )
+    }
 }
 
 /// Every section of `text`, in document order.

@@ -399,15 +399,8 @@ fn extract(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
     let Some(title) = a.section else {
         let mut out = format!("DATA: {} headings in {}\n", all.len(), a.file);
         for s in &all {
-            out.push_str(&format!(
-                "{}{} {} (lines {}-{}, {} tokens)\n",
-                "  ".repeat(usize::from(s.level.saturating_sub(1))),
-                "#".repeat(usize::from(s.level)),
-                s.title,
-                s.start_line,
-                s.end_line,
-                enc.count(s.text(&text))
-            ));
+            out.push_str(&s.outline_line(enc.count(s.text(&text))));
+            out.push('\n');
         }
         return Ok(Answer::ok(format!(
             "STATUS: success\n{}",
