@@ -13,7 +13,7 @@
 //!    (~19 MB). `context::tokens` decodes them on the first exact count, so a process that
 //!    counts nothing neither maps nor decodes them.
 //!
-//! See docs/BENCHMARKS.md, "The task store" and "Binary size and start-up".
+//! See docs/BENCHMARKS.md, "Close to the floor" and "The task store".
 use std::path::{Path, PathBuf};
 
 fn main() {
