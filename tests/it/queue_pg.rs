@@ -250,6 +250,19 @@ BMNR         complete\n  MARA         complete\nnext: all complete\n",
         .json();
     assert_eq!(j["phases"]["5"]["status"], "complete");
     assert_eq!(j["phases"]["5"]["summary"]["issuesNoted"], 1);
+    // As a one-machine run writes them: what was complete, what came after and was not.
+    assert_eq!(j["completed"], serde_json::json!(["BMNR"]));
+    assert_eq!(j["queue"]["next"], serde_json::json!([]));
+    let j = t()
+        .args(["--json", "state", "show", "BMNR"])
+        .any_stdout()
+        .run()
+        .json();
+    assert_eq!(j["completed"], serde_json::json!([]));
+    assert_eq!(
+        j["queue"],
+        serde_json::json!({"name": "q", "next": ["MARA"]})
+    );
     t().args(["doctor", "--queue", "q"])
         .stdout("queue q: 2 item(s)\nno stuck leases, no orphaned rows\n")
         .run();

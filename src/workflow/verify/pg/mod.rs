@@ -212,6 +212,30 @@ impl Db {
             .collect())
     }
 
+    /// For `item`'s state file, as a one-machine run writes it: the queue's complete items,
+    /// and the items after it not complete yet, in queue order. One pass over the queue's ids.
+    pub fn neighbours(&mut self, name: &str, item: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let rows = self
+            .client
+            .query(
+                "SELECT id, status = 'complete',
+                        pos > (SELECT pos FROM baton_items WHERE queue = $1 AND id = $2)
+                 FROM baton_items WHERE queue = $1 ORDER BY pos",
+                &[&name, &item],
+            )
+            .map_err(db_err)?;
+        let (mut completed, mut next) = (vec![], vec![]);
+        for r in &rows {
+            let (id, done, after): (String, bool, Option<bool>) = (r.get(0), r.get(1), r.get(2));
+            if done {
+                completed.push(id);
+            } else if after == Some(true) {
+                next.push(id);
+            }
+        }
+        Ok((completed, next))
+    }
+
     /// Every item with its state, in queue order.
     pub fn states(&mut self, name: &str) -> Result<Vec<(String, Option<State>)>> {
         if !self.exists(name)? {
