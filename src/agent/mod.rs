@@ -269,19 +269,24 @@ pub struct AgentRequest {
     pub cancel: Option<CancelToken>,
 }
 
-/// A flag shared with a running invocation; [`CancelToken::cancel`] stops it.
+/// A flag shared with a running invocation; [`CancelToken::cancel`] stops it. A child token
+/// (a worker's claim) is also cancelled by its parent's (the process's Ctrl-C).
 #[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken(Arc<AtomicBool>, Option<Arc<AtomicBool>>);
 
 impl CancelToken {
     pub fn new() -> CancelToken {
         CancelToken::default()
     }
+    /// A token cancelled by its own `cancel` and by this one's.
+    pub fn child(&self) -> CancelToken {
+        CancelToken(Arc::default(), Some(self.0.clone()))
+    }
     pub fn cancel(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.load(Ordering::SeqCst) || self.1.as_ref().is_some_and(|p| p.load(Ordering::SeqCst))
     }
 }
 

@@ -142,8 +142,8 @@ impl Agents for CliAgents {
         );
         r.resume = req.resume.clone();
         // Ctrl-C or kill of baton stops the agent's process group (it has a group of its own,
-        // out of the terminal's reach).
-        r.cancel = Some(super::interrupt::token().clone());
+        // out of the terminal's reach); so does a worker's lost claim.
+        r.cancel = Some(super::interrupt::call_token());
         let out = agent::run(&spec, &r)?;
         Ok(Reply {
             ok: !out.is_error(),

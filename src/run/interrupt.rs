@@ -72,6 +72,28 @@ pub fn token() -> &'static CancelToken {
     TOKEN.get_or_init(CancelToken::new)
 }
 
+thread_local! {
+    static SCOPED: std::cell::RefCell<Option<CancelToken>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The token an agent call made on this thread is cancelled by: the one [`cancellable`] put in
+/// place, else the process's.
+pub fn call_token() -> CancelToken {
+    SCOPED
+        .with(|s| s.borrow().clone())
+        .unwrap_or_else(|| token().clone())
+}
+
+/// Run `f` with the agent calls it makes on this thread cancelled by `cancel` (make it a
+/// [`CancelToken::child`] of [`token`] so that a signal still stops them): a worker's claim
+/// that is lost stops its agent.
+pub fn cancellable<T>(cancel: &CancelToken, f: impl FnOnce() -> T) -> T {
+    let before = SCOPED.with(|s| s.replace(Some(cancel.clone())));
+    let out = f();
+    SCOPED.with(|s| *s.borrow_mut() = before);
+    out
+}
+
 /// The signal that interrupted the run, if one did.
 pub fn received() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {

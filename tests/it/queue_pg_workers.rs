@@ -419,3 +419,57 @@ fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
     assert!(log.contains("(took over from w1@"), "{log}");
     assert_exactly_once(&mut db, 1);
 }
+
+/// A claim lost while its agent works (the lease ran out and the phase went to another worker)
+/// stops that agent: its result would be dropped, and it would write into the item's folder
+/// beside the new holder's. The worker goes on and takes the phase again once it is free.
+#[test]
+fn a_lost_claim_stops_its_agent_and_the_worker_goes_on() {
+    let Some(s) = pg::server("queue_pg_workers::a_lost_claim_stops_its_agent") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project();
+    p.write(
+        ".baton/sim.toml",
+        "[verify]\n\"A/1a\" = [\"hang\", \"ok\"]\n",
+    );
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &["A".into()]).unwrap();
+    let mut w1 = worker(&p, &url, "w1", 2);
+    let t0 = Instant::now();
+    let pgid = loop {
+        if let Some(g) = running_agent(&p) {
+            break g;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no agent started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Another worker takes the phase (as after a lease that ran out), for a second.
+    db.client
+        .execute(
+            "UPDATE baton_items SET claim_token = nextval('baton_claim_tokens'), worker = 'w2',
+                    lease_until = now() + interval '1 second'
+             WHERE queue = 'q' AND id = 'A'",
+            &[],
+        )
+        .unwrap();
+    let t0 = Instant::now();
+    while agent_alive(pgid) {
+        if t0.elapsed() > Duration::from_secs(15) {
+            let _ = w1.kill();
+            // SAFETY: kill(2) of the hanging agent's process group.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            panic!("the lost claim's agent runs on");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let err = wait_ok(w1, "w1", Instant::now() + Duration::from_secs(60));
+    assert!(
+        err.contains("w1: lost claim ") && err.contains("its agent is stopped"),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(p.path().join("w1.log")).unwrap();
+    assert!(log.contains("w1 A 1a #2: complete in "), "{log}");
+    assert_exactly_once(&mut db, 1);
+}

@@ -7,7 +7,7 @@
 //! heartbeat thread renews the leases of the claims being worked on; an idle slot sleeps on
 //! `LISTEN` until `queue add` or a recorded phase wakes it (or a lease may have expired).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -23,6 +23,9 @@ use crate::error::{Error, Result};
 use crate::run::agents::Agents;
 use crate::run::events::{RunEvent, Silent, Subject};
 use crate::run::journal::{Entry, Journal};
+
+/// The claims a worker's slots are working on, by token, with what stops each one's agent.
+type Held = Mutex<BTreeMap<i64, crate::agent::CancelToken>>;
 
 /// What a worker is told.
 pub struct WorkerOptions {
@@ -102,7 +105,7 @@ pub fn run(
     w: &WorkerOptions,
     log: &(dyn Fn(&ClaimLog) + Sync),
 ) -> Result<WorkerReport> {
-    let held: Mutex<BTreeSet<i64>> = Mutex::new(BTreeSet::new());
+    let held: Held = Mutex::new(BTreeMap::new());
     // `stop`: slots take no new claim. `ended`: every slot is done, the heartbeat may stop
     // (not before: a slot still running a phase keeps its lease).
     let (stop, ended) = (AtomicBool::new(false), AtomicBool::new(false));
@@ -163,7 +166,7 @@ pub fn run(
 }
 
 /// Renew the leases of the claims being worked on, every third of the lease.
-fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, ended: &AtomicBool) -> Result<()> {
+fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool) -> Result<()> {
     let mut db = Db::connect(&w.url)?;
     let every = (w.lease / 3).max(Duration::from_millis(100));
     let mut last = Instant::now();
@@ -176,14 +179,17 @@ fn heartbeat(w: &WorkerOptions, held: &Mutex<BTreeSet<i64>>, ended: &AtomicBool)
         // Held across the renewal: a slot takes its claim out before recording it (`finish`),
         // so a claim that ended by its record is never mistaken for one that was lost.
         let mut held = guard(held);
-        let tokens: Vec<i64> = held.iter().copied().collect();
+        let tokens: Vec<i64> = held.keys().copied().collect();
         if !tokens.is_empty() {
             let kept = db.heartbeat(&tokens, w.lease)?;
             for t in tokens.iter().filter(|t| !kept.contains(t)) {
-                // Said once; the phase's result will be dropped when it tries to record.
-                held.remove(t);
+                // Said once. Its agent is stopped: another worker has the phase now, and the
+                // result would be dropped when it tried to record.
+                if let Some(cancel) = held.remove(t) {
+                    cancel.cancel();
+                }
                 eprintln!(
-                    "{}: lost claim {t} (its lease expired before the heartbeat renewed it)",
+                    "{}: lost claim {t} (its lease expired before the heartbeat renewed it); its agent is stopped",
                     w.name
                 );
             }
@@ -198,7 +204,7 @@ fn slot(
     db: Option<Db>,
     setup: &Setup,
     w: &WorkerOptions,
-    held: &Mutex<BTreeSet<i64>>,
+    held: &Held,
     stop: &AtomicBool,
     report: &Mutex<WorkerReport>,
     log: &(dyn Fn(&ClaimLog) + Sync),
@@ -256,16 +262,19 @@ fn slot(
             {}
             continue;
         };
-        guard(held).insert(c.token);
+        let cancel = crate::run::interrupt::token().child();
+        guard(held).insert(c.token, cancel.clone());
         let mut calls = Report::default();
-        let r = run_claim(
-            &mut engine,
-            &mut db,
-            &c,
-            (&worker, &w.host),
-            held,
-            &mut calls,
-        );
+        let r = crate::run::interrupt::cancellable(&cancel, || {
+            run_claim(
+                &mut engine,
+                &mut db,
+                &c,
+                (&worker, &w.host),
+                held,
+                &mut calls,
+            )
+        });
         guard(held).remove(&c.token);
         let line = match r {
             Ok(l) => l,
@@ -357,7 +366,7 @@ fn run_claim(
     db: &mut Db,
     c: &Claimed,
     (worker, host): (&str, &str),
-    held: &Mutex<BTreeSet<i64>>,
+    held: &Held,
     calls: &mut Report,
 ) -> Result<ClaimLog> {
     let started = Instant::now();
@@ -481,7 +490,7 @@ fn finish(
     db: &mut Db,
     c: &Claimed,
     (worker, host): (&str, &str),
-    held: &Mutex<BTreeSet<i64>>,
+    held: &Held,
     (phase, attempt): (Option<&str>, i32),
     st: &state::State,
     files: Vec<(String, Vec<u8>)>,
