@@ -17,6 +17,49 @@ use crate::Result;
 /// Larger JSON output is not parsed (the log still has it).
 const MAX_DOC: usize = 16 * 1024 * 1024;
 
+/// Requests that could not be sent before baton stops gemini as offline. Without a network
+/// gemini 0.61.0 prints "Attempt N failed. Retrying with backoff... Error: exception TypeError:
+/// fetch failed sending request" (and a stack) on stderr, waiting longer each time — the third
+/// at ~20 s, the fourth past a minute — where the phase's timeout would be the only end.
+const OFFLINE_ATTEMPTS: u32 = 3;
+
+/// Watches gemini's stderr for requests that cannot even be sent (no network), as codex's
+/// parser does with its reconnect events: a rate limit or a server error is not this.
+#[derive(Default)]
+pub(super) struct Offline {
+    attempts: u32,
+    last: String,
+}
+
+impl OutputParser for Offline {
+    fn line(&mut self, line: &str) {
+        if line.starts_with("Attempt ") && line.contains("fetch failed") {
+            self.attempts += 1;
+            self.last = line.trim_end().to_string();
+        }
+    }
+
+    fn stop(&self) -> bool {
+        self.attempts >= OFFLINE_ATTEMPTS
+    }
+
+    fn finish(&mut self) -> Parsed {
+        Parsed {
+            failure: self.stop().then(|| {
+                (
+                    FailureKind::Network,
+                    format!(
+                        "no network: gemini could not send a request {} times (\"{}\")",
+                        self.attempts,
+                        tail_str(&self.last, 300)
+                    ),
+                )
+            }),
+            ..Parsed::default()
+        }
+    }
+}
+
 pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> {
     for (set, what) in [
         (spec.max_turns.is_some(), "max_turns"),
@@ -245,6 +288,45 @@ mod tests {
             args(&spec, &req).unwrap(),
             ["--output-format", "json", "--skip-trust", "--yolo"]
         );
+    }
+
+    #[test]
+    fn offline_is_three_requests_that_could_not_be_sent() {
+        let stderr = include_str!("../../tests/fixtures/agents/gemini/offline.stderr");
+        let mut w = Offline::default();
+        let mut stops = vec![];
+        for line in stderr.lines() {
+            w.line(line);
+            stops.push(w.stop());
+        }
+        // Stopped at the third attempt's line, not before.
+        assert_eq!(
+            stops.iter().filter(|s| **s).count(),
+            stops.len() - stops.iter().position(|s| *s).unwrap()
+        );
+        assert!(
+            stderr
+                .lines()
+                .nth(stops.iter().position(|s| *s).unwrap())
+                .unwrap()
+                .starts_with("Attempt 3 failed")
+        );
+        let (kind, msg) = w.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::Network);
+        assert!(
+            msg.starts_with(
+                "no network: gemini could not send a request 3 times (\"Attempt 3 failed."
+            ),
+            "{msg}"
+        );
+        // Two attempts, or a rate limit, are not offline.
+        let mut w = Offline::default();
+        w.line("Attempt 1 failed with status 429. Retrying with backoff... ApiError: quota");
+        for line in stderr.lines().take_while(|l| !l.starts_with("Attempt 3")) {
+            w.line(line);
+        }
+        assert!(!w.stop());
+        assert_eq!(w.finish().failure, None);
     }
 
     #[test]

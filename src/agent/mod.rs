@@ -65,7 +65,8 @@
 //!   A Claude or Gemini model name is a [`FailureKind::Model`] at once.
 //! - gemini: `gemini --output-format json --skip-trust --approval-mode auto_edit` with the
 //!   prompt on stdin (one JSON document on stdout; an error document on stderr; exit codes
-//!   41/42/44/52/53/54/55/130).
+//!   41/42/44/52/53/54/55/130). Offline it retries, ever slower, saying so on stderr ("Attempt
+//!   N failed … fetch failed"): at the third (~20 s) baton stops it, as codex.
 //! - command: any program; prompt on stdin, plain text out.
 
 mod claude;
@@ -576,6 +577,8 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
         grace: spec.grace,
         cancel: req.cancel.as_ref(),
         parser,
+        stderr_watch: (spec.kind == AgentKind::Gemini)
+            .then(|| Box::new(gemini::Offline::default()) as Box<dyn OutputParser>),
     })?;
     Ok(outcome(spec, raw))
 }

@@ -32,6 +32,9 @@ pub(super) struct Job<'a> {
     pub grace: Duration,
     pub cancel: Option<&'a CancelToken>,
     pub parser: Box<dyn OutputParser>,
+    /// Watches stderr lines the same way (gemini reports its retries there); its failure is
+    /// used when the stdout parser has none.
+    pub stderr_watch: Option<Box<dyn OutputParser>>,
 }
 
 pub(super) struct Raw {
@@ -365,7 +368,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         TEXT_TAIL_BYTES,
         wants_lines.then_some(parser),
     )));
-    let err_state = Arc::new(Mutex::new(Stream::new(STDERR_TAIL, None)));
+    let err_state = Arc::new(Mutex::new(Stream::new(STDERR_TAIL, job.stderr_watch)));
     let mut warnings = Vec::new();
 
     // Readers are detached threads (not scoped) so that one blocked on a pipe held by a
@@ -398,7 +401,9 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         let now = Instant::now();
         let cancelled = job.cancel.is_some_and(CancelToken::is_cancelled);
         // The parser saw the CLI cannot go on (codex waiting for the network forever).
-        let hopeless = lock(&out_state).parser.as_deref().is_some_and(|p| p.stop());
+        let hopeless = [&out_state, &err_state]
+            .iter()
+            .any(|s| lock(s).parser.as_deref().is_some_and(|p| p.stop()));
         if now >= deadline || cancelled || hopeless {
             stopped = Some(if cancelled {
                 ExitKind::Cancelled
@@ -458,7 +463,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     }
 
     let mut out = lock(&out_state);
-    let err = lock(&err_state);
+    let mut err = lock(&err_state);
     for (what, path, st) in [
         ("stdout", &log_path, &*out),
         ("stderr", &stderr_path, &*err),
@@ -477,7 +482,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
             MAX_LINE / (1024 * 1024)
         ));
     }
-    let parsed = match out.parser.take() {
+    let mut parsed = match out.parser.take() {
         Some(mut p) => p.finish(),
         // Plain text: the parser was never fed.
         None => Parsed {
@@ -485,6 +490,9 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
             ..Parsed::default()
         },
     };
+    if parsed.failure.is_none() {
+        parsed.failure = err.parser.take().and_then(|mut p| p.finish().failure);
+    }
     Ok(Raw {
         exit,
         parsed,

@@ -433,6 +433,43 @@ fn codex_without_network_is_stopped_soon_as_network_failure() {
     assert!(!f.rec("argv").lines().any(|a| a == "--full-auto"));
 }
 
+/// Like gemini 0.61.0 without a network: its stderr says each request could not be sent,
+/// ever slower, and it never ends by itself.
+#[test]
+fn gemini_without_network_is_stopped_as_network_failure() {
+    let f = Fake::new();
+    let mut spec = f.spec(AgentKind::Gemini);
+    spec.program = Some(f.script(
+        "gemini",
+        &format!(
+            r#"cat > /dev/null
+while :; do
+  cat "{}" >&2
+  sleep 0.3
+done"#,
+            fixture("gemini/offline.stderr").display()
+        ),
+    ));
+    spec.timeout = Duration::from_secs(120);
+    let t = Instant::now();
+    let out = run(&spec, &f.request("p", "gemini/empty.json", 0)).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    assert_eq!(out.exit, ExitKind::Stopped);
+    assert_eq!(out.failure, Some(FailureKind::Network));
+    assert!(out.is_fatal() && !out.transient);
+    let err = out.error.clone().unwrap();
+    assert!(
+        err.starts_with("no network: gemini could not send a request 3 times")
+            && err.contains("fetch failed")
+            && err.ends_with("baton stopped the process group"),
+        "{err}"
+    );
+    assert_eq!(
+        out.next_step().as_deref(),
+        Some("check the network: gemini cannot reach its API")
+    );
+}
+
 #[test]
 fn codex_given_a_claude_model_is_a_model_failure() {
     let f = Fake::new();
