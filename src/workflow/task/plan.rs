@@ -193,9 +193,18 @@ mod tests {
             "# R\n\nchatter\n\n## Problem\nslow logins\n\n## Notes\nnot asked for\n",
         )
         .unwrap();
+        // One of the two specs: refused, naming the other.
+        let e = extracted(d.path(), d.path(), &p, "t").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "task `t` lacks specs to plan from: TECHNICAL_DESIGN.md not stored"
+        );
+        // A spec without any of the named sections is taken whole.
+        std::fs::write(dir.join("TECHNICAL_DESIGN.md"), "# T\n\none service\n").unwrap();
         let got = extracted(d.path(), d.path(), &p, "t").unwrap();
-        assert_eq!(got.len(), 1);
+        assert_eq!(got.len(), 2);
         assert_eq!(got[0]["text"], "## Problem\nslow logins");
+        assert_eq!(got[1]["text"], "# T\n\none service");
         let e = extracted(&d.path().join("none"), d.path(), &p, "t").unwrap_err();
         assert!(e.to_string().contains("no specs from discovery"), "{e}");
     }
