@@ -413,20 +413,10 @@ done"#,
 fn codex_without_network_is_stopped_soon_as_network_failure() {
     let f = Fake::new();
     let spec = endless_codex(&f, "codex/no_network.jsonl");
-    let t = Instant::now();
-    let out = run(&spec, &f.request("p", "codex/no_network.jsonl", 0)).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
-    assert_eq!(out.exit, ExitKind::Stopped);
-    assert_eq!(out.failure, Some(FailureKind::Network));
-    assert!(out.is_fatal() && !out.transient);
-    let err = out.error.clone().unwrap();
+    let err = stopped_offline(&spec, &f.request("p", "codex/no_network.jsonl", 0), "codex");
     assert!(
         err.contains("waiting for network") && err.contains("baton stopped"),
         "{err}"
-    );
-    assert_eq!(
-        out.next_step().as_deref(),
-        Some("check the network: codex cannot reach its API")
     );
     let gc = read_pid(&f.path().join("grandchild.pid"));
     assert!(!running(gc), "grandchild {gc} survived the stop");
@@ -451,23 +441,29 @@ done"#,
         ),
     ));
     spec.timeout = Duration::from_secs(120);
-    let t = Instant::now();
-    let out = run(&spec, &f.request("p", "gemini/empty.json", 0)).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
-    assert_eq!(out.exit, ExitKind::Stopped);
-    assert_eq!(out.failure, Some(FailureKind::Network));
-    assert!(out.is_fatal() && !out.transient);
-    let err = out.error.clone().unwrap();
+    let err = stopped_offline(&spec, &f.request("p", "gemini/empty.json", 0), "gemini");
     assert!(
         err.starts_with("no network: gemini could not send a request 3 times")
             && err.contains("fetch failed")
             && err.ends_with("baton stopped the process group"),
         "{err}"
     );
+}
+
+/// Run a CLI that cannot reach its API and never ends by itself: baton stops it soon, long
+/// before its timeout, as a network failure that stops the run; the error.
+fn stopped_offline(spec: &AgentSpec, req: &AgentRequest, cli: &str) -> String {
+    let t = Instant::now();
+    let out = run(spec, req).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    assert_eq!(out.exit, ExitKind::Stopped);
+    assert_eq!(out.failure, Some(FailureKind::Network));
+    assert!(out.is_fatal() && !out.transient);
     assert_eq!(
-        out.next_step().as_deref(),
-        Some("check the network: gemini cannot reach its API")
+        out.next_step(),
+        Some(format!("check the network: {cli} cannot reach its API"))
     );
+    out.error.unwrap()
 }
 
 #[test]

@@ -375,21 +375,18 @@ fn agent_alive(pgid: i32) -> bool {
     })
 }
 
-#[test]
-fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
-    let Some(s) = pg::server("queue_pg_workers::a_takeover_on_the_same_host") else {
-        return;
-    };
-    let url = s.database();
+/// Queue `q` of one item, `A`, whose first phase's first attempt hangs (the second passes),
+/// and worker w1 (lease 2 s) in that attempt: the project, the database, w1 and the hanging
+/// agent's process group.
+fn hanging_first_phase(url: &str) -> (Proj, Db, Child, i32) {
     let p = pg_project();
-    // The first attempt's agent hangs: it is still running when the worker is killed.
     p.write(
         ".baton/sim.toml",
         "[verify]\n\"A/1a\" = [\"hang\", \"ok\"]\n",
     );
-    let mut db = Db::connect(&url).unwrap();
+    let mut db = Db::connect(url).unwrap();
     db.add("q", &["A".into()]).unwrap();
-    let mut w1 = worker(&p, &url, "w1", 2);
+    let w1 = worker(&p, url, "w1", 2);
     let t0 = Instant::now();
     let pgid = loop {
         if let Some(g) = running_agent(&p) {
@@ -398,6 +395,17 @@ fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
         assert!(t0.elapsed() < Duration::from_secs(20), "no agent started");
         std::thread::sleep(Duration::from_millis(20));
     };
+    (p, db, w1, pgid)
+}
+
+#[test]
+fn a_takeover_on_the_same_host_first_stops_the_agent_the_killed_worker_left() {
+    let Some(s) = pg::server("queue_pg_workers::a_takeover_on_the_same_host") else {
+        return;
+    };
+    let url = s.database();
+    // The first attempt's agent hangs: it is still running when the worker is killed.
+    let (p, mut db, mut w1, pgid) = hanging_first_phase(&url);
     w1.kill().unwrap();
     w1.wait().unwrap();
     assert!(
@@ -429,22 +437,7 @@ fn a_lost_claim_stops_its_agent_and_the_worker_goes_on() {
         return;
     };
     let url = s.database();
-    let p = pg_project();
-    p.write(
-        ".baton/sim.toml",
-        "[verify]\n\"A/1a\" = [\"hang\", \"ok\"]\n",
-    );
-    let mut db = Db::connect(&url).unwrap();
-    db.add("q", &["A".into()]).unwrap();
-    let mut w1 = worker(&p, &url, "w1", 2);
-    let t0 = Instant::now();
-    let pgid = loop {
-        if let Some(g) = running_agent(&p) {
-            break g;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(20), "no agent started");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (p, mut db, mut w1, pgid) = hanging_first_phase(&url);
     // Another worker takes the phase (as after a lease that ran out), for a second.
     db.client
         .execute(

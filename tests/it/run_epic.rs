@@ -1258,17 +1258,7 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
 #[test]
 fn two_runs_of_one_epic_started_together_run_it_once() {
     let d = project(HANG_FIRST_DEV);
-    let spawn = || {
-        Command::new(bin())
-            .args(["run", "epic-execute", "1", "--agent", "sim"])
-            .current_dir(&d.dir)
-            .env_remove("BATON_AGENT_SIM")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let mut runs = [spawn(), spawn()];
+    let mut runs = [spawn_run(&d, true), spawn_run(&d, true)];
     // The one refused ends; the other hangs in its first dev call.
     let t = std::time::Instant::now();
     let refused = loop {
@@ -1330,17 +1320,30 @@ fn two_runs_of_one_epic_started_together_run_it_once() {
 /// The first story's dev call never ends (until its process group is killed).
 const HANG_FIRST_DEV: &str = "[story.\"1.1\"]\ndev = [\"hang\"]\n";
 
-/// `baton run epic-execute 1` whose first agent call hangs: the child, the agent's marker
-/// (`<run>/logs/<phase>.pgid`) and its process group, once the agent has read its prompt.
-fn start_slow_run(d: &Demo) -> (std::process::Child, std::path::PathBuf, i32) {
-    let child = Command::new(bin())
+/// `baton run epic-execute 1 --agent sim`, started; its stdout and stderr piped to us, or
+/// thrown away.
+fn spawn_run(d: &Demo, piped: bool) -> std::process::Child {
+    let out = || {
+        if piped {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        }
+    };
+    Command::new(bin())
         .args(["run", "epic-execute", "1", "--agent", "sim"])
         .current_dir(&d.dir)
         .env_remove("BATON_AGENT_SIM")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(out())
+        .stderr(out())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// `baton run epic-execute 1` whose first agent call hangs: the child, the agent's marker
+/// (`<run>/logs/<phase>.pgid`) and its process group, once the agent has read its prompt.
+fn start_slow_run(d: &Demo) -> (std::process::Child, std::path::PathBuf, i32) {
+    let child = spawn_run(d, false);
     let marker = (0..400)
         .find_map(|_| {
             std::thread::sleep(std::time::Duration::from_millis(25));
