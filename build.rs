@@ -87,7 +87,7 @@ fn static_unwinder(cc: &str, out: &Path) {
 /// How: `-static` for the binaries only (not the test harnesses), and a folder searched first
 /// whose `libc.so`, `libm.so`, … are linker scripts naming the static archives, so the
 /// `-lc -lm …` std asks for link those. The library code is the same: std is precompiled
-/// either way. Name look-ups are the one difference: see `crate::fs::static_name_service`.
+/// either way. Name look-ups are the one difference: see `workflow::verify::pg`.
 /// Skipped (a dynamic binary) when an archive is missing, and with `BATON_DYNAMIC_LINK` set.
 fn static_glibc(cc: &str, out: &Path) {
     let (Some(libc), Some(gcc), Some(gcc_eh)) = (
