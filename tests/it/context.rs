@@ -419,8 +419,8 @@ mod cli {
         p.test()
             .args(["--json", "tokens", "--encoding", "p50k"])
             .stderr(concat!(
-                r#"{"error":{"hint":"use o200k_base (GPT-4o and later) or cl100k_base (GPT-4, GPT-3.5)","#,
-                r#""kind":"invalid","message":"unknown encoding \"p50k\""}}"#,
+                r#"{"error":{"kind":"invalid","message":"unknown encoding \"p50k\"","#,
+                r#""hint":"use o200k_base (GPT-4o and later) or cl100k_base (GPT-4, GPT-3.5)"}}"#,
                 "\n"
             ))
             .status(2)

@@ -59,6 +59,17 @@ fn claude_keeps_every_key_and_uninstall_restores_bytes() {
         .run();
     let s = json_at(&p.path().join(".claude/settings.json"));
     let orig: Value = serde_json::from_str(SETTINGS).unwrap();
+    // The user's keys keep their order (not sorted); baton's come after them.
+    let text = std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap();
+    let at = |key: &str| {
+        text.find(&format!("\"{key}\""))
+            .unwrap_or_else(|| panic!("{key} in {text}"))
+    };
+    assert!(at("permissions") < at("hooks"), "{text}");
+    assert!(at("hooks") < at("env") && at("env") < at("model"), "{text}");
+    assert!(at("allow") < at("deny"), "{text}");
+    assert!(at("PostToolUse") < at("Stop"), "{text}");
+    assert!(at("Stop") < at("SessionStart"), "{text}");
     // Every original key and entry is still there.
     assert_eq!(s["permissions"], orig["permissions"]);
     assert_eq!(s["env"], orig["env"]);

@@ -848,8 +848,8 @@ fn json_errors_are_machine_readable() {
     let ran = Test::new()
         .args(["task", "summary", "--json"])
         .stderr(concat!(
-            r#"{"error":{"hint":"create one first: baton task init <name> (or pass --task SLUG)","#,
-            r#""kind":"not_found","message":"no current task in [PROJECT]/docs/orchestrator"}}"#,
+            r#"{"error":{"kind":"not_found","message":"no current task in [PROJECT]/docs/orchestrator","#,
+            r#""hint":"create one first: baton task init <name> (or pass --task SLUG)"}}"#,
             "\n"
         ))
         .status(4)
