@@ -48,7 +48,7 @@ pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
                         if let Some(Value::Object(m)) = get_mut(&mut doc, parent)
                             && m.get(last) == Some(value)
                         {
-                            m.remove(last);
+                            m.shift_remove(last);
                         }
                     }
                     Added::Entry { path, value } => {
@@ -79,7 +79,7 @@ pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
                 if let (true, Some((last, parent))) = (empty, path.split_last())
                     && let Some(Value::Object(m)) = get_mut(&mut doc, parent)
                 {
-                    m.remove(last);
+                    m.shift_remove(last);
                 }
             }
             if created && doc.as_object().is_some_and(Map::is_empty) {

@@ -535,8 +535,8 @@ fn upgrade_v1(v: &mut serde_json::Value, workflow: &str) {
         _ => return,
     }
     let text = |x: Option<serde_json::Value>| x.and_then(|x| x.as_str().map(str::to_string));
-    let epic = text(obj.remove("epic")).unwrap_or_default();
-    let story = text(obj.remove("story"));
+    let epic = text(obj.shift_remove("epic")).unwrap_or_default();
+    let story = text(obj.shift_remove("story"));
     let subject = match (workflow, story) {
         ("verify", Some(item)) if event == "story_finished" => Subject::item(&item),
         ("orchestrate" | "poc" | "graduate", unit) => Subject::task(&epic, unit.as_deref()),

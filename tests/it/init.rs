@@ -127,6 +127,10 @@ fn uninstall_after_an_edit_removes_only_batons_entries() {
         .as_array_mut()
         .unwrap()
         .push(json!("Bash(ls:*)"));
+    // And two hook events of their own, after baton's.
+    let notify = json!([{"hooks": [{"type": "command", "command": "notify-send"}]}]);
+    s["hooks"]["UserPromptSubmit"] = notify.clone();
+    s["hooks"]["Notification"] = notify.clone();
     std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
     p.test()
         .args(["init", "claude", "--uninstall"])
@@ -137,7 +141,20 @@ fn uninstall_after_an_edit_removes_only_batons_entries() {
         .as_array_mut()
         .unwrap()
         .push(json!("Bash(ls:*)"));
+    want["hooks"]["UserPromptSubmit"] = notify.clone();
+    want["hooks"]["Notification"] = notify;
     assert_eq!(json_at(&path), want);
+    // What baton took out leaves the user's keys in their order.
+    let events: Vec<String> = json_at(&path)["hooks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        events,
+        ["PostToolUse", "Stop", "UserPromptSubmit", "Notification"]
+    );
     assert!(!p.path().join(".mcp.json").exists());
     assert!(!p.path().join(".claude/commands").exists());
 }

@@ -148,6 +148,40 @@ fn workers_starting_together_migrate_once_and_a_newer_schema_is_refused() {
 }
 
 #[test]
+fn a_url_without_a_user_connects_as_pguser_or_the_login_name() {
+    let Some(s) = pg::server("queue_pg::a_url_without_a_user") else {
+        return;
+    };
+    let url = s.database();
+    let p = pg_project();
+    // The server knows the role `postgres` only; the URL names no user.
+    let no_user = url.replace("user=postgres ", "");
+    assert_ne!(no_user, url);
+    p.test()
+        .args(["queue", "add", "q", "A"])
+        .env("BATON_DATABASE_URL", &no_user)
+        .env("PGUSER", "postgres")
+        .env("USER", "nobody-here")
+        .stdout_contains("queue q: added A")
+        .run();
+    p.test()
+        .args(["queue", "list"])
+        .env("BATON_DATABASE_URL", &no_user)
+        .env("PGUSER", "")
+        .env("USER", "postgres")
+        .stdout_contains("q")
+        .run();
+    // A user the server does not know is refused, by name: the environment was read.
+    p.test()
+        .args(["queue", "list"])
+        .env("BATON_DATABASE_URL", &no_user)
+        .env("PGUSER", "nobody-here")
+        .status(3)
+        .stderr_contains("nobody-here")
+        .run();
+}
+
+#[test]
 fn queue_commands_state_worker_and_doctor_on_postgres() {
     let Some(s) = pg::server("queue_pg::queue_commands_state_worker_and_doctor_on_postgres") else {
         return;

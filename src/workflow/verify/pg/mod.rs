@@ -42,9 +42,18 @@ pub(crate) fn db_err(e: postgres::Error) -> Error {
     }
 }
 
-/// In a statically linked baton (build.rs), resolve the database's host name through the
-/// name services glibc has built in, /etc/hosts and DNS: any other module /etc/nsswitch.conf
-/// names (mdns, systemd-resolved, …) is a shared object that a static process can load only
+/// The database user when the URL names none, as libpq finds it: `PGUSER`, else the login
+/// name (`USER`, `LOGNAME`). None leaves it to the client, which asks the password database.
+fn default_user(env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    ["PGUSER", "USER", "LOGNAME"]
+        .into_iter()
+        .find_map(|k| env(k).filter(|v| !v.is_empty()))
+}
+
+/// In a statically linked baton (build.rs), look names up only through the services glibc
+/// has built in: host names in /etc/hosts and DNS, the user (when neither the URL nor the
+/// environment names one) in /etc/passwd. Any other module /etc/nsswitch.conf names (mdns,
+/// systemd-resolved, sss, ldap, …) is a shared object that a static process can load only
 /// while the system's glibc is the very one baton was linked with.
 fn static_name_service() {
     #[cfg(baton_static)]
@@ -61,6 +70,7 @@ fn static_name_service() {
         // SAFETY: two NUL-terminated strings; before this process's first host look-up.
         ONCE.call_once(|| unsafe {
             __nss_configure_lookup(c"hosts".as_ptr(), c"files dns".as_ptr());
+            __nss_configure_lookup(c"passwd".as_ptr(), c"files".as_ptr());
         });
     }
 }
@@ -78,6 +88,11 @@ impl Db {
             cfg.connect_timeout(Duration::from_secs(10));
         }
         cfg.application_name("baton");
+        if cfg.get_user().is_none()
+            && let Some(user) = default_user(|k| std::env::var(k).ok())
+        {
+            cfg.user(&user);
+        }
         static_name_service();
         let client = cfg.connect(NoTls).map_err(|e| {
             // The client's message alone ("error connecting to server") hides the cause.
@@ -310,4 +325,29 @@ fn parse_state(item: &str, v: Option<serde_json::Value>) -> Result<Option<State>
         })
     })
     .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_user;
+
+    #[test]
+    fn the_default_user_is_pguser_then_the_login_name() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            default_user(env(&[("USER", "ann"), ("PGUSER", "baton")])),
+            Some("baton".into())
+        );
+        assert_eq!(
+            default_user(env(&[("PGUSER", ""), ("LOGNAME", "bob")])),
+            Some("bob".into())
+        );
+        assert_eq!(default_user(env(&[])), None);
+    }
 }
