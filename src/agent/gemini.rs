@@ -24,17 +24,28 @@ const MAX_DOC: usize = 16 * 1024 * 1024;
 const OFFLINE_ATTEMPTS: u32 = 3;
 
 /// Watches gemini's stderr for requests that cannot even be sent (no network), as codex's
-/// parser does with its reconnect events: a rate limit or a server error is not this.
+/// parser does with its reconnect events: a rate limit or a server error is not this. Only
+/// one request's attempts in a row count (gemini numbers them from 1 for every request): a
+/// long session's brief outages, each over at the next attempt, do not add up.
 #[derive(Default)]
 pub(super) struct Offline {
+    /// Attempts of the current request that failed to be sent, all in a row from the first.
     attempts: u32,
     last: String,
 }
 
 impl OutputParser for Offline {
     fn line(&mut self, line: &str) {
-        if line.starts_with("Attempt ") && line.contains("fetch failed") {
-            self.attempts += 1;
+        let Some(rest) = line.strip_prefix("Attempt ") else {
+            return;
+        };
+        let n = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok());
+        self.attempts = match n {
+            Some(n) if line.contains("fetch failed") && (n == 1 || n == self.attempts + 1) => n,
+            // Another failure (a rate limit, a server error): the request was sent.
+            _ => 0,
+        };
+        if self.attempts > 0 {
             self.last = line.trim_end().to_string();
         }
     }
@@ -327,6 +338,27 @@ mod tests {
         }
         assert!(!w.stop());
         assert_eq!(w.finish().failure, None);
+        // Outages of a long session, each over after one or two attempts, do not add up; nor
+        // does a sent attempt between two unsent ones.
+        let mut w = Offline::default();
+        let unsent = |n: u32| {
+            format!(
+                "Attempt {n} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request"
+            )
+        };
+        for n in [1, 2, 1, 1, 2, 1] {
+            w.line(&unsent(n));
+            w.line("    at async retryWithBackoff (file:///x.js:1:2)");
+        }
+        w.line(&unsent(2));
+        w.line("Attempt 3 failed with status 503. Retrying with backoff... ApiError: unavailable");
+        w.line(&unsent(4));
+        assert!(!w.stop());
+        // Three of one request in a row are.
+        for n in [1, 2, 3] {
+            w.line(&unsent(n));
+        }
+        assert!(w.stop());
     }
 
     #[test]
