@@ -51,16 +51,45 @@ fn toolchain_file(cc: &str, name: &str) -> Option<PathBuf> {
     (o.status.success() && path.is_absolute() && path.is_file()).then_some(path)
 }
 
-/// Write the linker script `dir/lib<name>.so` that stands for `inputs`: a folder of them,
-/// searched before the system's, turns the `-l<name>` that Rust's std asks for into archives.
+/// Write the linker script that stands for `inputs` as `dir/lib<name>.so` and `.a`: a folder
+/// of them, searched before the system's, turns the `-l<name>` that Rust's std asks for into
+/// archives, whether the linker looks for a shared or (under `-Bstatic`) a static library.
 fn linker_script(dir: &Path, name: &str, inputs: &[&Path]) {
     let inputs: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     std::fs::create_dir_all(dir).expect("OUT_DIR is writable");
+    for ext in ["so", "a"] {
+        std::fs::write(
+            dir.join(format!("lib{name}.{ext}")),
+            format!("GROUP ( {} )\n", inputs.join(" ")),
+        )
+        .expect("OUT_DIR is writable");
+    }
+}
+
+/// Whether the C toolchain links a static glibc program that looks a host and a user up: the
+/// archives are there and link, and glibc is 2.34 or later, whose `libc.a` has the files and
+/// DNS name services built in (before, a static program loaded them as shared objects).
+fn static_glibc_links(cc: &str, out: &Path) -> bool {
+    let dir = out.join("static-glibc-check");
+    std::fs::create_dir_all(&dir).expect("OUT_DIR is writable");
+    let src = dir.join("check.c");
     std::fs::write(
-        dir.join(format!("lib{name}.so")),
-        format!("GROUP ( {} )\n", inputs.join(" ")),
+        &src,
+        "#include <features.h>\n\
+         #if !defined(__GLIBC__) || __GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 34)\n\
+         #error glibc before 2.34\n\
+         #endif\n\
+         #include <netdb.h>\n#include <pwd.h>\n\
+         int main(void) { struct addrinfo *r; getpwuid(0);\n\
+           return getaddrinfo(\"localhost\", 0, 0, &r) != 0; }\n",
     )
     .expect("OUT_DIR is writable");
+    std::process::Command::new(cc)
+        .args(["-static", "-w", "-o"])
+        .arg(dir.join("check"))
+        .arg(&src)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Link the unwinder (libgcc_eh.a) into every executable instead of loading libgcc_s.so.1:
@@ -88,7 +117,9 @@ fn static_unwinder(cc: &str, out: &Path) {
 /// whose `libc.so`, `libm.so`, … are linker scripts naming the static archives, so the
 /// `-lc -lm …` std asks for link those. The library code is the same: std is precompiled
 /// either way. Name look-ups are the one difference: see `workflow::verify::pg`.
-/// Skipped (a dynamic binary) when an archive is missing, and with `BATON_DYNAMIC_LINK` set.
+/// Skipped (a dynamic binary) when an archive is missing, when the toolchain cannot link a
+/// static program or its glibc is older than 2.34 (see `static_glibc_links`), and with
+/// `BATON_DYNAMIC_LINK` set.
 fn static_glibc(cc: &str, out: &Path) {
     let (Some(libc), Some(gcc), Some(gcc_eh)) = (
         toolchain_file(cc, "libc.a"),
@@ -97,6 +128,13 @@ fn static_glibc(cc: &str, out: &Path) {
     ) else {
         return;
     };
+    if !static_glibc_links(cc, out) {
+        println!(
+            "cargo:warning=a dynamically linked baton: this C toolchain cannot link a static glibc \
+             2.34+ program (docs/BENCHMARKS.md, \"Close to the floor\")"
+        );
+        return;
+    }
     let dir = out.join("static-glibc");
     linker_script(&dir, "c", &[&libc, &gcc, &gcc_eh]);
     linker_script(&dir, "gcc_s", &[&gcc_eh]);
