@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use baton::workflow::verify::pg::{Db, Outcome, Recorded};
-use baton::workflow::verify::state::State;
+use baton::workflow::verify::state::{Neighbours, State};
 
 use crate::util::{Proj, pg};
 
@@ -179,6 +179,37 @@ fn a_url_without_a_user_connects_as_pguser_or_the_login_name() {
         .status(3)
         .stderr_contains("nobody-here")
         .run();
+}
+
+#[test]
+fn an_items_neighbours_are_twenty_on_each_side_and_the_counts_of_the_rest() {
+    let Some(s) = pg::server("queue_pg::an_items_neighbours") else {
+        return;
+    };
+    let mut db = Db::connect(&s.database()).unwrap();
+    let ids: Vec<String> = (0..50).map(|i| format!("ITEM{i:03}")).collect();
+    db.add("q", &ids).unwrap();
+    // The first 29 and ITEM035 complete; ITEM029 is the one claimed.
+    db.client
+        .execute(
+            "UPDATE baton_items SET status = 'complete' WHERE queue = 'q' AND (id < 'ITEM029' OR id = 'ITEM035')",
+            &[],
+        )
+        .unwrap();
+    let mut done: Vec<String> = ids[..29].to_vec();
+    done.push("ITEM035".into());
+    let todo: Vec<String> = ids[30..]
+        .iter()
+        .filter(|i| *i != "ITEM035")
+        .cloned()
+        .collect();
+    let got = db.neighbours("q", "ITEM029").unwrap();
+    // As a one-machine run computes them from the same statuses.
+    assert_eq!(got, Neighbours::of(done, todo));
+    assert_eq!((got.completed.len(), got.completed_more), (20, 10));
+    assert_eq!(got.completed.last().unwrap(), "ITEM035");
+    assert_eq!((got.next.len(), got.next_more), (19, 0));
+    assert_eq!(got.next[0], "ITEM030");
 }
 
 #[test]

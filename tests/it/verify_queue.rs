@@ -427,6 +427,35 @@ fn the_orchestrator_rotates_at_the_threshold_and_never_carries_an_item_into_the_
 }
 
 #[test]
+fn a_state_file_names_at_most_twenty_items_on_each_side_and_counts_the_rest() {
+    let t = setup("");
+    std::fs::write(
+        t.p.path().join(".baton/workflows/verify.toml"),
+        "name = \"verify\"\n[[phase]]\nid = \"1\"\nagent = \"Checker\"\noutput = \"{item}.md\"\ntask = \"check\"\n",
+    )
+    .unwrap();
+    let ids: Vec<String> = (0..50).map(|i| format!("ITEM{i:03}")).collect();
+    let mut add = vec!["queue", "add", "q"];
+    add.extend(ids.iter().map(String::as_str));
+    t.p.ok(&add);
+    let o = t.verify();
+    assert!(o.status.success(), "{}", text(&o));
+    let names = |r: std::ops::Range<usize>| Value::from(ids[r].to_vec());
+    // ITEM020 started with 20 complete (all named) and 29 to do: 20 named, 9 more.
+    let s = t.state("ITEM020");
+    assert_eq!(s["completed"], names(0..20));
+    assert_eq!(s["completedMore"], Value::Null);
+    assert_eq!(s["queue"]["next"], names(21..41));
+    assert_eq!(s["queue"]["more"], 9);
+    // ITEM029: the latest 20 of 29 complete, 9 before them; the 20 after it, no more.
+    let s = t.state("ITEM029");
+    assert_eq!(s["completed"], names(9..29));
+    assert_eq!(s["completedMore"], 9);
+    assert_eq!(s["queue"]["next"], names(30..50));
+    assert_eq!(s["queue"]["more"], Value::Null);
+}
+
+#[test]
 fn a_queue_is_added_and_shown() {
     let p = Test::new()
         .args(["queue", "add", "q", "BMNR", "MARA"])

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use self::pipeline::{Phase, Pipeline};
 use self::queue::Queues;
-use self::state::{ContextEstimate, Partial, QueueRef, State};
+use self::state::{ContextEstimate, Neighbours, Partial, QueueRef, State};
 use crate::context::summary;
 use crate::error::{Error, Result};
 use crate::run::agents::{Agents, Assignment};
@@ -290,22 +290,17 @@ impl Engine<'_> {
         let path = item_dir.join(state::FILE_NAME);
         let q = self.queues.load(&name)?;
         // companiesCompleted / companyQueue of the state-file shape: what is done, what is still to do.
-        let completed: Vec<String> = q
+        let (done, todo): (Vec<_>, Vec<_>) = q
             .items
             .iter()
-            .filter(|x| self.complete.contains(&x.id))
-            .map(|x| x.id.clone())
-            .collect();
-        let next: Vec<String> = q
-            .items
-            .iter()
-            .skip(index + 1)
-            .filter(|x| !self.complete.contains(&x.id))
-            .map(|x| x.id.clone())
-            .collect();
+            .enumerate()
+            .filter(|(i, x)| *i > index || self.complete.contains(&x.id))
+            .map(|(_, x)| x.id.clone())
+            .partition(|id| self.complete.contains(id));
+        let around = Neighbours::of(done, todo);
         drop(q);
         let resumed = prior.is_some();
-        let mut st = self.prepare_state(item, prior, completed, next);
+        let mut st = self.prepare_state(item, prior, around);
         // Between items the orchestrating context always starts afresh, from this file only.
         let text = st.to_text();
         let mut ctx = Context::fresh(&self.opts.config, &text);
@@ -419,13 +414,7 @@ impl Engine<'_> {
     /// An item's state as a phase of it starts: from its prior state (or a new one), with the
     /// pipeline's phases (ones it no longer has dropped, new ones added not started). Both
     /// engines (`baton run verify`, `baton worker`) start an item's work from this.
-    pub fn prepare_state(
-        &self,
-        item: &str,
-        prior: Option<State>,
-        completed: Vec<String>,
-        next: Vec<String>,
-    ) -> State {
+    pub fn prepare_state(&self, item: &str, prior: Option<State>, around: Neighbours) -> State {
         let mut st = prior.unwrap_or_else(|| State {
             item: item.to_string(),
             status: "not-started".into(),
@@ -449,9 +438,11 @@ impl Engine<'_> {
         st.failure = None;
         st.queue = QueueRef {
             name: self.opts.queue.clone(),
-            next,
+            next: around.next,
+            more: around.next_more,
         };
-        st.completed = completed;
+        st.completed = around.completed;
+        st.completed_more = around.completed_more;
         st.run_id = Some(self.run_id.clone());
         st.next = self.next_line(&st);
         st

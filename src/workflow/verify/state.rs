@@ -33,9 +33,13 @@ pub struct State {
     pub phases: BTreeMap<String, PhaseState>,
     pub context_estimate: ContextEstimate,
     pub queue: QueueRef,
-    /// Items of the queue complete when this one started.
+    /// Items of the queue complete when this one started: the latest [`QUEUE_WINDOW`], in
+    /// queue order.
     #[serde(default)]
     pub completed: Vec<String>,
+    /// Complete items before those listed in `completed`, not named.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub completed_more: usize,
     /// Orchestrator rotations while working on this item.
     #[serde(default)]
     pub rotations: u32,
@@ -47,9 +51,48 @@ pub struct State {
 #[serde(rename_all = "camelCase")]
 pub struct QueueRef {
     pub name: String,
-    /// The items after this one, in order (`companyQueue` of the original state-file shape).
+    /// The items after this one not complete yet, in order (`companyQueue` of the original
+    /// state-file shape): the first [`QUEUE_WINDOW`].
     #[serde(default)]
     pub next: Vec<String>,
+    /// Items after those listed in `next`, not named.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more: usize,
+}
+
+/// How many ids of the queue a state file names on each side of its item. The file is what
+/// a fresh orchestrating context reads: a queue of 20,000 items would otherwise put 20,000 ids
+/// into every item's file, and into that context.
+pub const QUEUE_WINDOW: usize = 20;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// An item's place in its queue, as its state file shows it: the latest complete items and
+/// the next ones still to do, each with the count of those not named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Neighbours {
+    pub completed: Vec<String>,
+    pub completed_more: usize,
+    pub next: Vec<String>,
+    pub next_more: usize,
+}
+
+impl Neighbours {
+    /// From every complete item and every item still to do after this one, in queue order.
+    pub fn of(mut completed: Vec<String>, mut next: Vec<String>) -> Neighbours {
+        let completed_more = completed.len().saturating_sub(QUEUE_WINDOW);
+        completed.drain(..completed_more);
+        let next_more = next.len().saturating_sub(QUEUE_WINDOW);
+        next.truncate(QUEUE_WINDOW);
+        Neighbours {
+            completed,
+            completed_more,
+            next,
+            next_more,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -196,5 +239,23 @@ fn crash_point() {
             libc::kill(libc::getpid(), libc::SIGKILL);
         }
         std::process::abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Neighbours, QUEUE_WINDOW};
+
+    #[test]
+    fn neighbours_keep_the_latest_complete_and_the_next_to_do() {
+        let ids = |r: std::ops::Range<usize>| r.map(|i| format!("I{i}")).collect::<Vec<_>>();
+        let n = Neighbours::of(ids(0..25), ids(30..31));
+        assert_eq!(n.completed, ids(5..25));
+        assert_eq!((n.completed_more, n.next_more), (5, 0));
+        assert_eq!(n.next, ids(30..31));
+        let n = Neighbours::of(vec![], ids(0..QUEUE_WINDOW + 1));
+        assert_eq!(n.next, ids(0..QUEUE_WINDOW));
+        assert_eq!((n.completed_more, n.next_more), (0, 1));
+        assert_eq!(Neighbours::of(vec![], vec![]), Neighbours::default());
     }
 }

@@ -286,8 +286,8 @@ fn slot(
             Err(e) if c.attempt >= MAX_BROKEN_CLAIMS => {
                 // The same item broke this many claims: it fails, instead of stopping every
                 // worker that takes it next, one after another.
-                let (completed, next) = db.neighbours(&queue, &c.item).unwrap_or_default();
-                let mut st = engine.prepare_state(&c.item, c.state.clone(), completed, next);
+                let around = db.neighbours(&queue, &c.item).unwrap_or_default();
+                let mut st = engine.prepare_state(&c.item, c.state.clone(), around);
                 let reason = format!(
                     "claimed {} times without an outcome; the last claim ended in an error: {e}",
                     c.attempt
@@ -372,8 +372,8 @@ fn run_claim(
     let started = Instant::now();
     let queue = engine.opts.queue.clone();
     let item = c.item.as_str();
-    let (completed, next) = db.neighbours(&queue, item)?;
-    let mut st = engine.prepare_state(item, c.state.clone(), completed, next);
+    let around = db.neighbours(&queue, item)?;
+    let mut st = engine.prepare_state(item, c.state.clone(), around);
     // The id names a directory: one put in the database by other means than `queue add` must
     // be valid, and its state readable, else the item fails (every worker would refuse it).
     let invalid = super::queue::check_item(item)

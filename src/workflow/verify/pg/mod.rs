@@ -17,7 +17,7 @@ use postgres::{Client, NoTls};
 
 use super::backend::Claim;
 use super::queue::{check_additions, check_name};
-use super::state::State;
+use super::state::{Neighbours, QUEUE_WINDOW, State};
 use crate::error::{Error, Result};
 
 /// The items table, named in messages.
@@ -227,28 +227,33 @@ impl Db {
             .collect())
     }
 
-    /// For `item`'s state file, as a one-machine run writes it: the queue's complete items,
-    /// and the items after it not complete yet, in queue order. One pass over the queue's ids.
-    pub fn neighbours(&mut self, name: &str, item: &str) -> Result<(Vec<String>, Vec<String>)> {
-        let rows = self
+    /// For `item`'s state file, as a one-machine run writes it: the latest complete items and
+    /// the next ones not complete yet, at most [`QUEUE_WINDOW`] of each, and how many more.
+    pub fn neighbours(&mut self, name: &str, item: &str) -> Result<Neighbours> {
+        let row = self
             .client
-            .query(
-                "SELECT id, status = 'complete',
-                        pos > (SELECT pos FROM baton_items WHERE queue = $1 AND id = $2)
-                 FROM baton_items WHERE queue = $1 ORDER BY pos",
-                &[&name, &item],
+            .query_one(
+                "WITH done AS (SELECT id, pos FROM baton_items
+                               WHERE queue = $1 AND status = 'complete'),
+                      todo AS (SELECT id, pos FROM baton_items
+                               WHERE queue = $1 AND status <> 'complete' AND pos >
+                                 (SELECT pos FROM baton_items WHERE queue = $1 AND id = $2))
+                 SELECT ARRAY(SELECT id FROM (SELECT id, pos FROM done ORDER BY pos DESC LIMIT $3) d
+                              ORDER BY pos),
+                        (SELECT count(*) FROM done),
+                        ARRAY(SELECT id FROM todo ORDER BY pos LIMIT $3),
+                        (SELECT count(*) FROM todo)",
+                &[&name, &item, &(QUEUE_WINDOW as i64)],
             )
             .map_err(db_err)?;
-        let (mut completed, mut next) = (vec![], vec![]);
-        for r in &rows {
-            let (id, done, after): (String, bool, Option<bool>) = (r.get(0), r.get(1), r.get(2));
-            if done {
-                completed.push(id);
-            } else if after == Some(true) {
-                next.push(id);
-            }
-        }
-        Ok((completed, next))
+        let (completed, done, next, todo): (Vec<String>, i64, Vec<String>, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        Ok(Neighbours {
+            completed_more: (done as usize).saturating_sub(completed.len()),
+            completed,
+            next_more: (todo as usize).saturating_sub(next.len()),
+            next,
+        })
     }
 
     /// Every item with its state, in queue order.
