@@ -16,6 +16,8 @@
 //! See docs/BENCHMARKS.md, "Close to the floor" and "The task store".
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
+
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
@@ -155,7 +157,7 @@ const FRAMES: usize = 2;
 /// compressed length, u64 little-endian) and the zstd frames of the vocabulary's MessagePack
 /// serialization (the format `bpe-openai` embeds), cut into [`FRAMES`] equal parts.
 fn compress(name: &str, tok: &bpe_openai::Tokenizer, out: &std::path::Path) {
-    let raw = rmp_serde::to_vec(&tok.bpe).expect("the vocabulary serializes");
+    let raw = counting_tables(&tok.bpe);
     let part = raw.len().div_ceil(FRAMES);
     // zstd's level 19 is slow (~20 s for o200k on one core): the frames compress side by side.
     let frames: Vec<(usize, Vec<u8>)> = std::thread::scope(|s| {
@@ -180,4 +182,46 @@ fn compress(name: &str, tok: &bpe_openai::Tokenizer, out: &std::path::Path) {
         file.extend_from_slice(z);
     }
     std::fs::write(out.join(format!("{name}.bpe.zst")), file).expect("OUT_DIR is writable");
+}
+
+/// The vocabulary's MessagePack serialization, as `bpe-openai` embeds it, without what baton
+/// never uses. `BytePairEncoding` serializes as an array of its 10 fields; the 7th and 8th
+/// are the two "overlapping" Aho-Corasick automata (~16 MB of o200k's 32 MB), which only the
+/// table, minimal and appendable/prependable encoders read. baton counts (`count`: the
+/// backtracking encoder), truncates (`encode_via_backtracking`, `decode_tokens`) and
+/// pre-tokenizes, none of which reads them (bpe 0.2; `context::tokens` says so too). They are
+/// replaced by the automata of a one-token vocabulary: valid tables, a few hundred bytes.
+/// Half the bytes to decompress and to hold, for the same counts (checked against
+/// `bpe-openai`'s own tokenizers in `context::tokens`'s tests and against the corpus).
+fn counting_tables(bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding) -> Vec<u8> {
+    use bpe_openai::byte_pair_encoding::BytePairEncoding;
+    const FIELDS: u32 = 10;
+    const OVERLAPPING: [usize; 2] = [6, 7];
+    fn fields(raw: &[u8]) -> Vec<&[u8]> {
+        let mut rest = raw;
+        let n = rmp::decode::read_array_len(&mut rest).expect("an array of fields");
+        assert_eq!(n, FIELDS, "bpe's BytePairEncoding changed its fields");
+        (0..n)
+            .map(|_| {
+                let before = rest;
+                serde::de::IgnoredAny::deserialize(&mut rmp_serde::Deserializer::new(&mut rest))
+                    .expect("a field");
+                &before[..before.len() - rest.len()]
+            })
+            .collect()
+    }
+    let full = rmp_serde::to_vec(bpe).expect("the vocabulary serializes");
+    let tiny = rmp_serde::to_vec(&BytePairEncoding::from_dictionary([b"\0".to_vec()], None))
+        .expect("a one-token vocabulary serializes");
+    let (full_fields, tiny_fields) = (fields(&full), fields(&tiny));
+    let mut out = Vec::with_capacity(full.len() / 2);
+    rmp::encode::write_array_len(&mut out, FIELDS).expect("writes to a Vec");
+    for (i, f) in full_fields.iter().enumerate() {
+        out.extend_from_slice(if OVERLAPPING.contains(&i) {
+            tiny_fields[i]
+        } else {
+            f
+        });
+    }
+    out
 }

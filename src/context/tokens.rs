@@ -4,7 +4,10 @@
 //!
 //! The vocabularies are `bpe-openai`'s own tables, shipped compressed (build.rs) and decoded
 //! on the first exact count: a command that counts nothing (the task store, `--version`, an
-//! outline with estimated counts) neither reads nor holds them (~40 MB once decoded).
+//! outline with estimated counts) neither reads nor holds them. They are shipped without the
+//! two automata that only bpe's table, minimal and appendable encoders read (build.rs,
+//! `counting_tables`): use `count`, `encode_via_backtracking` (what `Tokenizer::encode` does)
+//! and `decode_tokens` only.
 
 use std::sync::LazyLock;
 
@@ -315,6 +318,13 @@ mod tests {
             );
             assert_eq!(tok.encode(text), theirs.encode(text));
             assert_eq!(ours.count(text), theirs.count(text));
+            // Real code and prose, token for token: the shipped tables lack only what the
+            // backtracking encoder never reads (build.rs, `counting_tables`).
+            for real in [include_str!("tokens.rs"), include_str!("../../README.md")] {
+                assert_eq!(tok.encode(real), theirs.encode(real));
+                let (cut, n) = ours.truncate(real, 1000);
+                assert_eq!((n, theirs.count(cut)), (1000, 1000));
+            }
         }
     }
 
