@@ -469,3 +469,59 @@ fn a_lost_claim_stops_its_agent_and_the_worker_goes_on() {
     assert!(log.contains("w1 A 1a #2: complete in "), "{log}");
     assert_exactly_once(&mut db, 1);
 }
+
+#[test]
+fn a_heartbeat_cut_off_from_the_database_for_a_lease_stops_its_agents() {
+    let Some(s) = pg::server("queue_pg_workers::a_heartbeat_cut_off") else {
+        return;
+    };
+    let url = s.database();
+    let (_p, mut db, mut w1, pgid) = hanging_first_phase(&url);
+    let name: String = db
+        .client
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    // The worker's connections are cut, and no new one is let in (said from another
+    // database: a database cannot refuse the session that asks).
+    let mut admin = postgres::Client::connect(&s.url("postgres"), postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = '{name}'"
+        ))
+        .unwrap();
+    let t0 = Instant::now();
+    while agent_alive(pgid) {
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = w1.kill();
+            // SAFETY: kill(2) of the hanging agent's process group.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            panic!("the agent of a claim whose lease could not be renewed runs on");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Not at the first failed beat: only once a whole lease (2 s) went by without a renewal.
+    assert!(
+        t0.elapsed() > Duration::from_millis(1500),
+        "{:?}",
+        t0.elapsed()
+    );
+    let st = w1.wait().unwrap();
+    let mut err = String::new();
+    use std::io::Read;
+    w1.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(!st.success(), "{err}");
+    assert!(
+        err.contains("the heartbeat could not renew the leases"),
+        "{err}"
+    );
+    assert!(
+        err.contains("'s lease was not renewed for 2 s; its agent is stopped"),
+        "{err}"
+    );
+    admin
+        .batch_execute(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+        .unwrap();
+}

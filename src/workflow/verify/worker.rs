@@ -165,34 +165,70 @@ pub fn run(
     Ok(report.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
-/// Renew the leases of the claims being worked on, every third of the lease.
+/// Renew the leases of the claims being worked on, every third of the lease. A renewal that
+/// fails (the connection broke, the server restarts) is tried again on a new connection at
+/// the next beat; once a whole lease has passed without one, every claim may be another
+/// worker's: their agents are stopped and the heartbeat ends with the error.
 fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool) -> Result<()> {
-    let mut db = Db::connect(&w.url)?;
+    let mut db = Some(Db::connect(&w.url)?);
     let every = (w.lease / 3).max(Duration::from_millis(100));
-    let mut last = Instant::now();
+    let (mut last, mut renewed) = (Instant::now(), Instant::now());
     while !ended.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
         if last.elapsed() < every {
             continue;
         }
         last = Instant::now();
+        // Connect outside the claims' lock: a slot may be finishing a claim meanwhile.
+        let conn = match db.take() {
+            Some(d) => Ok(d),
+            None => Db::connect(&w.url),
+        };
         // Held across the renewal: a slot takes its claim out before recording it (`finish`),
         // so a claim that ended by its record is never mistaken for one that was lost.
         let mut held = guard(held);
         let tokens: Vec<i64> = held.keys().copied().collect();
-        if !tokens.is_empty() {
-            let kept = db.heartbeat(&tokens, w.lease)?;
-            for t in tokens.iter().filter(|t| !kept.contains(t)) {
-                // Said once. Its agent is stopped: another worker has the phase now, and the
-                // result would be dropped when it tried to record.
-                if let Some(cancel) = held.remove(t) {
-                    cancel.cancel();
-                }
+        let kept = conn.and_then(|mut d| {
+            let kept = if tokens.is_empty() {
+                Vec::new()
+            } else {
+                d.heartbeat(&tokens, w.lease)?
+            };
+            db = Some(d);
+            Ok(kept)
+        });
+        let kept = match kept {
+            Ok(kept) => kept,
+            Err(e) if renewed.elapsed() < w.lease => {
                 eprintln!(
-                    "{}: lost claim {t} (its lease expired before the heartbeat renewed it); its agent is stopped",
+                    "{}: the heartbeat could not renew the leases ({e}); trying again",
                     w.name
                 );
+                continue;
             }
+            Err(e) => {
+                for (t, cancel) in std::mem::take(&mut *held) {
+                    cancel.cancel();
+                    eprintln!(
+                        "{}: claim {t}'s lease was not renewed for {} s; its agent is stopped",
+                        w.name,
+                        w.lease.as_secs()
+                    );
+                }
+                return Err(e);
+            }
+        };
+        renewed = Instant::now();
+        for t in tokens.iter().filter(|t| !kept.contains(t)) {
+            // Said once. Its agent is stopped: another worker has the phase now, and the
+            // result would be dropped when it tried to record.
+            if let Some(cancel) = held.remove(t) {
+                cancel.cancel();
+            }
+            eprintln!(
+                "{}: lost claim {t} (its lease expired before the heartbeat renewed it); its agent is stopped",
+                w.name
+            );
         }
     }
     Ok(())
