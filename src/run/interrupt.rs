@@ -56,7 +56,8 @@ extern "C" fn for_the_dialogue(_sig: libc::c_int) {}
 /// person's, however often pressed — the terminal sends them to the agent too, which decides
 /// what they mean — and baton goes on waiting for it to end, then records. A handler that does
 /// nothing rather than `SIG_IGN`: the agent, started after this, must not inherit an ignored
-/// signal. SIGTERM and SIGHUP are caught as in [`install`].
+/// signal. SIGTERM and SIGHUP are caught as in [`install`], and passed on to the agent
+/// (`workflow::task::discover`).
 pub fn install_for_dialogue() {
     install();
     for sig in [libc::SIGINT, libc::SIGQUIT] {

@@ -601,8 +601,8 @@ fn a_template_starting_with_a_dash_is_the_prompt_not_an_option() {
     );
 }
 
-/// Ctrl-C during the dialogue is the person's to give the agent, pressed once or twice: baton
-/// neither ends nor stops waiting, and records the phase when the agent ends.
+/// Ctrl-C and Ctrl-\ during the dialogue are the person's to give the agent, however often
+/// pressed: baton neither ends nor stops waiting, and records the phase when the agent ends.
 #[test]
 fn ctrl_c_during_the_dialogue_does_not_end_baton() {
     let p = project();
@@ -618,6 +618,10 @@ fn ctrl_c_during_the_dialogue_does_not_end_baton() {
         s.send_control('c').unwrap();
         s.exp_string("fake-claude: ^C ignored").unwrap();
     }
+    for _ in 0..2 {
+        s.send_control('\\').unwrap();
+        s.exp_string("fake-claude: ^\\ ignored").unwrap();
+    }
     s.send_line("logins are slow").unwrap();
     s.exp_string("Q2: Who will use it?").unwrap();
     s.send_line("the support team").unwrap();
@@ -625,6 +629,30 @@ fn ctrl_c_during_the_dialogue_does_not_end_baton() {
     assert_eq!(exit_code(&s), 0, "{rest}");
     assert!(
         rest.contains("discovery of task add-login recorded"),
+        "{rest}"
+    );
+}
+
+/// `kill` of baton during the dialogue ends the agent too (it is passed on), and baton says
+/// what was not recorded instead of waiting on, or leaving the agent behind.
+#[test]
+fn a_kill_of_baton_during_the_dialogue_is_passed_on_to_the_agent() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    let mut s = pty(
+        &p,
+        home.path(),
+        &["discover", "Add login", "--agent", "fake"],
+        &[],
+    );
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    s.process_mut()
+        .signal(rexpect::process::Signal::SIGTERM)
+        .unwrap();
+    let rest = s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 1, "{rest}");
+    assert!(
+        rest.contains("discovery of task add-login not recorded: the session ended before"),
         "{rest}"
     );
 }

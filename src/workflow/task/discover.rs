@@ -96,7 +96,8 @@ impl Session<'_> {
             .current_dir(&self.project_dir)
             .envs(self.agent.env.iter().map(|(k, v)| (k, v)))
             .env_remove("BATON_DATABASE_URL")
-            .status();
+            .spawn()
+            .and_then(wait_passing_signals);
         let tokens = watcher.map_or(0, transcript::Watcher::finish);
         if let Err(e) = status {
             return Err(Error::agent(format!(
@@ -192,4 +193,25 @@ impl Session<'_> {
 fn written_since(path: &Path, since: SystemTime) -> bool {
     std::fs::metadata(path)
         .is_ok_and(|m| m.is_file() && m.len() > 0 && m.modified().is_ok_and(|t| t >= since))
+}
+
+/// Wait for the person's agent CLI to end. A `kill` of baton (SIGTERM) or a closed terminal
+/// (SIGHUP; `run::interrupt` catches both) is passed on to the agent, once, and baton goes on
+/// waiting: when the agent has ended, what the session wrote is recorded as always. (Ctrl-C
+/// and Ctrl-\ are the agent's alone: see `interrupt::install_for_dialogue`.)
+fn wait_passing_signals(
+    mut child: std::process::Child,
+) -> std::io::Result<std::process::ExitStatus> {
+    let mut passed = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if !passed && let Some(sig) = crate::run::interrupt::received() {
+            // SAFETY: kill(2) of our own child, which has not been reaped (try_wait above).
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            passed = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
