@@ -118,7 +118,17 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         j.stop_orphaned_agents();
     } else if !saved.options.dry_run {
         crate::fs::create_dir_all(&local)?;
-        starting = Some(crate::fs::lock(&local.join("run-start.lock"))?);
+        let path = local.join("run-start.lock");
+        // Its holder holds it for the moments between its check and its journal: a minute
+        // means it hangs there.
+        let held = crate::fs::try_lock_for(&path, std::time::Duration::from_secs(60))?;
+        starting = Some(held.ok_or_else(|| {
+            Error::state(format!(
+                "another `baton run` of this project has been starting for a minute ({} is held)",
+                path.display()
+            ))
+            .hint("see `baton status`; stop that baton if it hangs, then run this again")
+        })?);
         settle_earlier_runs(&local, &saved.epics)?;
     }
     if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
