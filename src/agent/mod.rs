@@ -271,23 +271,23 @@ pub struct AgentRequest {
 }
 
 /// A flag shared with a running invocation; [`CancelToken::cancel`] stops it. A child token
-/// (a worker's claim) is also cancelled by its parent's (the process's Ctrl-C).
+/// (a worker's claim) is also cancelled by its parent's (the process's Ctrl-C), and by theirs.
 #[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>, Option<Arc<AtomicBool>>);
+pub struct CancelToken(Arc<AtomicBool>, Option<Box<CancelToken>>);
 
 impl CancelToken {
     pub fn new() -> CancelToken {
         CancelToken::default()
     }
-    /// A token cancelled by its own `cancel` and by this one's.
+    /// A token cancelled by its own `cancel` and by this one's (or an ancestor's).
     pub fn child(&self) -> CancelToken {
-        CancelToken(Arc::default(), Some(self.0.clone()))
+        CancelToken(Arc::default(), Some(Box::new(self.clone())))
     }
     pub fn cancel(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst) || self.1.as_ref().is_some_and(|p| p.load(Ordering::SeqCst))
+        self.0.load(Ordering::SeqCst) || self.1.as_ref().is_some_and(|p| p.is_cancelled())
     }
 }
 
@@ -701,6 +701,21 @@ fn check_name(name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancel_reaches_every_descendant_and_no_ancestor() {
+        let root = CancelToken::new();
+        let (child, sibling) = (root.child(), root.child());
+        let grandchild = child.child();
+        grandchild.cancel();
+        assert!(grandchild.is_cancelled());
+        assert!(!child.is_cancelled() && !root.is_cancelled());
+        child.cancel();
+        assert!(!sibling.is_cancelled() && !root.is_cancelled());
+        let late = sibling.child().child();
+        root.cancel();
+        assert!(sibling.is_cancelled() && late.is_cancelled());
+    }
 
     #[test]
     fn tail_cuts_at_char_boundary() {
