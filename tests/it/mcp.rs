@@ -111,6 +111,12 @@ fn the_python_sdk_lists_and_calls_every_tool() {
     assert_eq!(call(6)["is_error"], false, "{}", call(6));
     assert!(text(7).contains("approve"), "{}", text(7));
     assert!(text(9).contains("User { id, name }"), "{}", text(9));
+    // The outline: the lines `baton extract --outline` prints.
+    let cli = p.ok(&["extract", "spec.md", "--outline"]);
+    assert!(cli.contains("  ## Data Model  (lines 3-"), "{cli}");
+    for line in cli.lines().filter(|l| l.contains("(lines ")) {
+        assert!(text(10).lines().any(|l| l == line), "{line}\n{}", text(10));
+    }
     assert!(text(11).contains("def login(user)"), "{}", text(11));
     assert!(text(14).ends_with("exit code 0\nsmall\n"), "{}", text(14));
     // The long command: masked, with its scratch file, and progress was reported.
