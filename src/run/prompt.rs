@@ -100,6 +100,14 @@ pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<Str
         .and_then(|t| t.render(ctx))
         .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))
 }
+/// Whether `template` reads the variable `name` (a template that does not parse: yes, so
+/// rendering it reports the error).
+pub fn uses(template: &str, name: &str) -> bool {
+    let env = minijinja::Environment::new();
+    env.template_from_str(template)
+        .map_or(true, |t| t.undeclared_variables(false).contains(name))
+}
+
 /// A prompt template: the project's `<dir>/<name>.md.j2` if present, else the built-in.
 pub fn template(name: &str, override_dir: &Path) -> Result<String> {
     let file = override_dir.join(format!("{name}.md.j2"));
@@ -132,3 +140,20 @@ Reading code: structure first, then only what you need.
 /// Observation masking, for the implementer and reviewer prompts.
 pub const MASK_HINT: &str = "Wrap commands with long output (test runs, builds, diffs) in `baton mask -- CMD`: \
 you get a summary (counts, the first failure with file and line) and the path of the full output.";
+
+#[cfg(test)]
+mod tests {
+    use super::{BUILTIN_PROMPTS, uses};
+
+    #[test]
+    fn a_template_uses_a_variable_it_reads_anywhere() {
+        let t = |name: &str| BUILTIN_PROMPTS.iter().find(|(n, _)| *n == name).unwrap().1;
+        assert!(uses(t("review"), "staged"));
+        assert!(uses(t("party-review"), "staged"));
+        assert!(!uses(t("dev"), "staged"));
+        assert!(uses("{% for f in staged %}{{ f }}{% endfor %}", "staged"));
+        assert!(!uses("{% set staged = 1 %}{{ staged }}", "staged"));
+        // Not a template: said when it is rendered.
+        assert!(uses("{% if %}", "staged"));
+    }
+}

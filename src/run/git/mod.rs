@@ -283,7 +283,7 @@ impl Git {
 
     /// `git status` as (XY, path) pairs; a rename's or copy's source is listed too, with the
     /// same XY.
-    fn status(&self) -> Result<Vec<([u8; 2], String)>> {
+    pub(crate) fn status(&self) -> Result<Vec<([u8; 2], String)>> {
         let out = self.run(&["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
         let mut entries = Vec::new();
         let mut fields = out.split('\0').filter(|s| !s.is_empty());
@@ -306,17 +306,38 @@ impl Git {
     /// Stage `paths` as they are in the work tree (new, changed or deleted), taken literally
     /// (no globs). Those whose work-tree state is staged already are left as they are.
     pub fn stage(&self, paths: &[String]) -> Result<()> {
-        let differs: std::collections::BTreeSet<String> = self
-            .status()?
-            .into_iter()
+        self.stage_among(&self.status()?, paths)
+    }
+
+    /// [`Git::stage`], with the `git status` the caller has just read (one status less).
+    pub(crate) fn stage_among(&self, status: &[([u8; 2], String)], paths: &[String]) -> Result<()> {
+        let differs: std::collections::BTreeSet<&String> = status
+            .iter()
             .filter(|(xy, _)| xy[1] != b' ')
             .map(|(_, p)| p)
             .collect();
         let paths: Vec<String> = paths
             .iter()
-            .filter(|p| differs.contains(*p))
+            .filter(|p| differs.contains(p))
             .cloned()
             .collect();
+        self.add_literally(&paths)
+    }
+
+    /// Stage one file as it is in the work tree: one `git add`, no status first (adding a
+    /// file staged already changes nothing). A missing or ignored file, which `git add`
+    /// refuses, goes through [`Git::stage`]: a tracked file's deletion is staged, nothing
+    /// else happens.
+    pub fn stage_file(&self, path: &str) -> Result<()> {
+        let paths = [path.to_string()];
+        if self.dir.join(path).is_file() && self.add_literally(&paths).is_ok() {
+            return Ok(());
+        }
+        self.stage(&paths)
+    }
+
+    /// `git add -A` of `paths`, taken literally, given on stdin.
+    fn add_literally(&self, paths: &[String]) -> Result<()> {
         if paths.is_empty() {
             return Ok(());
         }

@@ -39,18 +39,20 @@ impl Engine<'_> {
         paths.extend(extra.iter().cloned());
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
         git.add_paths(&refs)?;
+        let mut staged = git.staged()?;
         if git.dir() == self.project_dir {
             // What was the user's before the run (an agent's own `git add -A` may have staged
             // it) is not the story's to commit.
-            let staged = git.staged()?;
             let theirs: Vec<&str> = staged
                 .iter()
                 .filter(|p| self.baseline.dirty.contains(*p) && !paths.contains(p))
                 .map(String::as_str)
                 .collect();
-            git.unstage(&theirs)?;
+            if !theirs.is_empty() {
+                git.unstage(&theirs)?;
+                staged = git.staged()?;
+            }
         }
-        let staged = git.staged()?;
         let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
         if !secrets.is_empty() {
             return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))

@@ -742,8 +742,10 @@ impl Engine<'_> {
         {
             // First: the records the call must add to are read from the tree it starts from.
             self.before_call(co, epic, story, &phase.name, attempt, &subject)?;
-            if story.is_some() {
-                // What the story has staged so far: the review reads exactly this diff.
+            // What the story has staged so far (the review reads exactly this diff), for a
+            // template that shows it: a `git diff` less for every other call.
+            let template = template(template_name, &self.prompts_dir)?;
+            if story.is_some() && crate::run::prompt::uses(&template, "staged") {
                 ctx["staged"] = co.git.staged()?.into();
             }
         }

@@ -43,20 +43,29 @@ impl Engine<'_> {
     /// What changed in `co` since the run started: candidates for staging or stashing. The
     /// pre-run set applies to the project's own checkout; a worktree starts clean.
     pub(crate) fn work_of(&self, co: &Checkout) -> Result<Vec<String>> {
+        Ok(self.work_in(co, &co.git.status()?))
+    }
+
+    /// [`Engine::work_of`] from a `git status` read already.
+    fn work_in(&self, co: &Checkout, status: &[([u8; 2], String)]) -> Vec<String> {
         let pre_run = co.dir == self.project_dir;
-        Ok(co
-            .git
-            .changes()?
-            .into_iter()
+        let mut work: Vec<String> = status
+            .iter()
+            .map(|(_, p)| p)
             .filter(|p| self.baseline.is_work(p, pre_run))
-            .collect())
+            .cloned()
+            .collect();
+        work.sort();
+        work.dedup();
+        work
     }
 
     /// Stage the work of a phase that edits (dev, review fixes). Staging again what is staged
-    /// already changes nothing, so a resumed phase may do it twice.
+    /// already changes nothing, so a resumed phase may do it twice. One `git status` for both.
     pub(crate) fn stage_work(&self, co: &Checkout) -> Result<Vec<String>> {
-        let work = self.work_of(co)?;
-        co.git.stage(&work)?;
+        let status = co.git.status()?;
+        let work = self.work_in(co, &status);
+        co.git.stage_among(&status, &work)?;
         Ok(work)
     }
 
@@ -105,7 +114,7 @@ impl Engine<'_> {
             }
         }
         match story {
-            Some(s) => co.git.stage(&[s.path.display().to_string()]),
+            Some(s) => co.git.stage_file(&s.path.display().to_string()),
             None => Ok(()),
         }
     }
