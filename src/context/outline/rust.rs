@@ -181,7 +181,8 @@ pub(super) fn skippable_bodies(text: &str) -> Option<Vec<(usize, usize)>> {
             b'\'' => {
                 // A char literal ('x', '\n', '\u{..}', '}') or a lifetime ('a).
                 if b.get(i + 1) == Some(&b'\\') {
-                    i += 2;
+                    // The escaped byte may be a quote itself ('\'').
+                    i += 3;
                     while i < n && b[i] != b'\'' {
                         i += 1;
                     }

@@ -482,6 +482,7 @@ mod props {
             "x();",
             "{ let b = 2; }",
             "let q = '\\'';",
+            "let p = ['\\'','}'];",
             "let e = \"\\\"{\";",
             "let v = b'}';",
             "if a.len() > 100000 { y(); } else { z(); }",
@@ -576,14 +577,20 @@ mod props {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
-        /// Whatever the input, the fast parse gives the whole parse's items (or falls back),
-        /// and nothing panics.
+        /// Whatever the input, nothing panics, and where the whole parse finds no syntax
+        /// error the fast parse gives its items and notes (or falls back). A syntax error
+        /// inside a skipped body (`fn f() {'a}`) the fast parse does not see: it cannot hide a
+        /// listed definition (a skipped body holds none), and tree-sitter's recovery from it
+        /// can end the function early, so there the two may differ.
         #[test]
         fn fast_equals_whole_on_any_rustish_text(text in rustish()) {
             let (fast, fast_notes) = code_items_with(Lang::Rust, &text, true);
             let (whole, whole_notes) = code_items_with(Lang::Rust, &text, false);
-            prop_assert_eq!(fast_notes, whole_notes);
-            prop_assert_eq!(fingerprint(&fast), fingerprint(&whole));
+            prop_assert!(fast_notes.is_empty() || fast_notes == whole_notes, "{fast_notes:?}");
+            if whole_notes.is_empty() {
+                prop_assert!(fast_notes.is_empty());
+                prop_assert_eq!(fingerprint(&fast), fingerprint(&whole));
+            }
             if let Some(holes) = rust::skippable_bodies(&text) {
                 let mut last = 0;
                 for (s, e) in holes {
