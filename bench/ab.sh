@@ -5,7 +5,8 @@
 #
 #     bench/ab.sh OLD_BIN NEW_BIN [ROUNDS]      # default 21 rounds; the corpus in BATON_CORPUS
 #
-# Cases: `baton tokens` on ~11 MiB of the corpus's token files (the tables' load included),
+# Cases: `baton tokens` on 4 KiB (mostly the tables' load) and on ~11 MiB of the corpus's
+# token files (the tables' load included),
 # `baton extract --section` on ~1 MiB of its markdown (target at the end), `baton mask --kind
 # generic` on a 64 MiB log, and the store's history flatness: `phase begin` / `phase complete`
 # on a task with 1,000 completed phases over the same on one with 10 (each binary on its own
@@ -22,6 +23,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/baton-ab.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 for _ in 1 2 3; do cat "$CORPUS"/tokens/files/*; done >"$TMP/tokens.txt"
+head -c 4096 "$TMP/tokens.txt" >"$TMP/small.txt"
 while (($(stat -c %s "$TMP/doc.md" 2>/dev/null || echo 0) < 1048576)); do
     cat "$CORPUS"/markdown/*.md >>"$TMP/doc.md"
 done
@@ -71,6 +73,7 @@ def run(argv, stdin=None):
     return w
 
 cases = {
+    "tokens, 4 KiB (the table load)": lambda b, i: run([b, "tokens", f"{TMP}/small.txt"]),
     "tokens, 11 MiB": lambda b, i: run([b, "tokens", f"{TMP}/tokens.txt"]),
     "extract --section, 1 MiB": lambda b, i: run([b, "extract", f"{TMP}/doc.md", "--section", "Bench Target"]),
     "mask --kind generic, 64 MiB": lambda b, i: run([b, "mask", "--kind", "generic"], f"{TMP}/log.txt"),

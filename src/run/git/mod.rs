@@ -310,7 +310,7 @@ impl Git {
     }
 
     /// [`Git::stage`], with the `git status` the caller has just read (one status less).
-    pub(crate) fn stage_among(&self, status: &[([u8; 2], String)], paths: &[String]) -> Result<()> {
+    fn stage_among(&self, status: &[([u8; 2], String)], paths: &[String]) -> Result<()> {
         let differs: std::collections::BTreeSet<&String> = status
             .iter()
             .filter(|(xy, _)| xy[1] != b' ')
@@ -336,6 +336,38 @@ impl Git {
         self.stage(&paths)
     }
 
+    /// Whether git ignores `path` (`.gitignore`, `info/exclude`, the global excludes).
+    pub fn is_ignored(&self, path: &str) -> bool {
+        self.ok(&["check-ignore", "-q", "--", path])
+    }
+
+    /// `git add -A` of the whole work tree but the `excluded` paths (taken literally, from the
+    /// top; a folder with all it holds) and the files matching `excluded_globs`: what
+    /// `git status` would list minus those, staged in one process.
+    pub fn add_all_except(&self, excluded: &[&str], excluded_globs: &[&str]) -> Result<()> {
+        let mut specs = String::from(":/\0");
+        for p in excluded {
+            specs.push_str(":(top,exclude,literal)");
+            specs.push_str(p);
+            specs.push('\0');
+        }
+        for g in excluded_globs {
+            specs.push_str(":(top,exclude,glob)");
+            specs.push_str(g);
+            specs.push('\0');
+        }
+        let args = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"];
+        let o = self.spawn_with(&args, Some(specs.as_bytes()))?;
+        if !o.status.success() {
+            return Err(Error::state(format!(
+                "git add failed in {}: {}",
+                self.dir.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
     /// `git add -A` of `paths`, taken literally, given on stdin.
     fn add_literally(&self, paths: &[String]) -> Result<()> {
         if paths.is_empty() {
@@ -348,7 +380,7 @@ impl Git {
             "--pathspec-from-file=-",
             "--pathspec-file-nul",
         ];
-        let o = self.spawn_with(&args, Some(nul_list(&paths).as_bytes()))?;
+        let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
         if !o.status.success() {
             return Err(Error::state(format!(
                 "git add failed in {}: {}",
@@ -495,6 +527,56 @@ mod tests {
         g.run(&["init", "-q"]).unwrap();
         std::fs::write(d.path().join("a.txt"), "a").unwrap();
         (d, g)
+    }
+
+    #[test]
+    fn add_all_except_stages_the_tree_but_the_excluded() {
+        let (d, g) = repo();
+        // Each file's content is its name and a version: no two alike (no rename detected).
+        let w = |p: &str, v: u8| {
+            let f = d.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, format!("{p} {v}")).unwrap();
+        };
+        for f in ["gone.txt", "user.txt", "kept.txt"] {
+            w(f, 1);
+        }
+        g.run(&["add", "-A"]).unwrap();
+        g.run(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "i",
+        ])
+        .unwrap();
+        std::fs::remove_file(d.path().join("gone.txt")).unwrap();
+        for f in [
+            "kept.txt",
+            "user.txt",
+            "new dir/n.txt",
+            ".baton/runs/x",
+            "src/.baton-tmp-1",
+            "odd*[name].txt",
+        ] {
+            w(f, 2);
+        }
+        g.add_all_except(
+            &[".baton", "user.txt", "odd*[name].txt"],
+            &["**/.baton-tmp-*"],
+        )
+        .unwrap();
+        assert_eq!(
+            g.staged().unwrap(),
+            ["gone.txt", "kept.txt", "new dir/n.txt"]
+        );
+        // An ignored folder needs no exclude; named in one, git fails the add (exit 1).
+        g.run(&["reset", "-q"]).unwrap();
+        std::fs::write(d.path().join(".git/info/exclude"), ".baton/\n").unwrap();
+        assert!(g.is_ignored(".baton") && !g.is_ignored("kept.txt"));
+        assert!(g.add_all_except(&[".baton"], &[]).is_err());
     }
 
     pub(super) fn commit(g: &Git) {

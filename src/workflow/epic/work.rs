@@ -17,6 +17,10 @@ pub struct Baseline {
     /// baton's own folder, relative to the project (`.baton`): never a story's work.
     #[serde(default)]
     pub local: String,
+    /// Whether git ignores `local` (asked once a run): git refuses a pathspec, even an
+    /// exclude, that names an ignored path, and an ignored folder needs no exclude.
+    #[serde(skip)]
+    local_ignored: std::sync::OnceLock<bool>,
 }
 
 impl Baseline {
@@ -25,11 +29,12 @@ impl Baseline {
         Ok(Baseline {
             dirty: git.changes()?.into_iter().collect(),
             local: local.trim_end_matches('/').to_string(),
+            local_ignored: Default::default(),
         })
     }
 
     /// Whether `path` (relative, as git prints it) can be a story's work, in a checkout where
-    /// `pre_run` applies.
+    /// `pre_run` applies. [`Engine::stage_work`] says the same to git as pathspec excludes.
     fn is_work(&self, path: &str, pre_run: bool) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
         let in_local = !self.local.is_empty()
@@ -43,30 +48,41 @@ impl Engine<'_> {
     /// What changed in `co` since the run started: candidates for staging or stashing. The
     /// pre-run set applies to the project's own checkout; a worktree starts clean.
     pub(crate) fn work_of(&self, co: &Checkout) -> Result<Vec<String>> {
-        Ok(self.work_in(co, &co.git.status()?))
-    }
-
-    /// [`Engine::work_of`] from a `git status` read already.
-    fn work_in(&self, co: &Checkout, status: &[([u8; 2], String)]) -> Vec<String> {
         let pre_run = co.dir == self.project_dir;
-        let mut work: Vec<String> = status
-            .iter()
-            .map(|(_, p)| p)
+        Ok(co
+            .git
+            .changes()?
+            .into_iter()
             .filter(|p| self.baseline.is_work(p, pre_run))
-            .cloned()
-            .collect();
-        work.sort();
-        work.dedup();
-        work
+            .collect())
     }
 
-    /// Stage the work of a phase that edits (dev, review fixes). Staging again what is staged
-    /// already changes nothing, so a resumed phase may do it twice. One `git status` for both.
-    pub(crate) fn stage_work(&self, co: &Checkout) -> Result<Vec<String>> {
-        let status = co.git.status()?;
-        let work = self.work_in(co, &status);
-        co.git.stage_among(&status, &work)?;
-        Ok(work)
+    /// Stage the work of a phase that edits (dev, review fixes): one `git add -A` of the tree
+    /// minus what [`Baseline::is_work`] leaves out (baton's folder, its temp files, and in the
+    /// project's checkout the pre-run paths), as pathspec excludes. Staging again what is
+    /// staged already changes nothing, so a resumed phase may do it twice.
+    pub(crate) fn stage_work(&self, co: &Checkout) -> Result<()> {
+        let local = &self.baseline.local;
+        let mut excluded: Vec<&str> = Vec::new();
+        if !local.is_empty()
+            && !*self
+                .baseline
+                .local_ignored
+                .get_or_init(|| co.git.is_ignored(local))
+        {
+            excluded.push(local);
+        }
+        let pre_run = co.dir == self.project_dir;
+        if pre_run {
+            excluded.extend(self.baseline.dirty.iter().map(String::as_str));
+        }
+        let temp = format!("**/{}*", crate::fs::TEMP_PREFIX);
+        if co.git.add_all_except(&excluded, &[&temp]).is_ok() {
+            return Ok(());
+        }
+        // A pre-run path the run's edits made ignored since is refused by name: stage the
+        // work path by path instead.
+        co.git.stage(&self.work_of(co)?)
     }
 
     /// Before a phase's call: a call of the same attempt that was started and never finished
