@@ -8,10 +8,11 @@
 //!    is not randomized (ASLR still covers the heap, stack and shared libraries).
 //! 2. Link glibc statically into the binary (see `static_glibc`), or at least the unwinder
 //!    (see `static_unwinder`).
-//! 3. Compress the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed
-//!    as 47 MB of raw tables: the same tables, serialized the same way, as zstd frames
-//!    (~19 MB). `context::tokens` decodes them on the first exact count, so a process that
-//!    counts nothing neither maps nor decodes them.
+//! 3. Ship the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed as
+//!    47 MB of tables without what baton never reads (see `counting_tables`): o200k_base
+//!    (the default encoding) as its tables, read in place on the first exact count,
+//!    cl100k_base compressed (zstd), decoded on its first count. A process that counts
+//!    nothing touches neither.
 //!
 //! See docs/BENCHMARKS.md, "Close to the floor" and "The task store".
 use std::path::{Path, PathBuf};
@@ -35,7 +36,11 @@ fn main() {
             static_glibc(&cc, &out);
         }
     }
-    compress("o200k_base", bpe_openai::o200k_base(), &out);
+    std::fs::write(
+        out.join("o200k_base.bpe"),
+        counting_tables(&bpe_openai::o200k_base().bpe),
+    )
+    .expect("OUT_DIR is writable");
     compress("cl100k_base", bpe_openai::cl100k_base(), &out);
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=CC");
@@ -185,18 +190,19 @@ fn compress(name: &str, tok: &bpe_openai::Tokenizer, out: &std::path::Path) {
 }
 
 /// The vocabulary's MessagePack serialization, as `bpe-openai` embeds it, without what baton
-/// never uses. `BytePairEncoding` serializes as an array of its 10 fields; the 7th and 8th
-/// are the two "overlapping" Aho-Corasick automata (~16 MB of o200k's 32 MB), which only the
-/// table, minimal and appendable/prependable encoders read. baton counts (`count`: the
-/// backtracking encoder), truncates (`encode_via_backtracking`, `decode_tokens`) and
+/// never uses. `BytePairEncoding` serializes as an array of its 10 fields; the 3rd is the
+/// hash of every token's bytes (a map of 200K entries: read only by the bitfield encoder), the
+/// 7th and 8th the two "overlapping" Aho-Corasick automata (~16 MB of o200k's 32 MB: read
+/// only by the table, minimal and appendable/prependable encoders). baton counts (`count`:
+/// the backtracking encoder), truncates (`encode_via_backtracking`, `decode_tokens`) and
 /// pre-tokenizes, none of which reads them (bpe 0.2; `context::tokens` says so too). They are
-/// replaced by the automata of a one-token vocabulary: valid tables, a few hundred bytes.
-/// Half the bytes to decompress and to hold, for the same counts (checked against
-/// `bpe-openai`'s own tokenizers in `context::tokens`'s tests and against the corpus).
+/// replaced by those of a one-token vocabulary: valid tables, a few hundred bytes. Less than
+/// half the bytes to hold and to read, for the same counts (checked against `bpe-openai`'s
+/// own tokenizers in `context::tokens`'s tests and against the corpus).
 fn counting_tables(bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding) -> Vec<u8> {
     use bpe_openai::byte_pair_encoding::BytePairEncoding;
     const FIELDS: u32 = 10;
-    const OVERLAPPING: [usize; 2] = [6, 7];
+    const UNUSED: [usize; 3] = [2, 6, 7];
     fn fields(raw: &[u8]) -> Vec<&[u8]> {
         let mut rest = raw;
         let n = rmp::decode::read_array_len(&mut rest).expect("an array of fields");
@@ -217,7 +223,7 @@ fn counting_tables(bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding) -> Ve
     let mut out = Vec::with_capacity(full.len() / 2);
     rmp::encode::write_array_len(&mut out, FIELDS).expect("writes to a Vec");
     for (i, f) in full_fields.iter().enumerate() {
-        out.extend_from_slice(if OVERLAPPING.contains(&i) {
+        out.extend_from_slice(if UNUSED.contains(&i) {
             tiny_fields[i]
         } else {
             f

@@ -2,10 +2,11 @@
 //! tiktoken's `encode_ordinary`) and the documented estimate used for Claude, whose tokenizer
 //! is not public.
 //!
-//! The vocabularies are `bpe-openai`'s own tables, shipped compressed (build.rs) and decoded
-//! on the first exact count: a command that counts nothing (the task store, `--version`, an
-//! outline with estimated counts) neither reads nor holds them. They are shipped without the
-//! two automata that only bpe's table, minimal and appendable encoders read (build.rs,
+//! The vocabularies are `bpe-openai`'s own tables (build.rs): o200k_base's read in place,
+//! cl100k_base's compressed and decoded, on the first exact count. A command that counts
+//! nothing (the task store, `--version`, an outline with estimated counts) neither reads nor
+//! holds them. They are shipped without the two automata that only bpe's table, minimal and
+//! appendable encoders read, and the token hash map only its bitfield encoder reads (build.rs,
 //! `counting_tables`): use `count`, `encode_via_backtracking` (what `Tokenizer::encode` does)
 //! and `decode_tokens` only.
 
@@ -17,7 +18,9 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-static O200K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe.zst"));
+// o200k_base, the default, as its tables (read in place: no copy, nothing to decode);
+// cl100k_base compressed (build.rs).
+static O200K_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe"));
 static CL100K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.zst"));
 
 // The pre-tokenizer patterns, exactly as `bpe-openai` 0.3 builds its tokenizers (a unit test
@@ -33,19 +36,22 @@ static O200K: LazyLock<Tokenizer> = LazyLock::new(|| {
         "\\s+$",
     ]
     .join("|");
-    tokenizer(O200K_DICT, &pat1)
+    tokenizer(
+        rmp_serde::from_slice(O200K_TABLES).expect("valid tables"),
+        &pat1,
+    )
 });
 
 static CL100K: LazyLock<Tokenizer> = LazyLock::new(|| {
     let pat1 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
-    tokenizer(CL100K_DICT, pat1)
+    tokenizer(vocabulary(CL100K_DICT), pat1)
 });
 
 /// Build a tokenizer: the vocabulary decoded, with `pat1` and the two whitespace patterns both
 /// encodings share.
-fn tokenizer(dict: &'static [u8], pat1: &str) -> Tokenizer {
+fn tokenizer(bpe: BytePairEncoding, pat1: &str) -> Tokenizer {
     Tokenizer::new_lookahead(
-        vocabulary(dict),
+        bpe,
         &[(pat1, false), ("\\s+\\s", true), ("\\s+", false)],
         false,
     )
