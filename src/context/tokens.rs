@@ -188,7 +188,7 @@ impl Encoding {
 /// Estimated o200k_base tokens of `text`, without loading a vocabulary: one cheap pass that
 /// follows the pre-tokenizer (see `context/outline/estimate.rs`; within ~7 % on real code).
 /// For numbers that only inform (a journal's prompt size, a context model), where loading
-/// ~40 MB of tables would cost more than the answer is worth.
+/// ~30 MB of tables would cost more than the answer is worth.
 pub fn estimate(text: &str) -> usize {
     crate::context::outline::estimate(text)
 }

@@ -224,7 +224,7 @@ impl Pipeline<'_> {
             grace: Duration::from_secs(c.policy.grace_secs),
             resume: c.resume.clone(),
         };
-        // Otherwise the journal's count is an estimate: exact counting would load ~40 MB of
+        // Otherwise the journal's count is an estimate: exact counting would load ~30 MB of
         // vocabulary into the orchestrator for a number that only informs.
         let prompt_tokens =
             counted.unwrap_or_else(|| crate::context::tokens::estimate(&prompt) as u64);

@@ -1,6 +1,6 @@
 //! Estimated token counts, without loading a BPE vocabulary.
 //!
-//! Loading o200k_base costs tens of milliseconds (more than outlining most files) and ~40 MB,
+//! Loading o200k_base costs tens of milliseconds (more than outlining most files) and ~30 MB,
 //! and exact counting ~20 % of an outline of a 1 MB file; so outlines estimate unless asked
 //! for exact counts (`--exact-tokens`), and say so. The estimate
 //! mimics the encodings' pre-tokenizer on ASCII text (letter runs with camelCase splits and
