@@ -378,6 +378,21 @@ fn agent_alive(pgid: i32) -> bool {
     })
 }
 
+/// Wait up to `secs` for the agent of process group `pgid` to be stopped; else kill it and
+/// `worker`, and fail with `why`.
+fn wait_stopped(pgid: i32, worker: &mut Child, secs: u64, why: &str) {
+    let t0 = Instant::now();
+    while agent_alive(pgid) {
+        if t0.elapsed() > Duration::from_secs(secs) {
+            let _ = worker.kill();
+            // SAFETY: kill(2) of the hanging agent's process group.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            panic!("{why}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Queue `q` of one item, `A`, whose first phase's first attempt hangs (the second passes),
 /// and worker w1 (lease 2 s) in that attempt: the project, the database, w1 and the hanging
 /// agent's process group.
@@ -450,16 +465,7 @@ fn a_lost_claim_stops_its_agent_and_the_worker_goes_on() {
             &[],
         )
         .unwrap();
-    let t0 = Instant::now();
-    while agent_alive(pgid) {
-        if t0.elapsed() > Duration::from_secs(15) {
-            let _ = w1.kill();
-            // SAFETY: kill(2) of the hanging agent's process group.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            panic!("the lost claim's agent runs on");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_stopped(pgid, &mut w1, 15, "the lost claim's agent runs on");
     let err = wait_ok(w1, "w1", Instant::now() + Duration::from_secs(60));
     assert!(
         err.contains("w1: lost claim ") && err.contains("its agent is stopped"),
@@ -493,15 +499,12 @@ fn a_heartbeat_cut_off_from_the_database_for_a_lease_stops_its_agents() {
         ))
         .unwrap();
     let t0 = Instant::now();
-    while agent_alive(pgid) {
-        if t0.elapsed() > Duration::from_secs(20) {
-            let _ = w1.kill();
-            // SAFETY: kill(2) of the hanging agent's process group.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            panic!("the agent of a claim whose lease could not be renewed runs on");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_stopped(
+        pgid,
+        &mut w1,
+        20,
+        "the agent of a claim whose lease could not be renewed runs on",
+    );
     // Not at the first failed beat: only once a whole lease (2 s) went by without a renewal.
     assert!(
         t0.elapsed() > Duration::from_millis(1500),

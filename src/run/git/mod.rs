@@ -356,16 +356,7 @@ impl Git {
             specs.push_str(g);
             specs.push('\0');
         }
-        let args = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"];
-        let o = self.spawn_with(&args, Some(specs.as_bytes()))?;
-        if !o.status.success() {
-            return Err(Error::state(format!(
-                "git add failed in {}: {}",
-                self.dir.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
-            )));
-        }
-        Ok(())
+        self.add_pathspecs(&[], specs.as_bytes())
     }
 
     /// `git add -A` of `paths`, taken literally, given on stdin.
@@ -373,14 +364,14 @@ impl Git {
         if paths.is_empty() {
             return Ok(());
         }
-        let args = [
-            "--literal-pathspecs",
-            "add",
-            "-A",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-        ];
-        let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
+        self.add_pathspecs(&["--literal-pathspecs"], nul_list(paths).as_bytes())
+    }
+
+    /// `git [options] add -A` of the NUL-separated pathspecs `specs`, given on stdin.
+    fn add_pathspecs(&self, options: &[&str], specs: &[u8]) -> Result<()> {
+        let mut args = options.to_vec();
+        args.extend(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]);
+        let o = self.spawn_with(&args, Some(specs))?;
         if !o.status.success() {
             return Err(Error::state(format!(
                 "git add failed in {}: {}",
