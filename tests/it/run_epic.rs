@@ -1253,6 +1253,59 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
     assert!(!alive(pgid), "the orphaned agent was stopped");
 }
 
+/// A killed run resumed while a newer run of its epic works on it: refused, naming the newer
+/// run (before, the two would have edited one tree, each taking the other's work for its own).
+#[test]
+fn a_resumed_run_is_refused_while_a_newer_run_works_on_its_epic() {
+    let d = project(HANG_FIRST_DEV);
+    let (mut a, _, _) = start_slow_run(&d);
+    let old = d.run_id();
+    a.kill().unwrap();
+    a.wait().unwrap();
+    // A new run of the epic, hanging in its own first dev call (its agent has a marker of its
+    // own, under its own run).
+    let mut b = spawn_run(&d, false);
+    let t = std::time::Instant::now();
+    let (new, pgid) = loop {
+        let id = d.run_id();
+        let marker = std::fs::read_dir(d.run_dir().join("logs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "pgid"));
+        if let (true, Some(m)) = (id != old, marker) {
+            let text = std::fs::read_to_string(m).unwrap();
+            break (
+                id,
+                text.split_whitespace()
+                    .next()
+                    .unwrap()
+                    .parse::<i32>()
+                    .unwrap(),
+            );
+        }
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "the new run's agent never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    };
+    let o = d.run(&["run", "--resume", &old]);
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "error: epic 1 is being worked on by run {new}, in another baton\n  hint: wait for it to finish (`baton status` shows where it is), or stop it first\n"
+        )
+    );
+    assert!(alive(pgid), "the newer run's agent was left alone");
+    b.kill().unwrap();
+    b.wait().unwrap();
+    // SAFETY: kill(2) of the hanging agent's process group.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+}
+
 /// Two new runs of one epic started at the same instant: one runs it, the other is refused
 /// (before, both could pass the check for a live run and edit one tree).
 #[test]

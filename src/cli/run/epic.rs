@@ -113,10 +113,10 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     };
     // Two new runs started at the same instant would both pass the check for a live run:
     // the second waits here until the first holds its run, then finds it.
+    // A resumed run checks the same under the same lock: a new run of its epic started
+    // after the kill may be working on it now.
     let mut starting = None;
-    if let Some(j) = &journal {
-        j.stop_orphaned_agents();
-    } else if !saved.options.dry_run {
+    if !saved.options.dry_run {
         crate::fs::create_dir_all(&local)?;
         let path = local.join("run-start.lock");
         // Its holder holds it for the moments between its check and its journal: a minute
@@ -129,7 +129,16 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             ))
             .hint("see `baton status`; stop that baton if it hangs, then run this again")
         })?);
-        settle_earlier_runs(&local, &saved.epics)?;
+        let this = journal
+            .as_ref()
+            .and_then(|j| j.started())
+            .map(|s| s.0.to_string());
+        settle_earlier_runs(&local, &saved.epics, this.as_deref())?;
+    }
+    if let Some(j) = &journal {
+        // Held already (above): the next run starting may look.
+        drop(starting.take());
+        j.stop_orphaned_agents();
     }
     if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
         eprintln!("note: a git command is still running in this repository; going on");
@@ -486,10 +495,11 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
     );
 }
 
-/// Before a new run of `epics`: an unfinished run of one of them that a baton still runs is in
-/// the way (refused: the two would edit one tree); one that was killed may have left its agent
-/// running, which is stopped before this run's agents start.
-fn settle_earlier_runs(local: &Path, epics: &[String]) -> Result<()> {
+/// Before a new run of `epics`, or a run `resuming` them: an unfinished run of one of them
+/// that a baton still runs is in the way (refused: the two would edit one tree). Before a new
+/// run, one that was killed may have left its agent running, which is stopped before this
+/// run's agents start (a resumed run stops its own orphans).
+fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -> Result<()> {
     for old in Journal::unfinished_runs(local, &["epic-execute", "epic-chain"]) {
         let Some((id, _, subjects, _)) = old.started() else {
             continue;
@@ -497,11 +507,18 @@ fn settle_earlier_runs(local: &Path, epics: &[String]) -> Result<()> {
         let Some(epic) = subjects.iter().find(|e| epics.contains(e)) else {
             continue;
         };
+        if Some(id) == resuming {
+            continue;
+        }
         if old.is_held() {
             return Err(Error::state(format!(
                 "epic {epic} is being worked on by run {id}, in another baton"
             ))
             .hint("wait for it to finish (`baton status` shows where it is), or stop it first"));
+        }
+        if resuming.is_some() {
+            // Another run that did not finish: the one resumed now goes on; that one waits.
+            continue;
         }
         old.stop_orphaned_agents();
         eprintln!(
