@@ -30,7 +30,8 @@ pub fn template_story(id: &str, title: &str, status: &str) -> String {
 }
 
 /// The fake agent. dev: writes `src/<slug>.txt`, changes `src/lib.txt`, deletes
-/// `src/old.txt`, fills in the story's Dev Agent Record; blocks when `<bin>/block` exists.
+/// `src/old.txt`, fills in the story's Dev Agent Record; blocks when `<bin>/block` exists;
+/// adds the user's `notes.txt` to `.gitignore` when `<bin>/ignore-notes` exists.
 /// review: keeps its prompt and the staged diff it sees (`git diff --cached`, read only),
 /// appends its record, passes. Epic phases (UAT, retro): writes the files its prompt names
 /// and answers their signal. Every call is listed in `<bin>/calls`.
@@ -56,6 +57,7 @@ if grep -q "You are the Dev agent" "$B/prompt"; then
   echo "greeting of story $id" > "src/story_$slug.txt"
   echo "changed by story $id" >> src/lib.txt
   rm -f src/old.txt
+  if [ -e "$B/ignore-notes" ]; then echo notes.txt >> .gitignore; fi
   sed 's/^{{{{agent_model_name_version}}}}$/fake-model-1/' "$file" > "$file.new" && mv "$file.new" "$file"
   printf '\n- src/story_%s.txt (new)\n- src/lib.txt (changed)\n' "$slug" >> "$file"
   if [ -e "$B/block" ]; then
@@ -230,6 +232,32 @@ fn an_agent_that_only_edits_files_drives_a_story_to_one_commit() {
     assert_eq!(p.read("README.md"), "readme, edited by the user\n");
     let status = git(&p.dir, &["status", "--porcelain"]);
     assert_eq!(status, " M README.md\n?? notes.txt\n", "{status}");
+}
+
+/// The dev agent makes a file that was the user's before the run ignored (`.gitignore`): git
+/// refuses to name an ignored path even to exclude it, so baton stages the work path by path,
+/// and the story still gets its commit, without the user's files.
+#[test]
+fn a_pre_run_file_the_agent_makes_ignored_still_stays_out_of_the_story() {
+    let p = project();
+    std::fs::write(p.fake.join("ignore-notes"), "").unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let mut files = p.files_of("HEAD~1");
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            ".gitignore",
+            STORY,
+            "src/lib.txt",
+            "src/old.txt",
+            "src/story_1_1.txt"
+        ]
+    );
+    assert_eq!(p.read("notes.txt"), "my notes\n");
+    let status = git(&p.dir, &["status", "--porcelain"]);
+    assert_eq!(status, " M README.md\n", "{status}");
 }
 
 #[test]
