@@ -310,7 +310,7 @@ impl Git {
     }
 
     /// [`Git::stage`], with the `git status` the caller has just read (one status less).
-    fn stage_among(&self, status: &[([u8; 2], String)], paths: &[String]) -> Result<()> {
+    pub(crate) fn stage_among(&self, status: &[([u8; 2], String)], paths: &[String]) -> Result<()> {
         let differs: std::collections::BTreeSet<&String> = status
             .iter()
             .filter(|(xy, _)| xy[1] != b' ')

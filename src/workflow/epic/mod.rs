@@ -229,6 +229,8 @@ pub struct Engine<'a> {
     pub dry_prompts: Mutex<Vec<crate::run::call::DryPhase>>,
     /// The work tree as the run found it: never a story's work.
     pub baseline: Baseline,
+    /// Per checkout, whether git ignores baton's folder (asked once: see `stage_work`).
+    pub local_ignored: Mutex<std::collections::BTreeMap<PathBuf, bool>>,
     /// Where UAT, retrospective and handoff go (the project's BMAD config).
     pub outputs: bmad::config::Outputs,
 }
