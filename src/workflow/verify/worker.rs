@@ -116,7 +116,7 @@ pub fn run(
     let first = Mutex::new(Some(first));
     let results: Vec<Result<()>> = std::thread::scope(|s| {
         let hb = s.spawn(|| {
-            let r = heartbeat(w, &held, &ended);
+            let r = heartbeat(w, &held, &ended, &stop);
             // Without heartbeats every claim would be taken over: stop after the current ones.
             if r.is_err() {
                 stop.store(true, Ordering::SeqCst);
@@ -169,9 +169,11 @@ pub fn run(
 /// fails (the connection broke, the server restarts) is tried again on a new connection at
 /// the next beat; once a whole lease has passed without one, every claim may be another
 /// worker's: their agents are stopped and the heartbeat ends with the error.
-fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool) -> Result<()> {
-    let mut db = Some(Db::connect(&w.url)?);
+fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool, stop: &AtomicBool) -> Result<()> {
     let every = (w.lease / 3).max(Duration::from_millis(100));
+    // A beat that hangs (a host gone) must fail in time for the next one.
+    let connect = || Db::connect_within(&w.url, Some(every));
+    let mut db = Some(connect()?);
     let (mut last, mut renewed) = (Instant::now(), Instant::now());
     while !ended.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
@@ -182,7 +184,7 @@ fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool) -> Result<()> {
         // Connect outside the claims' lock: a slot may be finishing a claim meanwhile.
         let conn = match db.take() {
             Some(d) => Ok(d),
-            None => Db::connect(&w.url),
+            None => connect(),
         };
         // Held across the renewal: a slot takes its claim out before recording it (`finish`),
         // so a claim that ended by its record is never mistaken for one that was lost.
@@ -207,6 +209,8 @@ fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool) -> Result<()> {
                 continue;
             }
             Err(e) => {
+                // No slot takes a new claim from here on (see `slot`), then the held ones stop.
+                stop.store(true, Ordering::SeqCst);
                 for (t, cancel) in std::mem::take(&mut *held) {
                     cancel.cancel();
                     eprintln!(
@@ -300,6 +304,13 @@ fn slot(
         };
         let cancel = crate::run::interrupt::token().child();
         guard(held).insert(c.token, cancel.clone());
+        // The heartbeat may have given up between the check above and the insert: its claims
+        // are no longer renewed, so this one goes back unrun.
+        if stop.load(Ordering::SeqCst) {
+            guard(held).remove(&c.token);
+            let _ = db.release(&queue, c.token);
+            break;
+        }
         let mut calls = Report::default();
         let r = crate::run::interrupt::cancellable(&cancel, || {
             run_claim(

@@ -79,6 +79,14 @@ impl Db {
     /// Connect and migrate the schema to this baton's version. The URL is never printed (it
     /// may hold a password).
     pub fn connect(url: &str) -> Result<Db> {
+        Db::connect_within(url, None)
+    }
+
+    /// [`Db::connect`] for a connection that must answer within `bound` or fail (a worker's
+    /// heartbeat: a lease must not run out while it waits): connecting, every statement
+    /// (`statement_timeout`) and data the server does not acknowledge (`tcp_user_timeout`: a
+    /// host gone or a network cut, which would otherwise hang for TCP's own minutes).
+    pub fn connect_within(url: &str, bound: Option<Duration>) -> Result<Db> {
         let mut cfg = postgres::Config::from_str(url).map_err(|e| {
             Error::invalid(format!("the queue database URL is not valid: {e}")).hint(
                 "e.g. postgresql://baton@db.internal/baton or host=/run/postgresql dbname=baton",
@@ -86,6 +94,11 @@ impl Db {
         })?;
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_secs(10));
+        }
+        if let Some(b) = bound {
+            let b = b.max(Duration::from_millis(100));
+            cfg.connect_timeout(b.min(cfg.get_connect_timeout().copied().unwrap_or(b)));
+            cfg.tcp_user_timeout(b);
         }
         cfg.application_name("baton");
         if cfg.get_user().is_none()
@@ -112,6 +125,12 @@ impl Db {
         db.client
             .batch_execute("SET synchronous_commit = off")
             .map_err(db_err)?;
+        if let Some(b) = bound {
+            let ms = b.as_millis().max(100);
+            db.client
+                .batch_execute(&format!("SET statement_timeout = {ms}"))
+                .map_err(db_err)?;
+        }
         Ok(db)
     }
 
