@@ -1266,24 +1266,24 @@ fn a_resumed_run_is_refused_while_a_newer_run_works_on_its_epic() {
     // own, under its own run).
     let mut b = spawn_run(&d, false);
     let t = std::time::Instant::now();
+    // Its run is the other one (ids sort by the second they start in, not within it).
     let (new, pgid) = loop {
-        let id = d.run_id();
-        let marker = std::fs::read_dir(d.run_dir().join("logs"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "pgid"));
-        if let (true, Some(m)) = (id != old, marker) {
+        let other = std::fs::read_dir(d.dir.join(".baton/runs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|r| !r.ends_with(&old));
+        let marker = other.as_ref().and_then(|r| {
+            std::fs::read_dir(r.join("logs"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "pgid"))
+        });
+        if let (Some(r), Some(m)) = (other, marker) {
             let text = std::fs::read_to_string(m).unwrap();
-            break (
-                id,
-                text.split_whitespace()
-                    .next()
-                    .unwrap()
-                    .parse::<i32>()
-                    .unwrap(),
-            );
+            let pgid: i32 = text.split_whitespace().next().unwrap().parse().unwrap();
+            break (r.file_name().unwrap().to_string_lossy().into_owned(), pgid);
         }
         assert!(
             t.elapsed().as_secs() < 60,
