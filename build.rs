@@ -10,7 +10,7 @@
 //!    (see `static_unwinder`).
 //! 3. Ship the BPE vocabularies (o200k_base, cl100k_base) that `bpe-openai` would embed as
 //!    47 MB of tables without what baton never reads (see `counting_tables`): o200k_base
-//!    (the default encoding) as its tables, read in place on the first exact count,
+//!    (the default encoding) as its tables, deserialized from the binary on the first count,
 //!    cl100k_base compressed (zstd), decoded on its first count. A process that counts
 //!    nothing touches neither.
 //!

@@ -2,13 +2,13 @@
 //! tiktoken's `encode_ordinary`) and the documented estimate used for Claude, whose tokenizer
 //! is not public.
 //!
-//! The vocabularies are `bpe-openai`'s own tables (build.rs): o200k_base's read in place,
-//! cl100k_base's compressed and decoded, on the first exact count. A command that counts
-//! nothing (the task store, `--version`, an outline with estimated counts) neither reads nor
-//! holds them. They are shipped without the two automata that only bpe's table, minimal and
-//! appendable encoders read, and the token hash map only its bitfield encoder reads (build.rs,
-//! `counting_tables`): use `count`, `encode_via_backtracking` (what `Tokenizer::encode` does)
-//! and `decode_tokens` only.
+//! The vocabularies are `bpe-openai`'s own tables (build.rs): o200k_base's deserialized
+//! straight from the binary, cl100k_base's decompressed first, on the first exact count. A
+//! command that counts nothing (the task store, `--version`, an outline with estimated
+//! counts) neither reads nor holds them. They are shipped without the two automata that only
+//! bpe's table, minimal and appendable encoders read, and the token hash map only its
+//! bitfield encoder reads (build.rs, `counting_tables`): use `count`,
+//! `encode_via_backtracking` (what `Tokenizer::encode` does) and `decode_tokens` only.
 
 use std::sync::LazyLock;
 
@@ -18,7 +18,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-// o200k_base, the default, as its tables (read in place: no copy, nothing to decode);
+// o200k_base, the default, as its MessagePack tables (deserialized from here: nothing to
+// decompress);
 // cl100k_base compressed (build.rs).
 static O200K_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe"));
 static CL100K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.zst"));

@@ -256,6 +256,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         resumed,
         dry_prompts: Mutex::new(vec![]),
         baseline: saved.baseline.clone(),
+        local_ignored: Default::default(),
         outputs: outputs.clone(),
     };
     let mut reports: Vec<EpicReport> = Vec::new();
