@@ -533,16 +533,7 @@ mod tests {
             w(f, 1);
         }
         g.run(&["add", "-A"]).unwrap();
-        g.run(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "i",
-        ])
-        .unwrap();
+        commit(&g);
         std::fs::remove_file(d.path().join("gone.txt")).unwrap();
         for f in [
             "kept.txt",
