@@ -656,3 +656,34 @@ fn a_kill_of_baton_during_the_dialogue_is_passed_on_to_the_agent() {
         "{rest}"
     );
 }
+
+/// An agent that does not end on the SIGTERM passed on to it is killed a few seconds later:
+/// a `kill` of baton ends both.
+#[test]
+fn an_agent_that_ignores_the_kill_passed_on_is_killed_after_a_grace() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    let mut s = pty(
+        &p,
+        home.path(),
+        &["discover", "Add login", "--agent", "fake"],
+        &[("FAKE_IGNORE_TERM", "1")],
+    );
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    let t = std::time::Instant::now();
+    s.process_mut()
+        .signal(rexpect::process::Signal::SIGTERM)
+        .unwrap();
+    s.exp_string("fake-claude: SIGTERM ignored").unwrap();
+    let rest = s.exp_eof().unwrap();
+    assert_eq!(exit_code(&s), 1, "{rest}");
+    assert!(
+        t.elapsed() >= std::time::Duration::from_secs(4),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(
+        rest.contains("discovery of task add-login not recorded"),
+        "{rest}"
+    );
+}

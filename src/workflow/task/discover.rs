@@ -6,7 +6,7 @@
 //! next `baton discover` starts a new session for the same task.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::def::TaskPhase;
 use super::plan::SpecPath;
@@ -197,21 +197,35 @@ fn written_since(path: &Path, since: SystemTime) -> bool {
 
 /// Wait for the person's agent CLI to end. A `kill` of baton (SIGTERM) or a closed terminal
 /// (SIGHUP; `run::interrupt` catches both) is passed on to the agent, once, and baton goes on
-/// waiting: when the agent has ended, what the session wrote is recorded as always. (Ctrl-C
+/// waiting ([`DIALOGUE_GRACE`] at most, then it kills the agent): when the agent has ended,
+/// what the session wrote is recorded as always. (Ctrl-C
 /// and Ctrl-\ are the agent's alone: see `interrupt::install_for_dialogue`.)
 fn wait_passing_signals(
     mut child: std::process::Child,
 ) -> std::io::Result<std::process::ExitStatus> {
-    let mut passed = false;
+    let mut passed: Option<Instant> = None;
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(status);
         }
-        if !passed && let Some(sig) = crate::run::interrupt::received() {
-            // SAFETY: kill(2) of our own child, which has not been reaped (try_wait above).
-            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
-            passed = true;
+        match passed {
+            None => {
+                if let Some(sig) = crate::run::interrupt::received() {
+                    // SAFETY: kill(2) of our own child, not reaped yet (try_wait above).
+                    unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+                    passed = Some(Instant::now());
+                }
+            }
+            // An agent that does not end on it is killed: a `kill` of baton must end both.
+            Some(at) if at.elapsed() > DIALOGUE_GRACE => {
+                let _ = child.kill();
+                return child.wait();
+            }
+            Some(_) => {}
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// How long the agent has to end once a signal baton got was passed on to it.
+const DIALOGUE_GRACE: Duration = Duration::from_secs(5);
