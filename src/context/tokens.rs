@@ -19,8 +19,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 
 // o200k_base, the default, as its MessagePack tables (deserialized from here: nothing to
-// decompress);
-// cl100k_base compressed (build.rs).
+// decompress); cl100k_base compressed (build.rs).
 static O200K_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe"));
 static CL100K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.zst"));
 

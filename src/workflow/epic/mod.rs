@@ -736,6 +736,8 @@ impl Engine<'_> {
         let expected = story
             .map(|s| s.id.clone())
             .unwrap_or_else(|| format!("Epic {}", epic.id));
+        // The template, once read (a finished phase's call renders none).
+        let mut loaded: Option<String> = None;
         if !self.opts.dry_run
             && self
                 .journal()
@@ -746,10 +748,11 @@ impl Engine<'_> {
             self.before_call(co, epic, story, &phase.name, attempt, &subject)?;
             // What the story has staged so far (the review reads exactly this diff), for a
             // template that shows it: a `git diff` less for every other call.
-            let template = template(template_name, &self.prompts_dir)?;
-            if story.is_some() && crate::run::prompt::uses(&template, "staged") {
+            let t = template(template_name, &self.prompts_dir)?;
+            if story.is_some() && crate::run::prompt::uses(&t, "staged") {
                 ctx["staged"] = co.git.staged()?.into();
             }
+            loaded = Some(t);
         }
         let records_before = match (story, phase.record.as_deref()) {
             (Some(s), Some(r)) => Some(judge::record_lines(&self.read_story(co, s), r)),
@@ -763,7 +766,10 @@ impl Engine<'_> {
         let called = self.calls().call(
             &call,
             || {
-                let template = template(template_name, &self.prompts_dir)?;
+                let template = match loaded.take() {
+                    Some(t) => t,
+                    None => template(template_name, &self.prompts_dir)?,
+                };
                 render(template_name, &template, &ctx)
             },
             |reply| {

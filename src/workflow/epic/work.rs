@@ -43,13 +43,21 @@ impl Engine<'_> {
     /// What changed in `co` since the run started: candidates for staging or stashing. The
     /// pre-run set applies to the project's own checkout; a worktree starts clean.
     pub(crate) fn work_of(&self, co: &Checkout) -> Result<Vec<String>> {
+        Ok(self.work_in(co, &co.git.status()?))
+    }
+
+    /// The paths of a `git status` of `co` that are work (see [`Baseline::is_work`]), sorted.
+    fn work_in(&self, co: &Checkout, status: &[([u8; 2], String)]) -> Vec<String> {
         let pre_run = co.dir == self.project_dir;
-        Ok(co
-            .git
-            .changes()?
-            .into_iter()
+        let mut work: Vec<String> = status
+            .iter()
+            .map(|(_, p)| p)
             .filter(|p| self.baseline.is_work(p, pre_run))
-            .collect())
+            .cloned()
+            .collect();
+        work.sort();
+        work.dedup();
+        work
     }
 
     /// Stage the work of a phase that edits (dev, review fixes). Staging again what is staged
@@ -66,10 +74,11 @@ impl Engine<'_> {
             let mut excluded: Vec<&str> = Vec::new();
             // git refuses a pathspec, even an exclude, that names an ignored path; an
             // ignored folder needs none.
-            let ignored = *lock(&self.local_ignored)
-                .entry(co.dir.clone())
-                .or_insert_with(|| co.git.is_ignored(local));
-            if !local.is_empty() && !ignored {
+            if !local.is_empty()
+                && !*lock(&self.local_ignored)
+                    .entry(co.dir.clone())
+                    .or_insert_with(|| co.git.is_ignored(local))
+            {
                 excluded.push(local);
             }
             if pre_run {
@@ -81,13 +90,7 @@ impl Engine<'_> {
             }
         }
         let status = co.git.status()?;
-        let work: Vec<String> = status
-            .iter()
-            .map(|(_, p)| p)
-            .filter(|p| self.baseline.is_work(p, pre_run))
-            .cloned()
-            .collect();
-        co.git.stage_among(&status, &work)
+        co.git.stage_among(&status, &self.work_in(co, &status))
     }
 
     /// Whether pathspec excludes of the pre-run paths leave out exactly what `is_work` does:
