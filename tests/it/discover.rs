@@ -42,6 +42,14 @@ fn pty(p: &Proj, home: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession
     rexpect::session::spawn_command(c, Some(20_000)).unwrap()
 }
 
+/// `baton discover "Add login"` with the fake agent in a pseudo-terminal, at its first
+/// question.
+fn at_first_question(p: &Proj, home: &Path, env: &[(&str, &str)]) -> PtySession {
+    let mut s = pty(p, home, &["discover", "Add login", "--agent", "fake"], env);
+    s.exp_string("Q1: What problem should this solve?").unwrap();
+    s
+}
+
 /// Store the project's file `file` as task add-login's discovery spec `id`.
 fn store_spec(p: &Proj, id: &str, file: &str) {
     p.ok(&[
@@ -607,13 +615,7 @@ fn a_template_starting_with_a_dash_is_the_prompt_not_an_option() {
 fn ctrl_c_during_the_dialogue_does_not_end_baton() {
     let p = project();
     let home = tempfile::tempdir().unwrap();
-    let mut s = pty(
-        &p,
-        home.path(),
-        &["discover", "Add login", "--agent", "fake"],
-        &[("FAKE_OWN_CTRL_C", "1")],
-    );
-    s.exp_string("Q1: What problem should this solve?").unwrap();
+    let mut s = at_first_question(&p, home.path(), &[("FAKE_OWN_CTRL_C", "1")]);
     for _ in 0..3 {
         s.send_control('c').unwrap();
         s.exp_string("fake-claude: ^C ignored").unwrap();
@@ -639,13 +641,7 @@ fn ctrl_c_during_the_dialogue_does_not_end_baton() {
 fn a_kill_of_baton_during_the_dialogue_is_passed_on_to_the_agent() {
     let p = project();
     let home = tempfile::tempdir().unwrap();
-    let mut s = pty(
-        &p,
-        home.path(),
-        &["discover", "Add login", "--agent", "fake"],
-        &[],
-    );
-    s.exp_string("Q1: What problem should this solve?").unwrap();
+    let mut s = at_first_question(&p, home.path(), &[]);
     s.process_mut()
         .signal(rexpect::process::Signal::SIGTERM)
         .unwrap();
@@ -663,13 +659,7 @@ fn a_kill_of_baton_during_the_dialogue_is_passed_on_to_the_agent() {
 fn an_agent_that_ignores_the_kill_passed_on_is_killed_after_a_grace() {
     let p = project();
     let home = tempfile::tempdir().unwrap();
-    let mut s = pty(
-        &p,
-        home.path(),
-        &["discover", "Add login", "--agent", "fake"],
-        &[("FAKE_IGNORE_TERM", "1")],
-    );
-    s.exp_string("Q1: What problem should this solve?").unwrap();
+    let mut s = at_first_question(&p, home.path(), &[("FAKE_IGNORE_TERM", "1")]);
     let t = std::time::Instant::now();
     s.process_mut()
         .signal(rexpect::process::Signal::SIGTERM)

@@ -169,7 +169,7 @@ fn a_url_without_a_user_connects_as_pguser_or_the_login_name() {
         .env("BATON_DATABASE_URL", &no_user)
         .env("PGUSER", "")
         .env("USER", "postgres")
-        .stdout_contains("q")
+        .stdout_contains("q                1 items: 0 complete, 0 failed, 1 pending")
         .run();
     // A user the server does not know is refused, by name: the environment was read.
     p.test()
@@ -179,6 +179,28 @@ fn a_url_without_a_user_connects_as_pguser_or_the_login_name() {
         .status(3)
         .stderr_contains("nobody-here")
         .run();
+}
+
+/// A heartbeat's connection (`connect_within`) fails a statement that outlasts its bound
+/// instead of waiting on it.
+#[test]
+fn a_bounded_connection_fails_a_statement_that_outlasts_the_bound() {
+    let Some(s) = pg::server("queue_pg::a_bounded_connection") else {
+        return;
+    };
+    let url = s.database();
+    let mut db = Db::connect_within(&url, Some(Duration::from_millis(300))).unwrap();
+    let t = std::time::Instant::now();
+    let err = db.client.batch_execute("SELECT pg_sleep(5)").unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_eq!(
+        err.as_db_error().map(|d| d.message()),
+        Some("canceling statement due to statement timeout"),
+        "{err:?}"
+    );
+    // Unbounded, the same statement is waited for.
+    let mut db = Db::connect(&url).unwrap();
+    db.client.batch_execute("SELECT pg_sleep(0.5)").unwrap();
 }
 
 #[test]
