@@ -317,8 +317,13 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     let err_log = create_log(&stderr_path)?;
 
     let mut cmd = Command::new(&job.inv.program);
+    // Given a working directory, std forks (a static binary has no
+    // `posix_spawn_file_actions_addchdir_np` for it to find); when the agent's is baton's own
+    // (baton never changes it), none is given and std uses posix_spawn: ~0.7 ms less a call.
+    if !is_current_dir(job.cwd) {
+        cmd.current_dir(job.cwd);
+    }
     cmd.args(&job.inv.args)
-        .current_dir(job.cwd)
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         // After `envs`, so configuration cannot put it back.
         .env_remove("CLAUDECODE")
@@ -506,6 +511,15 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     })
 }
 
+/// Whether `dir` is the process's working directory (the same file, however it is named).
+fn is_current_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata("."), std::fs::metadata(dir)) {
+        (Ok(here), Ok(there)) => here.dev() == there.dev() && here.ino() == there.ino(),
+        _ => false,
+    }
+}
+
 fn spawn_error(program: &Path, e: std::io::Error) -> Error {
     match e.kind() {
         std::io::ErrorKind::NotFound => {
@@ -566,5 +580,16 @@ mod tests {
         assert_eq!(st.oversized_lines, 1);
         assert_eq!(st.tail.snapshot(), b"xx\nd");
         assert_eq!(st.bytes, 2 + 1 + 3 + MAX_LINE as u64 + 1 + 2);
+    }
+
+    #[test]
+    fn the_working_directory_is_known_by_its_file_not_its_name() {
+        let here = std::env::current_dir().unwrap();
+        assert!(is_current_dir(&here));
+        assert!(is_current_dir(Path::new(".")));
+        assert!(is_current_dir(&here.join("src/..")));
+        let other = tempfile::tempdir().unwrap();
+        assert!(!is_current_dir(other.path()));
+        assert!(!is_current_dir(&other.path().join("missing")));
     }
 }

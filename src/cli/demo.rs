@@ -62,8 +62,9 @@ pub fn write_project(dir: &Path) -> Result<()> {
 
 fn git(dir: &Path, args: &[&str]) -> Result<()> {
     let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
         .args(args)
-        .current_dir(dir)
         .output()
         .map_err(|e| Error::invalid(format!("cannot run git: {e}")))?;
     if !o.status.success() {

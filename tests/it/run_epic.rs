@@ -1112,6 +1112,44 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
     assert_eq!(d.story_commits(), 4, "{:?}", d.log());
 }
 
+/// A git command that dies of SIGINT as it starts (a terminal's Ctrl-C reaching baton's
+/// group while git is being spawned, before git has a group of its own) never ran: baton runs
+/// it again. Here a `git` first on PATH dies so at the first `add`, `diff` and `commit`.
+#[test]
+fn a_git_command_killed_as_it_starts_is_run_again() {
+    let d = project("");
+    let bin = d._tmp.path().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8(real.stdout).unwrap();
+    let real = real.trim();
+    let script = bin.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor w in \"$@\"; do case $w in add|diff|commit)\n  if [ ! -e \"{b}/$w\" ]; then : > \"{b}/$w\"; kill -INT $$; fi; break;; esac; done\nexec \"{real}\" \"$@\"\n",
+            b = bin.display(),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let o = d.run_env(
+        &["run", "epic-execute", "1", "--agent", "sim"],
+        &[("PATH", &path)],
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    for w in ["add", "diff", "commit"] {
+        assert!(bin.join(w).exists(), "no `git {w}` was killed");
+    }
+    assert_eq!(d.story_commits(), 4, "{:?}", d.log());
+    assert_eq!(git(&d.dir, &["status", "--porcelain"]), "");
+}
+
 /// A story-file write killed half-way leaves its temp file beside the story: the next run
 /// removes it before an agent's `git add -A` could stage it; a fresh one may be a write in
 /// progress and stays.

@@ -142,7 +142,7 @@ fn read_prompt(prompt: &str) -> Ask {
 }
 
 fn git(cwd: &Path, args: &[&str]) {
-    let _ = Command::new("git").args(args).current_dir(cwd).output();
+    let _ = Command::new("git").arg("-C").arg(cwd).args(args).output();
 }
 
 fn append(path: &Path, text: &str) -> std::io::Result<()> {

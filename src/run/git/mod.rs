@@ -1,7 +1,7 @@
 //! Git, through the `git` CLI (it respects the user's hooks, signing and config). Arguments go
 //! to git as argv, never through a shell.
 
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -67,6 +67,25 @@ fn git_running_in(root: &Path) -> Option<u32> {
         }
     }
     None
+}
+
+/// The `git` baton runs: the first on PATH, found once (a spawn of a bare name tries an exec
+/// in every folder of PATH before it); the bare name when none is found (the spawn then says
+/// so) or PATH names it by a relative folder.
+fn program() -> &'static Path {
+    static GIT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    GIT.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .map(|d| d.join("git"))
+            .find(|g| {
+                std::fs::metadata(g)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+            .filter(|g| g.is_absolute())
+            .unwrap_or_else(|| PathBuf::from("git"))
+    })
 }
 
 /// How a cherry-pick went.
@@ -143,34 +162,44 @@ impl Git {
         self.spawn_with(args, None)
     }
 
+    /// [`Git::spawn_once`], once more if git died of a terminal's or `kill`'s signal: one sent
+    /// to baton's group while git was being started, which kills it before it runs. (One sent
+    /// to git itself is taken alike: a killed git leaves no lock behind, and a commit that
+    /// had landed finds nothing staged the second time and fails: nothing is done twice.)
+    fn spawn_with(&self, args: &[&str], input: Option<&[u8]>) -> Result<Output> {
+        let o = self.spawn_once(args, input)?;
+        match o.status.signal() {
+            Some(libc::SIGINT | libc::SIGHUP | libc::SIGTERM | libc::SIGQUIT) => {
+                self.spawn_once(args, input)
+            }
+            _ => Ok(o),
+        }
+    }
+
     /// Run git with `input` on its stdin (path lists go there, not into argv: a story may
     /// touch more files than a command line holds).
-    fn spawn_with(&self, args: &[&str], input: Option<&[u8]>) -> Result<Output> {
+    ///
+    /// Git runs in a process group of its own: the terminal's Ctrl-C must not cut a git
+    /// command half-way (baton stops at its next step instead, see run::interrupt). The
+    /// directory is given as `git -C`, not as the child's working directory, and there is no
+    /// pre-exec hook: so std spawns git with `posix_spawn` (a static binary has no
+    /// `posix_spawn_file_actions_addchdir_np` for std to find, and would fork; a fork costs
+    /// ~0.7 ms more a command here). glibc's posix_spawn blocks every signal in the child
+    /// until it has its own group and is about to exec: a signal sent to baton's group before
+    /// then kills the child before git starts, with nothing done, and [`Git::spawn_with`]
+    /// runs it again.
+    fn spawn_once(&self, args: &[&str], input: Option<&[u8]>) -> Result<Output> {
         use std::io::Write;
         let cannot = |e: std::io::Error| {
             Error::invalid(format!("cannot run git: {e}"))
                 .hint("install git and make sure it is on PATH")
         };
-        let mut cmd = Command::new("git");
-        cmd.args(args)
-            .current_dir(&self.dir)
-            // A group of its own: the terminal's Ctrl-C must not cut a git command half-way
-            // (baton stops at its next step instead, see run::interrupt).
+        let mut cmd = Command::new(program());
+        cmd.arg("-C")
+            .arg(&self.dir)
+            .args(args)
             .process_group(0)
             .env("GIT_TERMINAL_PROMPT", "0");
-        // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            // A signal sent to baton's group while git is being started (before it has left
-            // the group) must not kill it either: spawned without this hook, git would start
-            // with the signal pending and its default action restored, and die at once. Here
-            // the forked child still runs baton's handler until it has its own group, and then
-            // ignores the terminal's signals for good.
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGINT, libc::SIG_IGN);
-                libc::signal(libc::SIGHUP, libc::SIG_IGN);
-                Ok(())
-            });
-        }
         let Some(input) = input else {
             return cmd.output().map_err(cannot);
         };
@@ -239,11 +268,56 @@ impl Git {
             .to_string())
     }
 
+    /// The commit HEAD names, if there is one.
     pub fn head(&self) -> Option<String> {
+        if let Some(sha) = self.head_from_files() {
+            return Some(sha);
+        }
         self.run(&["rev-parse", "--verify", "-q", "HEAD"])
             .ok()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
+    }
+
+    /// HEAD read from the repository's files, where they are laid out the plain way: `.git`
+    /// (a folder, or a file naming one: a worktree, a submodule) in this folder, its HEAD a
+    /// commit or a branch whose loose ref holds one. A process less after every commit. Else
+    /// (a folder below the top, packed or reftable refs, an unborn branch, `GIT_DIR` set)
+    /// None, and `git rev-parse` answers.
+    fn head_from_files(&self) -> Option<String> {
+        if std::env::var_os("GIT_DIR").is_some() || std::env::var_os("GIT_COMMON_DIR").is_some() {
+            return None;
+        }
+        let read = |p: &Path| -> Option<String> {
+            let text = std::fs::read_to_string(p).ok()?;
+            Some(text.trim_end_matches(['\n', '\r']).to_string())
+        };
+        let dot_git = self.dir.join(".git");
+        let git_dir = if dot_git.is_dir() {
+            dot_git
+        } else {
+            self.dir.join(read(&dot_git)?.strip_prefix("gitdir: ")?)
+        };
+        // A linked worktree has its own HEAD; its branches are the main repository's.
+        let common = match read(&git_dir.join("commondir")) {
+            Some(c) => git_dir.join(c),
+            None => git_dir.clone(),
+        };
+        let head = read(&git_dir.join("HEAD"))?;
+        let sha = match head.strip_prefix("ref: ") {
+            Some(branch) => {
+                let name = branch.strip_prefix("refs/heads/")?;
+                if name.split('/').any(|c| c.is_empty() || c.starts_with('.')) {
+                    return None;
+                }
+                read(&common.join(branch))?
+            }
+            None => head,
+        };
+        let hex = sha
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        (hex && matches!(sha.len(), 40 | 64)).then_some(sha)
     }
 
     /// Paths staged for the next commit.
@@ -573,6 +647,54 @@ mod tests {
             "a",
         ])
         .unwrap();
+    }
+
+    #[test]
+    fn head_is_read_from_the_files_where_they_are_plain_and_asked_of_git_elsewhere() {
+        let (d, g) = repo();
+        let rev_parse = |g: &Git| g.run(&["rev-parse", "HEAD"]).unwrap().trim().to_string();
+        assert_eq!((g.head_from_files(), g.head()), (None, None), "unborn");
+        g.add_paths(&["a.txt"]).unwrap();
+        commit(&g);
+        let first = rev_parse(&g);
+        assert_eq!(g.head_from_files().as_deref(), Some(first.as_str()));
+        assert_eq!(g.head().as_deref(), Some(first.as_str()));
+
+        // A linked worktree: its own HEAD, the branch in the main repository.
+        let wt = d.path().join("wt");
+        g.run(&["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()])
+            .unwrap();
+        let w = Git::new(&wt);
+        std::fs::write(wt.join("b.txt"), "b").unwrap();
+        w.add_paths(&["b.txt"]).unwrap();
+        commit(&w);
+        let side = rev_parse(&w);
+        assert_ne!(side, first);
+        assert_eq!(w.head_from_files().as_deref(), Some(side.as_str()));
+        assert_eq!(g.head_from_files().as_deref(), Some(first.as_str()));
+
+        // Detached.
+        g.run(&["checkout", "-q", "--detach", &side]).unwrap();
+        assert_eq!(g.head_from_files().as_deref(), Some(side.as_str()));
+
+        // Packed refs: git answers, the same.
+        g.run(&["checkout", "-q", "-"]).unwrap();
+        g.run(&["pack-refs", "--all"]).unwrap();
+        assert!(
+            !d.path()
+                .join(".git/refs/heads")
+                .read_dir()
+                .unwrap()
+                .any(|e| { e.unwrap().file_name() != "side" })
+        );
+        assert_eq!(g.head_from_files(), None);
+        assert_eq!(g.head().as_deref(), Some(first.as_str()));
+
+        // A folder below the top: git answers.
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let sub = Git::new(d.path().join("sub"));
+        assert_eq!(sub.head_from_files(), None);
+        assert_eq!(sub.head().as_deref(), Some(first.as_str()));
     }
 
     #[test]
