@@ -145,11 +145,14 @@ pub fn write_new_durable(path: &Path, bytes: &[u8]) -> Result<()> {
 /// removed (`remove_stale_temps`) before it can be committed by a `git add -A`.
 pub const TEMP_PREFIX: &str = ".baton-tmp-";
 
-/// A temp file beside its target (named with [`TEMP_PREFIX`]). Store files are documents
-/// meant to be committed and read, so they get the usual 0644 rather than tempfile's 0600.
+/// A temp file beside its target, named `TEMP_PREFIX` + the writer's pid + `-` + random
+/// letters (the pid tells a killed write's file from one in progress). Store files are
+/// documents meant to be committed and read, so they get the usual 0644 rather than
+/// tempfile's 0600.
 pub fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     let mut b = tempfile::Builder::new();
-    b.prefix(TEMP_PREFIX);
+    let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
+    b.prefix(&prefix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -158,8 +161,10 @@ pub fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     b.tempfile_in(dir).map_err(io_err(dir))
 }
 
-/// Remove baton's temp files in `dir` (not below it) older than `age`: what writes killed
-/// half-way left. Younger ones may belong to a write in progress. Returns what was removed.
+/// Remove baton's temp files (and folders) in `dir` (not below it) that writes killed
+/// half-way left: those whose writer (the pid in the name, see [`temp_in`]) is gone, and any
+/// older than `age`.
+/// Others may belong to a write in progress. Returns what was removed.
 pub fn remove_stale_temps(dir: &Path, age: std::time::Duration) -> Vec<std::path::PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return vec![];
@@ -167,19 +172,74 @@ pub fn remove_stale_temps(dir: &Path, age: std::time::Duration) -> Vec<std::path
     let mut removed = vec![];
     for e in rd.flatten() {
         let name = e.file_name();
-        let stale = e.metadata().is_ok_and(|m| {
-            m.is_file()
-                && m.modified()
-                    .is_ok_and(|t| t.elapsed().is_ok_and(|d| d >= age))
-        });
-        if name.to_string_lossy().starts_with(TEMP_PREFIX)
-            && stale
-            && std::fs::remove_file(e.path()).is_ok()
-        {
+        // The manifest's spare (`replace_with_spare`) is kept on purpose.
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+            .filter(|r| !r.starts_with("spare-"))
+        else {
+            continue;
+        };
+        let Ok(meta) = e.metadata() else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .is_ok_and(|t| t.elapsed().is_ok_and(|d| d >= age));
+        let orphan = rest
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+            .is_some_and(|pid| !process_exists(pid));
+        let gone = match (old || orphan, meta.is_dir()) {
+            (false, _) => false,
+            // A run's folder being made (`Journal::start`).
+            (true, true) => std::fs::remove_dir_all(e.path()).is_ok(),
+            (true, false) => std::fs::remove_file(e.path()).is_ok(),
+        };
+        if gone {
             removed.push(e.path());
         }
     }
     removed
+}
+
+/// [`remove_stale_temps`] in `dir` and every folder below it.
+pub fn remove_stale_temps_below(dir: &Path, age: std::time::Duration) -> Vec<std::path::PathBuf> {
+    let mut removed = vec![];
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        removed.extend(remove_stale_temps(&d, age));
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        dirs.extend(
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path()),
+        );
+    }
+    removed
+}
+
+/// A note on stderr for each temp file [`remove_stale_temps`] removed, shown from `top`.
+pub fn note_removed_temps(removed: &[std::path::PathBuf], top: &Path) {
+    for p in removed {
+        eprintln!(
+            "note: removed {}, left by a write that was cut short",
+            p.strip_prefix(top).unwrap_or(p).display()
+        );
+    }
+}
+
+/// Whether a process `pid` exists (it may be another program that got the number since).
+fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) with signal 0 sends nothing; it only checks that the pid exists.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH))
 }
 
 /// Create `path` with `bytes` all at once, refusing to replace an existing file; not fsync'd
@@ -368,5 +428,44 @@ mod confined_tests {
         assert!(e.to_string().contains("outside"), "{e}");
         assert!(confined(&base, &base.join("docs/a.md")).is_err());
         assert!(confined(&base, &base.join("dangling")).is_err());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_files_of_gone_writers_are_removed_others_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let sub = d.path().join("prompts");
+        std::fs::create_dir(&sub).unwrap();
+        let ours = temp_in(&sub).unwrap();
+        let name = ours
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with(&format!("{TEMP_PREFIX}{}-", std::process::id())),
+            "{name}"
+        );
+        let orphan = sub.join(format!("{TEMP_PREFIX}99999999-x"));
+        let unnamed = d.path().join(format!("{TEMP_PREFIX}Zz99Yy"));
+        let spare = d.path().join(format!("{TEMP_PREFIX}spare-manifest.json"));
+        let other = d.path().join("notes.txt");
+        for f in [&orphan, &unnamed, &spare, &other] {
+            std::fs::write(f, "x").unwrap();
+        }
+        // Not below: the subfolder's orphan stays.
+        assert!(remove_stale_temps(d.path(), std::time::Duration::from_secs(60)).is_empty());
+        let removed = remove_stale_temps_below(d.path(), std::time::Duration::from_secs(60));
+        assert_eq!(removed, std::slice::from_ref(&orphan));
+        assert!(ours.path().exists() && unnamed.exists() && spare.exists() && other.exists());
+        // Old enough, a file without a pid goes too; the spare and other files never do.
+        let removed = remove_stale_temps_below(d.path(), std::time::Duration::ZERO);
+        assert!(removed.contains(&unnamed) && removed.contains(&ours.path().to_path_buf()));
+        assert!(spare.exists() && other.exists());
     }
 }

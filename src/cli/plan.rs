@@ -133,15 +133,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 scenario: super::run::scenario(ctx, &a.agent)?,
             };
             let run_id = crate::ids::new_id();
-            let mut j = Journal::create(&local, &run_id)?;
-            j.log(Entry::RunStarted {
-                run_id,
+            let first = Entry::RunStarted {
+                run_id: run_id.clone(),
                 workflow: "plan".into(),
                 subjects: vec![slug.clone()],
                 options: serde_json::to_value(&saved)
                     .map_err(|e| Error::internal(e.to_string()))?,
-            })?;
-            j
+            };
+            // Held again below, with the run it continues.
+            Journal::start(&local, &run_id, first)?.0
         }
     };
     let saved: Saved = match journal.started() {
@@ -158,7 +158,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     // instead of stopping this one's agent and writing the same journal.
     let _hold = journal.hold()?;
     if resumed {
-        journal.stop_orphaned_agents();
+        journal.clean_up_after_a_killed_baton();
     }
     let agents = CliAgents::new(&project_dir, saved.scenario.clone()).configured(cfg);
     let progress = Progress::new(ctx.out.json, a.dry_run);

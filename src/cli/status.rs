@@ -100,6 +100,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         let mut ids: Vec<String> = rd
             .filter_map(|e| e.ok())
             .filter_map(|e| e.file_name().into_string().ok())
+            // A run being started (`Journal::start`) is not one yet.
+            .filter(|n| !n.starts_with(crate::fs::TEMP_PREFIX))
             .collect();
         ids.sort();
         for id in ids {

@@ -46,6 +46,7 @@ fn run_ids(local: &Path) -> Vec<String> {
             rd.filter_map(|e| e.ok())
                 .filter(|e| e.path().join("events.jsonl").is_file())
                 .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| !n.starts_with(crate::fs::TEMP_PREFIX))
                 .collect()
         })
         .unwrap_or_default();

@@ -238,22 +238,51 @@ impl Journal {
         local.join("runs")
     }
 
-    pub fn create(local: &Path, run_id: &str) -> Result<Journal> {
-        let dir = Self::runs_dir(local).join(run_id);
+    /// Start run `run_id` with its journal's first entry, `first` (`run_started`): the run's
+    /// folder appears whole, that entry in it, or not at all. It is made under a temp name
+    /// (`runs/.baton-tmp-<pid>-<id>`, which a later start removes when a kill left it) and
+    /// renamed into place; a folder without its journal would show as a damaged run forever.
+    /// The run is held (see [`Journal::hold`]) from before it appears: the lock is returned.
+    pub fn start(
+        local: &Path,
+        run_id: &str,
+        first: Entry,
+    ) -> Result<(Journal, Option<std::fs::File>)> {
+        let runs = Self::runs_dir(local);
+        let dir = runs.join(run_id);
         fs::confined(local, &dir)?;
         if dir.exists() {
             return Err(Error::state(format!("run {run_id} already exists")));
         }
-        fs::create_dir_all(&dir.join("prompts"))?;
-        fs::create_dir_all(&dir.join("logs"))?;
+        fs::create_dir_all(&runs)?;
         crate::context::session::ensure_gitignore(local)?;
-        let path = dir.join("events.jsonl");
-        Ok(Journal {
-            dir,
-            path,
+        let removed = fs::remove_stale_temps(&runs, Duration::from_secs(3600));
+        fs::note_removed_temps(&removed, local.parent().unwrap_or(local));
+        let making = runs.join(format!(
+            "{}{}-{run_id}",
+            fs::TEMP_PREFIX,
+            std::process::id()
+        ));
+        fs::create_dir_all(&making.join("prompts"))?;
+        fs::create_dir_all(&making.join("logs"))?;
+        let mut j = Journal {
+            path: making.join("events.jsonl"),
+            dir: making.clone(),
             records: vec![],
             durable: true,
-        })
+        };
+        // The lock goes with the folder's rename (it is the file's, not its name's).
+        let hold = j.hold()?;
+        let seq = j.write(first)?;
+        std::fs::rename(&making, &dir).map_err(|e| Error::io(&dir, e))?;
+        // The rename is durable before anything the run does.
+        std::fs::File::open(&runs)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(&runs, e))?;
+        j.path = dir.join("events.jsonl");
+        j.dir = dir;
+        crash_point(seq);
+        Ok((j, hold))
     }
 
     /// The newest run of one of `workflows` on `subject` (its task or queue) that has not
@@ -338,12 +367,18 @@ impl Journal {
         })
     }
 
-    /// Before a resumed run calls agents again: stop the agents a killed baton left running
-    /// (their own process groups outlive it), each with a note on stderr.
-    pub fn stop_orphaned_agents(&self) {
+    /// Before a resumed run calls agents again, what a killed baton left of this run, each
+    /// with a note on stderr: its agents still running (their own process groups outlive
+    /// it) are stopped, and the temp files of its writes cut short (prompts, outputs) in the
+    /// run's folder are removed.
+    pub fn clean_up_after_a_killed_baton(&self) {
         for note in crate::agent::stop_orphans(&self.dir.join("logs")) {
             eprintln!("note: {note}");
         }
+        // Shown from the project's top: <project>/.baton/runs/<id>.
+        let project = self.dir.ancestors().nth(3).unwrap_or(Path::new(""));
+        let removed = fs::remove_stale_temps_below(&self.dir, Duration::from_secs(60));
+        fs::note_removed_temps(&removed, project);
     }
 
     /// A journal kept in memory only: a dry run writes nothing.
@@ -358,6 +393,13 @@ impl Journal {
 
     /// Append and fsync: the step is acted on only after this returns.
     pub fn log(&mut self, entry: Entry) -> Result<()> {
+        let seq = self.write(entry)?;
+        crash_point(seq);
+        Ok(())
+    }
+
+    /// [`Journal::log`] without the test's crash point; returns the entry's number.
+    fn write(&mut self, entry: Entry) -> Result<u64> {
         let rec = Record {
             v: FORMAT,
             seq: self.records.len() as u64 + 1,
@@ -371,8 +413,7 @@ impl Journal {
         }
         let seq = rec.seq;
         self.records.push(rec);
-        crash_point(seq);
-        Ok(())
+        Ok(seq)
     }
 
     pub fn finished_phase(
@@ -604,6 +645,48 @@ mod tests {
         let p = dir.path().join("events.jsonl");
         std::fs::write(&p, text).unwrap();
         read(&p).unwrap()
+    }
+
+    #[test]
+    fn a_run_appears_whole_with_its_first_entry_and_held() {
+        let t = tempfile::tempdir().unwrap();
+        let local = t.path().join(".baton");
+        let runs = Journal::runs_dir(&local);
+        // What a kill left of a run being started, by a process that is gone.
+        let left = runs.join(format!(
+            "{}99999999-20990101T000000-000000",
+            fs::TEMP_PREFIX
+        ));
+        std::fs::create_dir_all(left.join("prompts")).unwrap();
+        let first = Entry::RunStarted {
+            run_id: "20990101T000000-abcdef".into(),
+            workflow: "verify".into(),
+            subjects: vec!["q".into()],
+            options: serde_json::json!({}),
+        };
+        let (j, hold) = Journal::start(&local, "20990101T000000-abcdef", first).unwrap();
+        assert!(hold.is_some() && j.is_held());
+        assert_eq!(j.dir, runs.join("20990101T000000-abcdef"));
+        assert!(j.dir.join("prompts").is_dir() && j.dir.join("logs").is_dir());
+        let names: Vec<String> = std::fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, ["20990101T000000-abcdef"], "no temp folder stays");
+        let reopened = Journal::open(&local, "20990101T000000-abcdef").unwrap();
+        assert_eq!(reopened.records.len(), 1);
+        assert_eq!(reopened.started().map(|s| s.1), Some("verify"));
+        // Held: a second baton cannot take it; once let go, it can.
+        assert!(reopened.hold().is_err());
+        drop(hold);
+        assert!(reopened.hold().unwrap().is_some());
+        let again = Entry::RunStarted {
+            run_id: "20990101T000000-abcdef".into(),
+            workflow: "verify".into(),
+            subjects: vec![],
+            options: serde_json::json!({}),
+        };
+        assert!(Journal::start(&local, "20990101T000000-abcdef", again).is_err());
     }
 
     const OUTCOME: &str = r#"{"ok":true,"detail":"x","usage":{"input":1,"cache_creation":0,"cache_read":0,"output":1},"duration_ms":1}"#;

@@ -202,9 +202,10 @@ proptest! {
         let t = tempfile::tempdir().unwrap();
         let local = t.path();
         let subject = Subject { kind: SubjectKind::Task, id: "t".into(), epic: None, unit: None };
-        let mut j = Journal::create(local, "20990101T000000-abcdef").unwrap();
-        for (i, p) in phases.iter().enumerate() {
-            j.log(Entry::PhaseStarted { subject: subject.clone(), phase: p.clone(), attempt: i as u32 + 1 }).unwrap();
+        let started = |i: usize| Entry::PhaseStarted { subject: subject.clone(), phase: phases[i].clone(), attempt: i as u32 + 1 };
+        let (mut j, _hold) = Journal::start(local, "20990101T000000-abcdef", started(0)).unwrap();
+        for i in 1..phases.len() {
+            j.log(started(i)).unwrap();
         }
         let path = j.dir.join("events.jsonl");
         let bytes = std::fs::read(&path).unwrap();

@@ -132,7 +132,16 @@ impl Project {
         let Ok(rd) = std::fs::read_dir(self.dir.join(".baton/runs")) else {
             return Vec::new();
         };
-        let mut all: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+        // A run being started is made under a temp name and appears whole (Journal::start).
+        let mut all: Vec<PathBuf> = rd
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                !p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(".baton-tmp-")
+            })
+            .collect();
         all.sort();
         all
     }

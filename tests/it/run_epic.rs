@@ -1151,13 +1151,22 @@ fn a_git_command_killed_as_it_starts_is_run_again() {
 }
 
 /// A story-file write killed half-way leaves its temp file beside the story: the next run
-/// removes it before an agent's `git add -A` could stage it; a fresh one may be a write in
-/// progress and stays.
+/// removes it before an agent's `git add -A` could stage it when its writer is gone or it is
+/// old; a fresh one of a live writer may be a write in progress and stays, never committed.
 #[test]
 fn temp_files_of_a_killed_write_are_removed_not_committed() {
     let d = project("");
     let stale = d.dir.join("docs/stories/.baton-tmp-Ab12Cd");
     let fresh = d.dir.join("docs/stories/.baton-tmp-Zz99Yy");
+    // Named by a writer that is alive (this test) and by one that is gone (no pid is that
+    // high): the second is a killed write's, however recent.
+    let live = d.dir.join(format!(
+        "docs/stories/.baton-tmp-{}-Xx11Ww",
+        std::process::id()
+    ));
+    let orphan = d.dir.join("docs/stories/.baton-tmp-99999999-Qq11Rr");
+    std::fs::write(&live, "a write in progress").unwrap();
+    std::fs::write(&orphan, "half a story").unwrap();
     std::fs::write(&stale, "half a story").unwrap();
     let o = Command::new("touch")
         .args(["-d", "5 minutes ago"])
@@ -1173,13 +1182,20 @@ fn temp_files_of_a_killed_write_are_removed_not_committed() {
         "{}",
         out(&o)
     );
-    assert!(!stale.exists());
     assert!(
-        fresh.exists(),
+        out(&o).contains("note: removed docs/stories/.baton-tmp-99999999-Qq11Rr"),
+        "{}",
+        out(&o)
+    );
+    assert!(!stale.exists() && !orphan.exists());
+    assert!(
+        fresh.exists() && live.exists(),
         "a recent temp file may be a write in progress"
     );
+    // The sim agent's own `git add -A` staged the two left: baton commits neither.
     let committed = git(&d.dir, &["log", "--name-only", "--format=", "main..HEAD"]);
-    assert!(!committed.contains(".baton-tmp-Ab12Cd"), "{committed}");
+    assert!(!committed.contains(".baton-tmp-"), "{committed}");
+    assert!(committed.contains("docs/uat/epic-1-uat.md"), "{committed}");
 }
 
 /// What a run needs is checked before it exists: a malformed sprint-status.yaml or scenario
@@ -1227,6 +1243,13 @@ fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
     child.wait().unwrap();
     assert!(alive(pgid), "the agent outlived baton");
     std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
+    // A prompt write of the killed baton cut short (no pid is that high), and one of a live
+    // writer (this test), which may be in progress.
+    let prompts = d.run_dir().join("prompts");
+    let cut_short = prompts.join(".baton-tmp-99999999-Ab12Cd");
+    let live = prompts.join(format!(".baton-tmp-{}-Ef34Gh", std::process::id()));
+    std::fs::write(&cut_short, "half a prompt").unwrap();
+    std::fs::write(&live, "a prompt being written").unwrap();
     let o = d.run(&["run", "--resume", &d.run_id()]);
     let text = out(&o);
     assert!(o.status.success(), "{text}");
@@ -1239,6 +1262,14 @@ fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
     assert!(!alive(pgid), "the orphaned agent was stopped");
     assert!(!marker.exists());
     assert_eq!(d.story_commits(), 4);
+    assert!(
+        text.contains(&format!(
+            "note: removed .baton/runs/{}/prompts/.baton-tmp-99999999-Ab12Cd, left by a write that was cut short",
+            d.run_id()
+        )),
+        "{text}"
+    );
+    assert!(!cut_short.exists() && live.exists());
 }
 
 /// A run a baton is working on is not resumed by a second one, nor is its epic started again

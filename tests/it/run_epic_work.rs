@@ -31,7 +31,8 @@ pub fn template_story(id: &str, title: &str, status: &str) -> String {
 
 /// The fake agent. dev: writes `src/<slug>.txt`, changes `src/lib.txt`, deletes
 /// `src/old.txt`, fills in the story's Dev Agent Record; blocks when `<bin>/block` exists;
-/// adds the user's `notes.txt` to `.gitignore` when `<bin>/ignore-notes` exists.
+/// adds the user's `notes.txt` to `.gitignore` when `<bin>/ignore-notes` exists; stages
+/// everything itself (`git add -A`, dev and epic phases) when `<bin>/add-all` exists.
 /// review: keeps its prompt and the staged diff it sees (`git diff --cached`, read only),
 /// appends its record, passes. Epic phases (UAT, retro): writes the files its prompt names
 /// and answers their signal. Every call is listed in `<bin>/calls`.
@@ -58,6 +59,7 @@ if grep -q "You are the Dev agent" "$B/prompt"; then
   echo "changed by story $id" >> src/lib.txt
   rm -f src/old.txt
   if [ -e "$B/ignore-notes" ]; then echo notes.txt >> .gitignore; fi
+  if [ -e "$B/add-all" ]; then git add -A; fi
   sed 's/^{{{{agent_model_name_version}}}}$/fake-model-1/' "$file" > "$file.new" && mv "$file.new" "$file"
   printf '\n- src/story_%s.txt (new)\n- src/lib.txt (changed)\n' "$slug" >> "$file"
   if [ -e "$B/block" ]; then
@@ -85,6 +87,7 @@ Written by the fake agent.
 ' "$sig" > "$f"
   done
   unset IFS
+  if [ -e "$B/add-all" ]; then git add -A; fi
   say "${{sig:-nothing to do}}"
 fi
 "#
@@ -258,6 +261,26 @@ fn a_pre_run_file_the_agent_makes_ignored_still_stays_out_of_the_story() {
     assert_eq!(p.read("notes.txt"), "my notes\n");
     let status = git(&p.dir, &["status", "--porcelain"]);
     assert_eq!(status, " M README.md\n", "{status}");
+}
+
+/// An agent that stages everything itself (`git add -A`, in dev and in UAT) stages the user's
+/// files too: baton unstages them before each commit, the story's and the epic's.
+#[test]
+fn an_agent_that_stages_everything_commits_none_of_the_users_files() {
+    let p = project();
+    std::fs::write(p.fake.join("add-all"), "").unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_one_story_commit(&p);
+    let uat = p.files_of("HEAD");
+    assert!(
+        !uat.iter().any(|f| f == "notes.txt" || f == "README.md"),
+        "{uat:?}"
+    );
+    assert!(uat.iter().any(|f| f.starts_with("docs/uat/")), "{uat:?}");
+    assert_eq!(p.read("notes.txt"), "my notes\n");
+    let status = git(&p.dir, &["status", "--porcelain"]);
+    assert_eq!(status, " M README.md\n?? notes.txt\n", "{status}");
 }
 
 #[test]

@@ -336,6 +336,30 @@ fn reject_at_the_design_gate_fails_the_task() {
     assert!(!labels(&m).contains(&"spec".to_string()));
 }
 
+/// Resumed, a task run removes the temp files of store writes a killed baton cut short (no
+/// pid is that high); a live writer's (this test's) may be a write in progress and stays.
+#[test]
+fn a_resumed_task_run_removes_the_writes_a_killed_baton_cut_short() {
+    let p = proj("", "orchestrate");
+    no_wait_to(&p, RUN, "investigation");
+    let task = p.task_dir("add-login");
+    let cut_short = task.join(".baton-tmp-99999999-Ab12Cd");
+    let live = task.join(format!(".baton-tmp-{}-Ef34Gh", std::process::id()));
+    std::fs::write(&cut_short, "{\"half\":").unwrap();
+    std::fs::write(&live, "{\"in progress\":").unwrap();
+    decide(&p, "full");
+    let o = run(&p, &["run", "--resume", &run_id(&p), "--no-wait"]);
+    let text = out(&o);
+    assert!(text.contains("waiting at the design gate"), "{text}");
+    assert!(
+        text.contains(
+            "tasks/add-login/.baton-tmp-99999999-Ab12Cd, left by a write that was cut short"
+        ),
+        "{text}"
+    );
+    assert!(!cut_short.exists() && live.exists());
+}
+
 fn run_id(p: &Proj) -> String {
     events(p)[0]["run_id"].as_str().unwrap().to_string()
 }

@@ -344,8 +344,17 @@ fn an_agent_crash_fails_the_item_and_a_rerun_resumes_at_that_phase() {
         text(&o)
     );
     assert_eq!(t.state("MARA")["status"], "complete", "the queue goes on");
+    // A state write a killed baton cut short (no pid is that high) is removed by the next run.
+    let cut_short = t.item_dir("BMNR").join(".baton-tmp-99999999-Ab12Cd");
+    std::fs::write(&cut_short, "{\"status\":").unwrap();
     let o = t.verify();
     assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("note: removed .baton/queues/q/items/BMNR/.baton-tmp-99999999-Ab12Cd"),
+        "{}",
+        text(&o)
+    );
+    assert!(!cut_short.exists());
     let runs = t.runs();
     assert_eq!(t.prompts(&runs[1])[0], "BMNR-1b-2.md");
     assert!(

@@ -138,7 +138,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     if let Some(j) = &journal {
         // Held already (above): the next run starting may look.
         drop(starting.take());
-        j.stop_orphaned_agents();
+        j.clean_up_after_a_killed_baton();
     }
     if resumed && !git.wait_idle(std::time::Duration::from_secs(10)) {
         eprintln!("note: a git command is still running in this repository; going on");
@@ -192,16 +192,19 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         Some(j) => j,
         None if saved.options.dry_run => Journal::memory(),
         None => {
-            let mut j = Journal::create(&local, &run_id)?;
-            _hold = j.hold()?;
             let options =
                 serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?;
-            j.log(Entry::RunStarted {
-                run_id: run_id.clone(),
-                workflow: saved.workflow.clone(),
-                subjects: saved.epics.clone(),
-                options,
-            })?;
+            let (j, hold) = Journal::start(
+                &local,
+                &run_id,
+                Entry::RunStarted {
+                    run_id: run_id.clone(),
+                    workflow: saved.workflow.clone(),
+                    subjects: saved.epics.clone(),
+                    options,
+                },
+            )?;
+            _hold = hold;
             // Held and started: a run starting now finds this one.
             drop(starting.take());
             j
@@ -211,23 +214,25 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         CliAgents::new(&project_dir, saved.scenario.clone()).configured(&ctx.project.config);
     if !saved.options.dry_run {
         // Temp files of story or status writes a kill cut short: gone before any agent's
-        // `git add -A` can stage them.
-        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
-        for e in &epics {
-            for s in &e.stories {
-                dirs.extend(project_dir.join(&s.path).parent().map(Path::to_path_buf));
-            }
+        // `git add -A` can stage them. In the project, and in this run's story worktrees.
+        let mut tops = vec![project_dir.clone()];
+        if let Ok(rd) = std::fs::read_dir(local.join("worktrees").join(&run_id)) {
+            tops.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
         }
-        for f in status.status_files() {
-            dirs.extend(project_dir.join(f).parent().map(Path::to_path_buf));
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+        for top in &tops {
+            for e in &epics {
+                for s in &e.stories {
+                    dirs.extend(top.join(&s.path).parent().map(Path::to_path_buf));
+                }
+            }
+            for f in status.status_files() {
+                dirs.extend(top.join(f).parent().map(Path::to_path_buf));
+            }
         }
         for d in dirs {
-            for p in crate::fs::remove_stale_temps(&d, std::time::Duration::from_secs(60)) {
-                eprintln!(
-                    "note: removed {}, left by a write that was cut short",
-                    p.strip_prefix(&project_dir).unwrap_or(&p).display()
-                );
-            }
+            let removed = crate::fs::remove_stale_temps(&d, std::time::Duration::from_secs(60));
+            crate::fs::note_removed_temps(&removed, &project_dir);
         }
     }
     // A dry run prints its prompts instead of events.
@@ -521,7 +526,7 @@ fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -
             // Another run that did not finish: the one resumed now goes on; that one waits.
             continue;
         }
-        old.stop_orphaned_agents();
+        old.clean_up_after_a_killed_baton();
         eprintln!(
             "note: run {id} of epic {epic} did not finish; `baton run --resume {id}` continues it instead of starting over"
         );

@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     // Held until the run returns: no second baton resumes it meanwhile.
     let _hold = journal.hold()?;
     if resumed {
-        journal.stop_orphaned_agents();
+        journal.clean_up_after_a_killed_baton();
     }
     let (run_id, workflow, slug, saved) = {
         let (id, wf, epics, opts) = journal.started().ok_or_else(|| {
@@ -77,6 +77,12 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             saved,
         )
     };
+    if resumed {
+        // The task's store writes the killed baton cut short (its state, artifacts).
+        let dir = store.task_dir(&slug);
+        let removed = crate::fs::remove_stale_temps_below(&dir, std::time::Duration::from_secs(60));
+        crate::fs::note_removed_temps(&removed, &project_dir);
+    }
     let mut options = saved.options;
     options.no_wait = no_wait;
     let wdir = local.join("workflows");
@@ -343,14 +349,14 @@ fn fresh(
         scenario,
     };
     let run_id = crate::ids::new_id();
-    let mut j = Journal::create(local, &run_id)?;
-    j.log(Entry::RunStarted {
+    let first = Entry::RunStarted {
         run_id: run_id.clone(),
         workflow: workflow.clone(),
         subjects: vec![slug.clone()],
         options: serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?,
-    })?;
-    Ok((j, false))
+    };
+    // Held again by the caller, as a resumed run is.
+    Ok((Journal::start(local, &run_id, first)?.0, false))
 }
 
 /// `--from plan`: an orchestrate run of a task `baton plan` planned.

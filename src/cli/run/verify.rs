@@ -86,22 +86,27 @@ fn start_run(
     queues.load(&opts.queue)?;
     let pipeline = preflight(ctx, &opts)?;
     let _run_lock = queues.lock_run(&opts.queue)?;
+    // Writes to the queue's files (items, states) a killed baton cut short.
+    let removed = crate::fs::remove_stale_temps_below(
+        &queues.queue_dir(&opts.queue),
+        std::time::Duration::from_secs(60),
+    );
+    crate::fs::note_removed_temps(&removed, &ctx.project.dir);
     let resumed = journal.is_some();
     if let Some(j) = &journal {
-        j.stop_orphaned_agents();
+        j.clean_up_after_a_killed_baton();
     }
     let journal = match journal {
         Some(j) => j,
         None => {
             let id = crate::ids::new_id();
-            let mut j = Journal::create(&local, &id)?;
-            j.log(Entry::RunStarted {
-                run_id: id,
+            let first = Entry::RunStarted {
+                run_id: id.clone(),
                 workflow: "verify".into(),
                 subjects: vec![opts.queue.clone()],
                 options: serde_json::to_value(&opts).map_err(|e| Error::internal(e.to_string()))?,
-            })?;
-            j
+            };
+            Journal::start(&local, &id, first)?.0
         }
     };
     let run_id = journal

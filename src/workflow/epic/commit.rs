@@ -39,26 +39,32 @@ impl Engine<'_> {
         paths.extend(extra.iter().cloned());
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
         git.add_paths(&refs)?;
-        let mut staged = git.staged()?;
-        if git.dir() == self.project_dir {
-            // What was the user's before the run (an agent's own `git add -A` may have staged
-            // it) is not the story's to commit.
-            let theirs: Vec<&str> = staged
-                .iter()
-                .filter(|p| self.baseline.dirty.contains(*p) && !paths.contains(p))
-                .map(String::as_str)
-                .collect();
-            if !theirs.is_empty() {
-                git.unstage(&theirs)?;
-                staged = git.staged()?;
-            }
-        }
+        let staged = self.staged_work(git, &paths)?;
         let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
         if !secrets.is_empty() {
             return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
                 .hint("unstage them (git restore --staged <file>) and add them to .gitignore, then resume the run"));
         }
         git.commit(message)
+    }
+
+    /// What is staged in `git`'s checkout once what is not the run's to commit is unstaged:
+    /// an agent's own `git add -A` may have staged the user's pre-run files (in the project's
+    /// checkout), baton's folder or a temp file of a write in progress
+    /// ([`Baseline::is_work`]). The `added` paths baton staged itself stay.
+    fn staged_work(&self, git: &Git, added: &[String]) -> Result<Vec<String>> {
+        let staged = git.staged()?;
+        let pre_run = git.dir() == self.project_dir;
+        let not_work: Vec<&str> = staged
+            .iter()
+            .filter(|p| !added.contains(p) && !self.baseline.is_work(p, pre_run))
+            .map(String::as_str)
+            .collect();
+        if not_work.is_empty() {
+            return Ok(staged);
+        }
+        git.unstage(&not_work)?;
+        git.staged()
     }
 
     pub(crate) fn status_file_names(&self) -> Vec<String> {
@@ -115,7 +121,7 @@ impl Engine<'_> {
         }
         let refs: Vec<&str> = files.iter().map(String::as_str).collect();
         self.git.add_paths(&refs)?;
-        if self.git.staged()?.is_empty() {
+        if self.staged_work(&self.git, files)?.is_empty() {
             return Ok(());
         }
         let msg = format!(

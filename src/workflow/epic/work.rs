@@ -30,7 +30,7 @@ impl Baseline {
 
     /// Whether `path` (relative, as git prints it) can be a story's work, in a checkout where
     /// `pre_run` applies. [`Engine::stage_work`] says the same to git as pathspec excludes.
-    fn is_work(&self, path: &str, pre_run: bool) -> bool {
+    pub(super) fn is_work(&self, path: &str, pre_run: bool) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
         let in_local = !self.local.is_empty()
             && (path == self.local || path.starts_with(&format!("{}/", self.local)));

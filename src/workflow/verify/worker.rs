@@ -261,15 +261,15 @@ fn slot(
     };
     let queue = setup.opts.queue.clone();
     let id = crate::ids::new_id();
-    let mut journal = Journal::create(&setup.local, &id)?;
     // A verify run of the queue, as `baton status` and `baton report --queue` show them; one
     // per slot, on this machine.
-    journal.log(Entry::RunStarted {
+    let first = Entry::RunStarted {
         run_id: id.clone(),
         workflow: "verify".into(),
         subjects: vec![queue.clone()],
         options: serde_json::to_value(&setup.opts).map_err(|e| Error::internal(e.to_string()))?,
-    })?;
+    };
+    let (journal, _hold) = Journal::start(&setup.local, &id, first)?;
     let mut engine = Engine {
         project_dir: setup.project_dir.clone(),
         queues: Queues::new(&setup.local),
