@@ -212,6 +212,16 @@ fn an_agent_that_only_edits_files_drives_a_story_to_one_commit() {
     );
     let diff = p.fake_file("review-diff-1.1");
     assert!(diff.contains("+greeting of story 1.1"), "{diff}");
+    // The list the prompt names (the dev judge's, reused) is exactly what git has staged.
+    let after = review.split("staged now: ").nth(1).unwrap();
+    let listed: Vec<&str> = after[..after.find(".\n").unwrap()].split(", ").collect();
+    let mut in_diff: Vec<&str> = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/"))
+        .map(|l| l.split(" b/").next().unwrap())
+        .collect();
+    in_diff.sort();
+    assert_eq!(listed, in_diff, "{review}");
     assert!(diff.contains("deleted file mode"), "{diff}");
     assert!(
         !diff.contains("notes.txt") && !diff.contains("README.md"),

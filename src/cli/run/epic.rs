@@ -262,6 +262,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         dry_prompts: Mutex::new(vec![]),
         baseline: saved.baseline.clone(),
         local_ignored: Default::default(),
+        staged_seen: Default::default(),
         outputs: outputs.clone(),
     };
     let mut reports: Vec<EpicReport> = Vec::new();

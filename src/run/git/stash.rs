@@ -131,6 +131,11 @@ impl Git {
         Ok(true)
     }
 
+    /// Whether a stash named `message` exists.
+    pub fn stash_exists(&self, message: &str) -> Result<bool> {
+        Ok(self.stash_named(message)?.is_some())
+    }
+
     /// The stash named `message`, if there is one.
     fn stash_named(&self, message: &str) -> Result<Option<String>> {
         let list = self.run(&["stash", "list", "--format=%H%x00%s"])?;

@@ -19,6 +19,9 @@ impl Engine<'_> {
     ) -> std::result::Result<(), String> {
         if phase.needs_staged_diff {
             let staged = co.git.staged().map_err(|e| e.to_string())?;
+            if let Some(s) = story {
+                lock(&self.staged_seen).insert((co.dir.clone(), s.id.clone()), staged.clone());
+            }
             let story_file = story.map(|s| s.path.display().to_string());
             let code: Vec<&String> = staged
                 .iter()

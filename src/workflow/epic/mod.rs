@@ -8,6 +8,7 @@ mod commit;
 pub mod def;
 mod judge;
 pub mod parallel;
+mod phase;
 pub mod project;
 mod work;
 
@@ -231,6 +232,9 @@ pub struct Engine<'a> {
     pub baseline: Baseline,
     /// Per checkout, whether git ignores baton's folder (asked once: see `stage_work`).
     pub local_ignored: Mutex<std::collections::BTreeMap<PathBuf, bool>>,
+    /// The staged list a story's judge read last, per checkout and story: the next phase's
+    /// prompt shows it without asking git again (nothing stages or unstages in between).
+    pub staged_seen: Mutex<std::collections::BTreeMap<(PathBuf, String), Vec<String>>>,
     /// Where UAT, retrospective and handoff go (the project's BMAD config).
     pub outputs: bmad::config::Outputs,
 }
@@ -689,106 +693,5 @@ impl Engine<'_> {
             self.status.set_shared_status(&co.dir, story, status)?;
         }
         Ok(())
-    }
-
-    /// One phase through the run pipeline (`run::call`): the prompt rendered from its
-    /// template, the agent's answer judged by its signal and then its claims checked against
-    /// the disk. A phase the journal holds is not run again.
-    #[allow(clippy::too_many_arguments)]
-    fn phase(
-        &self,
-        co: &Checkout,
-        epic: &EpicRef,
-        story: Option<&StoryRef>,
-        phase: &Phase,
-        attempt: u32,
-        mut ctx: serde_json::Value,
-        writes: &[String],
-    ) -> Result<PhaseOutcome> {
-        let subject = match story {
-            Some(s) => Subject::story(&epic.id, &s.id),
-            None => Subject::epic(&epic.id),
-        };
-        let party = phase
-            .party_flag
-            .as_deref()
-            .is_some_and(|f| self.opts.flag_on(f));
-        let template_name = if party {
-            phase.party_template.as_deref().unwrap_or(&phase.template)
-        } else {
-            &phase.template
-        };
-        let label = match story {
-            Some(s) => format!("{}-{}-{}-{}", epic.id, s.id, phase.name, attempt),
-            None => format!("{}-{}-{}", epic.id, phase.name, attempt),
-        };
-        let call = Call {
-            subject: &subject,
-            phase: &phase.name,
-            attempt,
-            label,
-            who: self.assignment(&phase.role),
-            cwd: co.dir.clone(),
-            budget: phase.budget,
-            policy: self.wf.policy.call(),
-            resume: None,
-        };
-        let expected = story
-            .map(|s| s.id.clone())
-            .unwrap_or_else(|| format!("Epic {}", epic.id));
-        // The template, once read (a finished phase's call renders none).
-        let mut loaded: Option<String> = None;
-        if !self.opts.dry_run
-            && self
-                .journal()
-                .finished_phase(&subject, &phase.name, attempt)
-                .is_none()
-        {
-            // First: the records the call must add to are read from the tree it starts from.
-            self.before_call(co, epic, story, &phase.name, attempt, &subject)?;
-            // What the story has staged so far (the review reads exactly this diff), for a
-            // template that shows it: a `git diff` less for every other call.
-            let t = template(template_name, &self.prompts_dir)?;
-            if story.is_some() && crate::run::prompt::uses(&t, "staged") {
-                ctx["staged"] = co.git.staged()?.into();
-            }
-            loaded = Some(t);
-        }
-        let records_before = match (story, phase.record.as_deref()) {
-            (Some(s), Some(r)) => Some(judge::record_lines(&self.read_story(co, s), r)),
-            _ => None,
-        };
-        if let (Some(r), Some(before)) = (phase.record.as_deref(), &records_before) {
-            // The prompt says whether to fill in the template's section or append one.
-            ctx["record"] = serde_json::json!({"name": r, "present": before.present});
-        }
-
-        let called = self.calls().call(
-            &call,
-            || {
-                let template = match loaded.take() {
-                    Some(t) => t,
-                    None => template(template_name, &self.prompts_dir)?,
-                };
-                render(template_name, &template, &ctx)
-            },
-            |reply| {
-                // baton stages what the phase changed itself: no agent writes to `.git`.
-                if phase.stages()
-                    && let Err(e) = self.stage_work(co)
-                {
-                    return Verdict::broken(format!("baton could not stage the work: {e}"));
-                }
-                let v = judge::judge(phase, &reply.text, &expected);
-                if v.judged != Judged::Passed {
-                    return v;
-                }
-                match self.verify(co, story, phase, records_before.as_ref(), writes) {
-                    Ok(()) => v,
-                    Err(why) => Verdict::broken(why),
-                }
-            },
-        )?;
-        Ok(called.outcome)
     }
 }

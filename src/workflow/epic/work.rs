@@ -113,9 +113,14 @@ impl Engine<'_> {
     /// stash named after the story (or the epic, for UAT and retro), the phase, the attempt
     /// and the run — once per killed call, never lost — so the call runs again from the tree
     /// as it was before. What earlier phases left is staged (see `stage_work`, and the epic
-    /// loop for UAT's files), the user's pre-run files and baton's own status files stay.
-    /// Then a story's file is staged: the record of every finished phase is in the index
-    /// before the next call can touch it.
+    /// loop for UAT's files), the user's pre-run files and baton's own status files stay. A
+    /// story file holds both: the records of finished phases (some of which stage nothing,
+    /// kickoff) and the killed call's half record. So before every call its content is kept
+    /// beside the prompt (`<run>/before/<label>.md`), and a killed call's recovery stages that
+    /// content first: the stash then holds only what the call added. (Staging the story file
+    /// before every call did the same at a git process a call; the copy is a plain write,
+    /// read only after a kill: the call starts only once it is written.)
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn before_call(
         &self,
         co: &Checkout,
@@ -124,17 +129,19 @@ impl Engine<'_> {
         phase: &str,
         attempt: u32,
         subject: &Subject,
+        label: &str,
     ) -> Result<()> {
+        let kept = self
+            .journal()
+            .dir
+            .join("before")
+            .join(format!("{label}.md"));
         let killed = self.journal().killed_calls(subject, phase, attempt);
         if killed > 0 {
-            let status_files = self.status_file_names();
-            let pre_run = co.dir == self.project_dir;
-            let partial: Vec<String> = co
-                .git
-                .unstaged_paths()?
-                .into_iter()
-                .filter(|p| self.baseline.is_work(p, pre_run) && !status_files.contains(p))
-                .collect();
+            // What the stash changes is not what a judge saw.
+            if let Some(s) = story {
+                lock(&self.staged_seen).remove(&(co.dir.clone(), s.id.clone()));
+            }
             let (who, named) = match story {
                 Some(s) => (format!("story {}", s.id), s.id.clone()),
                 None => (format!("epic {}", epic.id), format!("epic {}", epic.id)),
@@ -146,15 +153,43 @@ impl Engine<'_> {
             if killed > 1 {
                 msg.push_str(&format!(" (call {killed})"));
             }
+            // The story file as the killed call found it, staged (not when the stash is made
+            // already: the tree is then as it was, and the copy may be a newer call's).
+            if let Some(s) = story
+                && !co.git.stash_exists(&msg)?
+                && let Ok(before) = std::fs::read(&kept)
+            {
+                co.git
+                    .stage_content(&s.path.display().to_string(), &before)?;
+            }
+            let status_files = self.status_file_names();
+            let pre_run = co.dir == self.project_dir;
+            let partial: Vec<String> = co
+                .git
+                .unstaged_paths()?
+                .into_iter()
+                .filter(|p| self.baseline.is_work(p, pre_run) && !status_files.contains(p))
+                .collect();
             if co.git.stash_unstaged(&msg, &partial)? {
                 self.note(&format!(
                     "{who}: the {phase} call cut off before it finished left edits; they are set aside in `git stash list` (\"{msg}\") and the call runs again"
                 ));
             }
         }
-        match story {
-            Some(s) => co.git.stage_file(&s.path.display().to_string()),
-            None => Ok(()),
+        let Some(s) = story else {
+            return Ok(());
+        };
+        match std::fs::read(co.dir.join(&s.path)) {
+            Ok(text) => {
+                let dir = kept.parent().unwrap_or(Path::new("."));
+                crate::fs::create_dir_all(dir)?;
+                std::fs::write(&kept, text).map_err(|e| Error::io(&kept, e))
+            }
+            // No story file to keep: nor an older call's copy.
+            Err(_) => match std::fs::remove_file(&kept) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&kept, e)),
+                _ => Ok(()),
+            },
         }
     }
 
