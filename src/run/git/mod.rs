@@ -445,6 +445,27 @@ impl Git {
         Ok(self.head().unwrap_or_default())
     }
 
+    /// Commit what is staged and `paths` as the work tree has them (new, changed or deleted),
+    /// in one process: `git commit --include`. That refuses, before anything runs (exit
+    /// 128), a path the index does not know yet; then the paths are added and committed in two.
+    pub fn commit_including(&self, message: &str, paths: &[&str]) -> Result<String> {
+        let mut args = vec!["commit", "-q", "-m", message, "--include", "--"];
+        args.extend_from_slice(paths);
+        let o = self.raw(&args)?;
+        if o.status.code() == Some(128) {
+            self.add_paths(paths)?;
+            return self.commit(message);
+        }
+        if !o.status.success() {
+            return Err(Error::state(format!(
+                "git commit failed in {}: {}",
+                self.dir.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            )));
+        }
+        Ok(self.head().unwrap_or_default())
+    }
+
     /// The commit on the current branch carrying every trailer `key: value` given, if any.
     pub fn find_commit(&self, trailers: &[(&str, &str)]) -> Result<Option<String>> {
         if self.head().is_none() {
@@ -621,6 +642,51 @@ mod tests {
             "a",
         ])
         .unwrap();
+    }
+
+    #[test]
+    fn a_commit_includes_the_paths_given_known_or_new_and_a_refusing_hook_runs_once() {
+        let (d, g) = repo();
+        let w = |p: &str, t: &str| std::fs::write(d.path().join(p), t).unwrap();
+        w("b.txt", "b");
+        g.add_paths(&["a.txt", "b.txt"]).unwrap();
+        commit(&g);
+        for (k, v) in [("user.name", "t"), ("user.email", "t@t")] {
+            g.run(&["config", k, v]).unwrap();
+        }
+        // Staged before, changed, deleted, new (untracked: the fallback adds it).
+        w("c.txt", "c");
+        g.add_paths(&["c.txt"]).unwrap();
+        w("a.txt", "a2");
+        std::fs::remove_file(d.path().join("b.txt")).unwrap();
+        w("story.md", "new story");
+        w("left.txt", "not given");
+        let sha = g
+            .commit_including("x", &["a.txt", "b.txt", "story.md"])
+            .unwrap();
+        assert_eq!(g.head().as_deref(), Some(sha.as_str()));
+        let files = g
+            .run(&["show", "--name-status", "--format=", "HEAD"])
+            .unwrap();
+        assert_eq!(files, "M\ta.txt\nD\tb.txt\nA\tc.txt\nA\tstory.md\n");
+        // A known path only: one process; a hook that refuses runs once and the error says so.
+        let hook = d.path().join(".git/hooks/pre-commit");
+        std::fs::write(
+            &hook,
+            format!(
+                "#!/bin/sh\necho ran >> '{}/hook-runs'\nexit 1\n",
+                d.path().display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        w("a.txt", "a3");
+        let e = g.commit_including("y", &["a.txt"]).unwrap_err().to_string();
+        assert!(e.contains("git commit failed"), "{e}");
+        let runs = std::fs::read_to_string(d.path().join("hook-runs")).unwrap();
+        assert_eq!(runs, "ran\n");
+        assert_eq!(g.head().as_deref(), Some(sha.as_str()));
     }
 
     #[test]

@@ -17,7 +17,8 @@ impl Engine<'_> {
         )
     }
 
-    /// Stage the story file and `extra`, refuse likely secrets, commit with `message` — unless
+    /// Commit what is staged with the story file and `extra`, refusing likely secrets, with
+    /// `message` — unless
     /// `git`'s branch already has this run's commit of the story (a crash between `git
     /// commit` and the journal entry must not commit twice).
     pub(crate) fn commit_with(
@@ -37,15 +38,19 @@ impl Engine<'_> {
         }
         let mut paths = vec![story.path.display().to_string()];
         paths.extend(extra.iter().cloned());
-        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        git.add_paths(&refs)?;
+        // What is staged, then the story and status files with it, in the commit's process.
         let staged = self.staged_work(git, &paths)?;
-        let secrets: Vec<&String> = staged.iter().filter(|p| looks_secret(p)).collect();
+        let secrets: Vec<&String> = staged
+            .iter()
+            .chain(&paths)
+            .filter(|p| looks_secret(p))
+            .collect();
         if !secrets.is_empty() {
             return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
                 .hint("unstage them (git restore --staged <file>) and add them to .gitignore, then resume the run"));
         }
-        git.commit(message)
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        git.commit_including(message, &refs)
     }
 
     /// What is staged in `git`'s checkout once what is not the run's to commit is unstaged:
