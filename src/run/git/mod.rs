@@ -347,18 +347,6 @@ impl Git {
         self.add_literally(&paths)
     }
 
-    /// Stage one file as it is in the work tree: one `git add`, no status first (adding a
-    /// file staged already changes nothing). A missing or ignored file, which `git add`
-    /// refuses, goes through [`Git::stage`]: a tracked file's deletion is staged, nothing
-    /// else happens.
-    pub fn stage_file(&self, path: &str) -> Result<()> {
-        let paths = [path.to_string()];
-        if self.dir.join(path).is_file() && self.add_literally(&paths).is_ok() {
-            return Ok(());
-        }
-        self.stage(&paths)
-    }
-
     /// Stage `content` as `path`'s, whatever the work tree holds: the blob is written by
     /// `hash-object` (the path's filters apply), then put in the index with the work-tree
     /// file's mode (executable or not).
