@@ -18,9 +18,8 @@ impl Engine<'_> {
     }
 
     /// Commit what is staged with the story file and `extra`, refusing likely secrets, with
-    /// `message` — unless
-    /// `git`'s branch already has this run's commit of the story (a crash between `git
-    /// commit` and the journal entry must not commit twice).
+    /// `message` — unless `git`'s branch already has this run's commit of the story (a crash
+    /// between `git commit` and the journal entry must not commit twice).
     pub(crate) fn commit_with(
         &self,
         git: &Git,
