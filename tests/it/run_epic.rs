@@ -776,12 +776,32 @@ fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
     let want: Vec<String> = subjects_in_order(&clean);
     assert!(total > 20, "{total}");
     let step = (total / 9).max(1);
+    let mut planted_anywhere = 0;
     for n in (1..total).step_by(step) {
         let d = project(scenario);
         let o = d.run_env(&args, &[("BATON_CRASH_AFTER_EVENT", &n.to_string())]);
         assert_eq!(o.status.code(), None, "killed after event {n}");
+        // A story write the kill cut short in a story's worktree (no pid is that high).
+        let mut planted = Vec::new();
+        let wts = d.dir.join(".baton/worktrees").join(d.run_id());
+        for wt in std::fs::read_dir(&wts).into_iter().flatten().flatten() {
+            let stories = wt.path().join("docs/stories");
+            if stories.is_dir() {
+                let f = stories.join(".baton-tmp-99999999-Ab12Cd");
+                std::fs::write(&f, "half a story").unwrap();
+                planted.push(f.strip_prefix(&d.dir).unwrap().display().to_string());
+            }
+        }
         let o = d.run(&["run", "--resume", &d.run_id()]);
         assert!(o.status.success(), "resume after event {n}: {}", out(&o));
+        for f in &planted {
+            assert!(
+                out(&o).contains(&format!("note: removed {f}, left by a write")),
+                "after {n}: {}",
+                out(&o)
+            );
+        }
+        planted_anywhere += planted.len();
         let events = d.events();
         assert_eq!(events.last().unwrap()["event"], "run_finished", "after {n}");
         let mut keys: Vec<String> = events
@@ -813,6 +833,10 @@ fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
         );
         assert_eq!(worktrees(&d).len(), 1, "after {n}");
     }
+    assert!(
+        planted_anywhere > 0,
+        "no crash point left a story's worktree"
+    );
 }
 
 #[test]
