@@ -435,12 +435,23 @@ impl Git {
 
     /// Commit what is staged and `paths` as the work tree has them (new, changed or deleted),
     /// in one process: `git commit --include`. That refuses, before anything runs (exit
-    /// 128), a path the index does not know yet; then the paths are added and committed in two.
+    /// 128), a path the index does not know yet; then (asked of `ls-files`, not read from
+    /// git's message, which may be translated) the paths are added and committed in two.
     pub fn commit_including(&self, message: &str, paths: &[&str]) -> Result<String> {
-        let mut args = vec!["commit", "-q", "-m", message, "--include", "--"];
+        let mut args = vec![
+            "--literal-pathspecs",
+            "commit",
+            "-q",
+            "-m",
+            message,
+            "--include",
+            "--",
+        ];
         args.extend_from_slice(paths);
         let o = self.raw(&args)?;
-        if o.status.code() == Some(128) {
+        let mut known = vec!["--literal-pathspecs", "ls-files", "--error-unmatch", "--"];
+        known.extend_from_slice(paths);
+        if o.status.code() == Some(128) && !self.ok(&known) {
             self.add_paths(paths)?;
             return self.commit(message);
         }
@@ -673,6 +684,27 @@ mod tests {
         let e = g.commit_including("y", &["a.txt"]).unwrap_err().to_string();
         assert!(e.contains("git commit failed"), "{e}");
         let runs = std::fs::read_to_string(d.path().join("hook-runs")).unwrap();
+        assert_eq!(runs, "ran\n");
+        assert_eq!(g.head().as_deref(), Some(sha.as_str()));
+        // Refused with 128 for another reason (signing fails), every path known: not tried
+        // again as add + commit (the signing program runs once).
+        std::fs::remove_file(&hook).unwrap();
+        let sign = d.path().join("sign");
+        std::fs::write(
+            &sign,
+            format!(
+                "#!/bin/sh\necho ran >> '{}/sign-runs'\nexit 1\n",
+                d.path().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&sign, std::fs::Permissions::from_mode(0o755)).unwrap();
+        g.run(&["config", "commit.gpgsign", "true"]).unwrap();
+        g.run(&["config", "gpg.program", sign.to_str().unwrap()])
+            .unwrap();
+        let e = g.commit_including("z", &["a.txt"]).unwrap_err().to_string();
+        assert!(e.contains("git commit failed"), "{e}");
+        let runs = std::fs::read_to_string(d.path().join("sign-runs")).unwrap();
         assert_eq!(runs, "ran\n");
         assert_eq!(g.head().as_deref(), Some(sha.as_str()));
     }
