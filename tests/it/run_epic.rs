@@ -1136,11 +1136,12 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
     assert_eq!(d.story_commits(), 4, "{:?}", d.log());
 }
 
-/// A git command that dies of SIGINT as it starts (a terminal's Ctrl-C reaching baton's
-/// group while git is being spawned, before git has a group of its own) never ran: baton runs
-/// it again. Here a `git` first on PATH dies so at the first `add`, `diff` and `commit`.
+/// A Ctrl-C that reaches baton's group while a git command is being started kills that git
+/// before it runs (it has no group of its own yet): baton runs it again, then stops at its next
+/// step, resumable. Here a `git` first on PATH does it at the first commit: it sends SIGINT to
+/// baton and dies of one itself.
 #[test]
-fn a_git_command_killed_as_it_starts_is_run_again() {
+fn a_git_command_killed_by_the_interrupting_signal_is_run_again() {
     let d = project("");
     let bin = d._tmp.path().join("fake-bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -1154,7 +1155,7 @@ fn a_git_command_killed_as_it_starts_is_run_again() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nfor w in \"$@\"; do case $w in add|diff|commit)\n  if [ ! -e \"{b}/$w\" ]; then : > \"{b}/$w\"; kill -INT $$; fi; break;; esac; done\nexec \"{real}\" \"$@\"\n",
+            "#!/bin/sh\nfor w in \"$@\"; do if [ \"$w\" = commit ] && [ ! -e \"{b}/killed\" ]; then\n  : > \"{b}/killed\"; kill -INT $PPID; kill -INT $$; fi; done\nexec \"{real}\" \"$@\"\n",
             b = bin.display(),
         ),
     )
@@ -1166,12 +1167,25 @@ fn a_git_command_killed_as_it_starts_is_run_again() {
         &["run", "epic-execute", "1", "--agent", "sim"],
         &[("PATH", &path)],
     );
+    assert!(bin.join("killed").exists(), "no `git commit` was killed");
+    assert_eq!(o.status.code(), Some(130), "{}", out(&o));
+    assert!(out(&o).contains("interrupted by SIGINT"), "{}", out(&o));
+    // The commit ran again and landed before baton stopped.
+    assert_eq!(d.story_commits(), 1, "{:?}", d.log());
+    let o = d.run_env(&["run", "--resume", &d.run_id()], &[("PATH", &path)]);
     assert!(o.status.success(), "{}", out(&o));
-    for w in ["add", "diff", "commit"] {
-        assert!(bin.join(w).exists(), "no `git {w}` was killed");
-    }
     assert_eq!(d.story_commits(), 4, "{:?}", d.log());
     assert_eq!(git(&d.dir, &["status", "--porcelain"]), "");
+    let finished: Vec<String> = d
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "phase_finished")
+        .map(|e| format!("{} {} {}", e["subject"]["id"], e["phase"], e["attempt"]))
+        .collect();
+    let mut once = finished.clone();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), finished.len(), "{finished:?}");
 }
 
 /// A story-file write killed half-way leaves its temp file beside the story: the next run

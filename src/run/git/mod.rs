@@ -163,16 +163,14 @@ impl Git {
         self.spawn_with(args, None)
     }
 
-    /// [`Git::spawn_once`], once more if git died of a terminal's or `kill`'s signal: one sent
-    /// to baton's group while git was being started, which kills it before it runs. (One sent
-    /// to git itself is taken alike: a killed git leaves no lock behind, and a commit that
-    /// had landed finds nothing staged the second time and fails: nothing is done twice.)
+    /// [`Git::spawn_once`], once more if git died of the signal that interrupted baton: sent
+    /// to baton's group while git was being started, it killed git before it ran (baton then
+    /// stops at its next step, see run::interrupt). A git killed by a signal of its own (sent
+    /// to it alone) is not run again: it may have done part of its work.
     fn spawn_with(&self, args: &[&str], input: Option<&[u8]>) -> Result<Output> {
         let o = self.spawn_once(args, input)?;
-        match o.status.signal() {
-            Some(libc::SIGINT | libc::SIGHUP | libc::SIGTERM | libc::SIGQUIT) => {
-                self.spawn_once(args, input)
-            }
+        match (o.status.signal(), crate::run::interrupt::received()) {
+            (Some(died), Some(interrupted)) if died == interrupted => self.spawn_once(args, input),
             _ => Ok(o),
         }
     }
