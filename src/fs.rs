@@ -221,6 +221,13 @@ pub fn remove_stale_temps_below(dir: &Path, age: std::time::Duration) -> Vec<std
     removed
 }
 
+/// [`remove_stale_temps_below`] (a writer gone, or a minute old), each with a note on stderr
+/// shown from `top`.
+pub fn clear_cut_short_writes(dir: &Path, top: &Path) {
+    let removed = remove_stale_temps_below(dir, std::time::Duration::from_secs(60));
+    note_removed_temps(&removed, top);
+}
+
 /// A note on stderr for each temp file [`remove_stale_temps`] removed, shown from `top`.
 pub fn note_removed_temps(removed: &[std::path::PathBuf], top: &Path) {
     for p in removed {

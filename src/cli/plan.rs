@@ -120,12 +120,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .then(|| Journal::unfinished(&local, &["plan"], &slug))
         .flatten();
     let resumed = unfinished.is_some();
-    let journal = match unfinished {
+    // A run started here comes held; a continued one is held below.
+    let (journal, started_held) = match unfinished {
         Some(j) => {
             eprintln!("continuing the unfinished plan run of task {slug}");
-            j
+            (j, None)
         }
-        None if a.dry_run => Journal::memory(),
+        None if a.dry_run => (Journal::memory(), None),
         None => {
             let saved = Saved {
                 options: options(),
@@ -140,8 +141,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 options: serde_json::to_value(&saved)
                     .map_err(|e| Error::internal(e.to_string()))?,
             };
-            // Held again below, with the run it continues.
-            Journal::start(&local, &run_id, first)?.0
+            Journal::start(&local, &run_id, first)?
         }
     };
     let saved: Saved = match journal.started() {
@@ -156,7 +156,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     // Held until the plan returns: a second `baton plan` of the task meanwhile is refused
     // instead of stopping this one's agent and writing the same journal.
-    let _hold = journal.hold()?;
+    let _hold = match started_held {
+        Some(h) => Some(h),
+        None => journal.hold()?,
+    };
     if resumed {
         journal.clean_up_after_a_killed_baton();
     }

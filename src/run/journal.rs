@@ -274,6 +274,10 @@ impl Journal {
         // The lock goes with the folder's rename (it is the file's, not its name's).
         let hold = j.hold()?;
         let seq = j.write(first)?;
+        // Its journal is in the folder before the folder is in place.
+        std::fs::File::open(&making)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(&making, e))?;
         std::fs::rename(&making, &dir).map_err(|e| Error::io(&dir, e))?;
         // The rename is durable before anything the run does.
         std::fs::File::open(&runs)
@@ -375,10 +379,8 @@ impl Journal {
         for note in crate::agent::stop_orphans(&self.dir.join("logs")) {
             eprintln!("note: {note}");
         }
-        // Shown from the project's top: <project>/.baton/runs/<id>.
-        let project = self.dir.ancestors().nth(3).unwrap_or(Path::new(""));
-        let removed = fs::remove_stale_temps_below(&self.dir, Duration::from_secs(60));
-        fs::note_removed_temps(&removed, project);
+        let here = std::env::current_dir().unwrap_or_default();
+        fs::clear_cut_short_writes(&self.dir, &here);
     }
 
     /// A journal kept in memory only: a dry run writes nothing.

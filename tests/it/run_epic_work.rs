@@ -293,6 +293,39 @@ fn an_agent_that_stages_everything_commits_none_of_the_users_files() {
     assert_eq!(status, " M README.md\n?? notes.txt\n", "{status}");
 }
 
+/// A story file the user wrote before the run and never committed (as BMAD's create-story
+/// leaves it) is committed with its story: with the git on PATH, and with an older git where
+/// this machine has one (`/usr/bin/git`: before 2.45, `git commit --include` leaves out an
+/// untracked path without a word).
+#[test]
+fn an_untracked_story_file_is_committed_with_its_story() {
+    let mut gits = vec![None];
+    let older = Path::new("/usr/bin/git");
+    if older.is_file() {
+        gits.push(Some(older));
+    } else {
+        eprintln!("an_untracked_story_file…: no /usr/bin/git, checked with the git on PATH only");
+    }
+    for g in gits {
+        let p = project();
+        git(&p.dir, &["rm", "-q", "--cached", STORY]);
+        git(
+            &p.dir,
+            &["commit", "-q", "-m", "the story not committed yet"],
+        );
+        if let Some(g) = g {
+            std::os::unix::fs::symlink(g, p.fake.join("git")).unwrap();
+        }
+        let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+        assert!(o.status.success(), "{g:?}: {}", out(&o));
+        let files = p.files_of("HEAD~1");
+        assert!(files.iter().any(|f| f == STORY), "{g:?}: {files:?}");
+        assert!(p.read(STORY).contains("Status: done"), "{g:?}");
+        let status = git(&p.dir, &["status", "--porcelain"]);
+        assert!(!status.contains(STORY), "{g:?}: {status}");
+    }
+}
+
 #[test]
 fn a_failed_story_stays_in_progress_and_only_its_own_changes_are_stashed() {
     let p = project();

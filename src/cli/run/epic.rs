@@ -523,11 +523,12 @@ fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -
             ))
             .hint("wait for it to finish (`baton status` shows where it is), or stop it first"));
         }
+        // A killed run's agents must not edit the tree this run works in.
+        old.clean_up_after_a_killed_baton();
         if resuming.is_some() {
             // Another run that did not finish: the one resumed now goes on; that one waits.
             continue;
         }
-        old.clean_up_after_a_killed_baton();
         eprintln!(
             "note: run {id} of epic {epic} did not finish; `baton run --resume {id}` continues it instead of starting over"
         );

@@ -37,7 +37,8 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let project_dir = crate::run::git::Git::new(&ctx.project.dir)
         .toplevel()
         .unwrap_or_else(|_| ctx.project.dir.clone());
-    let (journal, resumed, no_wait) = match start {
+    // A run started here comes held; a continued one is held below.
+    let (journal, resumed, no_wait, started_held) = match start {
         Start::Resume { journal, no_wait } => {
             if journal.run_finished() {
                 let id = journal
@@ -47,15 +48,18 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
                 return Err(Error::state(format!("run {id} already finished"))
                     .hint("see where its task stands with `baton status`"));
             }
-            (journal, true, no_wait)
+            (journal, true, no_wait, None)
         }
         Start::Fresh(kind, a) => {
-            let (j, resumed) = fresh(ctx, kind, &a, &store, &local)?;
-            (j, resumed, a.no_wait)
+            let (j, resumed, held) = fresh(ctx, kind, &a, &store, &local)?;
+            (j, resumed, a.no_wait, held)
         }
     };
     // Held until the run returns: no second baton resumes it meanwhile.
-    let _hold = journal.hold()?;
+    let _hold = match started_held {
+        Some(h) => Some(h),
+        None => journal.hold()?,
+    };
     if resumed {
         journal.clean_up_after_a_killed_baton();
     }
@@ -79,9 +83,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     };
     if resumed {
         // The task's store writes the killed baton cut short (its state, artifacts).
-        let dir = store.task_dir(&slug);
-        let removed = crate::fs::remove_stale_temps_below(&dir, std::time::Duration::from_secs(60));
-        crate::fs::note_removed_temps(&removed, &project_dir);
+        crate::fs::clear_cut_short_writes(&store.task_dir(&slug), &project_dir);
     }
     let mut options = saved.options;
     options.no_wait = no_wait;
@@ -225,7 +227,7 @@ fn fresh(
     a: &TaskArgs,
     store: &Store,
     local: &Path,
-) -> Result<(Journal, bool)> {
+) -> Result<(Journal, bool, Option<std::fs::File>)> {
     let workflow = kind.name().to_string();
     let name = &a.task;
     let slug = crate::store::names::slugify(name)?;
@@ -301,7 +303,7 @@ fn fresh(
         }
         eprintln!("continuing the unfinished run of task {slug}");
         super::note_kept_options(&a.agent, a.parallel);
-        return Ok((j, true));
+        return Ok((j, true, None));
     }
     let m = store.manifest(&slug)?;
     let fits = match workflow.as_str() {
@@ -355,8 +357,8 @@ fn fresh(
         subjects: vec![slug.clone()],
         options: serde_json::to_value(&saved).map_err(|e| Error::internal(e.to_string()))?,
     };
-    // Held again by the caller, as a resumed run is.
-    Ok((Journal::start(local, &run_id, first)?.0, false))
+    let (j, held) = Journal::start(local, &run_id, first)?;
+    Ok((j, false, held))
 }
 
 /// `--from plan`: an orchestrate run of a task `baton plan` planned.

@@ -87,11 +87,7 @@ fn start_run(
     let pipeline = preflight(ctx, &opts)?;
     let _run_lock = queues.lock_run(&opts.queue)?;
     // Writes to the queue's files (items, states) a killed baton cut short.
-    let removed = crate::fs::remove_stale_temps_below(
-        &queues.queue_dir(&opts.queue),
-        std::time::Duration::from_secs(60),
-    );
-    crate::fs::note_removed_temps(&removed, &ctx.project.dir);
+    crate::fs::clear_cut_short_writes(&queues.queue_dir(&opts.queue), &ctx.project.dir);
     let resumed = journal.is_some();
     if let Some(j) = &journal {
         j.clean_up_after_a_killed_baton();

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use crate::error::{Error, Result};
 
+mod commit;
 mod head;
 mod stash;
 
@@ -87,6 +88,18 @@ fn program() -> &'static Path {
             .filter(|g| g.is_absolute())
             .unwrap_or_else(|| PathBuf::from("git"))
     })
+}
+
+/// What a failed git said: its stderr, else its stdout (`commit` tells "nothing to commit"
+/// there).
+fn said(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let text = if err.trim().is_empty() {
+        String::from_utf8_lossy(&o.stdout)
+    } else {
+        err
+    };
+    text.trim().to_string()
 }
 
 /// How a cherry-pick went.
@@ -233,12 +246,11 @@ impl Git {
     pub fn run(&self, args: &[&str]) -> Result<String> {
         let o = self.raw(args)?;
         if !o.status.success() {
-            let msg = String::from_utf8_lossy(&o.stderr);
             return Err(Error::state(format!(
                 "git {} failed in {}: {}",
                 args.join(" "),
                 self.dir.display(),
-                msg.trim()
+                said(&o)
             )));
         }
         Ok(String::from_utf8_lossy(&o.stdout).into_owned())
@@ -353,9 +365,9 @@ impl Git {
         let o = self.spawn_with(&["hash-object", "-w", "--stdin", &as_path], Some(content))?;
         if !o.status.success() {
             return Err(Error::state(format!(
-                "git hash-object failed in {}: {}",
+                "git hash-object of {path} failed in {}: {}",
                 self.dir.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
+                said(&o)
             )));
         }
         let sha = String::from_utf8_lossy(&o.stdout).trim().to_string();
@@ -428,38 +440,6 @@ impl Git {
     /// Commit what is staged; returns the new commit's hash.
     pub fn commit(&self, message: &str) -> Result<String> {
         self.run(&["commit", "-q", "-m", message])?;
-        Ok(self.head().unwrap_or_default())
-    }
-
-    /// Commit what is staged and `paths` as the work tree has them (new, changed or deleted),
-    /// in one process: `git commit --include`. That refuses, before anything runs (exit
-    /// 128), a path the index does not know yet; then (asked of `ls-files`, not read from
-    /// git's message, which may be translated) the paths are added and committed in two.
-    pub fn commit_including(&self, message: &str, paths: &[&str]) -> Result<String> {
-        let mut args = vec![
-            "--literal-pathspecs",
-            "commit",
-            "-q",
-            "-m",
-            message,
-            "--include",
-            "--",
-        ];
-        args.extend_from_slice(paths);
-        let o = self.raw(&args)?;
-        let mut known = vec!["--literal-pathspecs", "ls-files", "--error-unmatch", "--"];
-        known.extend_from_slice(paths);
-        if o.status.code() == Some(128) && !self.ok(&known) {
-            self.add_paths(paths)?;
-            return self.commit(message);
-        }
-        if !o.status.success() {
-            return Err(Error::state(format!(
-                "git commit failed in {}: {}",
-                self.dir.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
-            )));
-        }
         Ok(self.head().unwrap_or_default())
     }
 
@@ -639,72 +619,6 @@ mod tests {
             "a",
         ])
         .unwrap();
-    }
-
-    #[test]
-    fn a_commit_includes_the_paths_given_known_or_new_and_a_refusing_hook_runs_once() {
-        let (d, g) = repo();
-        let w = |p: &str, t: &str| std::fs::write(d.path().join(p), t).unwrap();
-        w("b.txt", "b");
-        g.add_paths(&["a.txt", "b.txt"]).unwrap();
-        commit(&g);
-        for (k, v) in [("user.name", "t"), ("user.email", "t@t")] {
-            g.run(&["config", k, v]).unwrap();
-        }
-        // Staged before, changed, deleted, new (untracked: the fallback adds it).
-        w("c.txt", "c");
-        g.add_paths(&["c.txt"]).unwrap();
-        w("a.txt", "a2");
-        std::fs::remove_file(d.path().join("b.txt")).unwrap();
-        w("story.md", "new story");
-        w("left.txt", "not given");
-        let sha = g
-            .commit_including("x", &["a.txt", "b.txt", "story.md"])
-            .unwrap();
-        assert_eq!(g.head().as_deref(), Some(sha.as_str()));
-        let files = g
-            .run(&["show", "--name-status", "--format=", "HEAD"])
-            .unwrap();
-        assert_eq!(files, "M\ta.txt\nD\tb.txt\nA\tc.txt\nA\tstory.md\n");
-        // A known path only: one process; a hook that refuses runs once and the error says so.
-        let hook = d.path().join(".git/hooks/pre-commit");
-        std::fs::write(
-            &hook,
-            format!(
-                "#!/bin/sh\necho ran >> '{}/hook-runs'\nexit 1\n",
-                d.path().display()
-            ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-        w("a.txt", "a3");
-        let e = g.commit_including("y", &["a.txt"]).unwrap_err().to_string();
-        assert!(e.contains("git commit failed"), "{e}");
-        let runs = std::fs::read_to_string(d.path().join("hook-runs")).unwrap();
-        assert_eq!(runs, "ran\n");
-        assert_eq!(g.head().as_deref(), Some(sha.as_str()));
-        // Refused with 128 for another reason (signing fails), every path known: not tried
-        // again as add + commit (the signing program runs once).
-        std::fs::remove_file(&hook).unwrap();
-        let sign = d.path().join("sign");
-        std::fs::write(
-            &sign,
-            format!(
-                "#!/bin/sh\necho ran >> '{}/sign-runs'\nexit 1\n",
-                d.path().display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&sign, std::fs::Permissions::from_mode(0o755)).unwrap();
-        g.run(&["config", "commit.gpgsign", "true"]).unwrap();
-        g.run(&["config", "gpg.program", sign.to_str().unwrap()])
-            .unwrap();
-        let e = g.commit_including("z", &["a.txt"]).unwrap_err().to_string();
-        assert!(e.contains("git commit failed"), "{e}");
-        let runs = std::fs::read_to_string(d.path().join("sign-runs")).unwrap();
-        assert_eq!(runs, "ran\n");
-        assert_eq!(g.head().as_deref(), Some(sha.as_str()));
     }
 
     #[test]

@@ -48,8 +48,15 @@ impl Engine<'_> {
             return Err(Error::state(format!("refusing to commit likely secrets: {}", secrets.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))
                 .hint("unstage them (git restore --staged <file>) and add them to .gitignore, then resume the run"));
         }
-        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        git.commit_including(message, &refs)
+        // `commit --include` takes only paths the index knows (git before 2.45 leaves out the
+        // others without a word): those staged are; the rest (an untracked story file, one
+        // unstaged with a failed story's work, a status file) are added first.
+        let (known, unknown): (Vec<&str>, Vec<&str>) = paths
+            .iter()
+            .map(String::as_str)
+            .partition(|p| staged.iter().any(|s| s == p));
+        git.add_paths(&unknown)?;
+        git.commit_including(message, &known)
     }
 
     /// What is staged in `git`'s checkout once what is not the run's to commit is unstaged:

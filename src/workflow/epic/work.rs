@@ -183,7 +183,8 @@ impl Engine<'_> {
             Ok(text) => {
                 let dir = kept.parent().unwrap_or(Path::new("."));
                 crate::fs::create_dir_all(dir)?;
-                std::fs::write(&kept, text).map_err(|e| Error::io(&kept, e))
+                // Whole or not at all: a kill mid-write must not leave half a story to stage.
+                crate::fs::write_atomic(&kept, &text)
             }
             // No story file to keep: nor an older call's copy.
             Err(_) => match std::fs::remove_file(&kept) {
