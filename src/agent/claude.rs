@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{
     Access, AgentRequest, AgentSpec, CLAUDE_ALLOWED_TOOLS, FailureKind, OutputParser, Parsed,
-    PromptVia, TEXT_TAIL_BYTES, Usage, classify_api_error, tail_str, unsupported,
+    PromptVia, TEXT_TAIL_BYTES, Usage, classify_api_error, is_network, tail_str, unsupported,
 };
 use crate::Result;
 
@@ -37,11 +37,16 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         .clone()
         .or_else(|| edit.then(|| "acceptEdits".to_string()));
     opt("--permission-mode", &mode);
-    let tools: Vec<String> = match &spec.allowed_tools {
+    let mut tools: Vec<String> = match &spec.allowed_tools {
         Some(t) => t.clone(),
         None if edit => CLAUDE_ALLOWED_TOOLS.iter().map(|t| t.to_string()).collect(),
         None => Vec::new(),
     };
+    // baton's MCP server comes with every run (below): its tools come allowed with it, or
+    // claude offers them to the model and refuses every call.
+    if !spec.skip_permissions {
+        tools.push(crate::hooks::settings::CLAUDE_MCP_RULE.to_string());
+    }
     // One comma-separated value: the option is variadic and would swallow what follows.
     opt(
         "--allowedTools",
@@ -87,13 +92,50 @@ pub(super) struct Parser {
     /// Text blocks of assistant messages, bounded: the fallback when no `result` line came.
     assistant_text: String,
     result: Option<Parsed>,
+    /// Retries of a request that got no HTTP answer at all (`api_retry` without a status).
+    unanswered_retries: u32,
+    /// Why baton stops claude before it gives up itself (see [`Parser::api_retry`]).
+    stop: Option<(FailureKind, String)>,
 }
+
+/// Retries without any HTTP answer before baton calls the API unreachable (claude itself makes
+/// 10, about three minutes; three are about four seconds).
+const UNANSWERED_RETRIES: u32 = 3;
 
 fn s(v: &Value, k: &str) -> Option<String> {
     v.get(k).and_then(Value::as_str).map(str::to_string)
 }
 
 impl Parser {
+    /// `system/api_retry` (`attempt`, `error_status`, `error`): claude retrying a failed API
+    /// request, up to 10 times over about three minutes. Credentials the API refused never
+    /// start working, and no answer at all is a network that is not there: both stop claude
+    /// at once. A rate limit or a 5xx is left to claude's own backoff.
+    fn api_retry(&mut self, v: &Value) {
+        let status = v.get("error_status").and_then(Value::as_u64);
+        let error = v.get("error").and_then(Value::as_str).unwrap_or("");
+        if matches!(status, Some(401 | 403)) || error == "authentication_failed" {
+            let status = status.map_or(String::new(), |s| format!("HTTP {s}, "));
+            self.stop = Some((
+                FailureKind::Auth,
+                format!("the API refused claude's credentials ({status}{error})"),
+            ));
+        } else if status.is_none() {
+            self.unanswered_retries += 1;
+            if self.unanswered_retries >= UNANSWERED_RETRIES {
+                self.stop = Some((
+                    FailureKind::Network,
+                    format!(
+                        "no network: claude got no answer from its API in {} tries ({error})",
+                        self.unanswered_retries
+                    ),
+                ));
+            }
+        } else {
+            self.unanswered_retries = 0;
+        }
+    }
+
     fn assistant(&mut self, v: &Value) {
         let Some(msg) = v.get("message") else { return };
         if let Some(u) = msg.get("usage") {
@@ -140,10 +182,14 @@ impl Parser {
                 _ if subtype.is_empty() => "claude reported an error".to_string(),
                 _ => format!("claude ended with {subtype}"),
             };
-            let kind = match subtype.as_str() {
-                "error_max_turns" => FailureKind::TurnLimit,
-                "error_max_budget_usd" => FailureKind::Budget,
-                "success" | "" => classify_api_error(&msg),
+            // The API's HTTP status, when claude reports it: an HTTP status, not an exit code.
+            let status = v.get("api_error_status").and_then(Value::as_u64);
+            let kind = match (subtype.as_str(), status) {
+                ("error_max_turns", _) => FailureKind::TurnLimit,
+                ("error_max_budget_usd", _) => FailureKind::Budget,
+                (_, Some(401 | 403)) => FailureKind::Auth,
+                ("success" | "", _) if is_network(&msg) => FailureKind::Network,
+                ("success" | "", _) => classify_api_error(&msg),
                 _ => FailureKind::Execution,
             };
             Some((kind, tail_str(&msg, 4096)))
@@ -236,14 +282,24 @@ impl OutputParser for Parser {
                 self.model = s(&v, "model").or(self.model.take());
                 self.cwd = s(&v, "cwd").or(self.cwd.take());
             }
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("api_retry") => {
+                self.api_retry(&v)
+            }
             Some("assistant") => self.assistant(&v),
             Some("result") => self.result(&v),
             _ => {}
         }
     }
 
+    fn stop(&self) -> bool {
+        self.stop.is_some() && self.result.is_none()
+    }
+
     fn finish(&mut self) -> Parsed {
         let mut p = self.result.take().unwrap_or_default();
+        if !p.saw_result && p.failure.is_none() {
+            p.failure = self.stop.take();
+        }
         p.session_id = p.session_id.or(self.session_id.take());
         p.model = self.model.take();
         p.context_tokens = self.context_tokens;
@@ -378,14 +434,21 @@ mod tests {
                 "--permission-mode",
                 "acceptEdits",
                 "--allowedTools",
-                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*)"
+                "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*),mcp__baton"
             ]
         );
         let mut ro = AgentSpec::new(super::super::AgentKind::Claude);
         ro.access = Access::ReadOnly;
         assert_eq!(
             args(&ro, &req).unwrap(),
-            ["-p", "--output-format", "stream-json", "--verbose"]
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--allowedTools",
+                "mcp__baton"
+            ]
         );
         ro.access = Access::Edit;
         ro.permission_mode = Some("plan".into());
@@ -396,11 +459,14 @@ mod tests {
                 "--permission-mode",
                 "plan",
                 "--allowedTools",
-                "Bash(cargo test:*),Read"
+                "Bash(cargo test:*),Read,mcp__baton"
             ]
         );
         ro.allowed_tools = Some(Vec::new());
-        assert!(!args(&ro, &req).unwrap().contains(&"--allowedTools".into()));
+        assert_eq!(
+            args(&ro, &req).unwrap()[6..],
+            ["--allowedTools", "mcp__baton"]
+        );
         let mut spec = AgentSpec::new(super::super::AgentKind::Claude);
         spec.model = Some("sonnet".into());
         spec.max_turns = Some(7);

@@ -151,7 +151,7 @@ pub(super) fn is_bad_argument(stderr: &str) -> bool {
 }
 
 static NETWORK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)reconnecting\.\.\.|waiting for network|stream disconnected|error sending request|failed to lookup address|connection (refused|reset|failed)")
+    Regex::new(r"(?i)reconnecting\.\.\.|waiting for network|stream disconnected|error sending request|failed to lookup address|connection ?(refused|reset|failed)|unable to connect to api")
         .expect("static regex")
 });
 
@@ -251,6 +251,8 @@ mod tests {
         for m in [
             "Reconnecting... waiting for network (Connection failed: error sending request)",
             "Reconnecting... 2/5 (stream disconnected before completion: failed to lookup address information: Name does not resolve)",
+            // claude-code 2.1.197, its API's port closed.
+            "API Error: Unable to connect to API (ConnectionRefused)",
         ] {
             assert!(is_network(m), "{m}");
         }

@@ -202,7 +202,8 @@ pub struct AgentSpec {
     /// claude `--permission-mode`, gemini `--approval-mode`: overrides the [`Access`] default.
     pub permission_mode: Option<String>,
     /// claude `--allowedTools` (one comma-separated argument). `None`: the default,
-    /// [`CLAUDE_ALLOWED_TOOLS`] when [`Access::Edit`], none when read-only; `Some(empty)`: no flag.
+    /// [`CLAUDE_ALLOWED_TOOLS`] when [`Access::Edit`], none when read-only; `Some(empty)`: none.
+    /// baton's own MCP tools are always added (unless `skip_permissions`).
     /// Other kinds refuse a non-empty list.
     pub allowed_tools: Option<Vec<String>>,
     /// claude `--disallowedTools` (one comma-separated argument). Other kinds refuse it.

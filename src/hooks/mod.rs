@@ -11,6 +11,8 @@
 //!
 //! The caller fails open: any error here means no answer, and the agent keeps the original.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::context::mask::{self, capture};
@@ -93,8 +95,12 @@ pub fn handle(agent: Agent, event: Event, input: &[u8], env: &Env) -> Result<Opt
 
 /// The tool's output as text, and how to put a replacement back in its shape.
 enum Shape {
-    /// Claude Bash: `{stdout, stderr, interrupted, isImage}`.
-    ClaudeBash { interrupted: Value },
+    /// Claude Bash: `{stdout, stderr, interrupted, isImage}`; `persisted` is Claude's own copy
+    /// of an output it cut (`persistedOutputPath`), named again in the replacement.
+    ClaudeBash {
+        interrupted: Value,
+        persisted: Option<String>,
+    },
     /// Claude MCP tool: a string, or content blocks.
     ClaudeMcp { blocks: bool },
     /// Codex and Gemini: the replacement is a reason text.
@@ -144,9 +150,16 @@ fn post_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
     }
     let note = "baton masked this output (over the token threshold); read the file named in \
                 full_output_path for more.\n";
-    let replaced = format!("{note}{summary}\n");
+    // Claude's pointer to its own copy stays beside baton's (before the JSON document).
+    let claude_copy = match &shape {
+        Shape::ClaudeBash {
+            persisted: Some(p), ..
+        } => format!("Claude Code's own copy of the full output: {p}\n"),
+        _ => String::new(),
+    };
+    let replaced = format!("{note}{claude_copy}{summary}\n");
     Ok(Some(match shape {
-        Shape::ClaudeBash { interrupted } => json!({"hookSpecificOutput": {
+        Shape::ClaudeBash { interrupted, .. } => json!({"hookSpecificOutput": {
             "hookEventName": "PostToolUse",
             "updatedToolOutput": {
                 "stdout": replaced, "stderr": "", "interrupted": interrupted, "isImage": false
@@ -189,12 +202,29 @@ fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)
             if resp.get("isImage").and_then(Value::as_bool) == Some(true) {
                 return None;
             }
-            let text = joined(str_of("stdout")?, str_of("stderr").unwrap_or(""));
-            let interrupted = resp
-                .get("interrupted")
-                .cloned()
-                .unwrap_or(Value::Bool(false));
-            Some((text, Shape::ClaudeBash { interrupted }))
+            let stdout = str_of("stdout")?;
+            let persisted = str_of("persistedOutputPath").filter(|p| !p.is_empty());
+            // Claude cut a large output to its head before this hook runs; the whole of it is in
+            // its file. Without that file, the head is all there is.
+            let full = persisted.and_then(|p| persisted_output(Path::new(p), stdout));
+            let text = joined(
+                full.as_deref().unwrap_or(stdout),
+                str_of("stderr").unwrap_or(""),
+            );
+            // Boolean, as the tool's schema has it (a malformed value would void the answer).
+            let interrupted = Value::Bool(
+                resp.get("interrupted")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            );
+            let persisted = full.and(persisted).map(String::from);
+            Some((
+                text,
+                Shape::ClaudeBash {
+                    interrupted,
+                    persisted,
+                },
+            ))
         }
         Agent::Claude if tool.starts_with("mcp__") => match resp {
             Value::String(s) => Some((s.clone(), Shape::ClaudeMcp { blocks: false })),
@@ -231,6 +261,37 @@ fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)
             Some((text, Shape::Reason))
         }
     }
+}
+
+/// Claude's cap on the file it keeps (it truncates beyond 64 MiB).
+const MAX_PERSISTED_BYTES: u64 = 64 << 20;
+
+/// The whole output Claude Code saved at `path`, when it is what the hook was given the head of:
+/// a regular file (no link followed), within Claude's cap, valid UTF-8, and starting with the
+/// `head` the payload carries. Anything else is `None`, and the head is masked as it is: a
+/// payload cannot make the hook show the model some other file.
+fn persisted_output(path: &Path, head: &str) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_PERSISTED_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(MAX_PERSISTED_BYTES).read_to_string(&mut text).ok()?;
+    let probe = &head[..head.floor_char_boundary(4096)];
+    let strip = |s: &str| s.trim_start_matches(['\n', '\r', ' ', '\t']).len();
+    // Claude may drop leading blank lines from the head it passes on.
+    let (t, h) = (
+        &text[text.len() - strip(&text)..],
+        &probe[probe.len() - strip(probe)..],
+    );
+    (t.starts_with(h) && text.len() >= head.len()).then_some(text)
 }
 
 /// The current task's state, for a fresh or compacted session.

@@ -19,6 +19,9 @@ pub fn hook_command(baton: &str, agent: Agent, event: Event) -> String {
     )
 }
 
+/// Claude's permission rule for every tool of baton's MCP server (`mcp__<server>`).
+pub const CLAUDE_MCP_RULE: &str = "mcp__baton";
+
 /// The MCP server entry (`mcpServers.baton` in JSON settings, `[mcp_servers.baton]` for Codex).
 pub fn mcp_server(baton: &str) -> Value {
     json!({"command": baton, "args": ["mcp"]})

@@ -45,6 +45,19 @@ fn hook_entries(agent: Agent) -> Vec<(Vec<String>, Value)> {
         .collect()
 }
 
+/// Claude's settings: the hooks, baton's MCP tools allowed (else every call is refused: "you
+/// haven't granted it yet"), and the project's `.mcp.json` server `baton` enabled (else a
+/// session asks first, and `claude -p` never loads it).
+fn claude_entries() -> Vec<(Vec<String>, Value)> {
+    let mut entries = hook_entries(Agent::Claude);
+    entries.push((
+        p(&["permissions", "allow"]),
+        Value::String(settings::CLAUDE_MCP_RULE.into()),
+    ));
+    entries.push((p(&["enabledMcpjsonServers"]), Value::String("baton".into())));
+    entries
+}
+
 fn mcp_key() -> (Vec<String>, Value) {
     (p(&["mcpServers", "baton"]), settings::mcp_server(BATON))
 }
@@ -138,7 +151,7 @@ pub fn wanted(agent: Agent) -> Vec<Wanted> {
                 path: ".claude/settings.json".into(),
                 part: Part::Json {
                     keys: Vec::new(),
-                    entries: hook_entries(agent),
+                    entries: claude_entries(),
                 },
             },
         ],

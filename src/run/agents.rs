@@ -17,6 +17,7 @@ pub struct Assignment {
     pub model: Option<String>,
 }
 
+#[derive(Clone)]
 pub struct Request<'a> {
     /// Names the log files: `<log_dir>/<name>.log`.
     pub name: String,

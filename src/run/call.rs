@@ -234,12 +234,21 @@ impl Pipeline<'_> {
         let first = first?;
         self.check_interrupt()?;
         let reply = self.backoff(c, &req, first)?;
-        if let Some(next) = &reply.fatal {
-            // The CLI cannot work at all: no attempt of the work is spent and nothing is
-            // judged. The phase stays started in the journal, so resuming runs it again.
+        // The CLI cannot work at all, or the API still refuses after every wait: no attempt of
+        // the work is spent and nothing is judged. The phase stays started in the journal, so
+        // resuming runs it again: the run is paused, not failed.
+        let stopped = match (&reply.fatal, reply.transient) {
+            (Some(next), _) => Some((next.clone(), "cannot run")),
+            (None, true) => Some((
+                "the API's rate limit outlasted baton's backoff: wait until it resets".to_string(),
+                "is paused in",
+            )),
+            (None, false) => None,
+        };
+        if let Some((next, verb)) = stopped {
             let what = reply.error.as_deref().unwrap_or("the agent failed");
             return Err(Error::agent(format!(
-                "{} cannot run the {} phase of {}: {what}",
+                "{} {verb} the {} phase of {}: {what}",
                 c.who.agent,
                 c.phase,
                 c.subject.label()
@@ -289,7 +298,7 @@ impl Pipeline<'_> {
         let mut wait = c.policy.backoff_secs;
         let mut usage = Usage::default();
         let mut cost: Option<f64> = None;
-        for _ in 0..c.policy.transient_retries {
+        for retry in 1..=c.policy.transient_retries {
             if !reply.transient {
                 break;
             }
@@ -308,7 +317,12 @@ impl Pipeline<'_> {
                 std::thread::sleep(Duration::from_millis(50));
             }
             wait = wait.saturating_mul(2);
-            reply = self.agents.run(&c.who, req)?;
+            // Each call keeps its own log: the refused one says why it was refused.
+            let again = Request {
+                name: format!("{}.retry-{retry}", req.name),
+                ..req.clone()
+            };
+            reply = self.agents.run(&c.who, &again)?;
             self.check_interrupt()?;
         }
         // What the refused calls cost still counts.

@@ -131,7 +131,7 @@ fn claude_success_stream() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*)",
+            "Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*),Bash(baton:*),mcp__baton",
             "--settings",
             &claude_settings[1],
             "--mcp-config",

@@ -211,3 +211,97 @@ fn session_start_injects_the_task_state_and_pre_compact_records_it() {
         "{history}"
     );
 }
+
+/// Claude Code's PostToolUse input for a Bash output it cut: the head in `stdout`, the whole
+/// output in the file it names (`persistedOutputPath`, `persistedOutputSize`), as 2.1.197 sends it.
+fn cut_bash_event(command: &str, head: &str, persisted: &std::path::Path, size: usize) -> Vec<u8> {
+    json!({
+        "session_id": "abc123",
+        "transcript_path": "/home/u/.claude/projects/p/abc123.jsonl",
+        "cwd": "/home/u/p",
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run it"},
+        "tool_response": {"stdout": head, "stderr": "", "interrupted": false, "isImage": false,
+            "noOutputExpected": false, "persistedOutputPath": persisted, "persistedOutputSize": size},
+        "tool_use_id": "toolu_01"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// A 200 KB test run whose one failing test is the last line.
+fn failing_last(lines: usize) -> String {
+    let mut s: String = (0..lines)
+        .map(|i| format!("test tests::case_{i:05} ... ok (padding padding padding)\n"))
+        .collect();
+    s.push_str("test tests::the_last_one ... FAILED\n");
+    s
+}
+
+#[test]
+fn claudes_cut_output_is_masked_from_its_full_copy() {
+    let p = Proj::new();
+    let full = failing_last(4000);
+    assert!(full.len() > 200_000);
+    let copy = p.path().join("claude-tool-results.txt");
+    std::fs::write(&copy, &full).unwrap();
+    let head = &full[..30_000];
+    assert!(!head.contains("FAILED"));
+    let ran = p
+        .test()
+        .args(["hook", "claude", "post-tool-use"])
+        .stdin(cut_bash_event("cargo test", head, &copy, full.len()))
+        .any_stdout()
+        .run();
+    let text = ran.json()["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The failure at the end, which the head lacks, reaches the model; so do both pointers.
+    assert!(text.contains("tests::the_last_one"), "{text}");
+    assert!(
+        text.contains(
+            "Claude Code's own copy of the full output: [PROJECT]/claude-tool-results.txt"
+        ),
+        "{text}"
+    );
+    let doc: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let rel = doc["full_output_path"].as_str().unwrap();
+    let kept = std::fs::read_to_string(p.path().join(rel.strip_prefix("[PROJECT]/").unwrap()));
+    assert_eq!(
+        kept.unwrap(),
+        full,
+        "baton's scratch file holds the whole output"
+    );
+}
+
+#[test]
+fn a_persisted_path_that_is_not_the_output_is_not_read() {
+    let p = Proj::new();
+    let full = failing_last(4000);
+    let head = &full[..30_000];
+    // Another file (a secret, say), and a link to the real copy: neither is shown.
+    let other = p.path().join("other.txt");
+    std::fs::write(&other, "SECRET=hunter2\n".repeat(20_000)).unwrap();
+    let real = p.path().join("real.txt");
+    std::fs::write(&real, &full).unwrap();
+    let link = p.path().join("link.txt");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    for path in [&other, &link, &p.path().join("missing.txt")] {
+        let ran = p
+            .test()
+            .args(["hook", "claude", "post-tool-use"])
+            .stdin(cut_bash_event("cargo test", head, path, full.len()))
+            .any_stdout()
+            .run();
+        let text = ran.json()["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(!text.contains("the_last_one"), "{text}");
+        assert!(!text.contains("own copy"), "{text}");
+    }
+}

@@ -30,6 +30,7 @@ mod mcp;
 mod outline;
 mod queue_pg;
 mod queue_pg_workers;
+mod real_claude;
 mod report;
 mod run_epic;
 mod run_epic_work;

@@ -1,13 +1,16 @@
 //! Shared helpers: a real temp git repository (`Proj`), the real `baton` binary run inside it,
 //! `Test` (one run and its exact expected output), checked-in fixtures and the shared corpus.
 
+mod agent_cli;
 mod corpus;
 mod fixtures;
+pub mod model_double;
 pub mod pg;
 mod project;
 mod runner;
 mod test;
 
+pub use agent_cli::{agent_cli, path_with};
 pub use corpus::corpus;
 pub(crate) use corpus::corpus_or_skip;
 pub use fixtures::{copy_dir, fixture};
