@@ -322,6 +322,53 @@ mod tests {
         p.finish()
     }
 
+    /// claude-code 2.1.197's retry event, as it printed it against a model double.
+    fn retry(attempt: u32, status: &str, error: &str) -> String {
+        format!(
+            r#"{{"type":"system","subtype":"api_retry","attempt":{attempt},"max_retries":10,"retry_delay_ms":608.07,"error_status":{status},"error":"{error}","session_id":"s"}}"#
+        )
+    }
+
+    #[test]
+    fn refused_credentials_stop_claude_at_its_first_retry() {
+        let mut p = Parser::default();
+        p.line(&retry(1, "401", "authentication_failed"));
+        assert!(p.stop());
+        let f = p.finish().failure.unwrap();
+        assert_eq!(f.0, FailureKind::Auth);
+        assert!(f.1.contains("HTTP 401"), "{}", f.1);
+    }
+
+    #[test]
+    fn no_answer_at_all_stops_claude_at_its_third_retry() {
+        let mut p = Parser::default();
+        p.line(&retry(1, "null", "unknown"));
+        p.line(&retry(2, "null", "unknown"));
+        assert!(!p.stop(), "two retries are not yet hopeless");
+        p.line(&retry(3, "null", "unknown"));
+        assert!(p.stop());
+        assert_eq!(p.finish().failure.unwrap().0, FailureKind::Network);
+        // A server that answers (500, 429) is left to claude's own retries.
+        let mut p = Parser::default();
+        for n in 1..=5 {
+            p.line(&retry(n, "500", "server_error"));
+        }
+        assert!(!p.stop());
+        assert!(p.finish().failure.is_none());
+    }
+
+    #[test]
+    fn the_results_http_status_is_read_as_one() {
+        let denied = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":403,"result":"API Error: 403 forbidden","session_id":"s"}"#;
+        assert_eq!(parse(&[denied]).failure.unwrap().0, FailureKind::Auth);
+        let refused = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"result":"API Error: Unable to connect to API (ConnectionRefused)","session_id":"s"}"#;
+        assert_eq!(parse(&[refused]).failure.unwrap().0, FailureKind::Network);
+        let limited = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · slow down","session_id":"s"}"#;
+        let f = parse(&[limited]).failure.unwrap();
+        assert_eq!(f.0, FailureKind::Api);
+        assert!(crate::agent::is_transient(&f.1));
+    }
+
     #[test]
     fn older_cost_field_and_missing_result() {
         let p = parse(&[

@@ -15,7 +15,8 @@ use crate::init;
 #[command(after_help = "\
 Files written (merged into existing ones: no key is lost, nothing is overwritten):
   claude  .mcp.json (mcpServers.baton), .claude/settings.json (PostToolUse, SessionStart,
-          PreCompact hooks), .claude/commands/baton-{status,begin,complete,epic}.md, CLAUDE.md
+          PreCompact hooks; permissions.allow mcp__baton; enabledMcpjsonServers baton),
+          .claude/commands/baton-{status,begin,complete,epic}.md, CLAUDE.md
   codex   .codex/config.toml ([mcp_servers.baton]), .codex/hooks.json (PostToolUse,
           SessionStart, PreCompact), AGENTS.md
   gemini  .gemini/settings.json (mcpServers.baton; AfterTool, SessionStart, PreCompress hooks),
@@ -47,6 +48,32 @@ struct Report {
     action: &'static str,
     dry_run: bool,
     files: Vec<FileReport>,
+    /// What the user must still do before the agent CLI uses what was written.
+    next_steps: Vec<&'static str>,
+}
+
+/// What each CLI needs from its user before it reads a project's settings (checked with
+/// claude-code 2.1.197, codex 0.171.0, gemini-cli 0.61.0).
+fn next_steps(agent: Agent) -> Vec<&'static str> {
+    match agent {
+        Agent::Claude => vec![
+            "trust this folder in claude (start `claude` here once and accept the trust dialog): \
+             until then claude ignores the project's permission for baton's MCP tools",
+            "restart the claude sessions already running here",
+        ],
+        Agent::Codex => vec![
+            "trust this project in codex (start `codex` here once and trust it): codex reads \
+             .codex/ only in a trusted project",
+            "in codex, run `/hooks` and trust baton's hooks: codex runs no hook it has not been \
+             told to trust",
+            "restart the codex sessions already running here",
+        ],
+        Agent::Gemini => vec![
+            "trust this folder in gemini (`/permissions`, or security.folderTrust in your \
+             settings): gemini ignores .gemini/settings.json in a folder it does not trust",
+            "restart the gemini sessions already running here",
+        ],
+    }
 }
 
 #[derive(Serialize)]
@@ -83,6 +110,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         agent: a.agent.name(),
         action: if a.uninstall { "uninstall" } else { "install" },
         dry_run: a.dry_run,
+        next_steps: if a.uninstall || files.is_empty() {
+            Vec::new()
+        } else {
+            next_steps(a.agent)
+        },
         files,
     };
     ctx.out.emit(&report, |w| {
@@ -110,6 +142,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 "baton is set up for {}; `baton init {} --uninstall` removes it",
                 report.agent, report.agent
             )?;
+            writeln!(w, "Before {} uses it:", report.agent)?;
+            for step in &report.next_steps {
+                writeln!(w, "- {step}")?;
+            }
         }
         Ok(())
     });

@@ -54,7 +54,11 @@ fn claude_keeps_every_key_and_uninstall_restores_bytes() {
              created .claude/commands/baton-status.md\ncreated .claude/commands/baton-begin.md\n\
              created .claude/commands/baton-complete.md\ncreated .claude/commands/baton-epic.md\n\
              changed CLAUDE.md\n\
-             baton is set up for claude; `baton init claude --uninstall` removes it\n",
+             baton is set up for claude; `baton init claude --uninstall` removes it\n\
+             Before claude uses it:\n\
+             - trust this folder in claude (start `claude` here once and accept the trust dialog): \
+             until then claude ignores the project's permission for baton's MCP tools\n\
+             - restart the claude sessions already running here\n",
         )
         .run();
     let s = json_at(&p.path().join(".claude/settings.json"));
@@ -71,7 +75,14 @@ fn claude_keeps_every_key_and_uninstall_restores_bytes() {
     assert!(at("PostToolUse") < at("Stop"), "{text}");
     assert!(at("Stop") < at("SessionStart"), "{text}");
     // Every original key and entry is still there.
-    assert_eq!(s["permissions"], orig["permissions"]);
+    // The user's permissions, and baton's MCP tools allowed after them.
+    let mut perms = orig["permissions"].clone();
+    perms["allow"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("mcp__baton"));
+    assert_eq!(s["permissions"], perms);
+    assert_eq!(s["enabledMcpjsonServers"], json!(["baton"]));
     assert_eq!(s["env"], orig["env"]);
     assert_eq!(s["model"], "opus");
     assert_eq!(s["hooks"]["Stop"], orig["hooks"]["Stop"]);
