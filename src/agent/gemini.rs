@@ -4,13 +4,15 @@
 //! possibly pretty-printed, so the whole stdout (bounded) is parsed at the end; an error
 //! document goes to **stderr** instead (checked with 0.61.0). Exit codes: 41 auth, 42 input,
 //! 44 sandbox, 52 config, 53 turn limit, 54 tool error, 55 untrusted folder, 130 SIGINT.
-//! Always `--skip-trust` (else exit 55 in a folder never trusted interactively).
+//! Always `--skip-trust` (else exit 55 in a folder never trusted interactively) and
+//! `GEMINI_CLI_TRUST_WORKSPACE=true` (the project's settings count only in a trusted folder);
+//! `--allowed-tools` with [`GEMINI_ALLOWED_TOOLS`] for a phase that edits.
 
 use serde_json::Value;
 
 use super::{
-    Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
-    Usage, tail_str, unsupported,
+    Access, AgentRequest, AgentSpec, FailureKind, GEMINI_ALLOWED_TOOLS, OutputParser, Parsed,
+    PromptVia, TEXT_TAIL_BYTES, Usage, classify_api_error, tail_str, unsupported,
 };
 use crate::Result;
 
@@ -76,10 +78,6 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         (spec.max_turns.is_some(), "max_turns"),
         (spec.append_system_prompt.is_some(), "append_system_prompt"),
         (spec.sandbox.is_some(), "sandbox"),
-        (
-            spec.allowed_tools.as_ref().is_some_and(|t| !t.is_empty()),
-            "allowed_tools",
-        ),
         (!spec.disallowed_tools.is_empty(), "disallowed_tools"),
     ] {
         if set {
@@ -105,6 +103,17 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     }
     if spec.skip_permissions {
         a.push("--yolo".into());
+    }
+    let tools: Vec<String> = match &spec.allowed_tools {
+        Some(t) => t.clone(),
+        None if spec.access == Access::Edit && !spec.skip_permissions => {
+            GEMINI_ALLOWED_TOOLS.iter().map(|t| t.to_string()).collect()
+        }
+        None => Vec::new(),
+    };
+    if !tools.is_empty() {
+        // `=`: one value, split on commas by gemini.
+        a.push(format!("--allowed-tools={}", tools.join(",")));
     }
     if let Some(id) = &req.resume {
         a.extend(["--resume".into(), id.clone()]);
@@ -141,13 +150,18 @@ fn error_of(v: &Value) -> Option<(FailureKind, String)> {
         .and_then(Value::as_str)
         .unwrap_or("gemini reported an error")
         .to_string();
-    let kind = e
-        .get("code")
-        .and_then(Value::as_i64)
-        .and_then(|c| i32::try_from(c).ok())
-        .map(exit_failure)
-        .filter(|k| *k != FailureKind::ExitCode)
-        .unwrap_or(FailureKind::Api);
+    // `code` is gemini's exit code for its own errors, but the API's HTTP status for an API
+    // error (401, 429, 500): the two are told apart by range, never looked up in one table.
+    let kind = match e.get("code").and_then(Value::as_i64) {
+        Some(401 | 403) => FailureKind::Auth,
+        Some(400..=599) => classify_api_error(&msg),
+        Some(c) => i32::try_from(c)
+            .ok()
+            .map(exit_failure)
+            .filter(|k| *k != FailureKind::ExitCode)
+            .unwrap_or(FailureKind::Api),
+        None => classify_api_error(&msg),
+    };
     Some((kind, tail_str(&msg, 4096)))
 }
 
@@ -285,9 +299,17 @@ mod tests {
                 "json",
                 "--skip-trust",
                 "--approval-mode",
-                "auto_edit"
+                "auto_edit",
+                "--allowed-tools=run_shell_command(git status),run_shell_command(git diff),\
+                 run_shell_command(git log),run_shell_command(git show),run_shell_command(baton)"
             ]
         );
+        spec.allowed_tools = Some(vec!["run_shell_command(cargo test)".into()]);
+        assert_eq!(
+            args(&spec, &req).unwrap()[5],
+            "--allowed-tools=run_shell_command(cargo test)"
+        );
+        spec.allowed_tools = None;
         spec.access = Access::ReadOnly;
         assert_eq!(
             args(&spec, &req).unwrap(),

@@ -178,6 +178,29 @@ pub const CLAUDE_ALLOWED_TOOLS: &[&str] = &[
     "Bash(baton:*)",
 ];
 
+/// gemini's default `--allowed-tools` for [`Access::Edit`]: the same commands as
+/// [`CLAUDE_ALLOWED_TOOLS`], in gemini's spelling. Under `--approval-mode auto_edit` gemini 0.61
+/// offers its model no shell tool at all unless some command of it is allowed: the dev could
+/// not run the tests, nor the reviewer `git diff --staged`.
+pub const GEMINI_ALLOWED_TOOLS: &[&str] = &[
+    "run_shell_command(git status)",
+    "run_shell_command(git diff)",
+    "run_shell_command(git log)",
+    "run_shell_command(git show)",
+    "run_shell_command(baton)",
+];
+
+/// The environment each kind gets before the configured one (which may override it).
+fn kind_env(kind: AgentKind) -> Vec<(String, String)> {
+    match kind {
+        // gemini reads the project's .gemini/settings.json (baton's hooks and MCP server from
+        // `baton init gemini`) only in a trusted folder, and decides that before it parses
+        // `--skip-trust`: the variable is what makes the project's settings count.
+        AgentKind::Gemini => vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into())],
+        _ => Vec::new(),
+    }
+}
+
 /// Configuration of one agent (what `baton.toml` will describe).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSpec {
@@ -201,9 +224,10 @@ pub struct AgentSpec {
     pub access: Access,
     /// claude `--permission-mode`, gemini `--approval-mode`: overrides the [`Access`] default.
     pub permission_mode: Option<String>,
-    /// claude `--allowedTools` (one comma-separated argument). `None`: the default,
-    /// [`CLAUDE_ALLOWED_TOOLS`] when [`Access::Edit`], none when read-only; `Some(empty)`: none.
-    /// baton's own MCP tools are always added (unless `skip_permissions`).
+    /// claude `--allowedTools`, gemini `--allowed-tools` (one comma-separated argument).
+    /// `None`: the default, [`CLAUDE_ALLOWED_TOOLS`] / [`GEMINI_ALLOWED_TOOLS`] when
+    /// [`Access::Edit`], none when read-only; `Some(empty)`: none. claude's runs always add
+    /// baton's own MCP tools (unless `skip_permissions`). codex refuses a non-empty list.
     /// Other kinds refuse a non-empty list.
     pub allowed_tools: Option<Vec<String>>,
     /// claude `--disallowedTools` (one comma-separated argument). Other kinds refuse it.
@@ -565,7 +589,8 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
         AgentKind::Gemini => Box::new(gemini::Parser::default()),
         _ => Box::new(PlainText),
     };
-    let mut env: Vec<(String, String)> = spec.env.clone();
+    let mut env = kind_env(spec.kind);
+    env.extend(spec.env.iter().cloned());
     env.extend(req.env.iter().cloned());
     let raw = process::run(process::Job {
         inv: &inv,

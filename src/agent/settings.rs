@@ -150,7 +150,8 @@ pub struct AgentSettings {
     pub approval_mode: Option<String>,
     /// codex `--sandbox` (default `workspace-write`).
     pub sandbox: Option<String>,
-    /// claude: tools allowed beside baton's defaults, e.g. `Bash(cargo test:*)`.
+    /// claude, gemini: tools allowed beside baton's defaults, e.g. `Bash(cargo test:*)` (claude),
+    /// `run_shell_command(cargo test)` (gemini).
     #[serde(default)]
     pub allowed_tools: Vec<String>,
     /// claude `--disallowedTools`.
@@ -278,10 +279,11 @@ impl Resolved {
         spec.permission_mode = s.permission_mode.clone().or(s.approval_mode.clone());
         spec.sandbox = s.sandbox.clone();
         if !s.allowed_tools.is_empty() {
-            let mut tools: Vec<String> = super::CLAUDE_ALLOWED_TOOLS
-                .iter()
-                .map(|t| t.to_string())
-                .collect();
+            let defaults = match self.kind {
+                AgentKind::Gemini => super::GEMINI_ALLOWED_TOOLS,
+                _ => super::CLAUDE_ALLOWED_TOOLS,
+            };
+            let mut tools: Vec<String> = defaults.iter().map(|t| t.to_string()).collect();
             tools.extend(s.allowed_tools.iter().cloned());
             spec.allowed_tools = Some(tools);
         }
@@ -300,7 +302,6 @@ impl Resolved {
         let s = &self.settings;
         let claude_only = [
             (s.permission_mode.is_some(), "permission_mode"),
-            (!s.allowed_tools.is_empty(), "allowed_tools"),
             (!s.disallowed_tools.is_empty(), "disallowed_tools"),
             (s.max_turns.is_some(), "max_turns"),
         ];
@@ -313,7 +314,10 @@ impl Resolved {
             .find(|(set, _)| *set),
             AgentKind::Codex => claude_only
                 .into_iter()
-                .chain([(s.approval_mode.is_some(), "approval_mode")])
+                .chain([
+                    (s.approval_mode.is_some(), "approval_mode"),
+                    (!s.allowed_tools.is_empty(), "allowed_tools"),
+                ])
                 .find(|(set, _)| *set),
             AgentKind::Gemini => claude_only
                 .into_iter()

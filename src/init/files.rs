@@ -58,6 +58,14 @@ fn claude_entries() -> Vec<(Vec<String>, Value)> {
     entries
 }
 
+/// gemini offers a server's tools to a headless session only when they need no confirmation:
+/// `trust: true` on baton's server (and on no other) is that grant.
+fn gemini_mcp_key() -> (Vec<String>, Value) {
+    let mut server = settings::mcp_server(BATON);
+    server["trust"] = Value::Bool(true);
+    (p(&["mcpServers", "baton"]), server)
+}
+
 fn mcp_key() -> (Vec<String>, Value) {
     (p(&["mcpServers", "baton"]), settings::mcp_server(BATON))
 }
@@ -174,7 +182,7 @@ pub fn wanted(agent: Agent) -> Vec<Wanted> {
         Agent::Gemini => vec![Wanted {
             path: ".gemini/settings.json".into(),
             part: Part::Json {
-                keys: vec![mcp_key()],
+                keys: vec![gemini_mcp_key()],
                 entries: hook_entries(agent),
             },
         }],

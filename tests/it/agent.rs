@@ -285,8 +285,16 @@ fn gemini_success() {
             "json",
             "--skip-trust",
             "--approval-mode",
-            "auto_edit"
+            "auto_edit",
+            "--allowed-tools=run_shell_command(git status),run_shell_command(git diff),\
+             run_shell_command(git log),run_shell_command(git show),run_shell_command(baton)"
         ]
+    );
+    // The project's .gemini/settings.json counts only in a trusted folder.
+    assert!(
+        f.rec("env")
+            .lines()
+            .any(|l| l == "GEMINI_CLI_TRUST_WORKSPACE=true")
     );
     assert_eq!(f.rec("stdin"), "the prompt");
 }

@@ -10,7 +10,11 @@ use baton::context::tokens::Encoding;
 use serde_json::{Value, json};
 
 use crate::util::model_double::{ModelDouble, Reply, Request, Script};
-use crate::util::{Proj, agent_cli, bin, demo_repo, git, no_backoff, path_with, text};
+use crate::util::scripted_agent::{
+    CLAUDE, GEN, epic_agent, failing_first, finished_phases, one_story_project, project_tests,
+    story_commits,
+};
+use crate::util::{Proj, agent_cli, bin, demo_repo, git, path_with, text};
 
 /// `claude` with the user's setup: an empty HOME of its own, the API at the double, baton on
 /// PATH. Nothing of baton's loosened.
@@ -81,9 +85,6 @@ fn shown(double: &ModelDouble) -> String {
         .pop()
         .expect("a tool result was sent back")
 }
-
-/// A 200 KB test log whose one failing test is line `at` (of 3,700).
-const GEN: &str = "#!/bin/sh\nawk -v at=\"$1\" 'BEGIN { for (i = 0; i < 3700; i++) { if (i == at) print \"test tests::the_failing_one ... FAILED\"; else printf \"test tests::case_%05d ... ok (padding padding padding)\\n\", i } }'\n";
 
 fn init_claude(p: &Proj) {
     let o = p.cmd(&["init", "claude"]).output().unwrap();
@@ -180,79 +181,6 @@ fn batons_mcp_tools_are_offered_and_a_call_round_trips() {
     assert!(seen.contains("tokens (o200k_base)"), "{seen}");
 }
 
-/// What a dev, reviewer and QA agent do, played per phase from baton's prompt: read the story,
-/// write code, run the tests through `baton mask` as the prompt asks, fill the record, print
-/// the signal.
-fn epic_agent(dir: &Path) -> Script {
-    let dir = dir.to_path_buf();
-    Box::new(move |r: &Request| {
-        if r.tools().is_empty() {
-            return Reply::Text("ok".into());
-        }
-        let prompt = r.user_text();
-        let field = |name: &str| -> String {
-            prompt
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(name))
-                .map(|v| v.trim().to_string())
-                .unwrap_or_default()
-        };
-        let story = dir.join(field("Story file:"));
-        let story = story.to_string_lossy().to_string();
-        let id = field("Story ID:");
-        let n = r.turns();
-        if prompt.contains("You are the Dev agent") {
-            let code = dir.join(format!("src/story_{}.txt", id.replace('.', "_")));
-            match n {
-                0 => Reply::tool("Read", json!({"file_path": story})),
-                1 => Reply::tool(
-                    "Edit",
-                    json!({"file_path": story, "old_string": "2. It is tested.\n",
-                           "new_string": "2. It is tested.\n\n## Dev Agent Record\n\n### Implementation Summary\nDone by the model double.\n"}),
-                ),
-                2 => Reply::tool(
-                    "Write",
-                    json!({"file_path": code.to_string_lossy(), "content": format!("story {id}\n")}),
-                ),
-                3 => Reply::tool(
-                    "Bash",
-                    json!({"command": "baton mask -- sh run-tests.sh", "description": "tests"}),
-                ),
-                _ => Reply::Text(format!(
-                    "```json\n{{\"status\": \"COMPLETE\", \"story_id\": \"{id}\", \"summary\": \"done\", \"files_changed\": [], \"tests_added\": 1}}\n```\nIMPLEMENTATION COMPLETE: {id}"
-                )),
-            }
-        } else if prompt.contains("Senior Code Reviewer") {
-            match n {
-                0 => Reply::tool(
-                    "Bash",
-                    json!({"command": "git diff --staged", "description": "the changes"}),
-                ),
-                1 => Reply::tool("Read", json!({"file_path": story})),
-                2 => Reply::tool(
-                    "Edit",
-                    json!({"file_path": story, "old_string": "Done by the model double.\n",
-                           "new_string": "Done by the model double.\n\n## Code Review Record\n\nNo issues.\n"}),
-                ),
-                _ => Reply::Text(format!("REVIEW PASSED: {id}")),
-            }
-        } else if prompt.contains("user acceptance test plan") {
-            let file = dir.join(field("Files to write:"));
-            let epic = field("Epic file:");
-            let _ = epic;
-            match n {
-                0 => Reply::tool(
-                    "Write",
-                    json!({"file_path": file.to_string_lossy(), "content": "# UAT\n\nScenarios.\n"}),
-                ),
-                _ => Reply::Text("UAT COMPLETE: Epic 1".into()),
-            }
-        } else {
-            Reply::Text("I do not know this phase.".into())
-        }
-    })
-}
-
 #[test]
 fn baton_run_commits_every_story_with_claude_under_batons_defaults() {
     let Some(cli) = agent_cli("claude") else {
@@ -261,16 +189,11 @@ fn baton_run_commits_every_story_with_claude_under_batons_defaults() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
     demo_repo(&dir, "");
-    // The project's tests: long enough that `baton mask` summarises them.
-    let tests: String = (0..400)
-        .map(|i| format!("echo 'test notes::case_{i} ... ok'\n"))
-        .collect::<String>()
-        + "echo 'test result: ok. 400 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.20s'\n";
-    std::fs::write(dir.join("run-tests.sh"), tests).unwrap();
+    std::fs::write(dir.join("run-tests.sh"), project_tests()).unwrap();
     git(&dir, &["add", "run-tests.sh"]);
     git(&dir, &["commit", "-q", "-m", "tests"]);
     let home = tempfile::tempdir().unwrap();
-    let double = ModelDouble::anthropic(epic_agent(&dir));
+    let double = ModelDouble::anthropic(epic_agent(&dir, &CLAUDE));
     let out = claude_env(Command::new(bin()), &cli, &dir, home.path(), &double)
         .args(["run", "epic-execute", "1", "--agent", "claude"])
         .output()
@@ -303,19 +226,6 @@ fn baton_run_commits_every_story_with_claude_under_batons_defaults() {
 }
 
 /// Runs `baton run epic-execute 1 --agent claude` against `script`; its output and how long.
-/// A demo project whose epic has one story (1.1) and waits no time between rate-limit retries.
-fn one_story_project(tmp: &Path) -> std::path::PathBuf {
-    let dir = tmp.join("p");
-    demo_repo(&dir, "");
-    for id in ["1.2", "1.3", "1.4"] {
-        std::fs::remove_file(crate::util::demo_story_path(&dir, id)).unwrap();
-    }
-    no_backoff(&dir, "epic-execute");
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "one story"]);
-    dir
-}
-
 /// `baton run ARGS` in `dir` with claude answered by `double`; its output and how long.
 fn baton_run(dir: &Path, double: &ModelDouble, args: &[&str]) -> (Output, Duration) {
     let cli = agent_cli("claude").expect("checked by the caller");
@@ -339,58 +249,12 @@ fn run_against(script: Script) -> (tempfile::TempDir, Output, Duration, ModelDou
     (tmp, out, took, double)
 }
 
-/// The stories' commits.
-fn story_commits(dir: &Path) -> Vec<String> {
-    git(dir, &["log", "--format=%s"])
-        .lines()
-        .filter(|l| l.contains("(story "))
-        .map(String::from)
-        .collect()
-}
-
-/// The model of [`epic_agent`] behind `first` failures of the API (`fail` answers them).
-fn failing_first(
-    dir: &Path,
-    first: usize,
-    fail: impl Fn() -> Reply + Send + Sync + 'static,
-) -> Script {
-    let agent = epic_agent(dir);
-    let n = std::sync::atomic::AtomicUsize::new(0);
-    Box::new(move |r: &Request| {
-        if r.tools().is_empty() {
-            return Reply::Text("ok".into());
-        }
-        if n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < first {
-            return fail();
-        }
-        agent(r)
-    })
-}
-
-/// The journal's `phase_finished` events of the latest run.
-fn finished_phases(dir: &Path) -> Vec<Value> {
-    let runs = dir.join(".baton/runs");
-    let mut ids: Vec<_> = std::fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    ids.sort();
-    let journal = std::fs::read_to_string(ids.last().unwrap().join("events.jsonl")).unwrap();
-    journal
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["event"] == "phase_finished")
-        .collect()
-}
-
 #[test]
 fn an_auth_failure_stops_the_run_within_seconds_and_commits_nothing() {
     if agent_cli("claude").is_none() {
         return;
     }
-    let (tmp, out, took, _d) = run_against(Box::new(|_| {
-        Reply::error(401, "authentication_error", "invalid x-api-key")
-    }));
+    let (tmp, out, took, _d) = run_against(Box::new(|_| Reply::error(401, "invalid x-api-key")));
     let dir = tmp.path().join("p");
     assert_eq!(out.status.code(), Some(7), "{}", text(&out));
     assert!(took < Duration::from_secs(60), "{took:?}");
@@ -425,12 +289,8 @@ fn rate_limits_and_server_errors_are_waited_out_without_spending_an_attempt() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    let limited = || Reply::Status {
-        code: 429,
-        headers: vec![("retry-after".into(), "1".into())],
-        body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}),
-    };
-    let double = ModelDouble::anthropic(failing_first(&dir, 2, limited));
+    let limited = || Reply::rate_limited(1);
+    let double = ModelDouble::anthropic(failing_first(&dir, &CLAUDE, 2, limited));
     let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "claude"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(story_commits(&dir).len(), 1, "{:?}", story_commits(&dir));
@@ -440,7 +300,7 @@ fn rate_limits_and_server_errors_are_waited_out_without_spending_an_attempt() {
 fn recovers_from(fail: fn() -> Reply) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    let double = ModelDouble::anthropic(failing_first(&dir, 1, fail));
+    let double = ModelDouble::anthropic(failing_first(&dir, &CLAUDE, 1, fail));
     let (out, took) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "claude"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(took < Duration::from_secs(90), "{took:?}");
@@ -461,7 +321,7 @@ fn recovers_from(fail: fn() -> Reply) {
 #[test]
 fn a_server_error_is_retried_without_spending_an_attempt() {
     if agent_cli("claude").is_some() {
-        recovers_from(|| Reply::error(500, "api_error", "internal"));
+        recovers_from(|| Reply::error(500, "internal"));
     }
 }
 
@@ -479,13 +339,9 @@ fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    let limited = || Reply::Status {
-        code: 429,
-        headers: vec![("retry-after".into(), "3600".into())],
-        body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "come back later"}}),
-    };
+    let limited = || Reply::rate_limited(3600);
     // The first call and its three retries are refused; the resumed run's calls are answered.
-    let double = ModelDouble::anthropic(failing_first(&dir, 4, limited));
+    let double = ModelDouble::anthropic(failing_first(&dir, &CLAUDE, 4, limited));
     let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "claude"]);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out));
     let said = text(&out);

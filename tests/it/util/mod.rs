@@ -8,6 +8,7 @@ pub mod model_double;
 pub mod pg;
 mod project;
 mod runner;
+pub mod scripted_agent;
 mod test;
 
 pub use agent_cli::{agent_cli, path_with};

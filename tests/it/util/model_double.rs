@@ -7,52 +7,82 @@
 //! call, an HTTP error, a stream cut mid-message). Every request is recorded with the tools it
 //! offered and the tool results as the model was shown them.
 //!
-//! The Anthropic Messages API, as claude-code 2.1.197 calls it: `POST /v1/messages?beta=true`
-//! (streamed as server-sent events: `message_start`, `content_block_start`,
-//! `content_block_delta` with `text_delta` / `input_json_delta`, `content_block_stop`,
-//! `message_delta` with the stop reason, `message_stop`; or one JSON message when `stream` is
-//! false) and `POST /v1/messages/count_tokens`.
+//! Two APIs, as the CLIs call them:
+//! - Anthropic Messages (claude-code 2.1.197, `ANTHROPIC_BASE_URL`): `POST /v1/messages?beta=true`
+//!   streamed as server-sent events (`message_start`, `content_block_start`,
+//!   `content_block_delta` with `text_delta` / `input_json_delta`, `content_block_stop`,
+//!   `message_delta` with the stop reason, `message_stop`), or one JSON message when `stream`
+//!   is false; `POST /v1/messages/count_tokens`.
+//! - Gemini (gemini-cli 0.61.0, `GOOGLE_GEMINI_BASE_URL`): `POST /v1beta/models/M:streamGenerateContent?alt=sse`
+//!   (each event a `GenerateContentResponse`: `candidates[0].content.parts` of `text` or
+//!   `functionCall {name, args}`, `finishReason`, `usageMetadata`), the model router's
+//!   `:generateContent` without tools (answered `{complexity_reasoning, complexity_score}`
+//!   by the double itself, never the script), `:countTokens`.
 
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use serde_json::{Value, json};
 
+/// The model API a double speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    Gemini,
+}
+
 /// One request the CLI sent.
 #[derive(Debug, Clone)]
 pub struct Request {
+    pub api: Api,
     pub path: String,
     pub body: Value,
+}
+
+fn array<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v[key].as_array().into_iter().flatten()
 }
 
 impl Request {
     /// The names of the tools offered with this request.
     pub fn tools(&self) -> Vec<String> {
-        self.body["tools"]
-            .as_array()
+        let names: Vec<&Value> = match self.api {
+            Api::Anthropic => array(&self.body, "tools").map(|t| &t["name"]).collect(),
+            Api::Gemini => array(&self.body, "tools")
+                .flat_map(|t| array(t, "functionDeclarations"))
+                .map(|f| &f["name"])
+                .collect(),
+        };
+        names
             .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str().map(String::from))
+            .filter_map(|n| n.as_str().map(String::from))
             .collect()
     }
 
-    fn messages(&self) -> impl Iterator<Item = &Value> {
-        self.body["messages"].as_array().into_iter().flatten()
-    }
-
-    /// Every text block of the user's messages (the prompt, system reminders), joined.
+    /// Every text the user's turns hold (the prompt, system reminders), joined.
     pub fn user_text(&self) -> String {
         let mut out = String::new();
-        for m in self.messages().filter(|m| m["role"] == "user") {
-            match &m["content"] {
-                Value::String(s) => out.push_str(s),
-                Value::Array(blocks) => {
+        let (list, role) = match self.api {
+            Api::Anthropic => ("messages", "user"),
+            Api::Gemini => ("contents", "user"),
+        };
+        for m in array(&self.body, list).filter(|m| m["role"] == role) {
+            match (&m["content"], self.api) {
+                (Value::String(s), Api::Anthropic) => out.push_str(s),
+                (Value::Array(blocks), Api::Anthropic) => {
                     for b in blocks.iter().filter(|b| b["type"] == "text") {
                         out.push_str(b["text"].as_str().unwrap_or(""));
                         out.push('\n');
                     }
                 }
-                _ => {}
+                _ => {
+                    for part in array(m, "parts") {
+                        if let Some(t) = part["text"].as_str() {
+                            out.push_str(t);
+                            out.push('\n');
+                        }
+                    }
+                }
             }
         }
         out
@@ -61,20 +91,36 @@ impl Request {
     /// The tool results the model is shown in this request, oldest first, each as its text.
     pub fn tool_results(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for m in self.messages() {
-            for b in m["content"].as_array().into_iter().flatten() {
-                if b["type"] != "tool_result" {
-                    continue;
+        match self.api {
+            Api::Anthropic => {
+                for m in array(&self.body, "messages") {
+                    for b in array(m, "content").filter(|b| b["type"] == "tool_result") {
+                        out.push(match &b["content"] {
+                            Value::String(s) => s.clone(),
+                            Value::Array(parts) => parts
+                                .iter()
+                                .filter_map(|p| p["text"].as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                            _ => String::new(),
+                        });
+                    }
                 }
-                out.push(match &b["content"] {
-                    Value::String(s) => s.clone(),
-                    Value::Array(parts) => parts
-                        .iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    _ => String::new(),
-                });
+            }
+            Api::Gemini => {
+                for c in array(&self.body, "contents") {
+                    for part in array(c, "parts") {
+                        let r = &part["functionResponse"]["response"];
+                        if r.is_null() {
+                            continue;
+                        }
+                        // A result, or the reason a hook gave for replacing it (`error`).
+                        out.push(match r["output"].as_str().or(r["error"].as_str()) {
+                            Some(s) => s.to_string(),
+                            None => r.to_string(),
+                        });
+                    }
+                }
             }
         }
         out
@@ -93,11 +139,11 @@ pub enum Reply {
     Text(String),
     /// A call of `name` with `input`.
     Tool { name: String, input: Value },
-    /// An HTTP error: status, extra headers, and the API's error body.
+    /// An HTTP error: status, extra headers, and the message of the API's error body.
     Status {
         code: u16,
         headers: Vec<(String, String)>,
-        body: Value,
+        message: String,
     },
     /// A stream that starts a message and ends, mid-message, without `message_stop`.
     Cut,
@@ -111,12 +157,21 @@ impl Reply {
         }
     }
 
-    /// The Anthropic error body for `code`.
-    pub fn error(code: u16, kind: &str, message: &str) -> Reply {
+    /// An HTTP error `code` with the API's error body.
+    pub fn error(code: u16, message: &str) -> Reply {
         Reply::Status {
             code,
             headers: Vec::new(),
-            body: json!({"type": "error", "error": {"type": kind, "message": message}}),
+            message: message.to_string(),
+        }
+    }
+
+    /// A rate limit, asking to wait `retry_after` seconds.
+    pub fn rate_limited(retry_after: u32) -> Reply {
+        Reply::Status {
+            code: 429,
+            headers: vec![("retry-after".into(), retry_after.to_string())],
+            message: "rate limited by the model double".into(),
         }
     }
 }
@@ -135,13 +190,25 @@ pub struct ModelDouble {
 impl ModelDouble {
     /// An Anthropic Messages API on a free loopback port.
     pub fn anthropic(script: Script) -> ModelDouble {
+        ModelDouble::start(Api::Anthropic, script)
+    }
+
+    /// A Gemini API on a free loopback port.
+    pub fn gemini(script: Script) -> ModelDouble {
+        ModelDouble::start(Api::Gemini, script)
+    }
+
+    fn start(api: Api, script: Script) -> ModelDouble {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind loopback"));
         let url = format!("http://{}", server.server_addr());
         let log = Arc::new(Mutex::new(Vec::new()));
         let (s, l) = (server.clone(), log.clone());
         let thread = std::thread::spawn(move || {
             for req in s.incoming_requests() {
-                serve(req, &script, &l);
+                match api {
+                    Api::Anthropic => serve(req, &script, &l),
+                    Api::Gemini => serve_gemini(req, &script, &l),
+                }
             }
         });
         ModelDouble {
@@ -152,7 +219,7 @@ impl ModelDouble {
         }
     }
 
-    /// The model requests (`/v1/messages`) so far, oldest first.
+    /// The model requests so far (not token counts, not gemini's router), oldest first.
     pub fn requests(&self) -> Vec<Request> {
         self.log.lock().unwrap().clone()
     }
@@ -199,7 +266,11 @@ fn serve(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>
     if !path.starts_with("/v1/messages") {
         return respond(req, 404, "text/plain", Vec::new());
     }
-    let request = Request { path, body };
+    let request = Request {
+        api: Api::Anthropic,
+        path,
+        body,
+    };
     let reply = script(&request);
     let stream = request.body["stream"].as_bool().unwrap_or(false);
     let model = request.body["model"]
@@ -212,15 +283,17 @@ fn serve(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>
         Reply::Status {
             code,
             headers,
-            body,
+            message,
         } => {
-            let mut resp = tiny_http::Response::from_data(body.to_string().into_bytes())
-                .with_status_code(code)
-                .with_header(header("content-type", "application/json"));
-            for (k, v) in headers {
-                resp = resp.with_header(header(&k, &v));
-            }
-            let _ = req.respond(resp);
+            let kind = match code {
+                401 => "authentication_error",
+                403 => "permission_error",
+                429 => "rate_limit_error",
+                529 => "overloaded_error",
+                _ => "api_error",
+            };
+            let body = json!({"type": "error", "error": {"type": kind, "message": message}});
+            respond_error(req, code, &headers, body);
         }
         Reply::Cut => {
             let start = message_start(&model, input_tokens);
@@ -248,6 +321,93 @@ fn serve(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>
             msg["stop_reason"] = json!(stop);
             respond(req, 200, "application/json", msg.to_string().into_bytes());
         }
+    }
+}
+
+fn respond_error(req: tiny_http::Request, code: u16, headers: &[(String, String)], body: Value) {
+    let mut resp = tiny_http::Response::from_data(body.to_string().into_bytes())
+        .with_status_code(code)
+        .with_header(header("content-type", "application/json"));
+    for (k, v) in headers {
+        resp = resp.with_header(header(k, v));
+    }
+    let _ = req.respond(resp);
+}
+
+fn serve_gemini(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+    let path = req.url().to_string();
+    let mut raw = Vec::new();
+    let _ = req.as_reader().read_to_end(&mut raw);
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if *req.method() != tiny_http::Method::Post || !path.starts_with("/v1beta/models/") {
+        return respond(req, 404, "text/plain", Vec::new());
+    }
+    let tokens = raw.len() / 4;
+    if path.contains(":countTokens") {
+        let n = json!({"totalTokens": tokens}).to_string();
+        return respond(req, 200, "application/json", n.into_bytes());
+    }
+    let stream = path.contains(":streamGenerateContent");
+    let request = Request {
+        api: Api::Gemini,
+        path,
+        body,
+    };
+    // The model router's classification call: the CLI's, not the agent's turn.
+    let reply = if !stream && request.tools().is_empty() {
+        let verdict = json!({"complexity_reasoning": "a scripted turn", "complexity_score": 1});
+        Reply::Text(verdict.to_string())
+    } else {
+        let reply = script(&request);
+        log.lock().unwrap().push(request);
+        reply
+    };
+    let response = |parts: Value, finish: Option<&str>| {
+        let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        if let Some(f) = finish {
+            candidate["finishReason"] = json!(f);
+        }
+        json!({"candidates": [candidate], "modelVersion": "gemini-double",
+               "usageMetadata": {"promptTokenCount": tokens, "candidatesTokenCount": 10,
+                                 "totalTokenCount": tokens + 10}})
+    };
+    let doc = match reply {
+        Reply::Status {
+            code,
+            headers,
+            message,
+        } => {
+            let status = match code {
+                401 => "UNAUTHENTICATED",
+                403 => "PERMISSION_DENIED",
+                429 => "RESOURCE_EXHAUSTED",
+                503 => "UNAVAILABLE",
+                _ => "INTERNAL",
+            };
+            let body = json!({"error": {"code": code, "message": message, "status": status}});
+            return respond_error(req, code, &headers, body);
+        }
+        Reply::Cut => {
+            // A first chunk of text, then the stream ends without a finish reason.
+            let first = response(json!([{"text": "I will"}]), None);
+            let text = format!("data: {first}\n\n");
+            return respond(req, 200, "text/event-stream", text.into_bytes());
+        }
+        Reply::Text(t) => response(json!([{"text": t}]), Some("STOP")),
+        Reply::Tool { name, input } => response(
+            json!([{"functionCall": {"name": name, "args": input}}]),
+            Some("STOP"),
+        ),
+    };
+    if stream {
+        respond(
+            req,
+            200,
+            "text/event-stream",
+            format!("data: {doc}\n\n").into_bytes(),
+        );
+    } else {
+        respond(req, 200, "application/json", doc.to_string().into_bytes());
     }
 }
 
