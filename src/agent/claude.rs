@@ -8,8 +8,8 @@
 use serde_json::Value;
 
 use super::{
-    Access, AgentRequest, AgentSpec, CLAUDE_ALLOWED_TOOLS, FailureKind, OutputParser, Parsed,
-    PromptVia, TEXT_TAIL_BYTES, Usage, classify_api_error, is_network, tail_str, unsupported,
+    Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
+    Usage, classify_api_error, is_network, tail_str, unsupported,
 };
 use crate::Result;
 
@@ -39,7 +39,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     opt("--permission-mode", &mode);
     let mut tools: Vec<String> = match &spec.allowed_tools {
         Some(t) => t.clone(),
-        None if edit => CLAUDE_ALLOWED_TOOLS.iter().map(|t| t.to_string()).collect(),
+        None if edit => super::default_allowed_tools(super::AgentKind::Claude),
         None => Vec::new(),
     };
     // baton's MCP server comes with every run (below): its tools come allowed with it, or

@@ -11,8 +11,8 @@
 use serde_json::Value;
 
 use super::{
-    Access, AgentRequest, AgentSpec, FailureKind, GEMINI_ALLOWED_TOOLS, OutputParser, Parsed,
-    PromptVia, TEXT_TAIL_BYTES, Usage, classify_api_error, tail_str, unsupported,
+    Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
+    Usage, classify_api_error, tail_str, unsupported,
 };
 use crate::Result;
 
@@ -107,7 +107,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     let tools: Vec<String> = match &spec.allowed_tools {
         Some(t) => t.clone(),
         None if spec.access == Access::Edit && !spec.skip_permissions => {
-            GEMINI_ALLOWED_TOOLS.iter().map(|t| t.to_string()).collect()
+            super::default_allowed_tools(super::AgentKind::Gemini)
         }
         None => Vec::new(),
     };

@@ -190,6 +190,21 @@ pub const GEMINI_ALLOWED_TOOLS: &[&str] = &[
     "run_shell_command(baton)",
 ];
 
+/// The default allowed tools of `kind` (claude, gemini) for a phase that edits: the list above,
+/// and baton called by the path the prompts give it ([`crate::run::prompt::baton_command`]).
+pub fn default_allowed_tools(kind: AgentKind) -> Vec<String> {
+    let baton = crate::run::prompt::baton_command();
+    let (list, by_path) = match kind {
+        AgentKind::Gemini => (GEMINI_ALLOWED_TOOLS, format!("run_shell_command({baton})")),
+        _ => (CLAUDE_ALLOWED_TOOLS, format!("Bash({baton}:*)")),
+    };
+    let mut tools: Vec<String> = list.iter().map(|t| t.to_string()).collect();
+    if baton != "baton" {
+        tools.push(by_path);
+    }
+    tools
+}
+
 /// The environment each kind gets before the configured one (which may override it).
 fn kind_env(kind: AgentKind) -> Vec<(String, String)> {
     match kind {

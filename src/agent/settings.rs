@@ -279,11 +279,7 @@ impl Resolved {
         spec.permission_mode = s.permission_mode.clone().or(s.approval_mode.clone());
         spec.sandbox = s.sandbox.clone();
         if !s.allowed_tools.is_empty() {
-            let defaults = match self.kind {
-                AgentKind::Gemini => super::GEMINI_ALLOWED_TOOLS,
-                _ => super::CLAUDE_ALLOWED_TOOLS,
-            };
-            let mut tools: Vec<String> = defaults.iter().map(|t| t.to_string()).collect();
+            let mut tools = super::default_allowed_tools(self.kind);
             tools.extend(s.allowed_tools.iter().cloned());
             spec.allowed_tools = Some(tools);
         }

@@ -84,14 +84,18 @@ pub fn hooks_document(baton: &str, agent: Agent) -> Value {
 /// server (`--mcp-config`), as inline JSON (both flags take a file or a JSON string), so every
 /// Bash output of the run is masked whether or not the agent wraps its commands.
 pub fn claude_run_args() -> Vec<String> {
-    // This very binary when it is baton; a program that links baton's library (a test
-    // harness) must not name itself as the hook or MCP server: claude would start it, and it
-    // would start claude again. `baton` from PATH then.
-    let baton = std::env::current_exe()
+    claude_run_args_with(&baton_program())
+}
+
+/// The baton the agents baton launches should call: this very binary, by its absolute path,
+/// when it is baton; a program that links baton's library (a test harness) must not name
+/// itself as a hook or MCP server (claude would start it, and it would start claude again):
+/// `baton` from PATH then.
+pub fn baton_program() -> String {
+    std::env::current_exe()
         .ok()
         .filter(|p| p.file_stem().is_some_and(|n| n == "baton"))
-        .map_or_else(|| "baton".to_string(), |p| p.display().to_string());
-    claude_run_args_with(&baton)
+        .map_or_else(|| "baton".to_string(), |p| p.display().to_string())
 }
 
 /// [`claude_run_args`] with the baton program given.

@@ -91,9 +91,11 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
 ];
 
 /// Render a prompt template (undefined variables are empty: a template may leave things out).
+/// Every template may name baton as `{{ baton }}` ([`baton_command`]).
 pub fn render(name: &str, template: &str, ctx: &serde_json::Value) -> Result<String> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
+    env.add_global("baton", baton_command());
     env.add_template(name, template)
         .map_err(|e| Error::invalid(format!("prompt template `{name}`: {e}")))?;
     env.get_template(name)
@@ -126,20 +128,35 @@ pub fn template(name: &str, override_dir: &Path) -> Result<String> {
 
 /// Text for agent prompts (the implementer and reviewer prompts carry it):
 /// read structure first and then only the definitions needed, with the commands that make it
-/// cheap.
-pub const READ_STRATEGY: &str = "\
+/// cheap. `baton` is how the agent's shell reaches baton ([`baton_command`]).
+pub fn read_strategy(baton: &str) -> String {
+    format!(
+        "\
 Reading code: structure first, then only what you need.
-- To understand a file or module, run `baton outline PATH` (a directory gives a repository map):
+- To understand a file or module, run `{baton} outline PATH` (a directory gives a repository map):
   every definition with its signature, line range and token count, for a few percent of the
   file's tokens.
-- To read one definition, run `baton extract FILE --symbol NAME` (`Type::method` or
+- To read one definition, run `{baton} extract FILE --symbol NAME` (`Type::method` or
   `Class.method` for members); it prints exactly that definition with its docs and attributes.
 - Read a whole file only when you are going to modify most of it. Do not `cat` large files or
-  whole directories, and do not re-read files already in your context.";
+  whole directories, and do not re-read files already in your context."
+    )
+}
 
 /// Observation masking, for the implementer and reviewer prompts.
-pub const MASK_HINT: &str = "Wrap commands with long output (test runs, builds, diffs) in `baton mask -- CMD`: \
-you get a summary (counts, the first failure with file and line) and the path of the full output.";
+pub fn mask_hint(baton: &str) -> String {
+    format!(
+        "Wrap commands with long output (test runs, builds, diffs) in `{baton} mask -- CMD`: \
+you get a summary (counts, the first failure with file and line) and the path of the full output."
+    )
+}
+
+/// baton as the prompts name it, for an agent's shell: the running binary by its absolute
+/// path, quoted for a shell. codex runs commands in a login shell, whose PATH is the profile's,
+/// not baton's caller's: a bare `baton` may not be found there (exit 127).
+pub fn baton_command() -> String {
+    crate::hooks::settings::shell_quote(&crate::hooks::settings::baton_program())
+}
 
 #[cfg(test)]
 mod tests {

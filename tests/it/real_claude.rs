@@ -195,6 +195,8 @@ fn baton_run_commits_every_story_with_claude_under_batons_defaults() {
     let home = tempfile::tempdir().unwrap();
     let double = ModelDouble::anthropic(epic_agent(&dir, &CLAUDE));
     let out = claude_env(Command::new(bin()), &cli, &dir, home.path(), &double)
+        // baton started by its path, not on PATH: the agents still reach it.
+        .env("PATH", path_with(&[cli.parent().unwrap()]))
         .args(["run", "epic-execute", "1", "--agent", "claude"])
         .output()
         .unwrap();
@@ -233,6 +235,8 @@ fn baton_run(dir: &Path, double: &ModelDouble, args: &[&str]) -> (Output, Durati
     std::fs::create_dir_all(&home).unwrap();
     let started = Instant::now();
     let out = claude_env(Command::new(bin()), &cli, dir, &home, double)
+        // baton started by its path, not on PATH: the agents still reach it.
+        .env("PATH", path_with(&[cli.parent().unwrap()]))
         .arg("run")
         .args(args)
         .output()

@@ -166,6 +166,8 @@ fn baton_run(dir: &Path, double: &ModelDouble, args: &[&str]) -> (Output, Durati
     let home = dir.parent().unwrap().join("home");
     let started = Instant::now();
     let out = gemini_env(Command::new(bin()), &cli, dir, &home, double)
+        // baton started by its path, not on PATH: the agents still reach it.
+        .env("PATH", path_with(&[cli.parent().unwrap()]))
         .arg("run")
         .args(args)
         .output()

@@ -1,5 +1,5 @@
 //! Structure-first reads (the "read the outline, then only what you need" strategy agents are
-//! given in the run prompts' `crate::run::prompt::READ_STRATEGY`): the skeleton of a source file —
+//! given in the run prompts' `crate::run::prompt::read_strategy`): the skeleton of a source file —
 //! every definition with its signature, line range and token count — so an agent reads the
 //! outline first and then only the definition it needs (`baton extract FILE --symbol NAME`).
 //!

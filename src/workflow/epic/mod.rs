@@ -33,7 +33,7 @@ use crate::run::git::{Git, looks_secret};
 use crate::run::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::run::prompt::render;
 use crate::run::prompt::template;
-use crate::run::prompt::{MASK_HINT, READ_STRATEGY};
+use crate::run::prompt::{baton_command, mask_hint, read_strategy};
 
 /// A story as the engine needs it.
 #[derive(Debug, Clone, Serialize)]
@@ -548,8 +548,8 @@ impl Engine<'_> {
             "story": {"id": story.id, "title": story.title, "path": story.path},
             "epic": {"id": epic.id, "path": epic.path},
             "handoff": handoff,
-            "read_strategy": READ_STRATEGY,
-            "mask_hint": MASK_HINT,
+            "read_strategy": read_strategy(&baton_command()),
+            "mask_hint": mask_hint(&baton_command()),
             "personas": self.personas(),
         });
         let phases = self.wf.story_phases.clone();

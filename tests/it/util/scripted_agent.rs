@@ -43,6 +43,15 @@ pub const GEMINI: Dialect = Dialect {
     edit_instruction: true,
 };
 
+/// `BATON mask` as the prompt spells it ("Wrap commands … in `BATON mask -- CMD`").
+fn mask_command(prompt: &str) -> String {
+    let end = prompt
+        .find(" mask -- CMD`")
+        .expect("the prompt asks for baton mask");
+    let start = prompt[..end].rfind('`').expect("a quoted command") + 1;
+    format!("{} mask", &prompt[start..end])
+}
+
 /// The project's tests, for `run-tests.sh`: long enough that `baton mask` summarises them.
 pub fn project_tests() -> String {
     (0..400)
@@ -90,7 +99,8 @@ pub fn epic_agent(dir: &Path, d: &'static Dialect) -> Script {
                 ),
                 3 => Reply::tool(
                     d.shell,
-                    json!({"command": "baton mask -- sh run-tests.sh", "description": "tests"}),
+                    json!({"command": format!("{} -- sh run-tests.sh", mask_command(&prompt)),
+                           "description": "tests"}),
                 ),
                 _ => Reply::Text(format!(
                     "```json\n{{\"status\": \"COMPLETE\", \"story_id\": \"{id}\", \"summary\": \"done\", \"files_changed\": [], \"tests_added\": 1}}\n```\nIMPLEMENTATION COMPLETE: {id}"
