@@ -44,6 +44,13 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     if spec.skip_permissions {
         a.push("--dangerously-bypass-approvals-and-sandbox".into());
     }
+    // ---- baton's MCP server for this run, its tools callable (codex refuses an MCP call that
+    // "requires approval" when the approval policy is never, as `codex exec`'s is) ----
+    a.extend([
+        "-c".into(),
+        mcp_override(&crate::hooks::settings::baton_program()),
+    ]);
+    // ---- end of baton's MCP server ----
     a.extend(spec.args.iter().cloned());
     // Flags go before `resume`: codex requires them to be given again on resume.
     if let Some(id) = &req.resume {
@@ -54,6 +61,14 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         PromptVia::Argv => a.extend(["--".into(), req.prompt.clone()]),
     }
     Ok(a)
+}
+
+/// `mcp_servers.baton={…}` for `-c`: baton's server with its tools approved, nothing else.
+fn mcp_override(baton: &str) -> String {
+    let command = toml::Value::String(baton.to_string());
+    format!(
+        "mcp_servers.baton={{command={command},args=[\"mcp\"],default_tools_approval_mode=\"approve\"}}"
+    )
 }
 
 /// No network: stop after this many "waiting for network" messages…
@@ -278,6 +293,8 @@ mod tests {
                 "gpt-5",
                 "--sandbox",
                 "workspace-write",
+                "-c",
+                "mcp_servers.baton={command=\"baton\",args=[\"mcp\"],default_tools_approval_mode=\"approve\"}",
                 "resume",
                 "th-1",
                 "-"
@@ -292,9 +309,23 @@ mod tests {
         let req = AgentRequest::new("p", ".", ".", "n");
         let mut spec = AgentSpec::new(AgentKind::Codex);
         let a = args(&spec, &req).unwrap();
-        assert_eq!(a, ["exec", "--json", "--sandbox", "workspace-write", "-"]);
+        assert_eq!(a[..4], ["exec", "--json", "--sandbox", "workspace-write"]);
+        assert_eq!(a[4], "-c");
+        assert_eq!(a[6..], ["-"]);
+        // baton's server: a TOML inline table codex parses (its path quoted as TOML).
+        let table: toml::Table = a[5].parse().unwrap();
+        assert_eq!(
+            table["mcp_servers"]["baton"]["default_tools_approval_mode"].as_str(),
+            Some("approve")
+        );
+        let odd: toml::Table = mcp_override("/my dir/\"baton\"").parse().unwrap();
+        assert_eq!(
+            odd["mcp_servers"]["baton"]["command"].as_str(),
+            Some("/my dir/\"baton\"")
+        );
         spec.access = Access::ReadOnly;
-        assert_eq!(args(&spec, &req).unwrap(), ["exec", "--json", "-"]);
+        assert_eq!(args(&spec, &req).unwrap()[..2], ["exec", "--json"]);
+        assert_eq!(args(&spec, &req).unwrap()[4], "-");
         spec.sandbox = Some("danger-full-access".into());
         assert_eq!(
             args(&spec, &req).unwrap()[2..4],
@@ -303,12 +334,11 @@ mod tests {
         let mut spec = AgentSpec::new(AgentKind::Codex);
         spec.skip_permissions = true;
         assert_eq!(
-            args(&spec, &req).unwrap(),
+            args(&spec, &req).unwrap()[..3],
             [
                 "exec",
                 "--json",
                 "--dangerously-bypass-approvals-and-sandbox",
-                "-"
             ]
         );
         assert!(!a.iter().any(|x| x == "--full-auto"));

@@ -243,7 +243,15 @@ fn codex_success() {
     assert_eq!(out.cost_usd, None);
     assert_eq!(
         f.rec("argv").lines().collect::<Vec<_>>(),
-        ["exec", "--json", "--sandbox", "workspace-write", "-"]
+        [
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "-c",
+            "mcp_servers.baton={command=\"baton\",args=[\"mcp\"],default_tools_approval_mode=\"approve\"}",
+            "-"
+        ]
     );
     assert_eq!(f.rec("stdin"), "the prompt");
 }
@@ -496,6 +504,8 @@ fn codex_given_a_claude_model_is_a_model_failure() {
             "sonnet",
             "--sandbox",
             "workspace-write",
+            "-c",
+            "mcp_servers.baton={command=\"baton\",args=[\"mcp\"],default_tools_approval_mode=\"approve\"}",
             "-"
         ]
     );

@@ -104,6 +104,11 @@ fn a_tier_becomes_the_agent_s_mapped_model_and_its_flags_and_env_are_passed() {
             "--sandbox",
             "danger-full-access",
             "-c",
+            &format!(
+                "mcp_servers.baton={{command=\"{}\",args=[\"mcp\"],default_tools_approval_mode=\"approve\"}}",
+                bin().display()
+            ),
+            "-c",
             "model_reasoning_effort=high",
             "-",
             "FOO=bar",

@@ -31,6 +31,7 @@ mod outline;
 mod queue_pg;
 mod queue_pg_workers;
 mod real_claude;
+mod real_codex;
 mod real_gemini;
 mod report;
 mod run_epic;

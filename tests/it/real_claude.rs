@@ -193,7 +193,7 @@ fn baton_run_commits_every_story_with_claude_under_batons_defaults() {
     git(&dir, &["add", "run-tests.sh"]);
     git(&dir, &["commit", "-q", "-m", "tests"]);
     let home = tempfile::tempdir().unwrap();
-    let double = ModelDouble::anthropic(epic_agent(&dir, &CLAUDE));
+    let double = ModelDouble::anthropic(epic_agent(&dir, CLAUDE));
     let out = claude_env(Command::new(bin()), &cli, &dir, home.path(), &double)
         // baton started by its path, not on PATH: the agents still reach it.
         .env("PATH", path_with(&[cli.parent().unwrap()]))
@@ -294,7 +294,7 @@ fn rate_limits_and_server_errors_are_waited_out_without_spending_an_attempt() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
     let limited = || Reply::rate_limited(1);
-    let double = ModelDouble::anthropic(failing_first(&dir, &CLAUDE, 2, limited));
+    let double = ModelDouble::anthropic(failing_first(&dir, CLAUDE, 2, limited));
     let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "claude"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(story_commits(&dir).len(), 1, "{:?}", story_commits(&dir));
@@ -304,7 +304,7 @@ fn rate_limits_and_server_errors_are_waited_out_without_spending_an_attempt() {
 fn recovers_from(fail: fn() -> Reply) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    let double = ModelDouble::anthropic(failing_first(&dir, &CLAUDE, 1, fail));
+    let double = ModelDouble::anthropic(failing_first(&dir, CLAUDE, 1, fail));
     let (out, took) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "claude"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(took < Duration::from_secs(90), "{took:?}");
@@ -345,7 +345,7 @@ fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
     let dir = one_story_project(tmp.path());
     let limited = || Reply::rate_limited(3600);
     // The first call and its three retries are refused; the resumed run's calls are answered.
-    let double = ModelDouble::anthropic(failing_first(&dir, &CLAUDE, 4, limited));
+    let double = ModelDouble::anthropic(failing_first(&dir, CLAUDE, 4, limited));
     let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "claude"]);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out));
     let said = text(&out);

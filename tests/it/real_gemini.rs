@@ -186,7 +186,7 @@ fn baton_run_commits_every_story_with_gemini_under_batons_defaults() {
     std::fs::write(dir.join("run-tests.sh"), project_tests()).unwrap();
     git(&dir, &["add", "run-tests.sh"]);
     git(&dir, &["commit", "-q", "-m", "tests"]);
-    let double = ModelDouble::gemini(epic_agent(&dir, &GEMINI));
+    let double = ModelDouble::gemini(epic_agent(&dir, GEMINI));
     let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "gemini"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(story_commits(&dir).len(), 4, "{:?}", story_commits(&dir));
@@ -232,7 +232,7 @@ fn a_server_error_once_is_retried_without_spending_an_attempt() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    let double = ModelDouble::gemini(failing_first(&dir, &GEMINI, 1, || {
+    let double = ModelDouble::gemini(failing_first(&dir, GEMINI, 1, || {
         Reply::error(500, "internal")
     }));
     let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "gemini"]);

@@ -18,6 +18,11 @@
 //!   `functionCall {name, args}`, `finishReason`, `usageMetadata`), the model router's
 //!   `:generateContent` without tools (answered `{complexity_reasoning, complexity_score}`
 //!   by the double itself, never the script), `:countTokens`.
+//! - OpenAI Responses (codex 0.171.0, a `model_providers` entry with `wire_api = "responses"`):
+//!   `POST /v1/responses`, streamed as `response.created`, `response.output_item.done` (a
+//!   `message` with `output_text`, or a `function_call {name, arguments, call_id}`, codex's
+//!   shell being `exec_command {cmd}`), `response.completed` with the usage; a tool's result
+//!   comes back as a `function_call_output` input item.
 
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -29,6 +34,8 @@ use serde_json::{Value, json};
 pub enum Api {
     Anthropic,
     Gemini,
+    /// The OpenAI Responses API, as codex 0.171.0 calls it.
+    OpenAi,
 }
 
 /// One request the CLI sent.
@@ -46,8 +53,26 @@ fn array<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
 impl Request {
     /// The names of the tools offered with this request.
     pub fn tools(&self) -> Vec<String> {
+        if self.api == Api::OpenAi {
+            // A namespace (an MCP server) holds its tools: `<namespace>__<tool>`.
+            let mut out = Vec::new();
+            for t in array(&self.body, "tools") {
+                let name = t["name"].as_str().unwrap_or_default();
+                match t["type"].as_str() {
+                    Some("namespace") => out.extend(
+                        array(t, "tools")
+                            .filter_map(|x| x["name"].as_str())
+                            .map(|x| format!("{name}__{x}")),
+                    ),
+                    _ => out.push(name.to_string()),
+                }
+            }
+            return out;
+        }
         let names: Vec<&Value> = match self.api {
-            Api::Anthropic => array(&self.body, "tools").map(|t| &t["name"]).collect(),
+            Api::Anthropic | Api::OpenAi => {
+                array(&self.body, "tools").map(|t| &t["name"]).collect()
+            }
             Api::Gemini => array(&self.body, "tools")
                 .flat_map(|t| array(t, "functionDeclarations"))
                 .map(|f| &f["name"])
@@ -62,10 +87,12 @@ impl Request {
     /// Every text the user's turns hold (the prompt, system reminders), joined.
     pub fn user_text(&self) -> String {
         let mut out = String::new();
-        let (list, role) = match self.api {
-            Api::Anthropic => ("messages", "user"),
-            Api::Gemini => ("contents", "user"),
+        let list = match self.api {
+            Api::Anthropic => "messages",
+            Api::Gemini => "contents",
+            Api::OpenAi => "input",
         };
+        let role = "user";
         for m in array(&self.body, list).filter(|m| m["role"] == role) {
             match (&m["content"], self.api) {
                 (Value::String(s), Api::Anthropic) => out.push_str(s),
@@ -73,6 +100,14 @@ impl Request {
                     for b in blocks.iter().filter(|b| b["type"] == "text") {
                         out.push_str(b["text"].as_str().unwrap_or(""));
                         out.push('\n');
+                    }
+                }
+                (Value::Array(parts), Api::OpenAi) => {
+                    for p in parts {
+                        if let Some(t) = p["text"].as_str() {
+                            out.push_str(t);
+                            out.push('\n');
+                        }
                     }
                 }
                 _ => {
@@ -103,6 +138,16 @@ impl Request {
                                 .collect::<Vec<_>>()
                                 .join("\n"),
                             _ => String::new(),
+                        });
+                    }
+                }
+            }
+            Api::OpenAi => {
+                for item in array(&self.body, "input") {
+                    if item["type"] == "function_call_output" {
+                        out.push(match &item["output"] {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
                         });
                     }
                 }
@@ -193,6 +238,11 @@ impl ModelDouble {
         ModelDouble::start(Api::Anthropic, script)
     }
 
+    /// An OpenAI Responses API on a free loopback port.
+    pub fn openai(script: Script) -> ModelDouble {
+        ModelDouble::start(Api::OpenAi, script)
+    }
+
     /// A Gemini API on a free loopback port.
     pub fn gemini(script: Script) -> ModelDouble {
         ModelDouble::start(Api::Gemini, script)
@@ -208,6 +258,7 @@ impl ModelDouble {
                 match api {
                     Api::Anthropic => serve(req, &script, &l),
                     Api::Gemini => serve_gemini(req, &script, &l),
+                    Api::OpenAi => serve_openai(req, &script, &l),
                 }
             }
         });
@@ -409,6 +460,71 @@ fn serve_gemini(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Re
     } else {
         respond(req, 200, "application/json", doc.to_string().into_bytes());
     }
+}
+
+fn serve_openai(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+    let path = req.url().to_string();
+    let mut raw = Vec::new();
+    let _ = req.as_reader().read_to_end(&mut raw);
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if *req.method() != tiny_http::Method::Post || !path.starts_with("/v1/responses") {
+        return respond(req, 404, "text/plain", Vec::new());
+    }
+    let tokens = raw.len() / 4;
+    let request = Request {
+        api: Api::OpenAi,
+        path,
+        body,
+    };
+    let reply = script(&request);
+    log.lock().unwrap().push(request);
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let created = event(
+        "response.created",
+        json!({"type": "response.created", "response": {"id": "resp_double"}}),
+    );
+    let item = match reply {
+        Reply::Status {
+            code,
+            headers,
+            message,
+        } => {
+            let kind = match code {
+                401 => "invalid_request_error",
+                429 => "rate_limit_exceeded",
+                _ => "server_error",
+            };
+            let body = json!({"error": {"message": message, "type": kind, "code": kind}});
+            return respond_error(req, code, &headers, body);
+        }
+        // Created, then nothing: the stream ends before `response.completed`.
+        Reply::Cut => return respond(req, 200, "text/event-stream", created.into_bytes()),
+        Reply::Text(t) => json!({"type": "message", "id": "msg_double", "role": "assistant",
+            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+        Reply::Tool { name, input } => {
+            let mut call = json!({"type": "function_call", "id": "fc_double",
+                "call_id": tool_use_id(), "name": name, "arguments": input.to_string()});
+            // A tool of a namespace (an MCP server's) is called by its namespace and name.
+            if let Some((ns, tool)) = name.rsplit_once("__").filter(|_| name.starts_with("mcp__")) {
+                call["namespace"] = json!(ns);
+                call["name"] = json!(tool);
+            }
+            call
+        }
+    };
+    let done = event(
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    );
+    let completed = event(
+        "response.completed",
+        json!({"type": "response.completed", "response": {"id": "resp_double", "usage": {
+            "input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": tokens + 10}}}),
+    );
+    let text = format!("{created}{done}{completed}");
+    respond(req, 200, "text/event-stream", text.into_bytes());
 }
 
 fn message_start(model: &str, input_tokens: usize) -> Value {

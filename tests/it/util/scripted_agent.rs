@@ -8,40 +8,78 @@ use serde_json::{Value, json};
 use super::model_double::{Reply, Request, Script};
 use super::{demo_repo, git, no_backoff};
 
-/// A CLI's names for the tools the scripted agent uses.
-pub struct Dialect {
-    pub read: &'static str,
-    pub edit: &'static str,
-    pub write: &'static str,
-    pub shell: &'static str,
-    /// gemini's `replace` also wants an `instruction`.
-    pub edit_instruction: bool,
+/// What the scripted agent does in one tool call.
+enum Action<'a> {
+    Read(&'a str),
+    /// Append `text` after the file's last line `after` (the only edits the script makes).
+    Append {
+        path: &'a str,
+        after: &'a str,
+        text: &'a str,
+    },
+    Write(&'a str, &'a str),
+    Shell(String),
+}
+
+/// How a CLI's tools spell each [`Action`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Claude,
+    Gemini,
+    /// codex has one tool for all of it: `exec_command {cmd}`, a shell command line.
+    Codex,
+}
+
+pub const CLAUDE: Dialect = Dialect::Claude;
+pub const GEMINI: Dialect = Dialect::Gemini;
+pub const CODEX: Dialect = Dialect::Codex;
+
+/// `s` as one single-quoted shell word.
+fn sh(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 impl Dialect {
-    fn edit_input(&self, mut input: Value) -> Value {
-        if self.edit_instruction {
-            input["instruction"] = json!("Record the work in the story file.");
+    fn call(self, action: Action) -> Reply {
+        use Action::*;
+        if self == Dialect::Codex {
+            let cmd = match action {
+                Read(p) => format!("cat {}", sh(p)),
+                Append { path, text, .. } => format!("printf '%s' {} >> {}", sh(text), sh(path)),
+                Write(p, text) => format!(
+                    "mkdir -p \"$(dirname {p})\" && printf '%s' {} > {p}",
+                    sh(text),
+                    p = sh(p)
+                ),
+                Shell(c) => c,
+            };
+            return Reply::tool("exec_command", json!({"cmd": cmd}));
         }
-        input
+        let gemini = self == Dialect::Gemini;
+        let name =
+            |claude: &str, gemini_name: &str| if gemini { gemini_name } else { claude }.to_string();
+        let (tool, input) = match action {
+            Read(p) => (name("Read", "read_file"), json!({"file_path": p})),
+            Append { path, after, text } => {
+                let mut input = json!({"file_path": path, "old_string": after,
+                                       "new_string": format!("{after}{text}")});
+                if gemini {
+                    input["instruction"] = json!("Record the work in the story file.");
+                }
+                (name("Edit", "replace"), input)
+            }
+            Write(p, text) => (
+                name("Write", "write_file"),
+                json!({"file_path": p, "content": text}),
+            ),
+            Shell(c) => (
+                name("Bash", "run_shell_command"),
+                json!({"command": c, "description": "run it"}),
+            ),
+        };
+        Reply::Tool { name: tool, input }
     }
 }
-
-pub const CLAUDE: Dialect = Dialect {
-    read: "Read",
-    edit: "Edit",
-    write: "Write",
-    shell: "Bash",
-    edit_instruction: false,
-};
-
-pub const GEMINI: Dialect = Dialect {
-    read: "read_file",
-    edit: "replace",
-    write: "write_file",
-    shell: "run_shell_command",
-    edit_instruction: true,
-};
 
 /// `BATON mask` as the prompt spells it ("Wrap commands … in `BATON mask -- CMD`").
 fn mask_command(prompt: &str) -> String {
@@ -66,7 +104,7 @@ pub const GEN: &str = "#!/bin/sh\nawk -v at=\"$1\" 'BEGIN { for (i = 0; i < 3700
 /// What a dev, reviewer and QA agent do, played per phase from baton's prompt: read the story,
 /// write code, run the tests through `baton mask` as the prompt asks, fill the record, print
 /// the signal.
-pub fn epic_agent(dir: &Path, d: &'static Dialect) -> Script {
+pub fn epic_agent(dir: &Path, d: Dialect) -> Script {
     let dir = dir.to_path_buf();
     Box::new(move |r: &Request| {
         if r.tools().is_empty() {
@@ -86,49 +124,41 @@ pub fn epic_agent(dir: &Path, d: &'static Dialect) -> Script {
         let n = r.turns();
         if prompt.contains("You are the Dev agent") {
             let code = dir.join(format!("src/story_{}.txt", id.replace('.', "_")));
+            let code = code.to_string_lossy();
             match n {
-                0 => Reply::tool(d.read, json!({"file_path": story})),
-                1 => Reply::tool(
-                    d.edit,
-                    d.edit_input(json!({"file_path": story, "old_string": "2. It is tested.\n",
-                           "new_string": "2. It is tested.\n\n## Dev Agent Record\n\n### Implementation Summary\nDone by the model double.\n"})),
-                ),
-                2 => Reply::tool(
-                    d.write,
-                    json!({"file_path": code.to_string_lossy(), "content": format!("story {id}\n")}),
-                ),
-                3 => Reply::tool(
-                    d.shell,
-                    json!({"command": format!("{} -- sh run-tests.sh", mask_command(&prompt)),
-                           "description": "tests"}),
-                ),
+                0 => d.call(Action::Read(&story)),
+                1 => d.call(Action::Append {
+                    path: &story,
+                    after: "2. It is tested.\n",
+                    text: "\n## Dev Agent Record\n\n### Implementation Summary\nDone by the model double.\n",
+                }),
+                2 => d.call(Action::Write(&code, &format!("story {id}\n"))),
+                3 => d.call(Action::Shell(format!(
+                    "{} -- sh run-tests.sh",
+                    mask_command(&prompt)
+                ))),
                 _ => Reply::Text(format!(
                     "```json\n{{\"status\": \"COMPLETE\", \"story_id\": \"{id}\", \"summary\": \"done\", \"files_changed\": [], \"tests_added\": 1}}\n```\nIMPLEMENTATION COMPLETE: {id}"
                 )),
             }
         } else if prompt.contains("Senior Code Reviewer") {
             match n {
-                0 => Reply::tool(
-                    d.shell,
-                    json!({"command": "git diff --staged --no-ext-diff", "description": "the changes"}),
-                ),
-                1 => Reply::tool(d.read, json!({"file_path": story})),
-                2 => Reply::tool(
-                    d.edit,
-                    d.edit_input(json!({"file_path": story, "old_string": "Done by the model double.\n",
-                           "new_string": "Done by the model double.\n\n## Code Review Record\n\nNo issues.\n"})),
-                ),
+                0 => d.call(Action::Shell("git diff --staged --no-ext-diff".into())),
+                1 => d.call(Action::Read(&story)),
+                2 => d.call(Action::Append {
+                    path: &story,
+                    after: "Done by the model double.\n",
+                    text: "\n## Code Review Record\n\nNo issues.\n",
+                }),
                 _ => Reply::Text(format!("REVIEW PASSED: {id}")),
             }
         } else if prompt.contains("user acceptance test plan") {
             let file = dir.join(field("Files to write:"));
-            let epic = field("Epic file:");
-            let _ = epic;
             match n {
-                0 => Reply::tool(
-                    d.write,
-                    json!({"file_path": file.to_string_lossy(), "content": "# UAT\n\nScenarios.\n"}),
-                ),
+                0 => d.call(Action::Write(
+                    &file.to_string_lossy(),
+                    "# UAT\n\nScenarios.\n",
+                )),
                 _ => Reply::Text("UAT COMPLETE: Epic 1".into()),
             }
         } else {
@@ -162,7 +192,7 @@ pub fn story_commits(dir: &Path) -> Vec<String> {
 /// The model of [`epic_agent`] behind `first` failures of the API (`fail` answers them).
 pub fn failing_first(
     dir: &Path,
-    d: &'static Dialect,
+    d: Dialect,
     first: usize,
     fail: impl Fn() -> Reply + Send + Sync + 'static,
 ) -> Script {
