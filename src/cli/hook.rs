@@ -67,6 +67,7 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
                 .or(project.config.mask.threshold)
                 .unwrap_or(crate::context::mask::DEFAULT_THRESHOLD),
             redact_scratch: project.config.mask.redact_scratch,
+            route: project.config.mask.route(),
         };
         hooks::handle(a.agent, a.event, &input, &env)
     })();

@@ -42,6 +42,8 @@ impl Agent {
 /// The events baton handles, named as Claude Code names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Event {
+    /// Codex only: a command likely to print a lot is rewritten to run through `baton mask`.
+    PreToolUse,
     PostToolUse,
     SessionStart,
     PreCompact,
@@ -50,6 +52,7 @@ pub enum Event {
 impl Event {
     pub fn arg(self) -> &'static str {
         match self {
+            Event::PreToolUse => "pre-tool-use",
             Event::PostToolUse => "post-tool-use",
             Event::SessionStart => "session-start",
             Event::PreCompact => "pre-compact",
@@ -59,6 +62,10 @@ impl Event {
     /// The event's name in `agent`'s settings (None: the agent has no such hook).
     pub fn native(self, agent: Agent) -> Option<&'static str> {
         Some(match (agent, self) {
+            // Claude keeps the whole output for its post-tool hook, gemini's hook gets it whole:
+            // only codex cuts it before (to ~10 KB, head and tail).
+            (Agent::Claude | Agent::Gemini, Event::PreToolUse) => return None,
+            (Agent::Codex, Event::PreToolUse) => "PreToolUse",
             (Agent::Gemini, Event::PostToolUse) => "AfterTool",
             (Agent::Gemini, Event::PreCompact) => "PreCompress",
             (_, Event::PostToolUse) => "PostToolUse",
@@ -74,6 +81,8 @@ pub struct Env<'a> {
     pub local_dir: &'a std::path::Path,
     pub threshold: usize,
     pub redact_scratch: bool,
+    /// The command prefixes the pre-tool hook routes through `baton mask` (`[mask] route`).
+    pub route: Vec<String>,
 }
 
 /// Hook output strings are capped (Claude Code: 10,000 characters); the summary stays far below.
@@ -87,10 +96,59 @@ pub fn handle(agent: Agent, event: Event, input: &[u8], env: &Env) -> Result<Opt
         return Err(Error::invalid("hook input is not a JSON object"));
     }
     match event {
+        Event::PreToolUse => pre_tool_use(agent, &v, env),
         Event::PostToolUse => post_tool_use(agent, &v, env),
         Event::SessionStart => session_start(agent, env),
         Event::PreCompact => pre_compact(agent, &v, env),
     }
+}
+
+/// Codex cuts a command's output to about 10 KB (head and tail) before its post-tool hooks
+/// run: a failure in the middle is gone. A command likely to print a lot is therefore run
+/// through `baton mask` instead, so the model gets the summary of the whole output. Codex
+/// 0.171 takes a rewritten `tool_input.command` only with `permissionDecision: allow`.
+fn pre_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
+    if agent != Agent::Codex {
+        return Ok(None);
+    }
+    let Some(input) = v.get("tool_input").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let Some(command) = input.get("command").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let Some(routed) = route(command, &env.route, &settings::baton_program()) else {
+        return Ok(None);
+    };
+    let mut updated = input.clone();
+    updated.insert("command".into(), Value::String(routed));
+    Ok(Some(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": updated,
+    }})))
+}
+
+/// `command` run through `baton mask` when it starts with one of `route` (whole words), and
+/// is not baton already; the command line itself goes to `bash -c` untouched.
+pub fn route(command: &str, route: &[String], baton: &str) -> Option<String> {
+    let c = command.trim_start();
+    let words: Vec<&str> = c.split_whitespace().collect();
+    let first = words.first()?;
+    if first.ends_with("baton") || first.ends_with("baton'") {
+        return None;
+    }
+    let hit = route.iter().any(|r| {
+        let want: Vec<&str> = r.split_whitespace().collect();
+        !want.is_empty() && words.len() >= want.len() && words[..want.len()] == want[..]
+    });
+    hit.then(|| {
+        format!(
+            "{} mask -- bash -c {}",
+            settings::shell_quote(baton),
+            settings::shell_quote(c)
+        )
+    })
 }
 
 /// The tool's output as text, and how to put a replacement back in its shape.
@@ -329,4 +387,47 @@ fn pre_compact(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
         &format!("COMPACT agent: {} trigger: {trigger}", agent.name()),
     )?;
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::route;
+
+    fn r(cmd: &str) -> Option<String> {
+        let routes: Vec<String> = crate::context::mask::DEFAULT_ROUTE
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        route(cmd, &routes, "/opt/my tools/baton")
+    }
+
+    #[test]
+    fn test_runs_and_builds_are_routed_through_baton_mask() {
+        assert_eq!(
+            r("cargo test --all 2>&1 | tail -5").as_deref(),
+            Some("'/opt/my tools/baton' mask -- bash -c 'cargo test --all 2>&1 | tail -5'")
+        );
+        assert_eq!(
+            r("  pytest -k 'it works'").as_deref(),
+            Some(r#"'/opt/my tools/baton' mask -- bash -c 'pytest -k '\''it works'\'''"#)
+        );
+        assert!(r("git diff --staged").is_some());
+        assert!(r("make").is_some());
+    }
+
+    #[test]
+    fn other_commands_and_baton_itself_are_left_alone() {
+        for cmd in [
+            "ls -la",
+            "cargo testing",
+            "makeup",
+            "cat src/main.rs",
+            "baton mask -- cargo test",
+            "/usr/bin/baton mask -- cargo test",
+            "",
+        ] {
+            assert_eq!(r(cmd), None, "{cmd}");
+        }
+        assert_eq!(route("cargo test", &[], "baton"), None, "an empty route");
+    }
 }

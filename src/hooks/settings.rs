@@ -33,7 +33,7 @@ fn matcher(agent: Agent, event: Event) -> Option<&'static str> {
         // Bash, and MCP tools (other servers' large results; baton's own are skipped).
         (Agent::Claude, Event::PostToolUse) => Some("Bash|mcp__.*"),
         // Codex hooks only Bash.
-        (Agent::Codex, Event::PostToolUse) => Some("Bash"),
+        (Agent::Codex, Event::PreToolUse | Event::PostToolUse) => Some("Bash"),
         (Agent::Gemini, Event::PostToolUse) => Some("run_shell_command"),
         (Agent::Claude, Event::SessionStart) => Some("startup|resume|clear|compact"),
         (Agent::Codex, Event::SessionStart) => Some("startup|resume|clear"),
@@ -64,10 +64,15 @@ pub fn hook_entry(baton: &str, agent: Agent, event: Event) -> Value {
 
 /// Every event baton hooks, with its native name: `(native event, entry)`.
 pub fn hook_entries(baton: &str, agent: Agent) -> Vec<(&'static str, Value)> {
-    [Event::PostToolUse, Event::SessionStart, Event::PreCompact]
-        .into_iter()
-        .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e))))
-        .collect()
+    [
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::SessionStart,
+        Event::PreCompact,
+    ]
+    .into_iter()
+    .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e))))
+    .collect()
 }
 
 /// `{"hooks": {"PostToolUse": [entry], …}}`: Claude's settings, Codex's hooks.json, Gemini's

@@ -170,6 +170,53 @@ fn codex_and_gemini_get_their_replacement_fields() {
     assert!(v["reason"].as_str().unwrap().contains("full_output_path"));
 }
 
+/// Codex 0.171's PreToolUse input for its shell tool.
+fn codex_pre_tool_use(command: &str) -> String {
+    json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "turn_id": "t", "cwd": "/p", "tool_input": {"command": command}})
+    .to_string()
+}
+
+#[test]
+fn codex_routes_a_test_run_through_baton_mask_and_nothing_else() {
+    let v = Test::new()
+        .args(["hook", "codex", "pre-tool-use"])
+        .stdin(codex_pre_tool_use("cargo test -- --nocapture"))
+        .any_stdout()
+        .run()
+        .json();
+    // The only shape codex 0.171 takes a rewrite in: `allow` with the whole input.
+    assert_eq!(
+        v,
+        json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": format!(
+                "{} mask -- bash -c 'cargo test -- --nocapture'",
+                crate::util::bin().display()
+            )}
+        }})
+    );
+    for quiet in ["ls", "cat Cargo.toml", "baton mask -- cargo test"] {
+        Test::new()
+            .args(["hook", "codex", "pre-tool-use"])
+            .stdin(codex_pre_tool_use(quiet))
+            .run();
+    }
+    // The project's route replaces the default one; an empty one routes nothing.
+    let p = Proj::new();
+    p.write("baton.toml", "[mask]\nroute = []\n");
+    p.test()
+        .args(["hook", "codex", "pre-tool-use"])
+        .stdin(codex_pre_tool_use("cargo test"))
+        .run();
+    // Claude and gemini get their whole output in their post-tool hooks: never rewritten.
+    Test::new()
+        .args(["hook", "claude", "pre-tool-use"])
+        .stdin(codex_pre_tool_use("cargo test"))
+        .run();
+}
+
 #[test]
 fn session_start_injects_the_task_state_and_pre_compact_records_it() {
     let p = Proj::new();

@@ -8,14 +8,18 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
 
-use crate::util::model_double::{ModelDouble, Reply, Request};
+use baton::context::tokens::Encoding;
+use serde_json::{Value, json};
+
+use crate::util::model_double::{ModelDouble, Reply, Request, Script};
 use crate::util::scripted_agent::{
-    CODEX, epic_agent, failing_first, finished_phases, one_story_project, project_tests,
+    CODEX, GEN, epic_agent, failing_first, finished_phases, one_story_project, project_tests,
     story_commits,
 };
-use crate::util::{agent_cli, bin, demo_repo, git, path_with, text};
+use crate::util::{Proj, agent_cli, bin, demo_repo, git, path_with, text};
 
 /// The user's codex: its own `CODEX_HOME` with the provider pointed at the double and a model
 /// codex knows (with an unknown one codex offers the model no tools).
@@ -148,5 +152,180 @@ fn batons_mcp_tool_call_round_trips_in_a_run() {
     assert!(
         seen.iter().any(|t| t.contains("tokens (o200k_base)")),
         "{seen:#?}"
+    );
+}
+
+/// What a user does in codex before a project's hooks run: trust the project
+/// (`[projects."DIR"] trust_level = "trusted"`) and, in `/hooks`, each hook, which codex
+/// records as `[hooks.state."KEY"] trusted_hash = "…"`, the hash codex computes itself (asked
+/// here through `codex app-server`'s `hooks/list`, as `/hooks` shows it).
+///
+/// Returns the lines it added to `config.toml`, for a config written anew later.
+fn trust_project_and_hooks(cli: &Path, codex_home: &Path, dir: &Path) -> String {
+    let config = codex_home.join("config.toml");
+    let before = std::fs::read_to_string(&config).unwrap();
+    let mut text = before.clone();
+    text.push_str(&format!(
+        "\n[projects.{}]\ntrust_level = \"trusted\"\n",
+        toml::Value::String(dir.display().to_string())
+    ));
+    std::fs::write(&config, &text).unwrap();
+    let mut server = Command::new(cli)
+        .arg("app-server")
+        .current_dir(dir)
+        .env("CODEX_HOME", codex_home)
+        .env("HOME", codex_home.parent().unwrap())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let mut ask = |msg: Value| {
+        writeln!(stdin, "{msg}").unwrap();
+        let id = msg["id"].clone();
+        loop {
+            let line = lines.next().expect("codex app-server answered").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"clientInfo": {"name": "baton-tests", "version": "1"}}}));
+    let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
+                            "params": {"cwds": [dir]}}));
+    let _ = server.kill();
+    let _ = server.wait();
+    let hooks = listed["result"]["data"][0]["hooks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(hooks.len() >= 4, "{listed}");
+    for h in &hooks {
+        text.push_str(&format!(
+            "\n[hooks.state.{}]\ntrusted_hash = {}\n",
+            toml::Value::String(h["key"].as_str().unwrap().into()),
+            toml::Value::String(h["currentHash"].as_str().unwrap().into())
+        ));
+    }
+    std::fs::write(&config, &text).unwrap();
+    text[before.len()..].to_string()
+}
+
+/// A model that runs one command, then ends its turn.
+fn one_command(cmd: &str) -> Script {
+    let cmd = cmd.to_string();
+    Box::new(move |r: &Request| {
+        if r.turns() > 0 {
+            Reply::Text("DONE".into())
+        } else {
+            Reply::tool("exec_command", json!({"cmd": cmd}))
+        }
+    })
+}
+
+#[test]
+fn a_large_output_is_routed_through_baton_before_codex_cuts_it() {
+    let Some(cli) = agent_cli("codex") else {
+        return;
+    };
+    let p = Proj::new();
+    let o = p.cmd(&["init", "codex"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
+    // The project's own test command, routed as `cargo test` is by default.
+    std::fs::write(
+        p.path().join("baton.toml"),
+        "[mask]\nroute = [\"sh gen.sh\"]\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let path_re = regex::Regex::new(r#""full_output_path": "([^"]+)""#).unwrap();
+    let codex_home = home.path().join(".codex");
+    let config = codex_home.join("config.toml");
+    let mut trust: Option<String> = None;
+    for at in [0, 1850, 3699] {
+        let double = ModelDouble::openai(one_command(&format!("sh gen.sh {at}")));
+        let mut c = codex_env(Command::new(&cli), &cli, p.path(), home.path(), &double);
+        // The user's shell has baton on PATH (`baton init` names it so).
+        c.env(
+            "PATH",
+            path_with(&[bin().parent().unwrap(), cli.parent().unwrap()]),
+        );
+        match &trust {
+            None => trust = Some(trust_project_and_hooks(&cli, &codex_home, p.path())),
+            Some(t) => {
+                let mut cfg = std::fs::read_to_string(&config).unwrap();
+                cfg.push_str(t);
+                std::fs::write(&config, cfg).unwrap();
+            }
+        }
+        let out = c
+            .args([
+                "exec",
+                "--json",
+                "--sandbox",
+                "workspace-write",
+                "run the tests",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let seen = double
+            .requests()
+            .last()
+            .unwrap()
+            .tool_results()
+            .pop()
+            .unwrap();
+        let tokens = Encoding::O200kBase.count(&seen);
+        assert!(tokens <= 2_000, "{tokens} tokens shown: {seen}");
+        assert!(seen.contains("tests::the_failing_one"), "at {at}: {seen}");
+        let full = path_re
+            .captures(&seen)
+            .unwrap_or_else(|| panic!("no full_output_path in {seen}"))[1]
+            .to_string();
+        let expected = Command::new("sh")
+            .args(["gen.sh", &at.to_string()])
+            .current_dir(p.path())
+            .output()
+            .unwrap()
+            .stdout;
+        assert_eq!(std::fs::read(p.path().join(full)).unwrap(), expected);
+    }
+    // A command that prints little is not routed: the model sees it as it is.
+    let double = ModelDouble::openai(one_command("echo hello baton"));
+    let mut c = codex_env(Command::new(&cli), &cli, p.path(), home.path(), &double);
+    let mut cfg = std::fs::read_to_string(&config).unwrap();
+    cfg.push_str(trust.as_deref().unwrap());
+    std::fs::write(&config, cfg).unwrap();
+    let out = c
+        .env(
+            "PATH",
+            path_with(&[bin().parent().unwrap(), cli.parent().unwrap()]),
+        )
+        .args([
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "say hello",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let seen = double
+        .requests()
+        .last()
+        .unwrap()
+        .tool_results()
+        .pop()
+        .unwrap();
+    assert!(
+        seen.contains("hello baton") && !seen.contains("masked"),
+        "{seen}"
     );
 }
