@@ -66,6 +66,14 @@ fn gemini_mcp_key() -> (Vec<String>, Value) {
     (p(&["mcpServers", "baton"]), server)
 }
 
+/// codex refuses an MCP call that "requires approval" where the approval policy is never
+/// (`codex exec`): baton's tools, and only baton's, are approved.
+fn codex_mcp_server() -> Value {
+    let mut server = settings::mcp_server(BATON);
+    server["default_tools_approval_mode"] = Value::String("approve".into());
+    server
+}
+
 fn mcp_key() -> (Vec<String>, Value) {
     (p(&["mcpServers", "baton"]), settings::mcp_server(BATON))
 }
@@ -168,7 +176,7 @@ pub fn wanted(agent: Agent) -> Vec<Wanted> {
                 path: ".codex/config.toml".into(),
                 part: Part::TomlTable {
                     table: p(&["mcp_servers", "baton"]),
-                    value: settings::mcp_server(BATON),
+                    value: codex_mcp_server(),
                 },
             },
             Wanted {

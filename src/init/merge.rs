@@ -251,20 +251,23 @@ fn toml_apply(before: Option<&str>, table: &[String], value: &Value) -> Result<(
     if parent_table.contains_key(name) {
         return Ok((before.unwrap_or("").to_string(), edit));
     }
+    // Every key of baton's table, in its order: strings, booleans, arrays of strings.
     let mut t = toml_edit::Table::new();
-    if let Some(c) = value.get("command").and_then(Value::as_str) {
-        t.insert("command", toml_edit::value(c));
+    for (k, v) in value.as_object().into_iter().flatten() {
+        let item = match v {
+            Value::String(s) => toml_edit::value(s.as_str()),
+            Value::Bool(b) => toml_edit::value(*b),
+            Value::Array(items) => {
+                let mut a = toml_edit::Array::new();
+                for x in items {
+                    a.push(x.as_str().unwrap_or_default());
+                }
+                toml_edit::value(a)
+            }
+            _ => return Err(Error::internal(format!("no TOML form for `{k}`"))),
+        };
+        t.insert(k, item);
     }
-    let mut args = toml_edit::Array::new();
-    for a in value
-        .get("args")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        args.push(a.as_str().unwrap_or_default());
-    }
-    t.insert("args", toml_edit::value(args));
     parent_table.insert(name, toml_edit::Item::Table(t));
     Ok((doc.to_string(), edit))
 }

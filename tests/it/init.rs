@@ -178,10 +178,15 @@ fn codex_and_gemini_files() {
     let toml = std::fs::read_to_string(p.path().join(".codex/config.toml")).unwrap();
     assert_eq!(
         toml,
-        "# my codex\nmodel = \"o3\"\n\n[mcp_servers.baton]\ncommand = \"baton\"\nargs = [\"mcp\"]\n"
+        "# my codex\nmodel = \"o3\"\n\n[mcp_servers.baton]\ncommand = \"baton\"\nargs = [\"mcp\"]\n\
+         default_tools_approval_mode = \"approve\"\n"
     );
     let hooks = json_at(&p.path().join(".codex/hooks.json"));
     assert_eq!(hooks["hooks"]["PostToolUse"][0]["matcher"], "Bash");
+    assert_eq!(
+        hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "baton hook codex pre-tool-use"
+    );
     assert!(
         std::fs::read_to_string(p.path().join("AGENTS.md"))
             .unwrap()
@@ -200,7 +205,10 @@ fn codex_and_gemini_files() {
     p.test().args(["init", "gemini"]).any_stdout().run();
     let g = json_at(&p.path().join(".gemini/settings.json"));
     assert_eq!(g["mcpServers"]["baton"]["command"], "baton");
+    // baton's server, and only it, needs no confirmation: gemini offers it headless.
+    assert_eq!(g["mcpServers"]["baton"]["trust"], true);
     assert_eq!(g["hooks"]["AfterTool"][0]["matcher"], "run_shell_command");
+    assert!(g["hooks"].get("BeforeTool").is_none());
     assert_eq!(
         g["hooks"]["PreCompress"][0]["hooks"][0]["command"],
         "baton hook gemini pre-compact"

@@ -228,7 +228,7 @@ fn one_command(cmd: &str) -> Script {
 }
 
 #[test]
-fn a_large_output_is_routed_through_baton_before_codex_cuts_it() {
+fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
     let Some(cli) = agent_cli("codex") else {
         return;
     };
@@ -328,4 +328,35 @@ fn a_large_output_is_routed_through_baton_before_codex_cuts_it() {
         seen.contains("hello baton") && !seen.contains("masked"),
         "{seen}"
     );
+    // The project's MCP server (`baton init codex`): offered, and a call answered.
+    let double = ModelDouble::openai(Box::new(|r: &Request| {
+        if r.turns() > 0 {
+            Reply::Text("DONE".into())
+        } else {
+            Reply::tool("mcp__baton__budget", json!({"text": "hello world"}))
+        }
+    }));
+    let mut c = codex_env(Command::new(&cli), &cli, p.path(), home.path(), &double);
+    let mut cfg = std::fs::read_to_string(&config).unwrap();
+    cfg.push_str(trust.as_deref().unwrap());
+    std::fs::write(&config, cfg).unwrap();
+    let out = c
+        .env(
+            "PATH",
+            path_with(&[bin().parent().unwrap(), cli.parent().unwrap()]),
+        )
+        .args(["exec", "--json", "--sandbox", "workspace-write", "count"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let tools = double.requests()[0].tools();
+    assert!(tools.iter().any(|t| t == "mcp__baton__budget"), "{tools:?}");
+    let seen = double
+        .requests()
+        .last()
+        .unwrap()
+        .tool_results()
+        .pop()
+        .unwrap();
+    assert!(seen.contains("tokens (o200k_base)"), "{seen}");
 }
