@@ -17,10 +17,10 @@ Files written (merged into existing ones: no key is lost, nothing is overwritten
   claude  .mcp.json (mcpServers.baton), .claude/settings.json (PostToolUse, SessionStart,
           PreCompact hooks; permissions.allow mcp__baton; enabledMcpjsonServers baton),
           .claude/commands/baton-{status,begin,complete,epic}.md, CLAUDE.md
-  codex   .codex/config.toml ([mcp_servers.baton]), .codex/hooks.json (PostToolUse,
-          SessionStart, PreCompact), AGENTS.md
-  gemini  .gemini/settings.json (mcpServers.baton; AfterTool, SessionStart, PreCompress hooks),
-          .gemini/commands/baton-*.toml, GEMINI.md
+  codex   .codex/config.toml ([mcp_servers.baton], its tools approved), .codex/hooks.json
+          (PreToolUse, PostToolUse, SessionStart, PreCompact), AGENTS.md
+  gemini  .gemini/settings.json (mcpServers.baton, trusted; AfterTool, SessionStart,
+          PreCompress hooks), .gemini/commands/baton-*.toml, GEMINI.md
 The instructions file gets a section between <!-- baton:begin --> and <!-- baton:end -->.
 What was added is recorded in .baton/init-AGENT.json: --uninstall restores a file nobody
 changed since byte for byte, and takes only baton's entries out of one that was changed.
