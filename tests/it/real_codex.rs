@@ -360,3 +360,25 @@ fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
         .unwrap();
     assert!(seen.contains("tokens (o200k_base)"), "{seen}");
 }
+
+#[test]
+fn a_refused_connection_stops_the_run_as_no_network_and_commits_nothing() {
+    if agent_cli("codex").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let mut gone = ModelDouble::openai(Box::new(|_| Reply::Text("never".into())));
+    gone.url = format!(
+        "http://{}",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    );
+    let (out, took) = baton_run(&dir, &gone, &["epic-execute", "1", "--agent", "codex"]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(text(&out).contains("no network"), "{}", text(&out));
+    assert!(took < Duration::from_secs(90), "{took:?}");
+    assert_eq!(story_commits(&dir), Vec::<String>::new());
+}

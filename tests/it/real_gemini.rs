@@ -242,3 +242,26 @@ fn a_server_error_once_is_retried_without_spending_an_attempt() {
         assert_eq!(e["attempt"], 1, "{e}");
     }
 }
+
+#[test]
+fn a_refused_connection_stops_the_run_as_no_network_and_commits_nothing() {
+    if agent_cli("gemini").is_none() {
+        return;
+    }
+    // Nothing listens: gemini cannot send a request.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let mut gone = ModelDouble::gemini(Box::new(|_| Reply::Text("never".into())));
+    gone.url = format!(
+        "http://{}",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    );
+    let (out, took) = baton_run(&dir, &gone, &["epic-execute", "1", "--agent", "gemini"]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(text(&out).contains("no network"), "{}", text(&out));
+    assert!(took < Duration::from_secs(90), "{took:?}");
+    assert_eq!(story_commits(&dir), Vec::<String>::new());
+}
