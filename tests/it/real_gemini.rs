@@ -225,21 +225,41 @@ fn an_auth_failure_stops_the_run_within_seconds_and_commits_nothing() {
     assert_eq!(story_commits(&dir), Vec::<String>::new());
 }
 
-#[test]
-fn a_server_error_once_is_retried_without_spending_an_attempt() {
-    if agent_cli("gemini").is_none() {
-        return;
-    }
+/// One story through a model whose first answers are `fail`: the CLI's own retries, or baton's
+/// backoff, carry it, and no attempt is spent.
+fn recovers_from(first: usize, fail: fn() -> Reply) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    let double = ModelDouble::gemini(failing_first(&dir, GEMINI, 1, || {
-        Reply::error(500, "internal")
-    }));
-    let (out, _) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "gemini"]);
+    let double = ModelDouble::gemini(failing_first(&dir, GEMINI, first, fail));
+    let (out, took) = baton_run(&dir, &double, &["epic-execute", "1", "--agent", "gemini"]);
     assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(120), "{took:?}");
     assert_eq!(story_commits(&dir).len(), 1);
-    for e in finished_phases(&dir) {
+    let finished = finished_phases(&dir);
+    assert!(finished.len() >= 3, "{finished:?}");
+    for e in finished {
         assert_eq!(e["attempt"], 1, "{e}");
+    }
+}
+
+#[test]
+fn a_server_error_once_is_retried_without_spending_an_attempt() {
+    if agent_cli("gemini").is_some() {
+        recovers_from(1, || Reply::error(500, "internal"));
+    }
+}
+
+#[test]
+fn a_short_rate_limit_is_waited_out_without_spending_an_attempt() {
+    if agent_cli("gemini").is_some() {
+        recovers_from(2, || Reply::rate_limited(1));
+    }
+}
+
+#[test]
+fn a_stream_cut_mid_message_is_retried_without_spending_an_attempt() {
+    if agent_cli("gemini").is_some() {
+        recovers_from(1, || Reply::Cut);
     }
 }
 
