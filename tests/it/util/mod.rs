@@ -7,6 +7,7 @@ mod fixtures;
 pub mod model_double;
 pub mod pg;
 mod project;
+pub mod real_agent;
 mod runner;
 pub mod scripted_agent;
 mod test;

@@ -38,6 +38,17 @@ pub enum Api {
     OpenAi,
 }
 
+impl Api {
+    /// Where the CLI sends its model requests.
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Anthropic => "/v1/messages",
+            Api::Gemini => "/v1beta/models/",
+            Api::OpenAi => "/v1/responses",
+        }
+    }
+}
+
 /// One request the CLI sent.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -314,7 +325,7 @@ fn serve(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>
             json!({"input_tokens": n}).to_string().into_bytes(),
         );
     }
-    if !path.starts_with("/v1/messages") {
+    if !path.starts_with(Api::Anthropic.path()) {
         return respond(req, 404, "text/plain", Vec::new());
     }
     let request = Request {
@@ -390,7 +401,7 @@ fn serve_gemini(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Re
     let mut raw = Vec::new();
     let _ = req.as_reader().read_to_end(&mut raw);
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if *req.method() != tiny_http::Method::Post || !path.starts_with("/v1beta/models/") {
+    if *req.method() != tiny_http::Method::Post || !path.starts_with(Api::Gemini.path()) {
         return respond(req, 404, "text/plain", Vec::new());
     }
     let tokens = raw.len() / 4;
@@ -467,7 +478,7 @@ fn serve_openai(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Re
     let mut raw = Vec::new();
     let _ = req.as_reader().read_to_end(&mut raw);
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if *req.method() != tiny_http::Method::Post || !path.starts_with("/v1/responses") {
+    if *req.method() != tiny_http::Method::Post || !path.starts_with(Api::OpenAi.path()) {
         return respond(req, 404, "text/plain", Vec::new());
     }
     let tokens = raw.len() / 4;

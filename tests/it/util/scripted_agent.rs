@@ -30,10 +30,6 @@ pub enum Dialect {
     Codex,
 }
 
-pub const CLAUDE: Dialect = Dialect::Claude;
-pub const GEMINI: Dialect = Dialect::Gemini;
-pub const CODEX: Dialect = Dialect::Codex;
-
 /// `s` as one single-quoted shell word.
 fn sh(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))

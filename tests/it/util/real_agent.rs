@@ -1,0 +1,284 @@
+//! The three real agent CLIs as a user has them, answered by the model double: each one's
+//! setup (its user settings, the API pointed at the double), and the checks every CLI must pass
+//! the same way (`tests/it/real_claude.rs`, `real_codex.rs`, `real_gemini.rs`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use baton::context::tokens::Encoding;
+use serde_json::{Value, json};
+
+use super::model_double::{Api, ModelDouble, Reply, Request, Script};
+use super::scripted_agent::{
+    Dialect, epic_agent, failing_first, finished_phases, one_story_project, project_tests,
+    story_commits,
+};
+use super::{agent_cli, bin, demo_repo, git, path_with, text};
+
+/// One agent CLI: its name (the `--agent` of baton and the npm executable), the API it calls,
+/// and how its tools spell the scripted agent's actions.
+pub struct Agent {
+    pub name: &'static str,
+    pub api: Api,
+    pub dialect: Dialect,
+}
+
+pub const CLAUDE: Agent = Agent {
+    name: "claude",
+    api: Api::Anthropic,
+    dialect: Dialect::Claude,
+};
+
+pub const CODEX: Agent = Agent {
+    name: "codex",
+    api: Api::OpenAi,
+    dialect: Dialect::Codex,
+};
+
+pub const GEMINI: Agent = Agent {
+    name: "gemini",
+    api: Api::Gemini,
+    dialect: Dialect::Gemini,
+};
+
+impl Agent {
+    /// The CLI's executable, or `None` after printing why the test skips.
+    pub fn cli(&self) -> Option<PathBuf> {
+        agent_cli(self.name)
+    }
+
+    pub fn double(&self, script: Script) -> ModelDouble {
+        match self.api {
+            Api::Anthropic => ModelDouble::anthropic(script),
+            Api::Gemini => ModelDouble::gemini(script),
+            Api::OpenAi => ModelDouble::openai(script),
+        }
+    }
+
+    /// A double whose address nothing listens on: every connection is refused.
+    pub fn gone(&self) -> ModelDouble {
+        let mut gone = self.double(Box::new(|_| Reply::Text("never".into())));
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        gone.url = format!("http://{}", free.local_addr().unwrap());
+        gone
+    }
+
+    /// The user's environment for this CLI, whatever `c` runs (the CLI itself or baton): a HOME
+    /// of its own with the user settings a logged-in user has, the API at `double`, baton and
+    /// the CLI on PATH. Nothing of baton's loosened.
+    pub fn env(
+        &self,
+        mut c: Command,
+        cli: &Path,
+        dir: &Path,
+        home: &Path,
+        double: &ModelDouble,
+    ) -> Command {
+        c.current_dir(dir)
+            .env("HOME", home)
+            .env(
+                "PATH",
+                path_with(&[bin().parent().unwrap(), cli.parent().unwrap()]),
+            )
+            .env_remove("BATON_RUN_DIR")
+            .env_remove("BATON_RUN_PHASE");
+        match self.api {
+            Api::Anthropic => {
+                c.env("ANTHROPIC_BASE_URL", &double.url)
+                    .env("ANTHROPIC_API_KEY", "sk-ant-double")
+                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                    .env_remove("CLAUDECODE");
+            }
+            Api::Gemini => {
+                std::fs::create_dir_all(home.join(".gemini")).unwrap();
+                let user = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+                std::fs::write(home.join(".gemini/settings.json"), user.to_string()).unwrap();
+                c.env("GOOGLE_GEMINI_BASE_URL", &double.url)
+                    .env("GEMINI_API_KEY", "gemini-double-key")
+                    .env_remove("GEMINI_CLI_TRUST_WORKSPACE");
+            }
+            Api::OpenAi => {
+                // A provider pointed at the double, and a model codex knows (with an unknown
+                // one codex offers the model no tools).
+                let codex_home = home.join(".codex");
+                std::fs::create_dir_all(&codex_home).unwrap();
+                let config = format!(
+                    "model = \"gpt-5-codex\"\nmodel_provider = \"double\"\n\n\
+                     [model_providers.double]\nname = \"double\"\nbase_url = \"{}/v1\"\n\
+                     env_key = \"BATON_DOUBLE_KEY\"\nwire_api = \"responses\"\n",
+                    double.url
+                );
+                std::fs::write(codex_home.join("config.toml"), config).unwrap();
+                c.env("CODEX_HOME", &codex_home)
+                    .env("BATON_DOUBLE_KEY", "sk-double")
+                    .env_remove("OPENAI_API_KEY");
+            }
+        }
+        c
+    }
+
+    /// `baton run ARGS` in `dir` against `double`; its output and how long it took. baton is
+    /// started by its path, with nothing of it on PATH: the agents must still reach it.
+    pub fn baton_run(&self, dir: &Path, double: &ModelDouble, args: &[&str]) -> (Output, Duration) {
+        let cli = self.cli().expect("checked by the caller");
+        let home = dir.parent().unwrap().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let started = Instant::now();
+        let out = self
+            .env(Command::new(bin()), &cli, dir, &home, double)
+            .env("PATH", path_with(&[cli.parent().unwrap()]))
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap();
+        (out, started.elapsed())
+    }
+
+    /// `baton run epic-execute 1 --agent <this>`.
+    pub fn run_epic(&self, dir: &Path, double: &ModelDouble) -> (Output, Duration) {
+        self.baton_run(dir, double, &["epic-execute", "1", "--agent", self.name])
+    }
+}
+
+/// A model that makes one tool call, then ends its turn (a request without tools, a CLI's own
+/// small call, gets a text).
+pub fn one_call(name: &str, input: Value) -> Script {
+    let name = name.to_string();
+    Box::new(move |r: &Request| {
+        if r.tools().is_empty() || r.turns() > 0 {
+            Reply::Text("DONE".into())
+        } else {
+            Reply::tool(&name, input.clone())
+        }
+    })
+}
+
+/// The last tool result the model was shown.
+pub fn last_tool_result(double: &ModelDouble) -> String {
+    let reqs = double.requests();
+    let last = reqs.last().expect("the CLI sent requests");
+    last.tool_results()
+        .pop()
+        .expect("a tool result was sent back")
+}
+
+/// What a masked output must be when it reaches the model: ≤ 2,000 tokens, naming the failing
+/// test and a file in `dir` that holds all of `full` (the CLI may add lines of its own around
+/// it, as gemini does).
+pub fn assert_masked(seen: &str, dir: &Path, full: &[u8]) {
+    let tokens = Encoding::O200kBase.count(seen);
+    assert!(tokens <= 2_000, "{tokens} tokens shown: {seen}");
+    assert!(seen.contains("tests::the_failing_one"), "{seen}");
+    let re = regex::Regex::new(r#""full_output_path": "([^"]+)""#).unwrap();
+    let path = re
+        .captures(seen)
+        .unwrap_or_else(|| panic!("no full_output_path in {seen}"))[1]
+        .to_string();
+    let kept = std::fs::read_to_string(dir.join(&path)).unwrap();
+    let full = String::from_utf8_lossy(full);
+    assert!(full.len() > 200_000);
+    assert!(
+        kept.contains(full.as_ref()),
+        "{path} lacks part of the output"
+    );
+}
+
+/// The output of `sh gen.sh AT` in `dir`: what the scratch file must hold.
+pub fn generated(dir: &Path, at: usize) -> Vec<u8> {
+    Command::new("sh")
+        .args(["gen.sh", &at.to_string()])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .stdout
+}
+
+/// Under baton's defaults the agent commits every story of the demo epic: the dev's test run
+/// (through `baton mask`, by the path the prompt gives) and the reviewer's diff reach the model.
+/// The double, for more checks of the agent's own.
+pub fn commits_every_story(a: &Agent) -> Option<ModelDouble> {
+    a.cli()?;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    demo_repo(&dir, "");
+    std::fs::write(dir.join("run-tests.sh"), project_tests()).unwrap();
+    git(&dir, &["add", "run-tests.sh"]);
+    git(&dir, &["commit", "-q", "-m", "tests"]);
+    let double = a.double(epic_agent(&dir, a.dialect));
+    let (out, _) = a.run_epic(&dir, &double);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(story_commits(&dir).len(), 4, "{:?}", story_commits(&dir));
+    for id in ["1.1", "1.2", "1.3", "1.4"] {
+        let f = dir.join(format!("src/story_{}.txt", id.replace('.', "_")));
+        assert!(f.is_file(), "{}", f.display());
+    }
+    let results: Vec<String> = double
+        .requests()
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .collect();
+    assert!(
+        results.iter().any(|t| t.contains("400 passed")),
+        "no test run reached the model: {results:#?}"
+    );
+    assert!(
+        results.iter().any(|t| t.contains("+story 1.1")),
+        "no diff reached the reviewer: {results:#?}"
+    );
+    assert!(dir.join("docs/uat/epic-1-uat.md").is_file());
+    assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+    Some(double)
+}
+
+/// One story through a model whose first `first` answers are `fail`: the CLI's own retries, or
+/// baton's backoff, carry it, and no attempt is spent.
+pub fn recovers_from(a: &Agent, first: usize, fail: fn() -> Reply) {
+    if a.cli().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let double = a.double(failing_first(&dir, a.dialect, first, fail));
+    let (out, took) = a.run_epic(&dir, &double);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(120), "{took:?}");
+    assert!(
+        double
+            .requests()
+            .iter()
+            .all(|r| r.path.starts_with(a.api.path()))
+    );
+    assert_eq!(story_commits(&dir).len(), 1);
+    let finished = finished_phases(&dir);
+    assert!(finished.len() >= 3, "{finished:?}");
+    for e in finished {
+        assert_eq!(e["attempt"], 1, "{e}");
+    }
+}
+
+/// A run against `double` stops with exit 7 within `limit`, saying `says`, nothing committed.
+pub fn stops_the_run(a: &Agent, double: ModelDouble, says: &str, limit: Duration) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let (out, took) = a.run_epic(&dir, &double);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(text(&out).contains(says), "{}", text(&out));
+    assert!(took < limit, "{took:?}");
+    assert_eq!(story_commits(&dir), Vec::<String>::new());
+}
+
+/// The API refusing the key stops the run within seconds.
+pub fn an_auth_failure_stops_the_run(a: &Agent) {
+    if a.cli().is_some() {
+        let double = a.double(Box::new(|_| Reply::error(401, "invalid API key")));
+        stops_the_run(a, double, "log in", Duration::from_secs(60));
+    }
+}
+
+/// No answer at all is no network, not a failed story.
+pub fn a_refused_connection_stops_the_run(a: &Agent) {
+    if a.cli().is_some() {
+        stops_the_run(a, a.gone(), "no network", Duration::from_secs(90));
+    }
+}
