@@ -262,20 +262,12 @@ fn session_start_injects_the_task_state_and_pre_compact_records_it() {
 /// Claude Code's PostToolUse input for a Bash output it cut: the head in `stdout`, the whole
 /// output in the file it names (`persistedOutputPath`, `persistedOutputSize`), as 2.1.197 sends it.
 fn cut_bash_event(command: &str, head: &str, persisted: &std::path::Path, size: usize) -> Vec<u8> {
-    json!({
-        "session_id": "abc123",
-        "transcript_path": "/home/u/.claude/projects/p/abc123.jsonl",
-        "cwd": "/home/u/p",
-        "permission_mode": "default",
-        "hook_event_name": "PostToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "run it"},
-        "tool_response": {"stdout": head, "stderr": "", "interrupted": false, "isImage": false,
-            "noOutputExpected": false, "persistedOutputPath": persisted, "persistedOutputSize": size},
-        "tool_use_id": "toolu_01"
-    })
-    .to_string()
-    .into_bytes()
+    let mut v: Value = serde_json::from_slice(&bash_event(command, head, "")).unwrap();
+    let r = &mut v["tool_response"];
+    r["noOutputExpected"] = json!(false);
+    r["persistedOutputPath"] = json!(persisted);
+    r["persistedOutputSize"] = json!(size);
+    v.to_string().into_bytes()
 }
 
 /// A 200 KB test run whose one failing test is the last line.

@@ -307,26 +307,32 @@ fn respond(req: tiny_http::Request, code: u16, content_type: &str, body: Vec<u8>
     let _ = req.respond(resp);
 }
 
-fn serve(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+/// A POST to `api`'s path: the path, the body's size and the body as JSON (`Null` when it is
+/// not JSON). Anything else is answered 404 here.
+fn read_post(
+    mut req: tiny_http::Request,
+    api: Api,
+) -> Option<(tiny_http::Request, String, usize, Value)> {
     let path = req.url().to_string();
     let mut raw = Vec::new();
     let _ = req.as_reader().read_to_end(&mut raw);
-    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if *req.method() != tiny_http::Method::Post {
-        return respond(req, 404, "text/plain", Vec::new());
+    if *req.method() != tiny_http::Method::Post || !path.starts_with(api.path()) {
+        respond(req, 404, "text/plain", Vec::new());
+        return None;
     }
+    let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    Some((req, path, raw.len(), body))
+}
+
+fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+    let Some((req, path, size, body)) = read_post(req, Api::Anthropic) else {
+        return;
+    };
+    // About four bytes a token: enough for a CLI's own estimates.
+    let input_tokens = size / 4;
     if path.starts_with("/v1/messages/count_tokens") {
-        // About four bytes a token: enough for a CLI's own estimates.
-        let n = raw.len() / 4;
-        return respond(
-            req,
-            200,
-            "application/json",
-            json!({"input_tokens": n}).to_string().into_bytes(),
-        );
-    }
-    if !path.starts_with(Api::Anthropic.path()) {
-        return respond(req, 404, "text/plain", Vec::new());
+        let n = json!({"input_tokens": input_tokens}).to_string();
+        return respond(req, 200, "application/json", n.into_bytes());
     }
     let request = Request {
         api: Api::Anthropic,
@@ -339,7 +345,6 @@ fn serve(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>
         .as_str()
         .unwrap_or("claude-double")
         .to_string();
-    let input_tokens = raw.len() / 4;
     log.lock().unwrap().push(request);
     match reply {
         Reply::Status {
@@ -396,15 +401,11 @@ fn respond_error(req: tiny_http::Request, code: u16, headers: &[(String, String)
     let _ = req.respond(resp);
 }
 
-fn serve_gemini(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
-    let path = req.url().to_string();
-    let mut raw = Vec::new();
-    let _ = req.as_reader().read_to_end(&mut raw);
-    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if *req.method() != tiny_http::Method::Post || !path.starts_with(Api::Gemini.path()) {
-        return respond(req, 404, "text/plain", Vec::new());
-    }
-    let tokens = raw.len() / 4;
+fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+    let Some((req, path, size, body)) = read_post(req, Api::Gemini) else {
+        return;
+    };
+    let tokens = size / 4;
     if path.contains(":countTokens") {
         let n = json!({"totalTokens": tokens}).to_string();
         return respond(req, 200, "application/json", n.into_bytes());
@@ -473,15 +474,11 @@ fn serve_gemini(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Re
     }
 }
 
-fn serve_openai(mut req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
-    let path = req.url().to_string();
-    let mut raw = Vec::new();
-    let _ = req.as_reader().read_to_end(&mut raw);
-    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if *req.method() != tiny_http::Method::Post || !path.starts_with(Api::OpenAi.path()) {
-        return respond(req, 404, "text/plain", Vec::new());
-    }
-    let tokens = raw.len() / 4;
+fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+    let Some((req, path, size, body)) = read_post(req, Api::OpenAi) else {
+        return;
+    };
+    let tokens = size / 4;
     let request = Request {
         api: Api::OpenAi,
         path,
