@@ -133,16 +133,11 @@ fn pre_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
 /// is not baton already; the command line itself goes to `bash -c` untouched.
 pub fn route(command: &str, route: &[String], baton: &str) -> Option<String> {
     let c = command.trim_start();
-    let words: Vec<&str> = c.split_whitespace().collect();
-    let first = words.first()?;
+    let first = c.split_whitespace().next()?;
     if first.ends_with("baton") || first.ends_with("baton'") {
         return None;
     }
-    let hit = route.iter().any(|r| {
-        let want: Vec<&str> = r.split_whitespace().collect();
-        !want.is_empty() && words.len() >= want.len() && words[..want.len()] == want[..]
-    });
-    hit.then(|| {
+    mask::route::matches(c, route).then(|| {
         format!(
             "{} mask -- bash -c {}",
             settings::shell_quote(baton),
@@ -394,7 +389,7 @@ mod tests {
     use super::route;
 
     fn r(cmd: &str) -> Option<String> {
-        let routes: Vec<String> = crate::context::mask::DEFAULT_ROUTE
+        let routes: Vec<String> = crate::context::mask::route::DEFAULT_ROUTE
             .iter()
             .map(|s| s.to_string())
             .collect();

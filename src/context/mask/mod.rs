@@ -21,6 +21,7 @@ pub mod capture;
 pub mod detect;
 pub mod record;
 pub mod redact;
+pub mod route;
 pub mod scratch;
 pub mod summarize;
 pub mod timeout;
@@ -50,58 +51,10 @@ pub struct MaskConfig {
     pub redact_scratch: bool,
     /// Threshold of the hooks and the MCP server (`baton mask` takes `--threshold`).
     pub threshold: Option<usize>,
-    /// Commands a pre-tool hook runs through `baton mask --` before they run, for a CLI that
-    /// cuts a tool's output before its post-tool hooks see it (codex): each entry matches a
-    /// command that starts with it (as whole words). Unset: [`DEFAULT_ROUTE`]; empty: none.
+    /// Commands a pre-tool hook runs through `baton mask` first, for a CLI that cuts output
+    /// before its post-tool hooks (codex): an entry matches a command starting with its words.
+    /// Unset: [`route::DEFAULT_ROUTE`]; empty: none.
     pub route: Option<Vec<String>>,
-}
-
-/// Commands likely to print a lot: test runners, builds, linters, diffs and logs.
-pub const DEFAULT_ROUTE: &[&str] = &[
-    "cargo test",
-    "cargo nextest",
-    "cargo build",
-    "cargo check",
-    "cargo clippy",
-    "go test",
-    "go build",
-    "go vet",
-    "pytest",
-    "python -m pytest",
-    "python3 -m pytest",
-    "npm test",
-    "npm run test",
-    "npm run build",
-    "npm run lint",
-    "yarn test",
-    "pnpm test",
-    "npx jest",
-    "npx vitest",
-    "jest",
-    "vitest",
-    "make",
-    "mvn",
-    "gradle",
-    "./gradlew",
-    "tsc",
-    "eslint",
-    "ruff",
-    "mypy",
-    "git diff",
-    "git log",
-    "docker logs",
-    "kubectl logs",
-    "journalctl",
-];
-
-impl MaskConfig {
-    /// The routed command prefixes in effect.
-    pub fn route(&self) -> Vec<String> {
-        match &self.route {
-            Some(r) => r.clone(),
-            None => DEFAULT_ROUTE.iter().map(|s| s.to_string()).collect(),
-        }
-    }
 }
 
 /// Output formats `baton mask` understands.
