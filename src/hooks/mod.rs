@@ -1,8 +1,11 @@
 //! Agent CLI hooks: one command per agent and event (`baton hook claude post-tool-use`), reading
 //! the event's JSON on stdin and answering on stdout in the agent's own format.
 //!
+//! - pre-tool-use (Codex `PreToolUse` only): a command of `[mask] route` is rewritten to run
+//!   through `baton mask`, before codex cuts its output (see [`route`]).
 //! - post-tool-use (Claude `PostToolUse`, Codex `PostToolUse`, Gemini `AfterTool`): an output
-//!   over the threshold goes to scratch and is replaced by baton's mask summary. Claude gets
+//!   over the threshold goes to scratch and is replaced by baton's mask summary (for Claude,
+//!   from the full copy it saved when it cut the output). Claude gets
 //!   `updatedToolOutput` in exactly the tool's shape (Bash: `{stdout, stderr, interrupted,
 //!   isImage}`; a shape that does not match is silently ignored) or `updatedMCPToolOutput`;
 //!   Codex `decision: "block"` and Gemini `decision: "deny"`, whose `reason` replaces the result.
