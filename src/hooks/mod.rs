@@ -120,6 +120,10 @@ fn pre_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
+    // The common case, a command not routed, costs no look-up of baton's own path.
+    if !mask::route::matches(command.trim_start(), &env.route) {
+        return Ok(None);
+    }
     let Some(routed) = route(command, &env.route, &settings::baton_program()) else {
         return Ok(None);
     };
