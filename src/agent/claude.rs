@@ -45,7 +45,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     // baton's MCP server comes with every run (below): its tools come allowed with it, or
     // claude offers them to the model and refuses every call.
     if !spec.skip_permissions {
-        tools.push(crate::hooks::settings::CLAUDE_MCP_RULE.to_string());
+        tools.push(crate::agent::wiring::CLAUDE_MCP_RULE.to_string());
     }
     // One comma-separated value: the option is variadic and would swallow what follows.
     opt(
@@ -61,7 +61,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         a.push("--dangerously-skip-permissions".into());
     }
     // ---- baton's hooks (masking every large Bash output) and MCP server for this run ----
-    a.extend(crate::hooks::settings::claude_run_args());
+    a.extend(crate::agent::wiring::claude_run_args());
     // ---- end of baton's hooks and MCP server ----
     a.extend(spec.args.iter().cloned());
     if spec.prompt_via == PromptVia::Argv {

@@ -48,7 +48,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
     // "requires approval" when the approval policy is never, as `codex exec`'s is) ----
     a.extend([
         "-c".into(),
-        mcp_override(&crate::hooks::settings::baton_program()),
+        mcp_override(&crate::agent::wiring::baton_program()),
     ]);
     // ---- end of baton's MCP server ----
     a.extend(spec.args.iter().cloned());

@@ -75,11 +75,12 @@ mod failure;
 mod gemini;
 pub mod interactive;
 mod process;
-pub(crate) use process::signal_group;
+
 pub use process::stop_orphans;
 pub mod settings;
 pub mod sim;
 pub mod transcript;
+pub mod wiring;
 
 pub use failure::{FailureKind, is_transient};
 use failure::{classify_api_error, is_bad_argument, is_network};
@@ -191,9 +192,9 @@ pub const GEMINI_ALLOWED_TOOLS: &[&str] = &[
 ];
 
 /// The default allowed tools of `kind` (claude, gemini) for a phase that edits: the list above,
-/// and baton called by the path the prompts give it ([`crate::run::prompt::baton_command`]).
+/// and baton called by the path the prompts give it ([`crate::agent::wiring::baton_command`]).
 pub fn default_allowed_tools(kind: AgentKind) -> Vec<String> {
-    let baton = crate::run::prompt::baton_command();
+    let baton = crate::agent::wiring::baton_command();
     let (list, by_path) = match kind {
         AgentKind::Gemini => (GEMINI_ALLOWED_TOOLS, format!("run_shell_command({baton})")),
         _ => (CLAUDE_ALLOWED_TOOLS, format!("Bash({baton}:*)")),

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::process::signal_group;
+
 use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES, check_name};
 use crate::error::io_err;
 use crate::{Error, Result};
@@ -186,14 +188,6 @@ fn pump(mut src: impl Read, mut log: File, state: &Mutex<Stream>) {
         st.feed(&buf[..n]);
     }
     lock(state).end();
-}
-
-/// Send `sig` to every process of group `pgid` (the agent runner's and `mask --timeout`'s).
-pub(crate) fn signal_group(pgid: i32, sig: i32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe {
-        libc::kill(-pgid, sig);
-    }
 }
 
 /// Whether a live (non-zombie) process is still in group `pgid`. On Linux this reads /proc, so

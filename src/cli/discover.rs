@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::Ctx;
 use crate::agent::settings::AgentId;
 use crate::error::{Error, Result};
-use crate::hooks::settings::shell_quote;
+use crate::agent::wiring::shell_quote;
 use crate::run::cli_agents::CliAgents;
 use crate::store::model::{Mode, Status, Workflow};
 use crate::workflow::task::def as task_def;

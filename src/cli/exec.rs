@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::exec;
+use crate::store::lang;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     } else {
         a.commands.join("\n")
     };
-    let responses = exec::run_script(&ctx.store(), &script);
+    let responses = lang::run_script(&ctx.store(), &script);
     let code = responses
         .iter()
         .map(|r| r.code)

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::Ctx;
 use super::tokens::read;
 use crate::context::extract::{self, Pick};
-use crate::context::markdown::{Section, sections};
+use crate::markdown::{Section, sections};
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
 

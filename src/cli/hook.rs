@@ -10,7 +10,8 @@ use clap::Args as ClapArgs;
 
 use crate::config::Project;
 use crate::error::{Error, Result};
-use crate::hooks::{self, Agent, Event};
+use crate::agent::wiring::{Event, HookAgent};
+use crate::hooks;
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\
@@ -35,7 +36,7 @@ Examples:
 pub struct Args {
     /// The agent CLI whose event this is
     #[arg(value_enum)]
-    pub agent: Agent,
+    pub agent: HookAgent,
     /// The event
     #[arg(value_enum)]
     pub event: Event,

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::hooks::Agent;
+use crate::agent::wiring::HookAgent;
 use crate::init;
 
 #[derive(Debug, ClapArgs)]
@@ -33,7 +33,7 @@ Examples:
 pub struct Args {
     /// The agent CLI to set up
     #[arg(value_enum)]
-    pub agent: Agent,
+    pub agent: HookAgent,
     /// Show the changes as a diff; write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -54,21 +54,21 @@ struct Report {
 
 /// What each CLI needs from its user before it reads a project's settings (checked with
 /// claude-code 2.1.197, codex 0.171.0, gemini-cli 0.61.0).
-fn next_steps(agent: Agent) -> Vec<&'static str> {
+fn next_steps(agent: HookAgent) -> Vec<&'static str> {
     match agent {
-        Agent::Claude => vec![
+        HookAgent::Claude => vec![
             "trust this folder in claude (start `claude` here once and accept the trust dialog): \
              until then claude ignores the project's permission for baton's MCP tools",
             "restart the claude sessions already running here",
         ],
-        Agent::Codex => vec![
+        HookAgent::Codex => vec![
             "trust this project in codex (start `codex` here once and trust it): codex reads \
              .codex/ only in a trusted project",
             "in codex, run `/hooks` and trust baton's hooks: codex runs no hook it has not been \
              told to trust",
             "restart the codex sessions already running here",
         ],
-        Agent::Gemini => vec![
+        HookAgent::Gemini => vec![
             "trust this folder in gemini (`/permissions`, or security.folderTrust in your \
              settings): gemini ignores .gemini/settings.json in a folder it does not trust",
             "restart the gemini sessions already running here",

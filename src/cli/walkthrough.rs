@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::exec;
+use crate::store::lang;
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -96,7 +96,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let mut all = Vec::new();
     let mut failed = false;
     for step in &steps {
-        let r = exec::run_script(&store, step).remove(0);
+        let r = lang::run_script(&store, step).remove(0);
         failed |= r.code != 0;
         all.push(serde_json::json!({"command": step, "response": r}));
         if !ctx.out.json {

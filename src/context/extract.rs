@@ -1,5 +1,5 @@
 //! Spec extraction: give an agent the one section its task needs, not the whole
-//! design. Sections come from [`super::markdown::sections`]; this module finds them by title, by task
+//! design. Sections come from [`crate::markdown::sections`]; this module finds them by title, by task
 //! type (a routing table) or by ADR decision id, and cuts them to a token budget.
 
 use std::collections::BTreeMap;
@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::markdown::{Section, select};
+use crate::markdown::{Section, select};
 use super::tokens::Encoding;
 use crate::error::{Error, Result};
 
@@ -428,7 +428,7 @@ pub fn limit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::markdown::sections;
+    use crate::markdown::sections;
 
     const DOC: &str = "# Spec\nintro\n## 3. Data Model\nusers\n### Data Model Migrations\nm\n## API Contracts\nGET /x\n## Components\n### API client\nc\n";
 

@@ -4,7 +4,6 @@
 pub mod budget;
 pub mod extract;
 pub mod input;
-pub mod markdown;
 pub mod mask;
 pub mod outline;
 pub mod session;

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use super::markdown::{Section, sections};
+use crate::markdown::{Section, sections};
 
 /// The cap on a summary block, in lines.
 pub const MAX_LINES: usize = 50;

@@ -19,64 +19,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::context::mask::{self, capture};
+use crate::agent::wiring::{self, Event, HookAgent};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-pub mod settings;
-
-/// The agent CLIs that have hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-impl Agent {
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
-    }
-}
-
-/// The events baton handles, named as Claude Code names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Event {
-    /// Codex only: a command likely to print a lot is rewritten to run through `baton mask`.
-    PreToolUse,
-    PostToolUse,
-    SessionStart,
-    PreCompact,
-}
-
-impl Event {
-    pub fn arg(self) -> &'static str {
-        match self {
-            Event::PreToolUse => "pre-tool-use",
-            Event::PostToolUse => "post-tool-use",
-            Event::SessionStart => "session-start",
-            Event::PreCompact => "pre-compact",
-        }
-    }
-
-    /// The event's name in `agent`'s settings (None: the agent has no such hook).
-    pub fn native(self, agent: Agent) -> Option<&'static str> {
-        Some(match (agent, self) {
-            // Claude keeps the whole output for its post-tool hook, gemini's hook gets it whole:
-            // only codex cuts it before (to ~10 KB, head and tail).
-            (Agent::Claude | Agent::Gemini, Event::PreToolUse) => return None,
-            (Agent::Codex, Event::PreToolUse) => "PreToolUse",
-            (Agent::Gemini, Event::PostToolUse) => "AfterTool",
-            (Agent::Gemini, Event::PreCompact) => "PreCompress",
-            (_, Event::PostToolUse) => "PostToolUse",
-            (_, Event::SessionStart) => "SessionStart",
-            (_, Event::PreCompact) => "PreCompact",
-        })
-    }
-}
 
 /// What a hook needs from the project.
 pub struct Env<'a> {
@@ -92,7 +38,7 @@ pub struct Env<'a> {
 const MAX_REPLY_CHARS: usize = 9_000;
 
 /// Answer one event: `None` is "no output" (the agent goes on unchanged).
-pub fn handle(agent: Agent, event: Event, input: &[u8], env: &Env) -> Result<Option<Value>> {
+pub fn handle(agent: HookAgent, event: Event, input: &[u8], env: &Env) -> Result<Option<Value>> {
     let v: Value = serde_json::from_slice(input)
         .map_err(|e| Error::invalid(format!("hook input is not JSON: {e}")))?;
     if !v.is_object() {
@@ -110,8 +56,8 @@ pub fn handle(agent: Agent, event: Event, input: &[u8], env: &Env) -> Result<Opt
 /// run: a failure in the middle is gone. A command likely to print a lot is therefore run
 /// through `baton mask` instead, so the model gets the summary of the whole output. Codex
 /// 0.171 takes a rewritten `tool_input.command` only with `permissionDecision: allow`.
-fn pre_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
-    if agent != Agent::Codex {
+fn pre_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>> {
+    if agent != HookAgent::Codex {
         return Ok(None);
     }
     let Some(input) = v.get("tool_input").and_then(Value::as_object) else {
@@ -124,7 +70,7 @@ fn pre_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
     if !mask::route::matches(command.trim_start(), &env.route) {
         return Ok(None);
     }
-    let Some(routed) = route(command, &env.route, &settings::baton_program()) else {
+    let Some(routed) = route(command, &env.route, &wiring::baton_program()) else {
         return Ok(None);
     };
     let mut updated = input.clone();
@@ -147,8 +93,8 @@ pub fn route(command: &str, route: &[String], baton: &str) -> Option<String> {
     mask::route::matches(c, route).then(|| {
         format!(
             "{} mask -- bash -c {}",
-            settings::shell_quote(baton),
-            settings::shell_quote(c)
+            wiring::shell_quote(baton),
+            wiring::shell_quote(c)
         )
     })
 }
@@ -167,7 +113,7 @@ enum Shape {
     Reason,
 }
 
-fn post_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
+fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>> {
     let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
     // baton's own MCP tools already answer briefly.
     if tool.starts_with("mcp__baton__") {
@@ -236,7 +182,7 @@ fn post_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
             }})
         }
         Shape::Reason => {
-            let decision = if agent == Agent::Gemini {
+            let decision = if agent == HookAgent::Gemini {
                 "deny"
             } else {
                 "block"
@@ -248,7 +194,7 @@ fn post_tool_use(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
 
 /// The text of a tool's output, or None when it is not text baton should touch (an image, an
 /// unknown shape: left to the agent).
-fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)> {
+fn output_text(agent: HookAgent, tool: &str, resp: &Value) -> Option<(String, Shape)> {
     let joined = |out: &str, err: &str| -> String {
         match (out.is_empty(), err.is_empty()) {
             (_, true) => out.to_string(),
@@ -258,7 +204,7 @@ fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)
     };
     let str_of = |k: &str| resp.get(k).and_then(Value::as_str);
     match agent {
-        Agent::Claude if tool == "Bash" => {
+        HookAgent::Claude if tool == "Bash" => {
             if resp.get("isImage").and_then(Value::as_bool) == Some(true) {
                 return None;
             }
@@ -286,7 +232,7 @@ fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)
                 },
             ))
         }
-        Agent::Claude if tool.starts_with("mcp__") => match resp {
+        HookAgent::Claude if tool.starts_with("mcp__") => match resp {
             Value::String(s) => Some((s.clone(), Shape::ClaudeMcp { blocks: false })),
             Value::Array(blocks) => {
                 let mut text = String::new();
@@ -301,8 +247,8 @@ fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)
             }
             _ => None,
         },
-        Agent::Claude => None,
-        Agent::Codex => match resp {
+        HookAgent::Claude => None,
+        HookAgent::Codex => match resp {
             Value::String(s) => Some((s.clone(), Shape::Reason)),
             _ => {
                 let text = match (str_of("stdout"), str_of("output")) {
@@ -313,7 +259,7 @@ fn output_text(agent: Agent, tool: &str, resp: &Value) -> Option<(String, Shape)
                 Some((text, Shape::Reason))
             }
         },
-        Agent::Gemini => {
+        HookAgent::Gemini => {
             let text = match resp {
                 Value::String(s) => s.clone(),
                 _ => str_of("llmContent")?.to_string(),
@@ -355,7 +301,7 @@ fn persisted_output(path: &Path, head: &str) -> Option<String> {
 }
 
 /// The current task's state, for a fresh or compacted session.
-fn session_start(agent: Agent, env: &Env) -> Result<Option<Value>> {
+fn session_start(agent: HookAgent, env: &Env) -> Result<Option<Value>> {
     let Some(slug) = env.store.current()? else {
         return Ok(None);
     };
@@ -370,7 +316,7 @@ fn session_start(agent: Agent, env: &Env) -> Result<Option<Value>> {
 }
 
 /// Record the compaction in the current task's history.
-fn pre_compact(agent: Agent, v: &Value, env: &Env) -> Result<Option<Value>> {
+fn pre_compact(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>> {
     let Some(slug) = env.store.current()? else {
         return Ok(None);
     };

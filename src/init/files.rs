@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::hooks::{Agent, settings};
+use crate::agent::wiring::{self, HookAgent};
 
 /// The command the project files name: baton on PATH (never a machine's own path).
 const BATON: &str = "baton";
@@ -38,8 +38,8 @@ fn p(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|s| s.to_string()).collect()
 }
 
-fn hook_entries(agent: Agent) -> Vec<(Vec<String>, Value)> {
-    settings::hook_entries(BATON, agent)
+fn hook_entries(agent: HookAgent) -> Vec<(Vec<String>, Value)> {
+    wiring::hook_entries(BATON, agent)
         .into_iter()
         .map(|(event, entry)| (p(&["hooks", event]), entry))
         .collect()
@@ -49,10 +49,10 @@ fn hook_entries(agent: Agent) -> Vec<(Vec<String>, Value)> {
 /// haven't granted it yet"), and the project's `.mcp.json` server `baton` enabled (else a
 /// session asks first, and `claude -p` never loads it).
 fn claude_entries() -> Vec<(Vec<String>, Value)> {
-    let mut entries = hook_entries(Agent::Claude);
+    let mut entries = hook_entries(HookAgent::Claude);
     entries.push((
         p(&["permissions", "allow"]),
-        Value::String(settings::CLAUDE_MCP_RULE.into()),
+        Value::String(wiring::CLAUDE_MCP_RULE.into()),
     ));
     entries.push((p(&["enabledMcpjsonServers"]), Value::String("baton".into())));
     entries
@@ -61,7 +61,7 @@ fn claude_entries() -> Vec<(Vec<String>, Value)> {
 /// gemini offers a server's tools to a headless session only when they need no confirmation:
 /// `trust: true` on baton's server (and on no other) is that grant.
 fn gemini_mcp_key() -> (Vec<String>, Value) {
-    let mut server = settings::mcp_server(BATON);
+    let mut server = wiring::mcp_server(BATON);
     server["trust"] = Value::Bool(true);
     (p(&["mcpServers", "baton"]), server)
 }
@@ -69,21 +69,21 @@ fn gemini_mcp_key() -> (Vec<String>, Value) {
 /// codex refuses an MCP call that "requires approval" where the approval policy is never
 /// (`codex exec`): baton's tools, and only baton's, are approved.
 fn codex_mcp_server() -> Value {
-    let mut server = settings::mcp_server(BATON);
+    let mut server = wiring::mcp_server(BATON);
     server["default_tools_approval_mode"] = Value::String("approve".into());
     server
 }
 
 fn mcp_key() -> (Vec<String>, Value) {
-    (p(&["mcpServers", "baton"]), settings::mcp_server(BATON))
+    (p(&["mcpServers", "baton"]), wiring::mcp_server(BATON))
 }
 
 /// The instructions section: what baton offers, in a few lines.
-fn section(agent: Agent) -> String {
+fn section(agent: HookAgent) -> String {
     let hooks = match agent {
-        Agent::Claude => "Bash and MCP outputs over 2,000 tokens",
-        Agent::Codex => "Bash outputs over 2,000 tokens",
-        Agent::Gemini => "shell outputs over 2,000 tokens",
+        HookAgent::Claude => "Bash and MCP outputs over 2,000 tokens",
+        HookAgent::Codex => "Bash outputs over 2,000 tokens",
+        HookAgent::Gemini => "shell outputs over 2,000 tokens",
     };
     format!(
         "{BEGIN_MARK}\n## baton\n\n\
@@ -128,15 +128,15 @@ confirm, run `baton run epic-execute $ARGUMENTS` and report its outcome from `ba
     ),
 ];
 
-fn command_files(agent: Agent) -> Vec<Wanted> {
+fn command_files(agent: HookAgent) -> Vec<Wanted> {
     COMMANDS
         .iter()
         .filter_map(|(name, desc, prompt)| match agent {
-            Agent::Claude => Some(Wanted {
+            HookAgent::Claude => Some(Wanted {
                 path: PathBuf::from(format!(".claude/commands/{name}.md")),
                 part: Part::Whole(format!("---\ndescription: {desc}\n---\n{prompt}\n")),
             }),
-            Agent::Gemini => {
+            HookAgent::Gemini => {
                 let prompt = prompt.replace("$ARGUMENTS", "{{args}}");
                 let mut doc = toml::Table::new();
                 doc.insert("description".into(), toml::Value::String(desc.to_string()));
@@ -147,15 +147,15 @@ fn command_files(agent: Agent) -> Vec<Wanted> {
                 })
             }
             // Codex's custom prompts live in the user's ~/.codex/prompts, not in a project.
-            Agent::Codex => None,
+            HookAgent::Codex => None,
         })
         .collect()
 }
 
 /// Every file `baton init AGENT` writes.
-pub fn wanted(agent: Agent) -> Vec<Wanted> {
+pub fn wanted(agent: HookAgent) -> Vec<Wanted> {
     let mut out = match agent {
-        Agent::Claude => vec![
+        HookAgent::Claude => vec![
             Wanted {
                 path: ".mcp.json".into(),
                 part: Part::Json {
@@ -171,7 +171,7 @@ pub fn wanted(agent: Agent) -> Vec<Wanted> {
                 },
             },
         ],
-        Agent::Codex => vec![
+        HookAgent::Codex => vec![
             Wanted {
                 path: ".codex/config.toml".into(),
                 part: Part::TomlTable {
@@ -187,7 +187,7 @@ pub fn wanted(agent: Agent) -> Vec<Wanted> {
                 },
             },
         ],
-        Agent::Gemini => vec![Wanted {
+        HookAgent::Gemini => vec![Wanted {
             path: ".gemini/settings.json".into(),
             part: Part::Json {
                 keys: vec![gemini_mcp_key()],
@@ -197,9 +197,9 @@ pub fn wanted(agent: Agent) -> Vec<Wanted> {
     };
     out.extend(command_files(agent));
     let doc = match agent {
-        Agent::Claude => "CLAUDE.md",
-        Agent::Codex => "AGENTS.md",
-        Agent::Gemini => "GEMINI.md",
+        HookAgent::Claude => "CLAUDE.md",
+        HookAgent::Codex => "AGENTS.md",
+        HookAgent::Gemini => "GEMINI.md",
     };
     out.push(Wanted {
         path: doc.into(),

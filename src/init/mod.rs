@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::hooks::Agent;
+use crate::agent::wiring::HookAgent;
 
 mod files;
 mod merge;
@@ -48,7 +48,7 @@ pub struct Record {
     pub files: Vec<Change>,
 }
 
-fn record_path(local: &Path, agent: Agent) -> PathBuf {
+fn record_path(local: &Path, agent: HookAgent) -> PathBuf {
     local.join(format!("init-{}.json", agent.name()))
 }
 
@@ -63,7 +63,7 @@ fn read_opt(p: &Path) -> Result<Option<String>> {
     }
 }
 
-fn load_record(local: &Path, agent: Agent) -> Result<Option<Record>> {
+fn load_record(local: &Path, agent: HookAgent) -> Result<Option<Record>> {
     let p = record_path(local, agent);
     match read_opt(&p)? {
         None => Ok(None),
@@ -75,7 +75,7 @@ fn load_record(local: &Path, agent: Agent) -> Result<Option<Record>> {
 }
 
 /// What `baton init AGENT` would change (files whose text stays the same are left out).
-pub fn plan(dir: &Path, agent: Agent) -> Result<Vec<Change>> {
+pub fn plan(dir: &Path, agent: HookAgent) -> Result<Vec<Change>> {
     let mut out = Vec::new();
     for want in files::wanted(agent) {
         let path = dir.join(&want.path);
@@ -95,7 +95,7 @@ pub fn plan(dir: &Path, agent: Agent) -> Result<Vec<Change>> {
 }
 
 /// What `baton init AGENT --uninstall` would change.
-pub fn plan_uninstall(dir: &Path, local: &Path, agent: Agent) -> Result<Vec<Change>> {
+pub fn plan_uninstall(dir: &Path, local: &Path, agent: HookAgent) -> Result<Vec<Change>> {
     let Some(rec) = load_record(local, agent)? else {
         return Ok(Vec::new());
     };
@@ -128,7 +128,7 @@ pub fn plan_uninstall(dir: &Path, local: &Path, agent: Agent) -> Result<Vec<Chan
 pub fn write(
     dir: &Path,
     local: &Path,
-    agent: Agent,
+    agent: HookAgent,
     changes: &[Change],
     install: bool,
 ) -> Result<()> {

@@ -1,6 +1,6 @@
 //! The MCP tools: small hand-written schemas (the whole `tools/list` answer is measured in a
 //! test: it costs every session tokens), each tool a thin call into the library. The task store
-//! tools go through the command language (`exec::run_command`), so they answer in its
+//! tools go through the command language (`lang::run_command`), so they answer in its
 //! STATUS/TASK/DATA form and share its messages.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::context::mask::{self, capture};
 use crate::context::tokens::Encoding;
 use crate::error::{Error, Result};
-use crate::exec::{self, Command};
+use crate::store::lang::{self, Command};
 
 /// The tools: name, description, input schema (properties, required).
 pub fn list() -> Vec<(&'static str, &'static str, Value)> {
@@ -317,7 +317,7 @@ fn store_answer(ctx: &Ctx, c: &Command) -> Answer {
         } else {
             c
         };
-    let r = exec::run_command(&ctx.store, c);
+    let r = lang::run_command(&ctx.store, c);
     let head = format!(
         "STATUS: {}\nTASK: {}\nDATA: ",
         r.status,
@@ -394,7 +394,7 @@ fn extract(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
     let a: ExtractArgs = args("extract", a)?;
     let path = project_path(ctx, &a.file)?;
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    let all = crate::context::markdown::sections(&text);
+    let all = crate::markdown::sections(&text);
     let enc = Encoding::O200kBase;
     let Some(title) = a.section else {
         let mut out = format!("DATA: {} headings in {}\n", all.len(), a.file);

@@ -8,15 +8,12 @@ use super::agents::{Agents, Assignment, Reply, Request};
 use crate::agent::settings::{self, AgentsConfig, Resolved};
 // For display only (a dry run's command line): baton never runs a shell.
 use crate::agent::{self, AgentKind, AgentRequest, AgentSpec};
+use crate::context::mask::record::{PHASE_ENV, RUN_DIR_ENV};
 use crate::error::{Error, Result};
-use crate::hooks::settings::shell_quote;
+use crate::agent::wiring::shell_quote;
 
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
-/// The run directory of the phase an agent runs (set for every agent process).
-pub const RUN_DIR_ENV: &str = "BATON_RUN_DIR";
-/// The phase's label (`prompts/<label>.md`, `logs/<label>.log`).
-pub const PHASE_ENV: &str = "BATON_RUN_PHASE";
 
 /// Whether the engine can run phases with `who`: checked for every role before a run
 /// changes anything. The agent must be known, its settings valid for its CLI, and its command

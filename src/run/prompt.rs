@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::agent::wiring::baton_command;
 use crate::error::{Error, Result};
 
 pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
@@ -149,13 +150,6 @@ pub fn mask_hint(baton: &str) -> String {
         "Wrap commands with long output (test runs, builds, diffs) in `{baton} mask -- CMD`: \
 you get a summary (counts, the first failure with file and line) and the path of the full output."
     )
-}
-
-/// baton as the prompts name it, for an agent's shell: the running binary by its absolute
-/// path, quoted for a shell. codex runs commands in a login shell, whose PATH is the profile's,
-/// not baton's caller's: a bare `baton` may not be found there (exit 127).
-pub fn baton_command() -> String {
-    crate::hooks::settings::shell_quote(&crate::hooks::settings::baton_program())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model;
 pub mod names;
 pub mod query;
+pub mod lang;
 pub mod retrieve;
 pub mod view;
 

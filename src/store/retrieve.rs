@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::artifacts::{latest, latest_numbered, latest_per_task};
 use super::model::Manifest;
-use crate::context::markdown;
+use crate::markdown;
 use crate::error::{Error, Result};
 use crate::fs;
 

@@ -117,7 +117,7 @@ fn claude_success_stream() {
 
     // The prompt went to stdin byte for byte; argv has exactly the configured flags, and
     // baton's hooks and MCP server (naming the running binary: here the test's).
-    let claude_settings = baton::hooks::settings::claude_run_args();
+    let claude_settings = baton::agent::wiring::claude_run_args();
     assert_eq!(f.rec("stdin"), prompt);
     assert_eq!(
         f.rec("argv").lines().collect::<Vec<_>>(),

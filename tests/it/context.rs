@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use baton::context::markdown;
+use baton::markdown;
 
 use crate::util::corpus_or_skip;
 
@@ -89,7 +89,8 @@ fn corpus_token_counts_match_exactly() {
 // Properties: on arbitrary markdown-ish text, nothing panics and sections tile the document.
 
 mod props {
-    use baton::context::{extract, markdown, summary, tokens::Encoding};
+    use baton::context::{extract, summary, tokens::Encoding};
+    use baton::markdown;
     use proptest::prelude::*;
 
     fn line() -> impl Strategy<Value = String> {

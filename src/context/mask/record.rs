@@ -9,7 +9,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::run::cli_agents::{PHASE_ENV, RUN_DIR_ENV};
+
+/// The run directory of the phase an agent runs (the run pipeline sets it for every agent
+/// process).
+pub const RUN_DIR_ENV: &str = "BATON_RUN_DIR";
+/// The phase's label (`prompts/<label>.md`, `logs/<label>.log`).
+pub const PHASE_ENV: &str = "BATON_RUN_PHASE";
 
 /// The records' file in a run directory.
 pub const FILE: &str = "masks.jsonl";

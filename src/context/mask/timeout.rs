@@ -6,7 +6,7 @@
 //! Ctrl-C still reaches the command directly). The leader is not reaped until the watchdog has
 //! stopped, so the group id cannot be reused by an unrelated group while it may be signalled.
 
-use crate::agent::signal_group;
+use crate::process::signal_group;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! Structure-first reads (the "read the outline, then only what you need" strategy agents are
-//! given in the run prompts' `crate::run::prompt::read_strategy`): the skeleton of a source file —
+//! given in the run prompts' `read_strategy`): the skeleton of a source file —
 //! every definition with its signature, line range and token count — so an agent reads the
 //! outline first and then only the definition it needs (`baton extract FILE --symbol NAME`).
 //!
@@ -9,7 +9,7 @@
 //! on the interface of `def.rs`; `parse.rs` parses (whole, or cheaper when that can be
 //! trusted), `walk.rs` turns the tree into items with docs and attributes, `count.rs` counts
 //! their tokens (`estimate.rs` for big files) and `render.rs` prints them. Markdown files get
-//! the heading tree of [`crate::context::markdown`]. Anything else gets a note plus its head.
+//! the heading tree of [`crate::markdown`]. Anything else gets a note plus its head.
 
 use std::path::Path;
 
@@ -410,7 +410,7 @@ fn cut(s: &str, max: usize) -> String {
 }
 
 fn markdown_items(text: &str, counter: &Counts) -> Vec<Item> {
-    let all = super::markdown::sections(text);
+    let all = crate::markdown::sections(text);
     let min = all.iter().map(|s| s.level).min().unwrap_or(1);
     all.iter()
         .map(|s| Item {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::context::markdown;
+use crate::markdown;
 
 impl Engine<'_> {
     /// Check the agent's claims against the disk (bmad-loop's lesson).

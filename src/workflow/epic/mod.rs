@@ -33,7 +33,8 @@ use crate::run::git::{Git, looks_secret};
 use crate::run::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::run::prompt::render;
 use crate::run::prompt::template;
-use crate::run::prompt::{baton_command, mask_hint, read_strategy};
+use crate::agent::wiring::baton_command;
+use crate::run::prompt::{mask_hint, read_strategy};
 
 /// A story as the engine needs it.
 #[derive(Debug, Clone, Serialize)]

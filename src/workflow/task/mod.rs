@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::markdown;
+use crate::markdown;
 use crate::context::signals::Grammar;
 use crate::error::{Error, Result};
 use crate::run::agents::{Agents, Assignment, Request};

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::def::{SpecFile, TaskPhase, TaskWorkflow};
-use crate::context::{extract, markdown};
+use crate::context::extract;
+use crate::markdown;
 use crate::error::{Error, Result};
 use crate::store::artifacts;
 

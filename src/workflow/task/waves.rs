@@ -455,6 +455,14 @@ mod tests {
     }
 
     #[test]
+    fn the_simulated_agents_spec_tasks_parse() {
+        let md = crate::agent::sim::task::tasks_md(&["tasks=3", "deps=3:1+2"]);
+        let t = parse_tasks(&md);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[2].depends_on, ["1", "2"]);
+    }
+
+    #[test]
     fn waves_are_topological_levels() {
         let w = compute_waves(&parse_tasks(SPEC), "spec.md").unwrap();
         assert_eq!(w, vec![vec!["1", "4"], vec!["2"], vec!["3"]]);

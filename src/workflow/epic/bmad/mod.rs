@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::context::markdown;
+use crate::markdown;
 use crate::error::{Error, Result};
 pub use id::{EpicId, StoryId};
 pub use report::{EpicReport, StoryEntry};
