@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use baton::workflow::verify::pg::{Db, Outcome};
-use baton::workflow::verify::state::State;
+use baton_engine::workflow::verify::pg::{Db, Outcome};
+use baton_engine::workflow::verify::state::State;
 
 fn baton() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_baton"))

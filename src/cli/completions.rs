@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 
 use super::{Cli, Ctx};
-use crate::error::{Error, Result};
+use baton_core::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use super::Ctx;
-use crate::error::{Error, Result};
+use baton_core::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -115,7 +115,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("running: baton run epic-execute 1 --agent sim --party-all\n");
-    let project = crate::config::Project::discover(&dir)?;
+    let project = baton_engine::config::Project::discover(&dir)?;
     let sub = super::Ctx {
         project,
         root: None,
@@ -125,8 +125,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let args = super::run::Args {
         workflow: Some(super::run::Workflow::EpicExecute(super::run::EpicArgs {
             epic: "1".into(),
-            agent: super::run::AgentArgs {
-                agent: Some(crate::agent::AgentKind::Sim.into()),
+            agent: super::agent_args::AgentArgs {
+                agent: Some(baton_agent::AgentKind::Sim.into()),
                 scenario: Some(dir.join(".baton/sim.toml")),
             },
             flags: super::run::EpicFlags {

@@ -1,18 +1,18 @@
 //! `baton discover [TASK | "idea"]`: the discovery dialogue in the person's terminal
-//! (`crate::workflow::task::discover`), then the phase recorded with its specs.
+//! (`baton_engine::workflow::task::discover`), then the phase recorded with its specs.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use super::Ctx;
-use crate::agent::settings::AgentId;
-use crate::error::{Error, Result};
-use crate::agent::wiring::shell_quote;
-use crate::run::cli_agents::CliAgents;
-use crate::store::model::{Mode, Status, Workflow};
-use crate::workflow::task::def as task_def;
-use crate::workflow::task::discover::{Ended, Session};
-use crate::workflow::task::plan;
+use baton_agent::settings::AgentId;
+use baton_agent::wiring::shell_quote;
+use baton_core::error::{Error, Result};
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::workflow::task::def as task_def;
+use baton_engine::workflow::task::discover::{Ended, Session};
+use baton_engine::workflow::task::plan;
+use baton_store::model::{Mode, Status, Workflow};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -48,7 +48,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let store = ctx.store();
     let local = ctx.project.local_dir();
-    let project_dir = crate::run::git::Git::new(&ctx.project.dir)
+    let project_dir = baton_engine::git::Git::new(&ctx.project.dir)
         .toplevel()
         .unwrap_or_else(|_| ctx.project.dir.clone());
     let (wf, source, _) = task_def::load(&a.workflow, &local.join("workflows"))?;
@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let (slug, create) = match a.target.as_deref() {
         None => (store.resolve(ctx.task.as_deref())?, None),
         Some(t) => {
-            let slug = crate::store::names::slugify(t).ok();
+            let slug = baton_store::names::slugify(t).ok();
             match slug {
                 Some(s) if store.exists(&s) => (store.resolve(Some(&s))?, None),
                 // One word is a task's name, not an idea: a typo must not become a task.
@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 _ => {
                     // A sentence makes a long slug: its first words name the task.
                     let name: String = t.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
-                    let slug = crate::store::names::slugify(&name)?;
+                    let slug = baton_store::names::slugify(&name)?;
                     if store.exists(&slug) {
                         // The idea would be dropped in favour of a task it merely starts like.
                         return Err(Error::state(format!(
@@ -86,7 +86,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     let specs = plan::spec_paths(&project_dir, &phase, &slug, a.spec_dir.as_deref())?;
     let cfg = &ctx.project.config;
-    let who = crate::run::definition::assign(
+    let who = baton_engine::definition::assign(
         &phase.role,
         a.agent.as_ref(),
         &cfg.run.roles,
@@ -104,14 +104,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .configured(cfg)
         .spec(&who)?;
     let idea = create.as_ref().map(|(_, idea)| idea.as_str());
-    let prompt = crate::workflow::task::discover::prompt(
+    let prompt = baton_engine::workflow::task::discover::prompt(
         &local.join("prompts"),
         &phase,
         &slug,
         idea,
         &specs,
     )?;
-    let (program, args) = crate::agent::interactive::argv(&agent, &prompt, None)?;
+    let (program, args) = baton_agent::interactive::argv(&agent, &prompt, None)?;
     if a.dry_run {
         let mut shown: Vec<String> = vec![shell_quote(&program.display().to_string())];
         shown.extend(args[..args.len() - 1].iter().map(|s| shell_quote(s)));
@@ -130,7 +130,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         });
         return Ok(ExitCode::SUCCESS);
     }
-    if !crate::agent::interactive::installed(&program, std::env::var_os("PATH").as_deref()) {
+    if !baton_agent::interactive::installed(&program, std::env::var_os("PATH").as_deref()) {
         return Err(Error::not_found(format!(
             "the agent CLI `{}` is not installed (not on PATH, or no such file)",
             program.display()
@@ -172,7 +172,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         }
     );
     // A Ctrl-C meant for the agent must not end baton before it records the phase.
-    crate::run::interrupt::install_for_dialogue();
+    baton_engine::interrupt::install_for_dialogue();
     let session = Session {
         project_dir: project_dir.clone(),
         store: &store,

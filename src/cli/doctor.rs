@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::store::doctor::{self, Level};
+use baton_core::error::Result;
+use baton_store::doctor::{self, Level};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton doctor\n  baton doctor --json\n\n\
@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
 
 /// `baton doctor --queue Q`.
 fn queue(ctx: &Ctx, name: &str) -> Result<ExitCode> {
-    use crate::workflow::verify::backend::Backend;
+    use baton_engine::workflow::verify::backend::Backend;
     let local = ctx.project.local_dir();
     let mut b = Backend::open(&ctx.project.config.queue, &local)?;
     // Every state must read back (a state baton cannot read is an error of its own).
@@ -67,7 +67,7 @@ fn queue(ctx: &Ctx, name: &str) -> Result<ExitCode> {
         Backend::Files(_) => Vec::new(),
         Backend::Postgres(db) => {
             let phases: Vec<String> =
-                crate::workflow::verify::pipeline::load(&local.join("workflows"))?
+                baton_engine::workflow::verify::pipeline::load(&local.join("workflows"))?
                     .0
                     .phases
                     .into_iter()

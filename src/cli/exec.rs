@@ -4,8 +4,8 @@ use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::store::lang;
+use baton_core::error::{Error, Result};
+use baton_store::lang;
 
 #[derive(Debug, clap::Args)]
 #[command(

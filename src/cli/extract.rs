@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::tokens::read;
-use crate::context::extract::{self, Pick};
-use crate::markdown::{Section, sections};
-use crate::context::tokens::Encoding;
-use crate::error::{Error, Result};
+use baton_context::extract::{self, Pick};
+use baton_context::tokens::Encoding;
+use baton_core::error::{Error, Result};
+use baton_core::markdown::{Section, sections};
 
 #[derive(Debug, ClapArgs)]
 #[command(

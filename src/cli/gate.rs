@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::store::model::{Gate, Status};
+use baton_core::error::{Error, Result};
+use baton_store::model::{Gate, Status};
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
+use baton_core::error::Result;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -21,7 +21,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         // One task's entries: filter while reading from the end, so a small task in a huge
         // history still reads only what it needs.
         Some(slug) => {
-            crate::store::names::check_slug(slug)?;
+            baton_store::names::check_slug(slug)?;
             let want = format!("[{slug}] ");
             let mut n = a.tail.max(1) * 4;
             loop {

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 
-use crate::config::Project;
-use crate::error::{Error, Result};
-use crate::agent::wiring::{Event, HookAgent};
 use crate::hooks;
+use baton_agent::wiring::{Event, HookAgent};
+use baton_core::error::{Error, Result};
+use baton_engine::config::Project;
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\
@@ -61,12 +61,12 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
         let project = Project::discover(&cwd)?;
         let local = project.local_dir();
         let env = hooks::Env {
-            store: crate::store::Store::new(project.store_root(root)),
+            store: baton_store::Store::new(project.store_root(root)),
             local_dir: &local,
             threshold: a
                 .threshold
                 .or(project.config.mask.threshold)
-                .unwrap_or(crate::context::mask::DEFAULT_THRESHOLD),
+                .unwrap_or(baton_context::mask::DEFAULT_THRESHOLD),
             redact_scratch: project.config.mask.redact_scratch,
             route: project.config.mask.route(),
         };

@@ -7,9 +7,9 @@ use clap::Args as ClapArgs;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::agent::wiring::HookAgent;
 use crate::init;
+use baton_agent::wiring::HookAgent;
+use baton_core::error::Result;
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::Ctx;
-use crate::context::mask::{self, Kind, Masker};
-use crate::error::{Error, Result};
+use baton_context::mask::{self, Kind, Masker};
+use baton_core::error::{Error, Result};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -135,7 +135,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     outcome.timed_out = timed_out;
     if outcome.masked {
         // `cat big_file.rs` read a whole source file: point at its outline instead.
-        outcome.outline_hint = crate::context::outline::hint_for_command(&argv);
+        outcome.outline_hint = baton_context::outline::hint_for_command(&argv);
     }
     if !outcome.masked && !args.keep {
         let _ = std::fs::remove_file(&path);
@@ -159,13 +159,13 @@ fn record(outcome: &mask::Outcome, program: &str) {
     let shown = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
     let rec = mask::record::MaskRecord {
         v: 1,
-        ts: crate::ids::now(),
+        ts: baton_core::ids::now(),
         phase,
         command: program.to_string(),
         scratch: outcome.scratch.display().to_string(),
         tokens: outcome.tokens,
         tokens_estimated: !outcome.tokens_exact,
-        masked_tokens: crate::context::tokens::Encoding::O200kBase.count(&shown) as u64,
+        masked_tokens: baton_context::tokens::Encoding::O200kBase.count(&shown) as u64,
     };
     if let Err(e) = mask::record::append(&run_dir, &rec) {
         eprintln!("baton: note: the run's mask record was not written: {e}");

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::store::metrics;
+use baton_core::error::Result;
+use baton_store::metrics;
 
 #[derive(Debug, clap::Args)]
 #[command(

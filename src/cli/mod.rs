@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Project;
-use crate::error::{Error, Result};
+use baton_core::error::{Error, Result};
+use baton_engine::config::Project;
 
+mod agent_args;
 mod budget;
 mod completions;
 mod demo;
@@ -29,6 +30,7 @@ mod output;
 mod pause;
 mod phase;
 mod plan;
+mod progress;
 mod query;
 mod queue;
 mod report;
@@ -168,8 +170,10 @@ pub struct Ctx {
 }
 
 pub fn main() -> ExitCode {
+    // The library crates never print: their notices are written here, one per line.
+    baton_core::notice::set_sink(|n| eprintln!("{n}"));
     // Started by the engine as the simulated agent: act as the agent, not as the CLI.
-    if std::env::var_os(crate::run::cli_agents::SIM_ENV).is_some() {
+    if std::env::var_os(baton_engine::cli_agents::SIM_ENV).is_some() {
         return match sim_main() {
             Ok(code) => code,
             Err(e) => {
@@ -200,14 +204,17 @@ pub fn main() -> ExitCode {
 
 fn sim_main() -> Result<ExitCode> {
     use std::io::Read;
-    let scenario = crate::agent::sim::Scenario::load(None)?;
+    let scenario = baton_agent::sim::Scenario::load(None)?;
     let mut prompt = String::new();
     std::io::stdin()
         .read_to_string(&mut prompt)
         .map_err(|e| Error::io("<stdin>", e))?;
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-    Ok(ExitCode::from(crate::agent::sim::run(
-        &prompt, &cwd, &scenario,
+    Ok(ExitCode::from(baton_agent::sim::run(
+        &prompt,
+        &cwd,
+        &scenario,
+        &mut std::io::stdout().lock(),
     )?))
 }
 
@@ -270,12 +277,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 impl Ctx {
-    pub fn store(&self) -> crate::store::Store {
-        crate::store::Store::new(self.project.store_root(self.root.as_deref()))
+    pub fn store(&self) -> baton_store::Store {
+        baton_store::Store::new(self.project.store_root(self.root.as_deref()))
     }
 
     /// The task to work on: `--task` or the current one.
-    pub fn slug(&self, store: &crate::store::Store) -> Result<String> {
+    pub fn slug(&self, store: &baton_store::Store) -> Result<String> {
         store.resolve(self.task.as_deref())
     }
 }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
+use baton_core::error::Result;
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::{Ctx, read_content};
-use crate::error::Result;
-use crate::store::model::{PhaseStatus, phase_label};
-use crate::store::{Content, Outcome};
+use baton_core::error::Result;
+use baton_store::model::{PhaseStatus, phase_label};
+use baton_store::{Content, Outcome};
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs
@@ -112,8 +112,8 @@ pub fn run(ctx: &Ctx, cmd: PhaseCmd) -> Result<ExitCode> {
             // call would make the command's cost grow with history even without --json.
             #[derive(serde::Serialize)]
             struct Begun<'a> {
-                manifest: &'a crate::store::model::Manifest,
-                context: &'a crate::store::Retrieved,
+                manifest: &'a baton_store::model::Manifest,
+                context: &'a baton_store::Retrieved,
             }
             let value = Begun {
                 manifest: &o.manifest,

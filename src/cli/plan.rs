@@ -9,15 +9,15 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use super::Ctx;
-use super::run::AgentArgs;
-use crate::error::{Error, Result};
-use crate::run::cli_agents::CliAgents;
-use crate::run::events::Subject;
-use crate::run::journal::{Entry, Journal};
-use crate::run::progress::Progress;
-use crate::store::model::Status;
-use crate::workflow::task::def as task_def;
-use crate::workflow::task::{Stop, TaskEngine, TaskOptions, plan};
+use super::agent_args::{self, AgentArgs};
+use crate::cli::progress::Progress;
+use baton_core::error::{Error, Result};
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::events::Subject;
+use baton_engine::journal::{Entry, Journal};
+use baton_engine::workflow::task::def as task_def;
+use baton_engine::workflow::task::{Stop, TaskEngine, TaskOptions, plan};
+use baton_store::model::Status;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -55,14 +55,14 @@ fn plan_workflow() -> String {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
-    crate::run::interrupt::install();
+    baton_engine::interrupt::install();
     let store = ctx.store();
     let local = ctx.project.local_dir();
-    let project_dir = crate::run::git::Git::new(&ctx.project.dir)
+    let project_dir = baton_engine::git::Git::new(&ctx.project.dir)
         .toplevel()
         .unwrap_or_else(|_| ctx.project.dir.clone());
     let slug = match a.target.as_deref() {
-        Some(t) => store.resolve(Some(&crate::store::names::slugify(t)?))?,
+        Some(t) => store.resolve(Some(&baton_store::names::slugify(t)?))?,
         None => store.resolve(ctx.task.as_deref())?,
     };
     let wdir = local.join("workflows");
@@ -102,14 +102,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .hint(hint));
     }
     let cfg = &ctx.project.config;
-    let who = crate::run::definition::assign(
+    let who = baton_engine::definition::assign(
         &phase.role,
         a.agent.agent.as_ref(),
         &cfg.run.roles,
         &wf.roles,
         &cfg.run.default_agent,
     );
-    crate::run::cli_agents::runnable(&who, &cfg.agents)?;
+    baton_engine::cli_agents::runnable(&who, &cfg.agents)?;
     let options = || TaskOptions {
         agent: a.agent.agent.clone(),
         default_agent: cfg.run.default_agent.clone(),
@@ -131,9 +131,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             let saved = Saved {
                 options: options(),
                 workflow: workflow.clone(),
-                scenario: super::run::scenario(ctx, &a.agent)?,
+                scenario: agent_args::scenario(ctx, &a.agent)?,
             };
-            let run_id = crate::ids::new_id();
+            let run_id = baton_core::ids::new_id();
             let first = Entry::RunStarted {
                 run_id: run_id.clone(),
                 workflow: "plan".into(),
@@ -226,11 +226,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                     skipped: 0,
                 })?;
             }
-            let spec = crate::store::artifacts::latest(&store.task_dir(&slug), "spec");
+            let spec = baton_store::artifacts::latest(&store.task_dir(&slug), "spec");
             let tasks = spec
                 .as_ref()
                 .and_then(|p| std::fs::read_to_string(p).ok())
-                .map(|t| crate::workflow::task::parse_tasks(&t).len())
+                .map(|t| baton_engine::workflow::task::parse_tasks(&t).len())
                 .unwrap_or(0);
             let spec_rel = spec
                 .map(|p| {

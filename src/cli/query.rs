@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::store::query;
+use baton_core::error::Result;
+use baton_store::query;
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::workflow::verify::backend::{Backend, BackendKind, Claim};
-use crate::workflow::verify::queue::ItemStatus;
+use baton_core::error::Result;
+use baton_engine::workflow::verify::backend::{Backend, BackendKind};
+use baton_engine::workflow::verify::pg::Claim;
+use baton_engine::workflow::verify::state::ItemStatus;
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs
@@ -178,7 +179,7 @@ pub fn run(ctx: &Ctx, cmd: QueueCmd) -> Result<ExitCode> {
         }
         QueueCmd::Retry { name, items } => {
             let Backend::Postgres(db) = &mut queues else {
-                return Err(crate::error::Error::invalid(
+                return Err(baton_core::error::Error::invalid(
                     "`baton queue retry` is for queues in PostgreSQL; this project keeps its queues in files",
                 )
                 .hint(format!(

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::store::model::Decision;
+use baton_core::error::Result;
+use baton_store::model::Decision;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -31,9 +31,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     struct Resumed<'a> {
         task: &'a str,
         decision: Decision,
-        status: crate::store::model::Status,
+        status: baton_store::model::Status,
         continue_at: Option<&'a str>,
-        manifest: &'a crate::store::model::Manifest,
+        manifest: &'a baton_store::model::Manifest,
     }
     let value = Resumed {
         task: &slug,

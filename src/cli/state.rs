@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::workflow::verify::backend::Backend;
-use crate::workflow::verify::pipeline;
+use baton_core::error::{Error, Result};
+use baton_engine::workflow::verify::backend::Backend;
+use baton_engine::workflow::verify::pipeline;
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs
@@ -29,7 +29,7 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
     let StateCmd::Show { item, queue } = cmd;
     let local = ctx.project.local_dir();
     let mut queues = Backend::open(&ctx.project.config.queue, &local)?;
-    crate::workflow::verify::queue::check_item(&item)?;
+    baton_engine::workflow::verify::queue::check_item(&item)?;
     // Items are matched as `queue add` does, ignoring case; the stored spelling is used.
     let stored = |queues: &mut Backend, q: &str| -> Result<Option<String>> {
         Ok(queues

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::run::journal::{Entry, Journal};
+use baton_core::error::Result;
+use baton_engine::journal::{Entry, Journal};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton status\n  baton status --json\n  \
@@ -69,7 +69,7 @@ struct RunRow {
 #[derive(serde::Serialize)]
 struct Snapshot {
     runs: Vec<RunRow>,
-    tasks: Vec<crate::store::view::Summary>,
+    tasks: Vec<baton_store::view::Summary>,
     /// Tasks whose state cannot be read: the task and why (one damaged task hides no other).
     damaged: Vec<Damaged>,
     queues: Vec<super::queue::QueueSummary>,
@@ -101,7 +101,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             .filter_map(|e| e.ok())
             .filter_map(|e| e.file_name().into_string().ok())
             // A run being started (`Journal::start`) is not one yet.
-            .filter(|n| !n.starts_with(crate::fs::TEMP_PREFIX))
+            .filter(|n| !n.starts_with(baton_core::fs::TEMP_PREFIX))
             .collect();
         ids.sort();
         for id in ids {
@@ -150,7 +150,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
                 } => Some(format!("{} {phase} (attempt {attempt})", subject.label())),
                 _ => None,
             });
-            let task_state = crate::workflow::task::run_state(&ctx.store(), wf, epics, &id);
+            let task_state = baton_engine::workflow::task::run_state(&ctx.store(), wf, epics, &id);
             let (state, next) = if let Some(s) = task_state {
                 s
             } else if j.run_finished() {
@@ -186,7 +186,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
     let (mut tasks, mut damaged) = (Vec::new(), Vec::new());
     for slug in store.slugs().unwrap_or_default() {
         match store.manifest(&slug) {
-            Ok(m) => tasks.push(crate::store::view::summary(&m)),
+            Ok(m) => tasks.push(baton_store::view::summary(&m)),
             Err(e) => damaged.push(Damaged {
                 task: slug,
                 error: e.to_string(),
@@ -196,7 +196,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
     // Verify queues: counts and what each waits for. An unreachable queue database is said,
     // not taken for "no queues"; status still shows everything else (exit 0).
     let backend =
-        crate::workflow::verify::backend::Backend::open(&ctx.project.config.queue, &local);
+        baton_engine::workflow::verify::backend::Backend::open(&ctx.project.config.queue, &local);
     let (queues, queue_error) = match backend.and_then(|mut vq| {
         let names = vq.names()?;
         Ok(names
@@ -220,7 +220,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
 fn progress(j: &Journal) -> (u64, f64, Vec<Running>) {
     let now = jiff::Timestamp::now();
     let (mut tokens, mut cost) = (0, 0.0);
-    let mut open: Vec<(&crate::run::events::Subject, &str, u32, &str)> = vec![];
+    let mut open: Vec<(&baton_engine::events::Subject, &str, u32, &str)> = vec![];
     for r in &j.records {
         match &r.entry {
             Entry::PhaseStarted {
@@ -259,7 +259,7 @@ fn progress(j: &Journal) -> (u64, f64, Vec<Running>) {
 /// What a run of `workflow` works on: "epic" or "task" (the plan run's workflow, `plan`, is
 /// not an engine workflow).
 fn subject_word(workflow: &str) -> &'static str {
-    crate::run::definition::WorkflowKind::parse(workflow)
+    baton_engine::definition::WorkflowKind::parse(workflow)
         .map_or(if workflow == "plan" { "task" } else { "epic" }, |k| {
             k.subject_word()
         })
@@ -294,7 +294,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         )?;
         for p in &r.running {
             let since = if elapsed {
-                format!(", {}", crate::store::metrics::human_ms(p.elapsed_ms))
+                format!(", {}", baton_store::metrics::human_ms(p.elapsed_ms))
             } else {
                 String::new()
             };
@@ -372,7 +372,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
 fn watch(ctx: &Ctx, interval: f64) -> Result<ExitCode> {
     use std::io::IsTerminal;
     use std::time::{Duration, Instant};
-    crate::run::interrupt::install();
+    baton_engine::interrupt::install();
     let tty = !ctx.out.json && std::io::stdout().is_terminal();
     let mut last: Option<Vec<u8>> = None;
     let stdout = std::io::stdout();
@@ -401,7 +401,7 @@ fn watch(ctx: &Ctx, interval: f64) -> Result<ExitCode> {
             } else {
                 let mut view = Vec::new();
                 let _ = render(&mut view, &snap, true);
-                writeln!(out, "--- {}", crate::ids::now()).and_then(|_| out.write_all(&view))
+                writeln!(out, "--- {}", baton_core::ids::now()).and_then(|_| out.write_all(&view))
             }
         } else {
             Ok(())
@@ -414,12 +414,12 @@ fn watch(ctx: &Ctx, interval: f64) -> Result<ExitCode> {
         last = Some(key);
         let until = Instant::now() + Duration::from_secs_f64(interval);
         while Instant::now() < until {
-            if crate::run::interrupt::received().is_some() {
+            if baton_engine::interrupt::received().is_some() {
                 return Ok(ExitCode::SUCCESS);
             }
             std::thread::sleep(Duration::from_millis(25).min(until - Instant::now()));
         }
-        if crate::run::interrupt::received().is_some() {
+        if baton_engine::interrupt::received().is_some() {
             return Ok(ExitCode::SUCCESS);
         }
     }

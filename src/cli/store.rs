@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{Ctx, read_content};
-use crate::error::Result;
-use crate::store::Content;
+use baton_core::error::Result;
+use baton_store::Content;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton store architect --file design.md\n  \

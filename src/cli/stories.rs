@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::workflow::epic::bmad::{self, Bmad, EpicReport, id};
+use baton_core::error::Result;
+use baton_engine::workflow::epic::bmad::{self, Bmad, EpicReport, id};
 
 #[derive(Debug, ClapArgs)]
 #[command(

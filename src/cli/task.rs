@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::store::model::{Mode, Workflow};
-use crate::store::view;
+use baton_core::error::Result;
+use baton_store::model::{Mode, Workflow};
+use baton_store::view;
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs

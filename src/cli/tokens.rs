@@ -6,9 +6,9 @@ use clap::Args as ClapArgs;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::context::input::{self, Utf8};
-use crate::context::tokens::{Counter, Encoding};
-use crate::error::Result;
+use baton_context::input::{self, Utf8};
+use baton_context::tokens::{Counter, Encoding};
+use baton_core::error::Result;
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "Examples:
@@ -75,7 +75,7 @@ pub fn names(files: &[String]) -> Result<Vec<String>> {
     }
     if std::io::stdin().is_terminal() {
         return Err(
-            crate::error::Error::invalid("no input: name a FILE or pipe text in")
+            baton_core::error::Error::invalid("no input: name a FILE or pipe text in")
                 .hint("e.g. `baton tokens spec.md` or `git diff | baton tokens -`"),
         );
     }

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::store::lang;
-use crate::store::Store;
+use baton_core::error::{Error, Result};
+use baton_store::Store;
+use baton_store::lang;
 
 #[derive(Debug, clap::Args)]
 #[command(

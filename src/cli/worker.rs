@@ -5,12 +5,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::Ctx;
-use super::run::{AgentArgs, VerifyArgs};
+use super::agent_args::AgentArgs;
+use super::run::VerifyArgs;
 use crate::cli::run::verify::{fresh, preflight};
-use crate::error::{Error, Result};
-use crate::run::cli_agents::CliAgents;
-use crate::workflow::verify::backend::BackendKind;
-use crate::workflow::verify::worker::{self, ClaimLog, ClaimResult, Setup, WorkerOptions};
+use baton_core::error::{Error, Result};
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::workflow::verify::backend::BackendKind;
+use baton_engine::workflow::verify::worker::{self, ClaimLog, ClaimResult, Setup, WorkerOptions};
 
 /// Drain a PostgreSQL verify queue together with workers on other machines
 #[derive(Debug, clap::Args)]
@@ -58,7 +59,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             q = a.queue
         )));
     }
-    crate::workflow::verify::queue::check_name(&a.queue)?;
+    baton_engine::workflow::verify::queue::check_name(&a.queue)?;
     let url = cfg.url()?;
     let opts = fresh(
         ctx,
@@ -68,7 +69,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         },
     )?;
     let pipeline = preflight(ctx, &opts)?;
-    crate::run::interrupt::install();
+    baton_engine::interrupt::install();
     let host = worker::hostname();
     let w = WorkerOptions {
         url,

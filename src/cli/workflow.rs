@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::workflow::epic::def;
+use baton_core::error::Result;
+use baton_engine::workflow::epic::def;
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs
@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         WorkflowCmd::List => {
             let rows: Vec<serde_json::Value> = def::BUILTIN
                 .iter()
-                .chain(crate::workflow::task::def::BUILTIN.iter())
+                .chain(baton_engine::workflow::task::def::BUILTIN.iter())
                 .map(|(name, _)| {
                     let own = local.join("workflows").join(format!("{name}.toml"));
                     serde_json::json!({"name": name, "overridden_by": own.is_file().then(|| own.display().to_string())})
@@ -57,12 +57,12 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         }
         WorkflowCmd::Show { name, prompt } => {
             let text = match prompt {
-                Some(p) => crate::run::prompt::template(&p, &local.join("prompts"))?,
-                None if crate::workflow::task::def::is_builtin(&name) => {
-                    crate::workflow::task::def::load(&name, &local.join("workflows"))?.2
+                Some(p) => baton_engine::prompt::template(&p, &local.join("prompts"))?,
+                None if baton_engine::workflow::task::def::is_builtin(&name) => {
+                    baton_engine::workflow::task::def::load(&name, &local.join("workflows"))?.2
                 }
                 None if name == "verify" => {
-                    crate::workflow::verify::pipeline::text(&local.join("workflows"))?.1
+                    baton_engine::workflow::verify::pipeline::text(&local.join("workflows"))?.1
                 }
                 None => def::load(&name, &local.join("workflows"))?.1,
             };

@@ -18,11 +18,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::context::mask::{self, capture};
-use crate::agent::wiring::{self, Event, HookAgent};
-use crate::error::{Error, Result};
-use crate::store::Store;
-
+use baton_agent::wiring::{self, Event, HookAgent};
+use baton_context::mask::{self, capture};
+use baton_core::error::{Error, Result};
+use baton_store::Store;
 
 /// What a hook needs from the project.
 pub struct Env<'a> {
@@ -305,7 +304,7 @@ fn session_start(agent: HookAgent, env: &Env) -> Result<Option<Value>> {
     let Some(slug) = env.store.current()? else {
         return Ok(None);
     };
-    let summary = crate::store::view::summary(&env.store.manifest(&slug)?).render();
+    let summary = baton_store::view::summary(&env.store.manifest(&slug)?).render();
     let text = format!(
         "baton task state (from the durable store; `baton status` for every run):\n{summary}"
     );
@@ -342,7 +341,7 @@ mod tests {
     use super::route;
 
     fn r(cmd: &str) -> Option<String> {
-        let routes: Vec<String> = crate::context::mask::route::DEFAULT_ROUTE
+        let routes: Vec<String> = baton_context::mask::route::DEFAULT_ROUTE
             .iter()
             .map(|s| s.to_string())
             .collect();

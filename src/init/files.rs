@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::agent::wiring::{self, HookAgent};
+use baton_agent::wiring::{self, HookAgent};
 
 /// The command the project files name: baton on PATH (never a machine's own path).
 const BATON: &str = "baton";

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::agent::wiring::HookAgent;
+use baton_agent::wiring::HookAgent;
+use baton_core::error::{Error, Result};
 
 mod files;
 mod merge;
@@ -139,7 +139,7 @@ pub fn write(
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
                 }
-                crate::fs::write_atomic(&path, text.as_bytes())?;
+                baton_core::fs::write_atomic(&path, text.as_bytes())?;
             }
             None => match std::fs::remove_file(&path) {
                 Ok(()) => remove_empty_parents(dir, &path),
@@ -164,10 +164,10 @@ pub fn write(
                 None => rec.files.push(c.clone()),
             }
         }
-        crate::context::mask::scratch::scratch_dir(local)?;
+        baton_context::mask::scratch::scratch_dir(local)?;
         let text =
             serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
-        crate::fs::write_atomic(&rec_path, text.as_bytes())?;
+        baton_core::fs::write_atomic(&rec_path, text.as_bytes())?;
     } else {
         match std::fs::remove_file(&rec_path) {
             Ok(()) => {}

@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-use crate::error::{Error, Result};
+use baton_core::error::{Error, Result};
 
 pub mod tools;
 

@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::context::mask::{self, capture};
-use crate::context::tokens::Encoding;
-use crate::error::{Error, Result};
-use crate::store::lang::{self, Command};
+use baton_context::mask::{self, capture};
+use baton_context::tokens::Encoding;
+use baton_core::error::{Error, Result};
+use baton_store::lang::{self, Command};
 
 /// The tools: name, description, input schema (properties, required).
 pub fn list() -> Vec<(&'static str, &'static str, Value)> {
@@ -170,8 +170,8 @@ pub fn list() -> Vec<(&'static str, &'static str, Value)> {
 
 /// What the server needs to answer.
 pub struct Ctx {
-    pub project: crate::config::Project,
-    pub store: crate::store::Store,
+    pub project: baton_engine::config::Project,
+    pub store: baton_store::Store,
 }
 
 /// A tool's answer: the text, and whether it is an error the model should read.
@@ -394,7 +394,7 @@ fn extract(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
     let a: ExtractArgs = args("extract", a)?;
     let path = project_path(ctx, &a.file)?;
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    let all = crate::markdown::sections(&text);
+    let all = baton_core::markdown::sections(&text);
     let enc = Encoding::O200kBase;
     let Some(title) = a.section else {
         let mut out = format!("DATA: {} headings in {}\n", all.len(), a.file);
@@ -407,12 +407,12 @@ fn extract(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
             spill(ctx, &out, "extract")
         )));
     };
-    let s = crate::context::extract::find(&all, &title)
+    let s = baton_context::extract::find(&all, &title)
         .map_err(|e| Error::invalid(format!("{}: {e}", a.file)))?;
     let body = &text[s.start..s.end];
     let body = match a.max_tokens {
         Some(max) => {
-            crate::context::extract::limit(body, enc, max, &a.file, (s.start_line, s.end_line)).0
+            baton_context::extract::limit(body, enc, max, &a.file, (s.start_line, s.end_line)).0
         }
         None => body.to_string(),
     };
@@ -432,7 +432,7 @@ struct FileArgs {
 }
 
 fn outline(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
-    use crate::context::outline;
+    use baton_context::outline;
     let a: FileArgs = args("outline", a)?;
     let path = project_path(ctx, &a.file)?;
     let mut src = outline::Source::read(&path)?;
@@ -455,7 +455,7 @@ struct BudgetArgs {
 }
 
 fn budget(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
-    use crate::context::budget;
+    use baton_context::budget;
     let a: BudgetArgs = args("budget", a)?;
     let cfg = &ctx.project.config.budget;
     cfg.validate()?;

@@ -7,10 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::run::definition::WorkflowKind;
-use crate::run::journal::{Entry, Journal, Record};
-use crate::store::Store;
+use baton_core::error::{Error, Result};
+use baton_engine::definition::WorkflowKind;
+use baton_engine::journal::{Entry, Journal, Record};
+use baton_store::Store;
 
 pub mod html;
 pub mod model;
@@ -46,7 +46,7 @@ fn run_ids(local: &Path) -> Vec<String> {
             rd.filter_map(|e| e.ok())
                 .filter(|e| e.path().join("events.jsonl").is_file())
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| !n.starts_with(crate::fs::TEMP_PREFIX))
+                .filter(|n| !n.starts_with(baton_core::fs::TEMP_PREFIX))
                 .collect()
         })
         .unwrap_or_default();
@@ -134,7 +134,7 @@ pub fn write(journal: &Journal, store: Option<&Store>, out: Option<&Path>) -> Re
     }
     let m = model(&journal.dir, &journal.records, store);
     let text = html::render(&m, &base)?;
-    crate::fs::write_atomic(&out, text.as_bytes())?;
+    baton_core::fs::write_atomic(&out, text.as_bytes())?;
     Ok(Written {
         run_id: m.run_id,
         path: out,
@@ -155,7 +155,7 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 /// At the end of `baton run`: write the run's report and say where it is. A report that
 /// cannot be written is a note: the run itself went as it went.
 pub fn at_run_end(journal_dir: &Path, store: Option<&Store>) -> Option<PathBuf> {
-    let records = match crate::run::journal::read(&journal_dir.join("events.jsonl")) {
+    let records = match baton_engine::journal::read(&journal_dir.join("events.jsonl")) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("note: no report: {e}");
@@ -165,7 +165,7 @@ pub fn at_run_end(journal_dir: &Path, store: Option<&Store>) -> Option<PathBuf> 
     let m = model(journal_dir, &records, store);
     let out = journal_dir.join(FILE);
     let written = html::render(&m, journal_dir)
-        .and_then(|text| crate::fs::write_atomic(&out, text.as_bytes()));
+        .and_then(|text| baton_core::fs::write_atomic(&out, text.as_bytes()));
     match written {
         Ok(()) => Some(out),
         Err(e) => {

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::context::mask::record::{self, MaskRecord};
-use crate::run::events::{Subject, SubjectKind};
-use crate::run::journal::{Entry, Judged, Record, Usage};
+use baton_context::mask::record::{self, MaskRecord};
+use baton_engine::events::{Subject, SubjectKind};
+use baton_engine::journal::{Entry, Judged, Record, Usage};
 
 /// How a phase attempt ended, as the report colours it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -517,8 +517,8 @@ mod tests {
         }
     }
 
-    fn outcome(ok: bool, dur: u64) -> crate::run::journal::PhaseOutcome {
-        let mut o = crate::run::journal::PhaseOutcome::broken("x".into(), 100);
+    fn outcome(ok: bool, dur: u64) -> baton_engine::journal::PhaseOutcome {
+        let mut o = baton_engine::journal::PhaseOutcome::broken("x".into(), 100);
         o.ok = ok;
         o.judged = Some(if ok { Judged::Passed } else { Judged::Rejected });
         o.duration_ms = dur;

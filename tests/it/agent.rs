@@ -7,11 +7,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use baton::agent::{
+use baton_agent::{
     AgentKind, AgentOutcome, AgentRequest, AgentSpec, CancelToken, ExitKind, FailureKind, Usage,
     run,
 };
-use baton::context::signals::{SignalKind, parse_signal};
+use baton_context::signals::{SignalKind, parse_signal};
 
 /// `tests/fixtures/agents/<rel>`.
 fn fixture(rel: &str) -> PathBuf {
@@ -117,7 +117,7 @@ fn claude_success_stream() {
 
     // The prompt went to stdin byte for byte; argv has exactly the configured flags, and
     // baton's hooks and MCP server (naming the running binary: here the test's).
-    let claude_settings = baton::agent::wiring::claude_run_args();
+    let claude_settings = baton_agent::wiring::claude_run_args();
     assert_eq!(f.rec("stdin"), prompt);
     assert_eq!(
         f.rec("argv").lines().collect::<Vec<_>>(),

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use baton::agent::{AgentKind, AgentRequest, AgentSpec, run};
+use baton_agent::{AgentKind, AgentRequest, AgentSpec, run};
 
 const SIZE: u64 = 50 * 1024 * 1024;
 

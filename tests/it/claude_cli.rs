@@ -55,7 +55,7 @@ fn claude_loads_batons_settings_and_mcp_config() {
     ];
     // The flags of a run baton launches.
     // Named explicitly: this test binary must never be the MCP server claude starts.
-    let run = baton::agent::wiring::claude_run_args_with(&bin().display().to_string());
+    let run = baton_agent::wiring::claude_run_args_with(&bin().display().to_string());
     for extra in [&files[..], &run[..]] {
         let out = claude(&p, home.path(), extra);
         assert!(!out.contains("Invalid"), "{out}");

@@ -62,7 +62,7 @@ fn sixteen_processes_lose_no_event() {
         assert_eq!(out.matches("STATUS: success").count(), OPS);
     }
     let t = p.task_dir("busy");
-    let events = baton::store::log::read_all(&t.join("events.jsonl")).unwrap();
+    let events = baton_store::log::read_all(&t.join("events.jsonl")).unwrap();
     assert_eq!(
         events.len(),
         1 + PROCS * OPS / 4 * 3,
@@ -168,9 +168,9 @@ fn sigkill_at_random_points_leaves_a_store_doctor_passes() {
         "{out}"
     );
     // No event was recorded twice and every stored artifact exists.
-    let events = baton::store::log::read_all(&t.join("events.jsonl")).unwrap();
+    let events = baton_store::log::read_all(&t.join("events.jsonl")).unwrap();
     for e in &events {
-        if let baton::store::model::EventKind::ArtifactStored { path, .. } = &e.kind {
+        if let baton_store::model::EventKind::ArtifactStored { path, .. } = &e.kind {
             assert!(t.join(path).is_file(), "{path} recorded but missing");
         }
     }

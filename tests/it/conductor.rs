@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use crate::util::{Proj, bin};
-use baton::run::agents::{Assignment, Request};
-use baton::run::cli_agents::CliAgents;
-use baton::run::conductor::{Conductor, Policy, Reason, Report};
+use baton_engine::agents::{Assignment, Request};
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::conductor::{Conductor, Policy, Reason, Report};
 
 fn agents(p: &Proj, growth: u64) -> CliAgents {
     let sc = p.path().join("sim.toml");
@@ -53,7 +53,7 @@ fn call(p: &Proj, a: &CliAgents, c: &mut Conductor, n: usize, tasks: u64) -> Opt
 fn conductor() -> Conductor {
     Conductor::new(
         Assignment {
-            agent: baton::agent::AgentKind::Sim.into(),
+            agent: baton_agent::AgentKind::Sim.into(),
             tier: None,
             model: None,
         },

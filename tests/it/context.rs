@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use baton::markdown;
+use baton_core::markdown;
 
 use crate::util::corpus_or_skip;
 
@@ -64,7 +64,7 @@ fn corpus_sections_match_exactly() {
 
 #[test]
 fn corpus_token_counts_match_exactly() {
-    use baton::context::tokens::Encoding;
+    use baton_context::tokens::Encoding;
     let dir = corpus_or_skip!(corpus_token_counts_match_exactly).join("tokens");
     let counts: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("counts.json")).unwrap()).unwrap();
@@ -89,8 +89,8 @@ fn corpus_token_counts_match_exactly() {
 // Properties: on arbitrary markdown-ish text, nothing panics and sections tile the document.
 
 mod props {
-    use baton::context::{extract, summary, tokens::Encoding};
-    use baton::markdown;
+    use baton_context::{extract, summary, tokens::Encoding};
+    use baton_core::markdown;
     use proptest::prelude::*;
 
     fn line() -> impl Strategy<Value = String> {
@@ -588,15 +588,15 @@ mod cli {
             "{}",
             r.out
         );
-        assert!(baton::context::tokens::Encoding::O200kBase.count(&r.out) <= 50);
+        assert!(baton_context::tokens::Encoding::O200kBase.count(&r.out) <= 50);
         // Outline with token counts.
         let r = run(p, &["--json", "extract", "spec.md", "--outline"], None);
         let v = json(&r);
         assert_eq!(v.as_array().unwrap().len(), 7);
         assert_eq!(v[0]["title"], "Shop");
         assert_eq!(v[0]["start_line"], 4);
-        let whole = baton::context::tokens::Encoding::O200kBase
-            .count(&SPEC[SPEC.find("# Shop").unwrap()..]);
+        let whole =
+            baton_context::tokens::Encoding::O200kBase.count(&SPEC[SPEC.find("# Shop").unwrap()..]);
         assert_eq!(v[0]["tokens"], whole);
         let r = run(p, &["extract", "spec.md"], None);
         assert_eq!(r.code, 2);

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use baton::store::model::{Decision, Gate, Manifest, Mode, PhaseStatus, Workflow};
-use baton::store::{Content, Store};
+use baton_store::model::{Decision, Gate, Manifest, Mode, PhaseStatus, Workflow};
+use baton_store::{Content, Store};
 use proptest::prelude::*;
 
 const PHASES: &[&str] = &[
@@ -124,8 +124,8 @@ fn normalized(m: &Manifest) -> serde_json::Value {
 }
 
 fn hit(dir: &Path, c: Crash, manifest_before: &[u8]) {
-    let manifest = dir.join(baton::store::MANIFEST);
-    let events = dir.join(baton::store::EVENTS);
+    let manifest = dir.join(baton_store::MANIFEST);
+    let events = dir.join(baton_store::EVENTS);
     match c {
         Crash::None => {}
         Crash::StaleManifest => std::fs::write(&manifest, manifest_before).unwrap(),
@@ -166,11 +166,11 @@ proptest! {
         let t = tempfile::tempdir().unwrap();
         let (a, b) = (Store::new(t.path().join("a")), Store::new(t.path().join("b")));
         a.init("Prop task", Mode::Standard, Workflow::Orchestrate).unwrap();
-        let slug = baton::store::names::slugify("Prop task").unwrap();
+        let slug = baton_store::names::slugify("Prop task").unwrap();
         b.init("Prop task", Mode::Standard, Workflow::Orchestrate).unwrap();
         let dir = a.task_dir(&slug);
         for (i, (c, k)) in steps.iter().enumerate() {
-            let before = std::fs::read(dir.join(baton::store::MANIFEST)).unwrap_or_default();
+            let before = std::fs::read(dir.join(baton_store::MANIFEST)).unwrap_or_default();
             let ra = apply(&a, &slug, c);
             let rb = apply(&b, &slug, c);
             prop_assert_eq!(ra, rb, "step {}: {:?}", i, c);
@@ -179,11 +179,11 @@ proptest! {
             let mb = b.manifest(&slug).unwrap();
             prop_assert_eq!(normalized(&ma), normalized(&mb), "step {} {:?} after {:?}", i, c, k);
             // The manifest on disk, whatever the crash left, is the replay of the events.
-            let replayed = baton::store::log::replay(&dir.join(baton::store::EVENTS)).unwrap().unwrap();
+            let replayed = baton_store::log::replay(&dir.join(baton_store::EVENTS)).unwrap().unwrap();
             prop_assert_eq!(normalized(&replayed), normalized(&ma));
         }
         // doctor leaves the crashed store healthy and equal to the clean one.
-        let report = baton::store::doctor::run(&a).unwrap();
+        let report = baton_store::doctor::run(&a).unwrap();
         prop_assert!(report.healthy(), "{:?}", report.findings);
         prop_assert_eq!(normalized(&a.manifest(&slug).unwrap()), normalized(&b.manifest(&slug).unwrap()));
     }
@@ -197,8 +197,8 @@ proptest! {
         phases in prop::collection::vec("[a-z]{1,12}", 1..12),
         cut in 0.0f64..1.0,
     ) {
-        use baton::run::events::{Subject, SubjectKind};
-        use baton::run::journal::{Entry, Journal};
+        use baton_engine::events::{Subject, SubjectKind};
+        use baton_engine::journal::{Entry, Journal};
         let t = tempfile::tempdir().unwrap();
         let local = t.path();
         let subject = Subject { kind: SubjectKind::Task, id: "t".into(), epic: None, unit: None };

@@ -593,7 +593,8 @@ fn a_workflow_with_discovery_in_front_waits_for_the_dialogue() {
 fn a_template_starting_with_a_dash_is_the_prompt_not_an_option() {
     let p = project();
     let builtin = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/workflow/builtin/prompts/discover.md.j2"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/baton-engine/src/workflow/builtin/prompts/discover.md.j2"),
     )
     .unwrap();
     p.write(

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use baton::context::mask::{Kind, Summary, summarize_command_output};
+use baton_context::mask::{Kind, Summary, summarize_command_output};
 use serde_json::Value;
 
 use crate::util::corpus_or_skip;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-include!("../../src/context/mask/redact_cases.rs");
+include!("../../crates/baton-context/src/mask/redact_cases.rs");
 
 fn project(toml: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -23,7 +23,7 @@ fn the_tool_list_costs_at_most_3000_tokens() {
     let tools = rmcp_free_list();
     let n = tools.as_array().unwrap().len();
     assert!(n <= 12, "{n} tools");
-    let tokens = baton::context::tokens::Encoding::O200kBase.count(&tools_list_answer());
+    let tokens = baton_context::tokens::Encoding::O200kBase.count(&tools_list_answer());
     println!("tools/list: {n} tools, {tokens} o200k tokens");
     assert!(tokens <= 3000, "tools/list costs {tokens} tokens");
 }
@@ -85,7 +85,7 @@ fn the_python_sdk_lists_and_calls_every_tool() {
         .collect();
     assert_eq!(listed, ours);
     let tokens =
-        baton::context::tokens::Encoding::O200kBase.count(v["tools_json"].as_str().unwrap());
+        baton_context::tokens::Encoding::O200kBase.count(v["tools_json"].as_str().unwrap());
     assert!(tokens <= 3000, "{tokens}");
 
     let calls = v["calls"].as_array().unwrap();

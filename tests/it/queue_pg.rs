@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use baton::workflow::verify::pg::{Db, Outcome, Recorded};
-use baton::workflow::verify::state::{Neighbours, State};
+use baton_engine::workflow::verify::pg::{Db, Outcome, Recorded};
+use baton_engine::workflow::verify::state::{Neighbours, State};
 
 use crate::util::{Proj, pg};
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use baton::workflow::verify::pg::Db;
+use baton_engine::workflow::verify::pg::Db;
 use serde_json::Value;
 
 use super::queue_pg::pg_project;

@@ -361,7 +361,7 @@ fn claims_are_checked_against_the_disk() {
 fn a_hanging_agent_is_killed_with_its_process_group() {
     let d = project("[story.\"1.1\"]\ndev = [\"hang\"]\n");
     std::fs::create_dir_all(d.dir.join(".baton/workflows")).unwrap();
-    let wf = baton::workflow::epic::def::BUILTIN[0]
+    let wf = baton_engine::workflow::epic::def::BUILTIN[0]
         .1
         .replace("timeout_secs = 1800", "timeout_secs = 2")
         .replace("grace_secs = 10", "grace_secs = 1")

@@ -513,7 +513,7 @@ fn no_bmad_project_and_help() {
 
 #[test]
 fn status_update_keeps_story_file_and_sprint_status_in_step() {
-    use baton::workflow::epic::bmad::{Status, StoryId, set_story_status};
+    use baton_engine::workflow::epic::bmad::{Status, StoryId, set_story_status};
     let p = Proj::new();
     let d = "docs/sprint-artifacts";
     let story_text = "# Story 1.2: Auth\n\nStatus: ready-for-dev\n\n## Dev Agent Record\n\nStatus: not this one\n";

@@ -9,17 +9,19 @@ use std::sync::{Mutex, PoisonError};
 
 use super::{AgentArgs, EpicFlags};
 use crate::cli::Ctx;
-use crate::error::{Error, Result};
-use crate::run::call::DryPhase;
-use crate::run::cli_agents::CliAgents;
-use crate::run::definition::WorkflowKind;
-use crate::run::events::{Reporter, RunEvent};
-use crate::run::git::Git;
-use crate::run::journal::{Entry, Journal};
-use crate::run::progress::Progress;
-use crate::workflow::epic::def;
-use crate::workflow::epic::project::{self, BmadStatus};
-use crate::workflow::epic::{Baseline, Engine, EpicReport, Options, StatusWriter, StoryResult};
+use crate::cli::progress::Progress;
+use baton_core::error::{Error, Result};
+use baton_engine::call::DryPhase;
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::definition::WorkflowKind;
+use baton_engine::events::{Reporter, RunEvent};
+use baton_engine::git::Git;
+use baton_engine::journal::{Entry, Journal};
+use baton_engine::workflow::epic::def;
+use baton_engine::workflow::epic::project::{self, BmadStatus};
+use baton_engine::workflow::epic::{
+    Baseline, Engine, EpicReport, Options, StatusWriter, StoryResult,
+};
 
 /// A new run, or one continued from its journal.
 pub enum Start {
@@ -92,17 +94,17 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     // Every role's agent and every prompt template are checked before the run exists: a typo
     // fails now, not as a failed story.
     for p in wf.phases() {
-        let who = crate::run::definition::assign(
+        let who = baton_engine::definition::assign(
             &p.role,
             saved.options.agent.as_ref(),
             &saved.options.roles,
             &wf.roles,
             &saved.options.default_agent,
         );
-        crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
-        crate::run::prompt::template(&p.template, &local.join("prompts"))?;
+        baton_engine::cli_agents::runnable(&who, &ctx.project.config.agents)?;
+        baton_engine::prompt::template(&p.template, &local.join("prompts"))?;
         if let Some(t) = &p.party_template {
-            crate::run::prompt::template(t, &local.join("prompts"))?;
+            baton_engine::prompt::template(t, &local.join("prompts"))?;
         }
     }
     let git = Git::new(&project_dir);
@@ -117,11 +119,11 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     // after the kill may be working on it now.
     let mut starting = None;
     if !saved.options.dry_run {
-        crate::fs::create_dir_all(&local)?;
+        baton_core::fs::create_dir_all(&local)?;
         let path = local.join("run-start.lock");
         // Its holder holds it for the moments between its check and its journal: a minute
         // means it hangs there.
-        let held = crate::fs::try_lock_for(&path, std::time::Duration::from_secs(60))?;
+        let held = baton_core::fs::try_lock_for(&path, std::time::Duration::from_secs(60))?;
         starting = Some(held.ok_or_else(|| {
             Error::state(format!(
                 "another `baton run` of this project has been starting for a minute ({} is held)",
@@ -180,13 +182,13 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         }
     }
     let status = BmadStatus::new(&project_dir);
-    let outputs = crate::workflow::epic::bmad::config::Config::load(&project_dir).outputs();
+    let outputs = baton_engine::workflow::epic::bmad::config::Config::load(&project_dir).outputs();
     if !saved.options.dry_run {
         status.check()?;
     }
     let run_id = match &journal {
         Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
-        None => crate::ids::new_id(),
+        None => baton_core::ids::new_id(),
     };
     let journal = match journal {
         Some(j) => j,
@@ -231,8 +233,9 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             }
         }
         for d in dirs {
-            let removed = crate::fs::remove_stale_temps(&d, std::time::Duration::from_secs(60));
-            crate::fs::note_removed_temps(&removed, &project_dir);
+            let removed =
+                baton_core::fs::remove_stale_temps(&d, std::time::Duration::from_secs(60));
+            baton_core::fs::note_removed_temps(&removed, &project_dir);
         }
     }
     // A dry run prints its prompts instead of events.
@@ -450,7 +453,7 @@ fn print_dry(done: &[(String, String)], prompts: &[DryPhase], verbose: bool) {
 }
 
 fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
-    use crate::store::metrics::human_ms;
+    use baton_store::metrics::human_ms;
     let mut out = std::io::stdout().lock();
     for r in reports {
         let _ = writeln!(

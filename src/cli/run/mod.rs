@@ -1,16 +1,16 @@
 //! `baton run`: one subcommand per workflow, each with its own flags (parsed and checked by
 //! clap, once), and `--resume RUN_ID`, which continues any run with the options it started
-//! with. The engines live in `crate::workflow`; this only turns arguments into their options
+//! with. The engines live in `baton_engine::workflow`; this only turns arguments into their options
 //! and renders what they report.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::agent::settings::AgentId;
-use crate::error::{Error, Result};
-use crate::run::definition::WorkflowKind;
-use crate::run::journal::Journal;
+use super::agent_args::{AgentArgs, scenario};
+use baton_agent::settings::AgentId;
+use baton_core::error::{Error, Result};
+use baton_engine::definition::WorkflowKind;
+use baton_engine::journal::Journal;
 
 mod epic;
 mod task;
@@ -74,18 +74,6 @@ baton discover add-login && baton plan add-login && baton run orchestrate add-lo
     #[command(after_help = "Examples:\n  baton queue add dat-q1 BMNR MARA\n  \
 baton run verify --queue dat-q1 --agent sim   # again after a crash: continues the same run")]
     Verify(VerifyArgs),
-}
-
-/// Who runs the phases, for every workflow.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct AgentArgs {
-    /// Run every phase with this agent: claude, codex, gemini, sim (the built-in simulated
-    /// agent: deterministic, no LLM, no network), or a name of [agents.<name>] in baton.toml
-    #[arg(long, value_name = "AGENT")]
-    pub agent: Option<AgentId>,
-    /// Scenario of the simulated agent (TOML; default .baton/sim.toml)
-    #[arg(long, value_name = "FILE")]
-    pub scenario: Option<PathBuf>,
 }
 
 /// The flags of epic runs.
@@ -191,7 +179,7 @@ pub struct VerifyArgs {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     // Ctrl-C, kill and a closed terminal stop the run cleanly, resumable (run::interrupt).
-    crate::run::interrupt::install();
+    baton_engine::interrupt::install();
     match (a.workflow, a.resume) {
         (Some(w), _) => match w {
             Workflow::EpicExecute(e) => epic::run(
@@ -303,31 +291,4 @@ fn note_kept_options(agent: &AgentArgs, parallel: Option<u32>) {
             "note: the run continues with the options it started with; --agent, --scenario and --parallel given now are not used"
         );
     }
-}
-
-/// The simulated agent's scenario: `--scenario`, else `.baton/sim.toml`; made absolute, since
-/// agents run in other directories (worktrees).
-pub(super) fn scenario(ctx: &Ctx, a: &AgentArgs) -> Result<Option<PathBuf>> {
-    let scenario = a.scenario.clone().or_else(|| {
-        let p = ctx.project.local_dir().join("sim.toml");
-        p.is_file().then_some(p)
-    });
-    let scenario = match scenario {
-        Some(p) if p.is_relative() => Some(
-            std::env::current_dir()
-                .map_err(|e| Error::io(".", e))?
-                .join(p),
-        ),
-        other => other,
-    };
-    // A broken scenario is found now, not as every phase of the run failing.
-    if let Some(p) = &scenario {
-        crate::agent::sim::Scenario::load(Some(p)).map_err(|e| {
-            e.hint(format!(
-                "fix the simulated agent's scenario {} (or remove it)",
-                p.display()
-            ))
-        })?;
-    }
-    Ok(scenario)
 }

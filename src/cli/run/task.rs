@@ -7,17 +7,17 @@ use std::sync::Mutex;
 
 use super::TaskArgs;
 use crate::cli::Ctx;
-use crate::error::{Error, Result};
-use crate::run::cli_agents::CliAgents;
-use crate::run::conductor::{Conductor, Policy};
-use crate::run::definition::WorkflowKind;
-use crate::run::events::{Reporter, RunEvent, Subject};
-use crate::run::journal::{Entry, Journal};
-use crate::run::progress::Progress;
-use crate::store::model::{Mode, Status, Workflow};
-use crate::store::{Store, metrics::human_ms};
-use crate::workflow::task::def as task_def;
-use crate::workflow::task::{Stop, TaskEngine, TaskOptions};
+use crate::cli::progress::Progress;
+use baton_core::error::{Error, Result};
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::conductor::{Conductor, Policy};
+use baton_engine::definition::WorkflowKind;
+use baton_engine::events::{Reporter, RunEvent, Subject};
+use baton_engine::journal::{Entry, Journal};
+use baton_engine::workflow::task::def as task_def;
+use baton_engine::workflow::task::{Stop, TaskEngine, TaskOptions};
+use baton_store::model::{Mode, Status, Workflow};
+use baton_store::{Store, metrics::human_ms};
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Saved {
@@ -34,7 +34,7 @@ pub enum Start {
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let local = ctx.project.local_dir();
     let store = ctx.store();
-    let project_dir = crate::run::git::Git::new(&ctx.project.dir)
+    let project_dir = baton_engine::git::Git::new(&ctx.project.dir)
         .toplevel()
         .unwrap_or_else(|_| ctx.project.dir.clone());
     // A run started here comes held; a continued one is held below.
@@ -83,7 +83,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     };
     if resumed {
         // The task's store writes the killed baton cut short (its state, artifacts).
-        crate::fs::clear_cut_short_writes(&store.task_dir(&slug), &project_dir);
+        baton_core::fs::clear_cut_short_writes(&store.task_dir(&slug), &project_dir);
     }
     let mut options = saved.options;
     options.no_wait = no_wait;
@@ -183,7 +183,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         Stop::Waiting(g) => (
             format!(
                 "waiting at the {g} gate (--no-wait)\n  decide:   baton resume --task {slug} --decision {}\n  continue: baton run --resume {run_id}",
-                crate::workflow::task::gate_decisions(*g)
+                baton_engine::workflow::task::gate_decisions(*g)
             ),
             0,
         ),
@@ -230,7 +230,7 @@ fn fresh(
 ) -> Result<(Journal, bool, Option<std::fs::File>)> {
     let workflow = kind.name().to_string();
     let name = &a.task;
-    let slug = crate::store::names::slugify(name)?;
+    let slug = baton_store::names::slugify(name)?;
     if !store.exists(&slug) {
         let mode = if workflow == "poc" { " --mode poc" } else { "" };
         return Err(Error::not_found(format!("no task `{slug}`")).hint(format!(
@@ -252,14 +252,14 @@ fn fresh(
             .map(|p| &p.role)
             .chain(wf.conductor.iter().map(|c| &c.role));
         for role in roles {
-            let who = crate::run::definition::assign(
+            let who = baton_engine::definition::assign(
                 role,
                 a.agent.agent.as_ref(),
                 &run_cfg.roles,
                 &wf.roles,
                 &run_cfg.default_agent,
             );
-            crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
+            baton_engine::cli_agents::runnable(&who, &ctx.project.config.agents)?;
         }
     }
     let m = store.manifest(&slug)?;
@@ -350,7 +350,7 @@ fn fresh(
         },
         scenario,
     };
-    let run_id = crate::ids::new_id();
+    let run_id = baton_core::ids::new_id();
     let first = Entry::RunStarted {
         run_id: run_id.clone(),
         workflow: workflow.clone(),
@@ -362,7 +362,7 @@ fn fresh(
 }
 
 /// `--from plan`: an orchestrate run of a task `baton plan` planned.
-fn check_planned(workflow: &str, slug: &str, m: &crate::store::model::Manifest) -> Result<()> {
+fn check_planned(workflow: &str, slug: &str, m: &baton_store::model::Manifest) -> Result<()> {
     if workflow != "orchestrate" {
         return Err(Error::invalid(format!(
             "--from plan is for orchestrate runs, not {workflow}"
@@ -375,7 +375,7 @@ fn check_planned(workflow: &str, slug: &str, m: &crate::store::model::Manifest) 
             .iter()
             .enumerate()
             .filter(|(_, c)| {
-                c.phase == phase && c.status == crate::store::model::PhaseStatus::Success
+                c.phase == phase && c.status == baton_store::model::PhaseStatus::Success
             })
             .map(|(i, _)| i)
             .last()

@@ -6,15 +6,15 @@ use std::sync::Mutex;
 
 use super::VerifyArgs;
 use crate::cli::Ctx;
-use crate::error::{Error, Result};
-use crate::run::cli_agents::CliAgents;
-use crate::run::events::{Reporter, RunEvent};
-use crate::run::journal::{Entry, Journal};
-use crate::run::lock;
-use crate::run::progress::Progress;
-use crate::workflow::verify::backend::BackendKind;
-use crate::workflow::verify::queue::Queues;
-use crate::workflow::verify::{Engine, Options, pipeline};
+use crate::cli::progress::Progress;
+use baton_core::error::{Error, Result};
+use baton_engine::cli_agents::CliAgents;
+use baton_engine::events::{Reporter, RunEvent};
+use baton_engine::journal::{Entry, Journal};
+use baton_engine::lock;
+use baton_engine::workflow::verify::backend::BackendKind;
+use baton_engine::workflow::verify::queue::Queues;
+use baton_engine::workflow::verify::{Engine, Options, pipeline};
 
 /// A new run (or the continuation of the queue's unfinished one), or a run continued by id.
 pub enum Start {
@@ -87,7 +87,7 @@ fn start_run(
     let pipeline = preflight(ctx, &opts)?;
     let _run_lock = queues.lock_run(&opts.queue)?;
     // Writes to the queue's files (items, states) a killed baton cut short.
-    crate::fs::clear_cut_short_writes(&queues.queue_dir(&opts.queue), &ctx.project.dir);
+    baton_core::fs::clear_cut_short_writes(&queues.queue_dir(&opts.queue), &ctx.project.dir);
     let resumed = journal.is_some();
     if let Some(j) = &journal {
         j.clean_up_after_a_killed_baton();
@@ -95,7 +95,7 @@ fn start_run(
     let journal = match journal {
         Some(j) => j,
         None => {
-            let id = crate::ids::new_id();
+            let id = baton_core::ids::new_id();
             let first = Entry::RunStarted {
                 run_id: id.clone(),
                 workflow: "verify".into(),
@@ -195,17 +195,17 @@ pub(crate) fn preflight(ctx: &Ctx, opts: &Options) -> Result<pipeline::Pipeline>
     let local = ctx.project.local_dir();
     let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
     let prompts = local.join("prompts");
-    crate::run::prompt::template("verify-reminder", &prompts)?;
+    baton_engine::prompt::template("verify-reminder", &prompts)?;
     for ph in &pipeline.phases {
-        crate::run::prompt::template(&ph.template, &prompts)?;
-        let who = crate::run::definition::assign(
+        baton_engine::prompt::template(&ph.template, &prompts)?;
+        let who = baton_engine::definition::assign(
             &ph.role,
             opts.agent.as_ref(),
             &opts.roles,
             &pipeline.roles,
             &opts.default_agent,
         );
-        crate::run::cli_agents::runnable(&who, &ctx.project.config.agents)?;
+        baton_engine::cli_agents::runnable(&who, &ctx.project.config.agents)?;
     }
     Ok(pipeline)
 }

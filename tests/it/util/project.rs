@@ -74,10 +74,10 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 /// The manifest on disk equals the replay of the events through the state machine.
 pub fn assert_manifest_is_replay(task_dir: &Path) {
-    let replayed = baton::store::log::replay(&task_dir.join("events.jsonl"))
+    let replayed = baton_store::log::replay(&task_dir.join("events.jsonl"))
         .unwrap()
         .unwrap();
-    let on_disk: baton::store::model::Manifest =
+    let on_disk: baton_store::model::Manifest =
         serde_json::from_slice(&std::fs::read(task_dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(on_disk, replayed);
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use baton::context::tokens::Encoding;
+use baton_context::tokens::Encoding;
 use serde_json::{Value, json};
 
 use super::model_double::{Api, ModelDouble, Reply, Request, Script};

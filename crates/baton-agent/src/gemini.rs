@@ -1,0 +1,407 @@
+//! Gemini CLI: `gemini --output-format json`, prompt on stdin (headless when stdin is not a
+//! TTY; `--prompt=` with [`PromptVia::Argv`]). Prints one JSON document
+//! `{session_id, response, stats{models{<name>{tokens{…}}}}, error?{type, message, code}}`,
+//! possibly pretty-printed, so the whole stdout (bounded) is parsed at the end; an error
+//! document goes to **stderr** instead (checked with 0.61.0). Exit codes: 41 auth, 42 input,
+//! 44 sandbox, 52 config, 53 turn limit, 54 tool error, 55 untrusted folder, 130 SIGINT.
+//! Always `--skip-trust` (else exit 55 in a folder never trusted interactively) and
+//! `GEMINI_CLI_TRUST_WORKSPACE=true` (the project's settings count only in a trusted folder);
+//! `--allowed-tools` with [`GEMINI_ALLOWED_TOOLS`] for a phase that edits.
+
+use serde_json::Value;
+
+use super::{
+    Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
+    Usage, classify_api_error, tail_str, unsupported,
+};
+use baton_core::Result;
+
+/// Larger JSON output is not parsed (the log still has it).
+const MAX_DOC: usize = 16 * 1024 * 1024;
+
+/// Requests that could not be sent before baton stops gemini as offline. Without a network
+/// gemini 0.61.0 prints "Attempt N failed. Retrying with backoff... Error: exception TypeError:
+/// fetch failed sending request" (and a stack) on stderr, waiting longer each time — the third
+/// at ~20 s, the fourth past a minute — where the phase's timeout would be the only end.
+const OFFLINE_ATTEMPTS: u32 = 3;
+
+/// Watches gemini's stderr for requests that cannot even be sent (no network), as codex's
+/// parser does with its reconnect events: a rate limit or a server error is not this. Only
+/// one request's attempts in a row count (gemini numbers them from 1 for every request): a
+/// long session's brief outages, each over at the next attempt, do not add up.
+#[derive(Default)]
+pub(super) struct Offline {
+    /// Attempts of the current request that failed to be sent, all in a row from the first.
+    attempts: u32,
+    last: String,
+}
+
+impl OutputParser for Offline {
+    fn line(&mut self, line: &str) {
+        let Some(rest) = line.strip_prefix("Attempt ") else {
+            return;
+        };
+        let n = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok());
+        self.attempts = match n {
+            Some(n) if line.contains("fetch failed") && (n == 1 || n == self.attempts + 1) => n,
+            // Another failure (a rate limit, a server error): the request was sent.
+            _ => 0,
+        };
+        if self.attempts > 0 {
+            self.last = line.trim_end().to_string();
+        }
+    }
+
+    fn stop(&self) -> bool {
+        self.attempts >= OFFLINE_ATTEMPTS
+    }
+
+    fn finish(&mut self) -> Parsed {
+        Parsed {
+            failure: self.stop().then(|| {
+                (
+                    FailureKind::Network,
+                    format!(
+                        "no network: gemini could not send a request {} times (\"{}\")",
+                        self.attempts,
+                        tail_str(&self.last, 300)
+                    ),
+                )
+            }),
+            ..Parsed::default()
+        }
+    }
+}
+
+pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> {
+    for (set, what) in [
+        (spec.max_turns.is_some(), "max_turns"),
+        (spec.append_system_prompt.is_some(), "append_system_prompt"),
+        (spec.sandbox.is_some(), "sandbox"),
+        (!spec.disallowed_tools.is_empty(), "disallowed_tools"),
+    ] {
+        if set {
+            return Err(unsupported(spec, what));
+        }
+    }
+    // Headless in an untrusted folder gemini exits 55: baton runs it in the project it was
+    // asked to work on, so the folder is trusted for this session.
+    let mut a: Vec<String> = vec![
+        "--output-format".into(),
+        "json".into(),
+        "--skip-trust".into(),
+    ];
+    if let Some(m) = &spec.model {
+        a.extend(["--model".into(), m.clone()]);
+    }
+    // `--yolo` and `--approval-mode` exclude each other: skip_permissions replaces the default.
+    let mode = spec.permission_mode.clone().or_else(|| {
+        (spec.access == Access::Edit && !spec.skip_permissions).then(|| "auto_edit".to_string())
+    });
+    if let Some(m) = mode {
+        a.extend(["--approval-mode".into(), m]);
+    }
+    if spec.skip_permissions {
+        a.push("--yolo".into());
+    }
+    let tools: Vec<String> = match &spec.allowed_tools {
+        Some(t) => t.clone(),
+        None if spec.access == Access::Edit && !spec.skip_permissions => {
+            super::default_allowed_tools(super::AgentKind::Gemini)
+        }
+        None => Vec::new(),
+    };
+    if !tools.is_empty() {
+        // `=`: one value, split on commas by gemini.
+        a.push(format!("--allowed-tools={}", tools.join(",")));
+    }
+    if let Some(id) = &req.resume {
+        a.extend(["--resume".into(), id.clone()]);
+    }
+    a.extend(spec.args.iter().cloned());
+    if spec.prompt_via == PromptVia::Argv {
+        // `=` form: a prompt starting with `-` stays the option's value.
+        a.push(format!("--prompt={}", req.prompt));
+    }
+    Ok(a)
+}
+
+/// The documented exit codes.
+pub(super) fn exit_failure(code: i32) -> FailureKind {
+    match code {
+        41 => FailureKind::Auth,
+        42 => FailureKind::InvalidInput,
+        44 => FailureKind::Sandbox,
+        52 => FailureKind::Config,
+        55 => FailureKind::Untrusted,
+        53 => FailureKind::TurnLimit,
+        54 => FailureKind::Tool,
+        130 => FailureKind::Interrupted,
+        1 => FailureKind::Api,
+        _ => FailureKind::ExitCode,
+    }
+}
+
+/// The failure in a document's `error: {type, message, code}`.
+fn error_of(v: &Value) -> Option<(FailureKind, String)> {
+    let e = v.get("error").filter(|e| !e.is_null())?;
+    let msg = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("gemini reported an error")
+        .to_string();
+    // `code` is gemini's exit code for its own errors, but the API's HTTP status for an API
+    // error (401, 429, 500): the two are told apart by range, never looked up in one table.
+    let kind = match e.get("code").and_then(Value::as_i64) {
+        Some(401 | 403) => FailureKind::Auth,
+        Some(400..=599) => classify_api_error(&msg),
+        Some(c) => i32::try_from(c)
+            .ok()
+            .map(exit_failure)
+            .filter(|k| *k != FailureKind::ExitCode)
+            .unwrap_or(FailureKind::Api),
+        None => classify_api_error(&msg),
+    };
+    Some((kind, tail_str(&msg, 4096)))
+}
+
+/// The error document gemini `-o json` writes to **stderr** (`{session_id, error:{type,
+/// message, code}}`, pretty-printed, maybe after other lines): the last one in `stderr`.
+pub(super) fn error_doc(stderr: &str) -> Option<(FailureKind, String)> {
+    let starts = std::iter::once(0)
+        .chain(stderr.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| stderr[i..].starts_with('{'));
+    let mut found = None;
+    for i in starts {
+        // The first value from here; what follows it (a stack trace) is ignored.
+        let mut de = serde_json::Deserializer::from_str(&stderr[i..]).into_iter::<Value>();
+        if let Some(Ok(v)) = de.next()
+            && let Some(f) = error_of(&v)
+        {
+            found = Some(f);
+        }
+    }
+    found
+}
+
+#[derive(Default)]
+pub(super) struct Parser {
+    doc: String,
+    too_big: bool,
+}
+
+impl OutputParser for Parser {
+    fn line(&mut self, line: &str) {
+        if self.too_big {
+            return;
+        }
+        if self.doc.len() + line.len() > MAX_DOC {
+            self.too_big = true;
+            self.doc = String::new();
+            return;
+        }
+        self.doc.push_str(line);
+        self.doc.push('\n');
+    }
+
+    fn finish(&mut self) -> Parsed {
+        let doc = std::mem::take(&mut self.doc);
+        // Noise before the document (a warning line) is skipped: start at the first line
+        // that opens an object.
+        let v: Option<Value> = serde_json::from_str(&doc).ok().or_else(|| {
+            let start = doc
+                .match_indices('\n')
+                .map(|(i, _)| i + 1)
+                .find(|&i| doc[i..].starts_with('{'))?;
+            serde_json::from_str(&doc[start..]).ok()
+        });
+        let Some(v) = v.filter(Value::is_object) else {
+            return Parsed::default();
+        };
+        let mut usage = Usage::default();
+        let mut model = None;
+        if let Some(models) = v.pointer("/stats/models").and_then(Value::as_object) {
+            for (name, m) in models {
+                let t = m.get("tokens");
+                let n = |k: &str| t.and_then(|t| t.get(k)).and_then(Value::as_u64);
+                let cached = n("cached").unwrap_or(0);
+                // Newer releases give `input` (uncached); older only `prompt` (which includes
+                // the cached part).
+                let input =
+                    n("input").unwrap_or_else(|| n("prompt").unwrap_or(0).saturating_sub(cached));
+                usage.add(&Usage {
+                    input,
+                    cache_creation: 0,
+                    cache_read: cached,
+                    output: n("candidates").unwrap_or(0) + n("thoughts").unwrap_or(0),
+                });
+                model.get_or_insert_with(|| name.clone());
+            }
+        }
+        let failure = error_of(&v);
+        Parsed {
+            text: v
+                .get("response")
+                .and_then(Value::as_str)
+                .map(|t| tail_str(t, TEXT_TAIL_BYTES)),
+            session_id: v
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            usage,
+            model,
+            saw_result: v.get("response").is_some() || failure.is_some(),
+            failure,
+            ..Parsed::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_before_document_and_old_token_fields() {
+        let mut p = Parser::default();
+        for l in [
+            "Loaded cached credentials.",
+            "{",
+            r#"  "response": "hi","#,
+            r#"  "stats": {"models": {"gemini-2.5-pro": {"tokens": {"prompt": 100, "cached": 40, "candidates": 5, "thoughts": 2}}}}"#,
+            "}",
+        ] {
+            p.line(l);
+        }
+        let r = p.finish();
+        assert_eq!(r.text.as_deref(), Some("hi"));
+        assert_eq!(
+            r.usage,
+            Usage {
+                input: 60,
+                cache_creation: 0,
+                cache_read: 40,
+                output: 7
+            }
+        );
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
+    }
+
+    #[test]
+    fn argv_skips_trust_and_auto_edits_by_default() {
+        use crate::{AgentKind, AgentRequest, AgentSpec};
+        let req = AgentRequest::new("p", ".", ".", "n");
+        let mut spec = AgentSpec::new(AgentKind::Gemini);
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            [
+                "--output-format",
+                "json",
+                "--skip-trust",
+                "--approval-mode",
+                "auto_edit",
+                "--allowed-tools=run_shell_command(git status),run_shell_command(git diff),\
+                 run_shell_command(git log),run_shell_command(git show),run_shell_command(baton)"
+            ]
+        );
+        spec.allowed_tools = Some(vec!["run_shell_command(cargo test)".into()]);
+        assert_eq!(
+            args(&spec, &req).unwrap()[5],
+            "--allowed-tools=run_shell_command(cargo test)"
+        );
+        spec.allowed_tools = None;
+        spec.access = Access::ReadOnly;
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            ["--output-format", "json", "--skip-trust"]
+        );
+        spec.access = Access::Edit;
+        spec.skip_permissions = true;
+        assert_eq!(
+            args(&spec, &req).unwrap(),
+            ["--output-format", "json", "--skip-trust", "--yolo"]
+        );
+    }
+
+    #[test]
+    fn offline_is_three_requests_that_could_not_be_sent() {
+        let stderr = include_str!("../../../tests/fixtures/agents/gemini/offline.stderr");
+        let mut w = Offline::default();
+        let mut stops = vec![];
+        for line in stderr.lines() {
+            w.line(line);
+            stops.push(w.stop());
+        }
+        // Stopped at the third attempt's line, not before.
+        assert_eq!(
+            stops.iter().filter(|s| **s).count(),
+            stops.len() - stops.iter().position(|s| *s).unwrap()
+        );
+        assert!(
+            stderr
+                .lines()
+                .nth(stops.iter().position(|s| *s).unwrap())
+                .unwrap()
+                .starts_with("Attempt 3 failed")
+        );
+        let (kind, msg) = w.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::Network);
+        assert!(
+            msg.starts_with(
+                "no network: gemini could not send a request 3 times (\"Attempt 3 failed."
+            ),
+            "{msg}"
+        );
+        // Two attempts, or a rate limit, are not offline.
+        let mut w = Offline::default();
+        w.line("Attempt 1 failed with status 429. Retrying with backoff... ApiError: quota");
+        for line in stderr.lines().take_while(|l| !l.starts_with("Attempt 3")) {
+            w.line(line);
+        }
+        assert!(!w.stop());
+        assert_eq!(w.finish().failure, None);
+        // Outages of a long session, each over after one or two attempts, do not add up; nor
+        // does a sent attempt between two unsent ones.
+        let mut w = Offline::default();
+        let unsent = |n: u32| {
+            format!(
+                "Attempt {n} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request"
+            )
+        };
+        for n in [1, 2, 1, 1, 2, 1] {
+            w.line(&unsent(n));
+            w.line("    at async retryWithBackoff (file:///x.js:1:2)");
+        }
+        w.line(&unsent(2));
+        w.line("Attempt 3 failed with status 503. Retrying with backoff... ApiError: unavailable");
+        w.line(&unsent(4));
+        assert!(!w.stop());
+        // Three of one request in a row are.
+        for n in [1, 2, 3] {
+            w.line(&unsent(n));
+        }
+        assert!(w.stop());
+    }
+
+    #[test]
+    fn error_document_on_stderr() {
+        // gemini 0.61.0, empty HOME, 2026-11-23: exit 41, nothing on stdout.
+        let stderr = include_str!("../../../tests/fixtures/agents/gemini/auth_error.stderr");
+        let (kind, msg) = error_doc(stderr).unwrap();
+        assert_eq!(kind, FailureKind::Auth);
+        assert!(msg.starts_with("Please set an Auth method"), "{msg}");
+        // After other lines, followed by a stack trace.
+        let noisy = format!("Loaded cached credentials.\n{stderr}    at x (file:///a.js:1:2)\n");
+        assert_eq!(error_doc(&noisy).unwrap().0, FailureKind::Auth);
+        assert!(error_doc("{not json\nplain").is_none());
+        assert_eq!(exit_failure(55), FailureKind::Untrusted);
+        assert_eq!(exit_failure(44), FailureKind::Sandbox);
+    }
+
+    #[test]
+    fn not_json_is_no_result() {
+        let mut p = Parser::default();
+        p.line("plain words");
+        assert!(!p.finish().saw_result);
+    }
+}

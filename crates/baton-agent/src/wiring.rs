@@ -1,0 +1,224 @@
+//! How baton is wired into each agent CLI: the hook entries and the MCP server entry,
+//! one definition for `baton init` (project files, `baton` on PATH) and for the agents baton
+//! launches itself (the running baton binary, by absolute path).
+
+use serde_json::{Value, json};
+
+/// The agent CLIs baton hooks into (the CLIs of [`crate::AgentKind`] that have hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookAgent {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl HookAgent {
+    pub fn name(self) -> &'static str {
+        match self {
+            HookAgent::Claude => "claude",
+            HookAgent::Codex => "codex",
+            HookAgent::Gemini => "gemini",
+        }
+    }
+}
+
+/// The events baton handles, named as Claude Code names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Event {
+    /// Codex only: a command likely to print a lot is rewritten to run through `baton mask`.
+    PreToolUse,
+    PostToolUse,
+    SessionStart,
+    PreCompact,
+}
+
+impl Event {
+    pub fn arg(self) -> &'static str {
+        match self {
+            Event::PreToolUse => "pre-tool-use",
+            Event::PostToolUse => "post-tool-use",
+            Event::SessionStart => "session-start",
+            Event::PreCompact => "pre-compact",
+        }
+    }
+
+    /// The event's name in `agent`'s settings (None: the agent has no such hook).
+    pub fn native(self, agent: HookAgent) -> Option<&'static str> {
+        Some(match (agent, self) {
+            // Claude keeps the whole output for its post-tool hook, gemini's hook gets it whole:
+            // only codex cuts it before (to ~10 KB, head and tail).
+            (HookAgent::Claude | HookAgent::Gemini, Event::PreToolUse) => return None,
+            (HookAgent::Codex, Event::PreToolUse) => "PreToolUse",
+            (HookAgent::Gemini, Event::PostToolUse) => "AfterTool",
+            (HookAgent::Gemini, Event::PreCompact) => "PreCompress",
+            (_, Event::PostToolUse) => "PostToolUse",
+            (_, Event::SessionStart) => "SessionStart",
+            (_, Event::PreCompact) => "PreCompact",
+        })
+    }
+}
+
+/// Seconds Claude Code and Codex give a hook; Gemini counts in milliseconds.
+const HOOK_TIMEOUT_SECS: u64 = 30;
+
+/// `<baton> hook <agent> <event>`, `baton` quoted for the shell the agent runs it with.
+pub fn hook_command(baton: &str, agent: HookAgent, event: Event) -> String {
+    format!(
+        "{} hook {} {}",
+        shell_quote(baton),
+        agent.name(),
+        event.arg()
+    )
+}
+
+/// Claude's permission rule for every tool of baton's MCP server (`mcp__<server>`).
+pub const CLAUDE_MCP_RULE: &str = "mcp__baton";
+
+/// The MCP server entry (`mcpServers.baton` in JSON settings, `[mcp_servers.baton]` for Codex).
+pub fn mcp_server(baton: &str) -> Value {
+    json!({"command": baton, "args": ["mcp"]})
+}
+
+/// The matcher of each event's entry, per agent (None: every occurrence).
+fn matcher(agent: HookAgent, event: Event) -> Option<&'static str> {
+    match (agent, event) {
+        // Bash, and MCP tools (other servers' large results; baton's own are skipped).
+        (HookAgent::Claude, Event::PostToolUse) => Some("Bash|mcp__.*"),
+        // Codex hooks only Bash.
+        (HookAgent::Codex, Event::PreToolUse | Event::PostToolUse) => Some("Bash"),
+        (HookAgent::Gemini, Event::PostToolUse) => Some("run_shell_command"),
+        (HookAgent::Claude, Event::SessionStart) => Some("startup|resume|clear|compact"),
+        (HookAgent::Codex, Event::SessionStart) => Some("startup|resume|clear"),
+        _ => None,
+    }
+}
+
+/// One event's entry: `{matcher?, hooks: [{type: command, command, timeout}]}`.
+pub fn hook_entry(baton: &str, agent: HookAgent, event: Event) -> Value {
+    let timeout = match agent {
+        HookAgent::Gemini => HOOK_TIMEOUT_SECS * 1000,
+        _ => HOOK_TIMEOUT_SECS,
+    };
+    let mut hook = json!({
+        "type": "command",
+        "command": hook_command(baton, agent, event),
+        "timeout": timeout,
+    });
+    if agent == HookAgent::Gemini {
+        hook["name"] = json!(format!("baton-{}", event.arg()));
+    }
+    let mut entry = json!({"hooks": [hook]});
+    if let Some(m) = matcher(agent, event) {
+        entry["matcher"] = json!(m);
+    }
+    entry
+}
+
+/// Every event baton hooks, with its native name: `(native event, entry)`.
+pub fn hook_entries(baton: &str, agent: HookAgent) -> Vec<(&'static str, Value)> {
+    [
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::SessionStart,
+        Event::PreCompact,
+    ]
+    .into_iter()
+    .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e))))
+    .collect()
+}
+
+/// `{"hooks": {"PostToolUse": [entry], …}}`: Claude's settings, Codex's hooks.json, Gemini's
+/// settings.json share this shape.
+pub fn hooks_document(baton: &str, agent: HookAgent) -> Value {
+    let mut hooks = serde_json::Map::new();
+    for (name, entry) in hook_entries(baton, agent) {
+        hooks.insert(name.to_string(), json!([entry]));
+    }
+    json!({ "hooks": hooks })
+}
+
+/// The flags for a `claude` run baton launches: its masking hook (`--settings`) and baton's MCP
+/// server (`--mcp-config`), as inline JSON (both flags take a file or a JSON string), so every
+/// Bash output of the run is masked whether or not the agent wraps its commands.
+pub fn claude_run_args() -> Vec<String> {
+    claude_run_args_with(&baton_program())
+}
+
+/// The baton the agents baton launches should call: this very binary, by its absolute path,
+/// when it is baton; a program that links baton's library (a test harness) must not name
+/// itself as a hook or MCP server (claude would start it, and it would start claude again):
+/// `baton` from PATH then.
+pub fn baton_program() -> String {
+    std::env::current_exe()
+        .ok()
+        .filter(|p| p.file_stem().is_some_and(|n| n == "baton"))
+        .map_or_else(|| "baton".to_string(), |p| p.display().to_string())
+}
+
+/// baton as the prompts name it, for an agent's shell: the running binary by its absolute
+/// path, quoted for a shell. codex runs commands in a login shell, whose PATH is the profile's,
+/// not baton's caller's: a bare `baton` may not be found there (exit 127).
+pub fn baton_command() -> String {
+    shell_quote(&baton_program())
+}
+
+/// [`claude_run_args`] with the baton program given.
+pub fn claude_run_args_with(baton: &str) -> Vec<String> {
+    // Only the masking hook: a run's prompt carries its own state, and the store's current
+    // task need not be the run's.
+    let post = Event::PostToolUse;
+    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(baton, HookAgent::Claude, post)]}});
+    vec![
+        "--settings".into(),
+        hooks.to_string(),
+        "--mcp-config".into(),
+        json!({"mcpServers": {"baton": mcp_server(baton)}}).to_string(),
+    ]
+}
+
+/// Quote `s` for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_settings_have_the_documented_shape() {
+        let d = hooks_document("baton", HookAgent::Claude);
+        assert_eq!(
+            d["hooks"]["PostToolUse"][0],
+            json!({"matcher": "Bash|mcp__.*", "hooks": [{
+                "type": "command", "command": "baton hook claude post-tool-use", "timeout": 30
+            }]})
+        );
+        assert_eq!(
+            d["hooks"]["PreCompact"][0]["hooks"][0]["command"],
+            "baton hook claude pre-compact"
+        );
+    }
+
+    #[test]
+    fn gemini_names_its_events_and_counts_milliseconds() {
+        let d = hooks_document("baton", HookAgent::Gemini);
+        let hook = &d["hooks"]["AfterTool"][0];
+        assert_eq!(hook["matcher"], "run_shell_command");
+        assert_eq!(hook["hooks"][0]["timeout"], 30_000);
+        assert!(d["hooks"].get("PreCompress").is_some());
+    }
+
+    #[test]
+    fn paths_with_spaces_are_quoted() {
+        assert_eq!(shell_quote("/usr/bin/baton"), "/usr/bin/baton");
+        assert_eq!(shell_quote("/my dir/it's"), r"'/my dir/it'\''s'");
+    }
+}

@@ -1,0 +1,419 @@
+//! The one phase pipeline every engine runs a phase through:
+//!
+//! replay? → render → save prompt → budget → journal start → call (backing off on rate limits
+//! and overloads) → judge → journal finish.
+//!
+//! The engine supplies what differs — the subject, the prompt, and a judge of the agent's
+//! answer — and gets back the recorded [`PhaseOutcome`]. A phase the journal already holds is
+//! not run again: its recorded outcome is returned (`replayed`). Nothing is printed here: every
+//! step is a [`RunEvent`] sent to the engine's reporter.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::agents::{Agents, Assignment, Reply, Request};
+use super::definition::CallPolicy;
+use super::events::{Reporter, RunEvent, Subject};
+use super::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
+use super::lock;
+use baton_context::signals::{self, Grammar, Verdict as SignalVerdict};
+use baton_context::tokens::Encoding;
+use baton_core::error::{Error, Result};
+
+/// One phase attempt, as the engine describes it.
+pub struct Call<'a> {
+    pub subject: &'a Subject,
+    pub phase: &'a str,
+    pub attempt: u32,
+    /// Names the saved prompt (`prompts/<label>.md`) and the agent's logs (`logs/<label>.log`).
+    pub label: String,
+    pub who: Assignment,
+    /// The agent's working directory (the project, or a story's worktree).
+    pub cwd: PathBuf,
+    /// Token budget of the prompt: a prompt over it is not sent.
+    pub budget: Option<usize>,
+    pub policy: CallPolicy,
+    /// Continue this agent session instead of a fresh one.
+    pub resume: Option<String>,
+}
+
+/// What the engine's judge made of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub judged: Judged,
+    /// The signal line that decided it, or why it failed.
+    pub detail: String,
+    pub recommendation: Option<String>,
+    /// The part of the answer the engine needs again on resume (verify's summary block),
+    /// kept in the journal with the outcome.
+    pub keep: Option<String>,
+}
+
+impl Verdict {
+    pub fn malformed(detail: impl Into<String>) -> Verdict {
+        Verdict {
+            judged: Judged::Malformed,
+            ..Verdict::broken(detail)
+        }
+    }
+
+    pub fn passed(detail: impl Into<String>) -> Verdict {
+        Verdict {
+            judged: Judged::Passed,
+            detail: detail.into(),
+            recommendation: None,
+            keep: None,
+        }
+    }
+
+    pub fn broken(detail: impl Into<String>) -> Verdict {
+        Verdict {
+            judged: Judged::Broken,
+            detail: detail.into(),
+            recommendation: None,
+            keep: None,
+        }
+    }
+
+    pub fn rejected(detail: impl Into<String>) -> Verdict {
+        Verdict {
+            judged: Judged::Rejected,
+            detail: detail.into(),
+            recommendation: None,
+            keep: None,
+        }
+    }
+}
+
+/// A finished phase attempt.
+#[derive(Debug, Clone)]
+pub struct Called {
+    pub outcome: PhaseOutcome,
+    /// The journal held it: nothing ran.
+    pub replayed: bool,
+    /// The agent's reply, when one ran in this process.
+    pub reply: Option<Reply>,
+}
+
+impl Called {
+    pub fn ok(&self) -> bool {
+        self.outcome.ok
+    }
+}
+
+/// The pipeline of one run: its journal, its agents, its reporter.
+pub struct Pipeline<'a> {
+    pub journal: &'a Mutex<Journal>,
+    pub agents: &'a dyn Agents,
+    pub reporter: &'a dyn Reporter,
+    /// A dry run: prompts are collected here, nothing is sent or written.
+    pub dry_run: Option<&'a Mutex<Vec<DryPhase>>>,
+}
+
+/// A phase a dry run would run: who, with which command line, and the prompt.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DryPhase {
+    pub title: String,
+    pub agent: String,
+    pub model: Option<String>,
+    /// The command line the agent would be started with (the prompt goes to its stdin).
+    pub argv: Option<String>,
+    pub prompt: String,
+}
+
+impl Pipeline<'_> {
+    /// Run one phase attempt through the pipeline (see the module doc). `render` makes the
+    /// prompt (only when the phase really runs); `judge` decides the agent's answer — it is
+    /// called only when the agent ran, and a pass also needs the agent process to have ended
+    /// well.
+    pub fn call(
+        &self,
+        c: &Call,
+        render: impl FnOnce() -> Result<String>,
+        judge: impl FnOnce(&Reply) -> Verdict,
+    ) -> Result<Called> {
+        let done = lock(self.journal)
+            .finished_phase(c.subject, c.phase, c.attempt)
+            .cloned();
+        if let Some(outcome) = done {
+            self.reporter.report(&RunEvent::PhaseReplayed {
+                subject: c.subject,
+                phase: c.phase,
+                attempt: c.attempt,
+                outcome: &outcome,
+            });
+            return Ok(Called {
+                outcome,
+                replayed: true,
+                reply: None,
+            });
+        }
+        self.check_interrupt()?;
+        let prompt = render()?;
+        if let Some(sink) = self.dry_run {
+            let title = format!("{} PHASE: {}", c.phase.to_uppercase(), c.subject.label());
+            let tokens = Encoding::O200kBase.count(&prompt) as u64;
+            let req = Request {
+                name: c.label.clone(),
+                prompt: &prompt,
+                cwd: c.cwd.clone(),
+                log_dir: c.cwd.join(".baton-dry-run"),
+                timeout: Duration::from_secs(c.policy.timeout_secs),
+                grace: Duration::from_secs(c.policy.grace_secs),
+                resume: c.resume.clone(),
+            };
+            let argv = self.agents.command_line(&c.who, &req);
+            lock(sink).push(DryPhase {
+                title,
+                agent: c.who.agent.to_string(),
+                model: self.agents.model(&c.who),
+                argv,
+                prompt,
+            });
+            let mut outcome = PhaseOutcome::broken("dry run".into(), tokens);
+            outcome.ok = true;
+            outcome.judged = Some(Judged::Passed);
+            return Ok(Called {
+                outcome,
+                replayed: false,
+                reply: None,
+            });
+        }
+        let run_dir = lock(self.journal).dir.clone();
+        let prompt_file = run_dir.join("prompts").join(format!("{}.md", c.label));
+        baton_core::fs::write_atomic(&prompt_file, prompt.as_bytes())?;
+        // Counted exactly only when the budget needs it — a prompt of no more bytes than the
+        // budget cannot exceed it (a token is at least one byte).
+        let counted = c
+            .budget
+            .is_some_and(|b| prompt.len() > b)
+            .then(|| Encoding::O200kBase.count(&prompt) as u64);
+        if let (Some(budget), Some(tokens)) = (c.budget, counted)
+            && tokens as usize > budget
+        {
+            // Prompts pass paths, not contents; one still over budget is refused, not sent.
+            let outcome = PhaseOutcome::broken(
+                format!(
+                    "prompt is {tokens} tokens, over the phase budget of {budget} (see {})",
+                    prompt_file.display()
+                ),
+                tokens,
+            );
+            return self.finished(c, outcome, None);
+        }
+        self.log(Entry::PhaseStarted {
+            subject: c.subject.clone(),
+            phase: c.phase.to_string(),
+            attempt: c.attempt,
+        })?;
+        let model = self.agents.model(&c.who);
+        self.reporter.report(&RunEvent::PhaseStarted {
+            subject: c.subject,
+            phase: c.phase,
+            attempt: c.attempt,
+            agent: c.who.agent.as_str(),
+            model: model.as_deref(),
+        });
+        let req = Request {
+            name: c.label.clone(),
+            prompt: &prompt,
+            cwd: c.cwd.clone(),
+            log_dir: run_dir.join("logs"),
+            timeout: Duration::from_secs(c.policy.timeout_secs),
+            grace: Duration::from_secs(c.policy.grace_secs),
+            resume: c.resume.clone(),
+        };
+        // Otherwise the journal's count is an estimate: exact counting would load ~30 MB of
+        // vocabulary into the orchestrator for a number that only informs.
+        let prompt_tokens =
+            counted.unwrap_or_else(|| baton_context::tokens::estimate(&prompt) as u64);
+        let first = self.agents.run(&c.who, &req);
+        // A call cut off by Ctrl-C or kill is not judged: the journal says interrupted and
+        // resuming runs it again.
+        let first = first?;
+        self.check_interrupt()?;
+        let reply = self.backoff(c, &req, first)?;
+        // The CLI cannot work at all, or the API still refuses after every wait: no attempt of
+        // the work is spent and nothing is judged. The phase stays started in the journal, so
+        // resuming runs it again: the run is paused, not failed.
+        let stopped = match (&reply.fatal, reply.transient) {
+            (Some(next), _) => Some((next.clone(), "cannot run")),
+            (None, true) => Some((
+                "the API's rate limit outlasted baton's backoff: wait until it resets".to_string(),
+                "is paused in",
+            )),
+            (None, false) => None,
+        };
+        if let Some((next, verb)) = stopped {
+            let what = reply.error.as_deref().unwrap_or("the agent failed");
+            return Err(Error::agent(format!(
+                "{} {verb} the {} phase of {}: {what}",
+                c.who.agent,
+                c.phase,
+                c.subject.label()
+            ))
+            .hint(format!(
+                "{next}; then continue with `baton run --resume {}`",
+                run_dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )));
+        }
+        let v = judge(&reply);
+        let (judged, detail) = if reply.ok {
+            (v.judged, v.detail)
+        } else {
+            // The process itself failed: say so first, it is the real cause; nothing a failed
+            // process printed (a signal, a verdict) is trusted.
+            let cause = reply.error.clone().unwrap_or_else(|| "agent failed".into());
+            (Judged::Broken, format!("{cause}; {}", v.detail))
+        };
+        let outcome = PhaseOutcome {
+            ok: judged == Judged::Passed,
+            detail,
+            recommendation: v.recommendation,
+            usage: reply.usage,
+            cost_usd: reply.cost_usd,
+            duration_ms: reply.duration_ms,
+            session_id: reply.session_id.clone(),
+            prompt_tokens,
+            log: Some(reply.log.display().to_string()),
+            judged: Some(judged),
+            kept: if judged == Judged::Passed {
+                v.keep
+            } else {
+                None
+            },
+            budget: None,
+            label: None,
+        };
+        self.finished(c, outcome, Some(reply))
+    }
+
+    /// Rate limits and overloaded servers are waited out (`backoff_secs`, doubling), not
+    /// counted as the phase failing.
+    fn backoff(&self, c: &Call, req: &Request, mut reply: Reply) -> Result<Reply> {
+        let mut wait = c.policy.backoff_secs;
+        let mut usage = Usage::default();
+        let mut cost: Option<f64> = None;
+        for retry in 1..=c.policy.transient_retries {
+            if !reply.transient {
+                break;
+            }
+            self.reporter.report(&RunEvent::PhaseRetrying {
+                subject: c.subject,
+                phase: c.phase,
+                attempt: c.attempt,
+                wait_secs: wait,
+                reason: reply.error.as_deref().unwrap_or("rate limited"),
+            });
+            usage.add(&reply.usage);
+            cost = sum_cost(cost, reply.cost_usd);
+            let until = std::time::Instant::now() + Duration::from_secs(wait);
+            while std::time::Instant::now() < until {
+                self.check_interrupt()?;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            wait = wait.saturating_mul(2);
+            // Each call keeps its own log: the refused one says why it was refused.
+            let again = Request {
+                name: format!("{}.retry-{retry}", req.name),
+                ..req.clone()
+            };
+            reply = self.agents.run(&c.who, &again)?;
+            self.check_interrupt()?;
+        }
+        // What the refused calls cost still counts.
+        reply.usage.add(&usage);
+        reply.cost_usd = sum_cost(reply.cost_usd, cost);
+        Ok(reply)
+    }
+
+    fn finished(
+        &self,
+        c: &Call,
+        mut outcome: PhaseOutcome,
+        reply: Option<Reply>,
+    ) -> Result<Called> {
+        // What the report needs to draw the phase and find its prompt and logs.
+        outcome.budget = c.budget.map(|b| b as u64);
+        outcome.label = Some(c.label.clone());
+        self.log(Entry::PhaseFinished {
+            subject: c.subject.clone(),
+            phase: c.phase.to_string(),
+            attempt: c.attempt,
+            outcome: outcome.clone(),
+        })?;
+        self.reporter.report(&RunEvent::PhaseFinished {
+            subject: c.subject,
+            phase: c.phase,
+            attempt: c.attempt,
+            outcome: &outcome,
+        });
+        Ok(Called {
+            outcome,
+            replayed: false,
+            reply,
+        })
+    }
+
+    fn log(&self, e: Entry) -> Result<()> {
+        lock(self.journal).log(e)
+    }
+
+    /// Stop here when a signal interrupted the run: journal it (once) and return the error
+    /// that says how to continue.
+    pub fn check_interrupt(&self) -> Result<()> {
+        let Some(sig) = super::interrupt::received() else {
+            return Ok(());
+        };
+        let name = super::interrupt::name(sig);
+        let mut j = lock(self.journal);
+        let run_id = j
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let logged = j
+            .records
+            .last()
+            .is_some_and(|r| matches!(r.entry, Entry::Interrupted { .. }));
+        if !logged && !run_id.is_empty() {
+            j.log(Entry::Interrupted {
+                signal: name.clone(),
+            })?;
+            self.reporter.report(&RunEvent::Interrupted {
+                signal: &name,
+                resume: &format!("baton run --resume {run_id}"),
+            });
+        }
+        Err(Error::Interrupted {
+            signal: sig,
+            name,
+            hint: (!run_id.is_empty())
+                .then(|| format!("nothing is lost; continue with: baton run --resume {run_id}")),
+        })
+    }
+}
+
+fn sum_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
+
+/// The judge every engine starts from: the phase's signal for `expected_id` (the last one
+/// wins; another subject's signal does not count), parsed by `context::signals`.
+pub fn judge_signal(text: &str, expected_id: &str, grammar: Grammar) -> Verdict {
+    let res = signals::parse_grammar(text, expected_id, grammar);
+    match res.verdict() {
+        SignalVerdict::Success => Verdict::passed(res.line().unwrap_or_default()),
+        SignalVerdict::Blocked { reason } | SignalVerdict::Failed { reason } => {
+            Verdict::rejected(reason)
+        }
+        SignalVerdict::Missing { message } => Verdict::broken(message),
+    }
+}

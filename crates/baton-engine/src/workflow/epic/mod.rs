@@ -1,0 +1,698 @@
+//! epic-execute: every story of an epic through its phases, each phase a fresh
+//! agent process; context moves only through files and git. The control loop is plain code —
+//! no LLM decides anything here — and every step goes through the run's journal, so a crashed
+//! run resumes at its first unfinished step.
+
+pub mod bmad;
+mod commit;
+pub mod def;
+mod judge;
+pub mod parallel;
+mod phase;
+pub mod project;
+mod work;
+
+pub use work::Baseline;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::lock;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use self::def::{Phase, Workflow};
+use crate::agents::{Agents, Assignment};
+use crate::call::{Call, Pipeline, Verdict, judge_signal};
+use crate::events::{Reporter, RunEvent, Subject};
+use crate::git::{Git, looks_secret};
+use crate::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
+use crate::prompt::render;
+use crate::prompt::template;
+use crate::prompt::{mask_hint, read_strategy};
+use baton_agent::wiring::baton_command;
+use baton_context::signals::{self, Grammar, SignalKind, Verdict as SignalVerdict};
+use baton_core::error::{Error, Result};
+
+/// A story as the engine needs it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoryRef {
+    pub id: String,
+    pub title: String,
+    /// Relative to the project directory.
+    pub path: PathBuf,
+    /// Normalised status (`ready-for-dev`, `done`, …).
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EpicRef {
+    pub id: String,
+    pub path: Option<PathBuf>,
+    pub stories: Vec<StoryRef>,
+}
+
+/// Writes a story's status where the project keeps it (story file, sprint-status.yaml).
+/// `Sync`: parallel stories write their statuses from their own threads.
+pub trait StatusWriter: Sync {
+    /// Write `status` into the story's own file under `dir` (the project or a worktree).
+    fn set_story_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()>;
+    /// Write it where the project tracks every story at once (sprint-status.yaml) under `dir`.
+    fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()>;
+    /// Files besides the story that a status change touches (committed with the story).
+    fn status_files(&self) -> Vec<PathBuf>;
+    /// Mark the epic's retrospective done where the project tracks it (sprint-status.yaml's
+    /// `epic-N-retrospective`); the file written, if any.
+    fn set_retro_done(&self, _dir: &Path, _epic: &str) -> Result<Option<PathBuf>> {
+        Ok(None)
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct Options {
+    /// Party phases switched on: kickoff, review, failure, retro.
+    pub party: BTreeSet<String>,
+    pub party_agents: Vec<String>,
+    pub dry_run: bool,
+    pub verbose: bool,
+    pub start_from: Option<String>,
+    pub skip_done: bool,
+    pub no_commit: bool,
+    pub skip_review: bool,
+    /// Agent for every role (`--agent sim`).
+    pub agent: Option<baton_agent::settings::AgentId>,
+    pub default_agent: baton_agent::settings::AgentId,
+    /// baton.toml's `[run.roles.<role>]`: agent and model per role, over the workflow's.
+    #[serde(default)]
+    pub roles: std::collections::BTreeMap<String, crate::definition::Role>,
+    pub protected_branches: Vec<String>,
+    /// Stories at once, each in its own git worktree (`--parallel N`); 0 or 1: one after
+    /// another in the project itself.
+    #[serde(default)]
+    pub parallel: usize,
+}
+
+impl Options {
+    fn flag_on(&self, flag: &str) -> bool {
+        self.party.contains(flag) || (flag == "skip-review" && self.skip_review)
+    }
+}
+
+/// How a story of a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoryResult {
+    /// Not finished yet.
+    #[default]
+    Pending,
+    Done,
+    Failed,
+    Skipped,
+    DryRun,
+}
+
+impl std::fmt::Display for StoryResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl StoryResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoryResult::Pending => "pending",
+            StoryResult::Done => "done",
+            StoryResult::Failed => "failed",
+            StoryResult::Skipped => "skipped",
+            StoryResult::DryRun => "dry-run",
+        }
+    }
+
+    /// As the journal records it.
+    pub fn parse(s: &str) -> Option<StoryResult> {
+        [
+            StoryResult::Pending,
+            StoryResult::Done,
+            StoryResult::Failed,
+            StoryResult::Skipped,
+            StoryResult::DryRun,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+
+    /// Done or skipped: stories that depend on it may go on.
+    pub fn lets_dependents_run(self) -> bool {
+        matches!(self, StoryResult::Done | StoryResult::Skipped)
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoryReport {
+    pub id: String,
+    pub title: String,
+    pub result: StoryResult,
+    pub reason: String,
+    pub attempts: u32,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub duration_ms: u64,
+    pub commit: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EpicReport {
+    pub epic: String,
+    pub stories: Vec<StoryReport>,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub duration_ms: u64,
+    pub artifacts: Vec<String>,
+}
+
+impl EpicReport {
+    pub fn count(&self, result: StoryResult) -> u32 {
+        self.stories.iter().filter(|s| s.result == result).count() as u32
+    }
+}
+
+/// The status a failed story is left in: BMAD's own, the work not done.
+pub(crate) const FAILED_STATUS: &str = "in-progress";
+/// Where a failure is written when the failed phase names no record section.
+const DEV_RECORD: &str = "Dev Agent Record";
+
+const PERSONAS: &[(&str, &str, &str, &str)] = &[
+    (
+        "Winston",
+        "Architect",
+        "Pattern adherence, scalability, API design consistency",
+        "Calm, pragmatic, balances \"what could be\" with \"what should be\"",
+    ),
+    (
+        "Murat",
+        "Test Architect",
+        "Test coverage, security vulnerabilities, edge cases",
+        "Data-driven, \"strong opinions weakly held\", risk calculations",
+    ),
+    (
+        "Amelia",
+        "Developer",
+        "Code quality, readability, maintainability, error handling",
+        "Direct and precise",
+    ),
+    (
+        "Bob",
+        "Scrum Master",
+        "Requirements, scope and process",
+        "Crisp, checklist-driven",
+    ),
+];
+
+pub struct Engine<'a> {
+    pub project_dir: PathBuf,
+    pub git: Git,
+    pub wf: Workflow,
+    pub opts: Options,
+    /// Behind a lock because parallel stories log from their own threads; each event is still
+    /// appended and fsync'd before the step it records is acted on.
+    pub journal: Mutex<Journal>,
+    pub agents: &'a dyn Agents,
+    pub reporter: &'a dyn Reporter,
+    pub status: &'a dyn StatusWriter,
+    pub prompts_dir: PathBuf,
+    /// Parallel mode: `<worktrees_dir>/<run-id>/<story>` holds each story's worktree.
+    pub worktrees_dir: PathBuf,
+    pub run_id: String,
+    /// This process continues an interrupted run: git may hold commits the journal lacks.
+    pub resumed: bool,
+    /// Prompts printed by --dry-run.
+    pub dry_prompts: Mutex<Vec<crate::call::DryPhase>>,
+    /// The work tree as the run found it: never a story's work.
+    pub baseline: Baseline,
+    /// Per checkout, whether git ignores baton's folder (asked once: see `stage_work`).
+    pub local_ignored: Mutex<std::collections::BTreeMap<PathBuf, bool>>,
+    /// The staged list a story's judge read last, per checkout and story: the next phase's
+    /// prompt shows it without asking git again (nothing stages or unstages in between).
+    pub staged_seen: Mutex<std::collections::BTreeMap<(PathBuf, String), Vec<String>>>,
+    /// Where UAT, retrospective and handoff go (the project's BMAD config).
+    pub outputs: bmad::config::Outputs,
+}
+
+/// Where a story's work happens: the project itself, or (parallel mode) the story's worktree.
+#[derive(Debug, Clone)]
+pub(crate) struct Checkout {
+    pub dir: PathBuf,
+    pub git: Git,
+    /// Shared status files (sprint-status.yaml) are written here too. Not in a worktree: every
+    /// story's line sits next to its neighbours', so they would conflict when merged; they are
+    /// written on the run's branch at merge time instead.
+    pub shared_status: bool,
+}
+
+/// What a story's phases came to (before anything is committed).
+pub(crate) struct StoryPhases {
+    pub rep: StoryReport,
+    pub passed: bool,
+    pub last_failure: String,
+    /// The record section of the phase that failed last (where the failure is written).
+    pub failed_record: Option<String>,
+}
+
+impl Engine<'_> {
+    pub(crate) fn main_checkout(&self) -> Checkout {
+        Checkout {
+            dir: self.project_dir.clone(),
+            git: self.git.clone(),
+            shared_status: true,
+        }
+    }
+
+    pub fn journal(&self) -> MutexGuard<'_, Journal> {
+        lock(&self.journal)
+    }
+
+    /// Append an event (fsync'd; a dry run's journal is kept in memory only).
+    pub(crate) fn log(&self, entry: Entry) -> Result<()> {
+        self.journal().log(entry)
+    }
+
+    pub(crate) fn note(&self, text: &str) {
+        self.reporter.report(&RunEvent::Note {
+            subject: None,
+            text,
+        });
+    }
+
+    fn calls(&self) -> Pipeline<'_> {
+        Pipeline {
+            journal: &self.journal,
+            agents: self.agents,
+            reporter: self.reporter,
+            dry_run: self.opts.dry_run.then_some(&self.dry_prompts),
+        }
+    }
+
+    fn assignment(&self, role: &str) -> Assignment {
+        crate::definition::assign(
+            role,
+            self.opts.agent.as_ref(),
+            &self.opts.roles,
+            &self.wf.roles,
+            &self.opts.default_agent,
+        )
+    }
+
+    fn personas(&self) -> Vec<serde_json::Value> {
+        PERSONAS
+            .iter()
+            .filter(|(n, ..)| self.opts.party_agents.is_empty() || self.opts.party_agents.iter().any(|a| a.eq_ignore_ascii_case(n)))
+            .map(|(name, role, focus, style)| serde_json::json!({"name": name, "role": role, "focus": focus, "style": style}))
+            .collect()
+    }
+
+    fn read_story(&self, co: &Checkout, s: &StoryRef) -> String {
+        std::fs::read_to_string(co.dir.join(&s.path)).unwrap_or_default()
+    }
+
+    /// Run one epic; `handoff` is the previous epic's handoff file (epic-chain).
+    pub fn run_epic(&mut self, epic: &EpicRef, handoff: Option<&Path>) -> Result<EpicReport> {
+        let started = Instant::now();
+        let mut report = EpicReport {
+            epic: epic.id.clone(),
+            ..EpicReport::default()
+        };
+        let mut reached_start = self.opts.start_from.is_none();
+        let mut todo: Vec<&StoryRef> = Vec::new();
+        for story in &epic.stories {
+            if !reached_start {
+                reached_start =
+                    self.opts.start_from.as_deref().is_some_and(|f| {
+                        signals::normalize_id(f) == signals::normalize_id(&story.id)
+                    });
+                if !reached_start {
+                    report.stories.push(StoryReport {
+                        id: story.id.clone(),
+                        title: story.title.clone(),
+                        result: StoryResult::Skipped,
+                        reason: "before --start-from".into(),
+                        ..StoryReport::default()
+                    });
+                    continue;
+                }
+            }
+            todo.push(story);
+        }
+        if self.opts.parallel > 1 && !self.opts.dry_run {
+            self.run_parallel(epic, &todo, handoff, &mut report)?;
+        } else {
+            let mut failed = 0;
+            for story in todo {
+                let r = self.story(epic, story, handoff)?;
+                if r.result == StoryResult::Failed {
+                    failed += 1;
+                }
+                report.usage.add(&r.usage);
+                report.cost_usd += r.cost_usd;
+                report.stories.push(r);
+                let max = self.wf.policy.max_failed_stories;
+                if max > 0 && failed >= max {
+                    self.note(&format!(
+                        "stopping: {failed} stories failed (max_failed_stories = {max})"
+                    ));
+                    break;
+                }
+            }
+        }
+        // After the stories: UAT, retro — each a fresh context reading the story files.
+        let main = self.main_checkout();
+        let phases = self.wf.epic_phases.clone();
+        for phase in &phases {
+            if phase.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
+                continue;
+            }
+            let writes: Vec<String> = phase
+                .writes
+                .iter()
+                .map(|w| self.outputs.fill(w, &epic.id))
+                .collect();
+            let ctx = self.epic_context(epic, &report, &writes, started.elapsed());
+            let out = self.phase(&main, epic, None, phase, 1, ctx, &writes)?;
+            report.usage.add(&out.usage);
+            report.cost_usd += out.cost_usd.unwrap_or(0.0);
+            if out.ok {
+                if !self.opts.dry_run {
+                    // Staged, so that a later phase's killed call sets aside only its own edits.
+                    main.git.stage(&writes)?;
+                }
+                report.artifacts.extend(writes.iter().cloned());
+                if phase.name == "retro" && !self.opts.dry_run {
+                    // BMAD's own marker that the epic's retrospective happened.
+                    if let Some(f) = self.status.set_retro_done(&main.dir, &epic.id)? {
+                        report.artifacts.push(f.display().to_string());
+                    }
+                }
+            } else if phase.blocking {
+                self.note(&format!("{} failed: {}", phase.name, out.detail));
+            } else {
+                self.note(&format!(
+                    "{} failed (non-blocking, the epic stands): {}",
+                    phase.name, out.detail
+                ));
+            }
+        }
+        if !self.opts.dry_run && !self.opts.no_commit && !report.artifacts.is_empty() {
+            self.commit_epic_docs(epic, &report.artifacts)?;
+        }
+        let finished = self.journal().epic_finished(&epic.id);
+        if !finished {
+            self.log(Entry::EpicFinished {
+                epic: epic.id.clone(),
+            })?;
+        }
+        report.duration_ms = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    fn epic_context(
+        &self,
+        epic: &EpicRef,
+        report: &EpicReport,
+        writes: &[String],
+        elapsed: Duration,
+    ) -> serde_json::Value {
+        let stories: Vec<serde_json::Value> = epic
+            .stories
+            .iter()
+            .map(|s| {
+                let result = report
+                    .stories
+                    .iter()
+                    .find(|r| r.id == s.id)
+                    .map_or("not run", |r| r.result.as_str());
+                serde_json::json!({"id": s.id, "title": s.title, "path": s.path, "result": result})
+            })
+            .collect();
+        serde_json::json!({
+            "epic": {"id": epic.id, "path": epic.path},
+            "stories": stories,
+            "writes": writes,
+            "summary": {"done": report.count(StoryResult::Done), "failed": report.count(StoryResult::Failed), "skipped": report.count(StoryResult::Skipped),
+                        "duration": baton_store::metrics::human_ms(elapsed.as_millis() as u64)},
+            "personas": self.personas(),
+        })
+    }
+
+    /// A story the journal already settled (or that --skip-done skips): its report, without
+    /// running anything.
+    pub(crate) fn settled(&self, epic: &EpicRef, story: &StoryRef) -> Result<Option<StoryReport>> {
+        let mut rep = StoryReport {
+            id: story.id.clone(),
+            title: story.title.clone(),
+            ..StoryReport::default()
+        };
+        let recorded = {
+            let j = self.journal();
+            j.story_result(&epic.id, &story.id)
+                .map(|r| (r, j.committed(&epic.id, &story.id)))
+        };
+        if let Some(((result, reason), commit)) = recorded {
+            rep.result = StoryResult::parse(&result).unwrap_or(StoryResult::Failed);
+            rep.reason = reason;
+            rep.commit = commit;
+            self.add_recorded_usage(&epic.id, &story.id, &mut rep);
+            return Ok(Some(rep));
+        }
+        if self.opts.skip_done && story.status == "done" {
+            rep.result = StoryResult::Skipped;
+            rep.reason = "already done".into();
+            self.finish_story(epic, story, &rep)?;
+            return Ok(Some(rep));
+        }
+        Ok(None)
+    }
+
+    fn story(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        handoff: Option<&Path>,
+    ) -> Result<StoryReport> {
+        if let Some(rep) = self.settled(epic, story)? {
+            return Ok(rep);
+        }
+        let started = Instant::now();
+        let main = self.main_checkout();
+        let StoryPhases {
+            mut rep,
+            passed,
+            last_failure,
+            failed_record,
+        } = self.story_phases(&main, epic, story, handoff)?;
+        if self.opts.dry_run {
+            rep.result = StoryResult::DryRun;
+            return Ok(rep);
+        }
+        if passed {
+            self.set_status(&main, story, "done")?;
+            if !self.opts.no_commit {
+                rep.commit = Some(self.commit_story(epic, story, "done")?);
+            }
+            rep.result = StoryResult::Done;
+        } else {
+            rep.result = StoryResult::Failed;
+            rep.reason = last_failure;
+            // A BMAD status: the story is still in progress (BMAD has no `failed`).
+            self.set_status(&main, story, FAILED_STATUS)?;
+            // The failed story's own edits are set aside, not lost, and cannot reach the next
+            // story's commit; its record-bearing story file is committed on its own.
+            let stash = self.stash_story_work(&main, story)?;
+            let record = failed_record.as_deref().unwrap_or(DEV_RECORD);
+            self.record_failure(&main, story, record, &rep.reason, stash.as_deref())?;
+            if let Some(msg) = &stash {
+                rep.reason.push_str(&format!(
+                    " (its changes are in `git stash list`: \"{msg}\")"
+                ));
+                self.reporter.report(&RunEvent::Stashed {
+                    subject: &Subject::story(&epic.id, &story.id),
+                    message: msg,
+                });
+            }
+            if !self.opts.no_commit {
+                rep.commit = Some(self.commit_story(epic, story, "failed")?);
+            }
+        }
+        rep.duration_ms = started.elapsed().as_millis() as u64;
+        self.finish_story(epic, story, &rep)?;
+        Ok(rep)
+    }
+
+    /// A story's phases in `co`, attempt after attempt, until they pass or attempts run out.
+    pub(crate) fn story_phases(
+        &self,
+        co: &Checkout,
+        epic: &EpicRef,
+        story: &StoryRef,
+        handoff: Option<&Path>,
+    ) -> Result<StoryPhases> {
+        let mut rep = StoryReport {
+            id: story.id.clone(),
+            title: story.title.clone(),
+            ..StoryReport::default()
+        };
+        self.reporter.report(&RunEvent::SubjectStarted {
+            subject: &Subject::story(&epic.id, &story.id),
+            title: Some(&story.title),
+        });
+        let base = serde_json::json!({
+            "story": {"id": story.id, "title": story.title, "path": story.path},
+            "epic": {"id": epic.id, "path": epic.path},
+            "handoff": handoff,
+            "read_strategy": read_strategy(&baton_command()),
+            "mask_hint": mask_hint(&baton_command()),
+            "personas": self.personas(),
+        });
+        let phases = self.wf.story_phases.clone();
+        let max = self.wf.policy.max_attempts;
+        let mut passed = false;
+        let mut last_failure = String::new();
+        let mut failed_record = None;
+        'attempts: for attempt in 1..=max {
+            rep.attempts = attempt;
+            for phase in &phases {
+                if phase.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
+                    continue;
+                }
+                if phase
+                    .skip_flag
+                    .as_deref()
+                    .is_some_and(|f| self.opts.flag_on(f))
+                {
+                    continue;
+                }
+                // Non-blocking phases before the pipeline (kickoff) run once per story.
+                if !phase.blocking && attempt > 1 {
+                    continue;
+                }
+                if let Some(st) = &phase.status_before {
+                    self.set_status(co, story, st)?;
+                }
+                let mut ctx = base.clone();
+                ctx["attempt"] = attempt.into();
+                ctx["kickoff"] = self.opts.flag_on("kickoff").into();
+                let out = match self.phase(co, epic, Some(story), phase, attempt, ctx, &[]) {
+                    // The agent CLI cannot work: the story goes back to the status it had,
+                    // and the run stops, resumable.
+                    Err(e @ Error::Agent { .. }) => {
+                        if phase.status_before.is_some() {
+                            self.set_status(co, story, &story.status)?;
+                        }
+                        return Err(e);
+                    }
+                    other => other?,
+                };
+                rep.usage.add(&out.usage);
+                rep.cost_usd += out.cost_usd.unwrap_or(0.0);
+                if out.ok || !phase.blocking {
+                    continue;
+                }
+                last_failure = format!("{}: {}", phase.name, out.detail);
+                failed_record = phase.record.clone();
+                self.failure_analysis(co, epic, story, phase, attempt, &out, &base, &mut rep)?;
+                continue 'attempts;
+            }
+            passed = true;
+            break;
+        }
+        Ok(StoryPhases {
+            rep,
+            passed,
+            last_failure,
+            failed_record,
+        })
+    }
+
+    pub(crate) fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
+        let subject = Subject::story(epic, story);
+        for r in &self.journal().records {
+            if let Entry::PhaseFinished {
+                subject: s,
+                outcome,
+                attempt,
+                ..
+            } = &r.entry
+                && *s == subject
+            {
+                rep.usage.add(&outcome.usage);
+                rep.cost_usd += outcome.cost_usd.unwrap_or(0.0);
+                rep.duration_ms += outcome.duration_ms;
+                rep.attempts = rep.attempts.max(*attempt);
+            }
+        }
+    }
+
+    pub(crate) fn finish_story(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        rep: &StoryReport,
+    ) -> Result<()> {
+        self.reporter.report(&RunEvent::SubjectFinished {
+            subject: &Subject::story(&epic.id, &story.id),
+            result: rep.result.as_str(),
+            reason: &rep.reason,
+            commit: rep.commit.as_deref(),
+            tokens: rep.usage.total(),
+            cost_usd: rep.cost_usd,
+        });
+        self.log(Entry::SubjectFinished {
+            subject: Subject::story(&epic.id, &story.id),
+            result: rep.result.as_str().into(),
+            reason: rep.reason.clone(),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn failure_analysis(
+        &self,
+        co: &Checkout,
+        epic: &EpicRef,
+        story: &StoryRef,
+        failed: &Phase,
+        attempt: u32,
+        out: &PhaseOutcome,
+        base: &serde_json::Value,
+        rep: &mut StoryReport,
+    ) -> Result<()> {
+        let Some(fp) = self.wf.failure_phase.clone() else {
+            return Ok(());
+        };
+        if fp.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
+            return Ok(());
+        }
+        let mut ctx = base.clone();
+        ctx["failure"] = serde_json::json!({
+            "kind": failed.name,
+            "signal": failed.fail_signal.first().cloned().unwrap_or_else(|| "none".into()),
+            "message": out.detail,
+        });
+        let res = self.phase(co, epic, Some(story), &fp, attempt, ctx, &[])?;
+        rep.usage.add(&res.usage);
+        rep.cost_usd += res.cost_usd.unwrap_or(0.0);
+        Ok(())
+    }
+
+    /// Write a status change in `co`: the story file always, the shared files when `co` is
+    /// where they are kept.
+    pub(crate) fn set_status(&self, co: &Checkout, story: &StoryRef, status: &str) -> Result<()> {
+        if self.opts.dry_run {
+            return Ok(());
+        }
+        self.status.set_story_status(&co.dir, story, status)?;
+        if co.shared_status {
+            self.status.set_shared_status(&co.dir, story, status)?;
+        }
+        Ok(())
+    }
+}

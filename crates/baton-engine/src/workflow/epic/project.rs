@@ -1,0 +1,118 @@
+//! The engine's view of a BMAD project: an epic's stories (found by `bmad`, across the layouts
+//! in use) and status changes written back where the project keeps them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::bmad::{self, Bmad, status::Status};
+use super::{EpicRef, StatusWriter, StoryRef};
+use baton_core::error::{Error, Result};
+
+/// The stories of `epic` that have a file, in order.
+pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
+    let n = bmad::id::parse_epic_arg(epic).ok_or_else(|| {
+        Error::invalid(format!("`{epic}` is not an epic id"))
+            .hint("epic ids are numbers, or decimal ones for inserted epics: baton run epic-execute 1, baton run epic-execute 3.5")
+    })?;
+    let scan = Bmad::scan(root);
+    let report = scan.epic(&n)?;
+    let stories = report
+        .stories
+        .iter()
+        .filter_map(|s| {
+            let path = s.file.clone().filter(|_| s.created)?;
+            Some(StoryRef {
+                id: s.id.to_string(),
+                title: s.title.clone(),
+                path,
+                status: s
+                    .status
+                    .as_ref()
+                    .map_or_else(|| "unknown".to_string(), |st| st.as_str().to_string()),
+            })
+        })
+        .collect();
+    Ok(EpicRef {
+        id: n.to_string(),
+        path: report.epic_file.clone(),
+        stories,
+    })
+}
+
+/// Story statuses written in the story file's own form, and in sprint-status.yaml when the
+/// project has one (so the two never drift apart). The project is scanned once, here: each
+/// status change then writes two known files instead of rescanning every story folder.
+pub struct BmadStatus {
+    /// Relative to the project (or to a worktree of it).
+    sprint_file: Option<PathBuf>,
+    /// Story id → its key in sprint-status.yaml.
+    sprint_keys: BTreeMap<String, String>,
+    /// Epic id → its `epic-N-retrospective` key.
+    retro_keys: BTreeMap<String, String>,
+    sprint_error: Option<String>,
+}
+
+impl BmadStatus {
+    pub fn new(root: &Path) -> BmadStatus {
+        let scan = Bmad::scan(root);
+        let mut sprint_keys = BTreeMap::new();
+        let mut retro_keys = BTreeMap::new();
+        if let Some(sp) = &scan.sprint {
+            for e in &sp.entries {
+                if let bmad::sprint::SprintKey::Retro(n) = &e.kind {
+                    retro_keys.insert(n.to_string(), e.key.clone());
+                }
+            }
+            for st in &scan.stories {
+                let stem = st.path.file_stem().and_then(|s| s.to_str());
+                if let Some(e) = sp.for_story(&st.id, stem) {
+                    sprint_keys.insert(st.id.to_string(), e.key.clone());
+                }
+            }
+        }
+        BmadStatus {
+            sprint_file: scan.sprint.as_ref().map(|s| s.path.clone()),
+            sprint_keys,
+            retro_keys,
+            sprint_error: scan.sprint_error.clone(),
+        }
+    }
+
+    /// A sprint-status.yaml that cannot be read refuses every status update: checked before a
+    /// run starts, so no story is left half-moved.
+    pub fn check(&self) -> Result<()> {
+        match &self.sprint_error {
+            Some(e) => Err(Error::state(e.clone()).hint("fix sprint-status.yaml first")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl StatusWriter for BmadStatus {
+    fn set_story_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()> {
+        self.check()?;
+        bmad::status::write_file(&dir.join(&story.path), &Status::normalize(status))
+    }
+
+    fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()> {
+        self.check()?;
+        if let (Some(file), Some(key)) = (&self.sprint_file, self.sprint_keys.get(&story.id)) {
+            bmad::sprint::write(&dir.join(file), key, Status::normalize(status).as_str())?;
+        }
+        Ok(())
+    }
+
+    fn status_files(&self) -> Vec<PathBuf> {
+        self.sprint_file.iter().cloned().collect()
+    }
+
+    fn set_retro_done(&self, dir: &Path, epic: &str) -> Result<Option<PathBuf>> {
+        self.check()?;
+        if let (Some(file), Some(key)) = (&self.sprint_file, self.retro_keys.get(epic))
+            && bmad::sprint::write(&dir.join(file), key, "done")?
+        {
+            return Ok(Some(file.clone()));
+        }
+        Ok(None)
+    }
+}
