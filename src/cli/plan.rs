@@ -71,7 +71,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .then(|| Journal::unfinished(&local, &["plan"], &slug))
         .flatten()
         .and_then(|j| {
-            let opts = j.started()?.3.clone();
+            let opts = j.started()?.options.clone();
             serde_json::from_value::<Saved>(opts).ok()
         })
         .map(|s| s.workflow);
@@ -145,7 +145,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         }
     };
     let saved: Saved = match journal.started() {
-        Some((_, _, _, opts)) => serde_json::from_value(opts.clone()).map_err(|e| {
+        Some(s) => serde_json::from_value(s.options.clone()).map_err(|e| {
             Error::corrupt(journal.dir.join("events.jsonl"), Some(1), e.to_string())
         })?,
         None => Saved {

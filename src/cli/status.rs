@@ -128,7 +128,12 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
                     continue;
                 }
             };
-            let Some((_, wf, epics, _)) = j.started() else {
+            let Some(baton_engine::journal::Started {
+                workflow: wf,
+                subjects: epics,
+                ..
+            }) = j.started()
+            else {
                 runs.push(damaged(
                     "the journal does not start with run_started".into(),
                 ));

@@ -63,7 +63,8 @@ pub fn find(local: &Path, which: &Which) -> Result<Journal> {
         })
     };
     let is = |j: &Journal, task: bool, name: &str| {
-        j.started().is_some_and(|(_, wf, subjects, _)| {
+        j.started().is_some_and(|s| {
+            let (wf, subjects) = (s.workflow, s.subjects);
             WorkflowKind::parse(wf).is_some_and(|k| {
                 if task {
                     k.is_task()

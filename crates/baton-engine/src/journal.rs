@@ -292,8 +292,12 @@ impl Journal {
     /// The newest run of one of `workflows` on `subject` (its task or queue) that has not
     /// finished: running the same command again continues it instead of starting another.
     pub fn unfinished(local: &Path, workflows: &[&str], subject: &str) -> Option<Journal> {
-        Self::unfinished_runs(local, workflows)
-            .find(|j| j.started().and_then(|s| s.2.first().cloned()).as_deref() == Some(subject))
+        Self::unfinished_runs(local, workflows).find(|j| {
+            j.started()
+                .and_then(|s| s.subjects.first().cloned())
+                .as_deref()
+                == Some(subject)
+        })
     }
 
     /// Every run of one of `workflows` that has not finished, newest first.
@@ -310,7 +314,7 @@ impl Journal {
         ids.sort();
         ids.into_iter().rev().filter_map(move |id| {
             let j = Journal::open(local, &id).ok()?;
-            let ours = workflows.contains(&j.started()?.1);
+            let ours = workflows.contains(&j.started()?.workflow);
             (ours && !j.run_finished()).then_some(j)
         })
     }
@@ -524,22 +528,34 @@ impl Journal {
             .count()
     }
 
-    pub fn started(&self) -> Option<(&str, &str, &[String], &serde_json::Value)> {
+    /// How the run started: its first record.
+    pub fn started(&self) -> Option<Started<'_>> {
         self.records.first().and_then(|r| match &r.entry {
             Entry::RunStarted {
                 run_id,
                 workflow,
                 subjects,
                 options,
-            } => Some((
-                run_id.as_str(),
-                workflow.as_str(),
-                subjects.as_slice(),
+            } => Some(Started {
+                run_id,
+                workflow,
+                subjects,
                 options,
-            )),
+            }),
             _ => None,
         })
     }
+}
+
+/// A run's start as its journal recorded it.
+#[derive(Debug, Clone, Copy)]
+pub struct Started<'a> {
+    pub run_id: &'a str,
+    pub workflow: &'a str,
+    /// What the run works on: epics, a task, a queue.
+    pub subjects: &'a [String],
+    /// The options it started with (a resumed run continues with them).
+    pub options: &'a serde_json::Value,
 }
 
 /// Crash testing: with `BATON_CRASH_AFTER_EVENT=N` the process dies (SIGKILL, no clean-up)
@@ -677,7 +693,7 @@ mod tests {
         assert_eq!(names, ["20990101T000000-abcdef"], "no temp folder stays");
         let reopened = Journal::open(&local, "20990101T000000-abcdef").unwrap();
         assert_eq!(reopened.records.len(), 1);
-        assert_eq!(reopened.started().map(|s| s.1), Some("verify"));
+        assert_eq!(reopened.started().map(|s| s.workflow), Some("verify"));
         // Held: a second baton cannot take it; once let go, it can.
         assert!(reopened.hold().is_err());
         drop(hold);

@@ -16,7 +16,7 @@ use baton_engine::cli_agents::CliAgents;
 use baton_engine::definition::WorkflowKind;
 use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::git::Git;
-use baton_engine::journal::{Entry, Journal};
+use baton_engine::journal::{Entry, Journal, Started};
 use baton_engine::workflow::epic::def;
 use baton_engine::workflow::epic::project::{self, BmadStatus};
 use baton_engine::workflow::epic::{
@@ -52,11 +52,14 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let (saved, journal) = match start {
         Start::Resume(j) => {
             if j.run_finished() {
-                let id = j.started().map(|s| s.0.to_string()).unwrap_or_default();
+                let id = j
+                    .started()
+                    .map(|s| s.run_id.to_string())
+                    .unwrap_or_default();
                 return Err(Error::state(format!("run {id} already finished"))
                     .hint("see its summary with `baton status`"));
             }
-            let (_, _, _, opts) = j.started().ok_or_else(|| {
+            let opts = j.started().map(|s| s.options).ok_or_else(|| {
                 Error::corrupt(
                     j.dir.join("events.jsonl"),
                     Some(1),
@@ -134,7 +137,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         let this = journal
             .as_ref()
             .and_then(|j| j.started())
-            .map(|s| s.0.to_string());
+            .map(|s| s.run_id.to_string());
         settle_earlier_runs(&local, &saved.epics, this.as_deref())?;
     }
     if let Some(j) = &journal {
@@ -187,7 +190,10 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         status.check()?;
     }
     let run_id = match &journal {
-        Some(j) => j.started().map(|s| s.0.to_string()).unwrap_or_default(),
+        Some(j) => j
+            .started()
+            .map(|s| s.run_id.to_string())
+            .unwrap_or_default(),
         None => baton_core::ids::new_id(),
     };
     let journal = match journal {
@@ -511,7 +517,12 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
 /// run's agents start (a resumed run stops its own orphans).
 fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -> Result<()> {
     for old in Journal::unfinished_runs(local, &["epic-execute", "epic-chain"]) {
-        let Some((id, _, subjects, _)) = old.started() else {
+        let Some(Started {
+            run_id: id,
+            subjects,
+            ..
+        }) = old.started()
+        else {
             continue;
         };
         let Some(epic) = subjects.iter().find(|e| epics.contains(e)) else {

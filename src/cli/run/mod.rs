@@ -213,7 +213,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 // agent mid-run would mix two contexts' work in one story: refused, not ignored.
                 let started = j
                     .started()
-                    .and_then(|s| s.3.get("options").or(Some(s.3)).and_then(|o| o.get("agent")).cloned())
+                    .and_then(|s| s.options.get("options").or(Some(s.options)).and_then(|o| o.get("agent")).cloned())
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_else(|| "the roles' agents".into());
                 return Err(Error::invalid(format!(
@@ -225,10 +225,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                     a
                 )));
             }
-            let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();
+            let started = j.started().map(|s| s.workflow.to_string()).unwrap_or_default();
             if started == "plan" {
                 // A plan run is continued by `baton plan TASK`, the command that started it.
-                let task = j.started().and_then(|s| s.2.first().cloned());
+                let task = j.started().and_then(|s| s.subjects.first().cloned());
                 if j.run_finished() {
                     return Err(Error::state(format!("run {id} already finished")).hint(
                         format!("plan the task again: baton plan {}", task.unwrap_or_default()),

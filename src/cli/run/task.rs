@@ -13,7 +13,7 @@ use baton_engine::cli_agents::CliAgents;
 use baton_engine::conductor::{Conductor, Policy};
 use baton_engine::definition::WorkflowKind;
 use baton_engine::events::{Reporter, RunEvent, Subject};
-use baton_engine::journal::{Entry, Journal};
+use baton_engine::journal::{Entry, Journal, Started};
 use baton_engine::workflow::task::def as task_def;
 use baton_engine::workflow::task::{Stop, TaskEngine, TaskOptions};
 use baton_store::model::{Mode, Status, Workflow};
@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             if journal.run_finished() {
                 let id = journal
                     .started()
-                    .map(|s| s.0.to_string())
+                    .map(|s| s.run_id.to_string())
                     .unwrap_or_default();
                 return Err(Error::state(format!("run {id} already finished"))
                     .hint("see where its task stands with `baton status`"));
@@ -64,7 +64,12 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         journal.clean_up_after_a_killed_baton();
     }
     let (run_id, workflow, slug, saved) = {
-        let (id, wf, epics, opts) = journal.started().ok_or_else(|| {
+        let Started {
+            run_id: id,
+            workflow: wf,
+            subjects: epics,
+            options: opts,
+        } = journal.started().ok_or_else(|| {
             Error::corrupt(
                 journal.dir.join("events.jsonl"),
                 Some(1),
@@ -294,7 +299,10 @@ fn fresh(
     if let Some(j) = Journal::unfinished(local, &["orchestrate", "poc", "graduate"], &slug) {
         // The run's own workflow, not the task's: after `lite` an orchestrate run goes on
         // with a task that is now a poc.
-        let started = j.started().map(|s| s.1.to_string()).unwrap_or_default();
+        let started = j
+            .started()
+            .map(|s| s.workflow.to_string())
+            .unwrap_or_default();
         if started != workflow {
             return Err(Error::invalid(format!(
                 "task `{slug}` has an unfinished {started} run: `baton run {workflow}` does not fit it"

@@ -42,7 +42,10 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         Start::Fresh(a) => match Journal::unfinished(&local, &["verify"], &a.queue) {
             Some(j) => {
                 if !ctx.out.json {
-                    let id = j.started().map(|s| s.0.to_string()).unwrap_or_default();
+                    let id = j
+                        .started()
+                        .map(|s| s.run_id.to_string())
+                        .unwrap_or_default();
                     eprintln!("continuing the unfinished run {id} of this queue");
                 }
                 super::note_kept_options(&a.agent, None);
@@ -58,14 +61,17 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         return Err(Error::internal("no journal for a continued verify run"));
     };
     if j.run_finished() {
-        let id = j.started().map(|s| s.0.to_string()).unwrap_or_default();
+        let id = j
+            .started()
+            .map(|s| s.run_id.to_string())
+            .unwrap_or_default();
         return Err(Error::state(format!("run {id} already finished")).hint(
             "to work on the queue again: baton run verify --queue NAME (complete items are skipped)",
         ));
     }
     let opts: Options = j
         .started()
-        .and_then(|s| serde_json::from_value(s.3.clone()).ok())
+        .and_then(|s| serde_json::from_value(s.options.clone()).ok())
         .ok_or_else(|| {
             Error::corrupt(
                 j.dir.join("events.jsonl"),
@@ -107,7 +113,7 @@ fn start_run(
     };
     let run_id = journal
         .started()
-        .map(|s| s.0.to_string())
+        .map(|s| s.run_id.to_string())
         .unwrap_or_default();
     let progress = Progress::new(ctx.out.json, false);
     progress.report(&RunEvent::RunStarted {
