@@ -10,6 +10,7 @@ mod judge;
 pub mod parallel;
 mod phase;
 pub mod project;
+pub mod start;
 mod work;
 
 pub use work::Baseline;

@@ -1,0 +1,452 @@
+//! Starting an epic run, fresh or resumed: everything between the options the caller parsed
+//! and the first story. The definition, every role's agent and every template are checked,
+//! the run-start lock is taken, earlier runs of the same epics are settled, the work tree the
+//! user had is recorded, every epic is found, and the journal is started (or reopened and held)
+//! — all before the first agent call, so a typo or a conflict fails with nothing changed.
+//! Then [`EpicRun::run`] drives the epics and says how it ended; the caller renders that.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use super::bmad::config::{Config as BmadConfig, Outputs};
+use super::project::{self, BmadStatus};
+use super::{
+    Baseline, Engine, EpicRef, EpicReport, Options, StatusWriter, StoryResult, Workflow, def,
+};
+use crate::call::DryPhase;
+use crate::cli_agents::CliAgents;
+use crate::config::Project;
+use crate::definition::WorkflowKind;
+use crate::events::{Reporter, RunEvent};
+use crate::git::Git;
+use crate::journal::{Entry, Journal, Started};
+use baton_core::error::{Error, Result};
+use baton_core::{fs, notice};
+
+/// The workflows an epic run is.
+const WORKFLOWS: &[&str] = &["epic-execute", "epic-chain"];
+
+/// What an epic run is: kept in its journal's first record, so that `--resume` continues it
+/// with exactly these.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RunSpec {
+    pub workflow: String,
+    pub epics: Vec<String>,
+    pub options: Options,
+    pub scenario: Option<PathBuf>,
+    /// The work tree when the run started (absent in runs of older batons: nothing then).
+    #[serde(default)]
+    pub baseline: Baseline,
+}
+
+impl RunSpec {
+    pub fn new(
+        workflow: WorkflowKind,
+        epics: Vec<String>,
+        options: Options,
+        scenario: Option<PathBuf>,
+    ) -> RunSpec {
+        RunSpec {
+            workflow: workflow.name().to_string(),
+            epics,
+            options,
+            scenario,
+            baseline: Baseline::default(),
+        }
+    }
+}
+
+/// A new run, or one continued from its journal.
+pub enum Start {
+    Fresh(RunSpec),
+    Resume(Journal),
+}
+
+/// A run ready to go: checked, locked, journaled.
+pub struct EpicRun {
+    spec: RunSpec,
+    project_dir: PathBuf,
+    local: PathBuf,
+    wf: Workflow,
+    journal: Journal,
+    /// Held until the run returns: no second baton resumes it meanwhile.
+    _hold: Option<std::fs::File>,
+    epics: Vec<EpicRef>,
+    status: BmadStatus,
+    outputs: Outputs,
+    agents: CliAgents,
+    run_id: String,
+    resumed: bool,
+}
+
+/// How a run ended.
+pub enum EpicOutcome {
+    /// `--dry-run`: the stories already done (epic, story) and each prompt that would be sent.
+    Dry {
+        done: Vec<(String, String)>,
+        prompts: Vec<DryPhase>,
+    },
+    Finished {
+        reports: Vec<EpicReport>,
+        run_dir: PathBuf,
+        failed: u32,
+    },
+}
+
+impl EpicRun {
+    pub fn prepare(project: &Project, start: Start) -> Result<EpicRun> {
+        let project_dir = Git::new(&project.dir).toplevel()?;
+        let local = project.local_dir();
+        let resumed = matches!(start, Start::Resume(_));
+        let (mut spec, journal) = match start {
+            Start::Resume(j) => (resumed_spec(&j)?, Some(j)),
+            Start::Fresh(spec) => (spec, None),
+        };
+        let dry_run = spec.options.dry_run;
+        if !resumed && !dry_run {
+            // What is untracked or changed now is the user's: never staged or stashed by a story.
+            let abs = local.canonicalize().unwrap_or_else(|_| local.clone());
+            let rel = abs
+                .strip_prefix(&project_dir)
+                .unwrap_or(&project.config.paths.local);
+            spec.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
+        }
+        let wf = checked_workflow(project, &local, &spec)?;
+        let git = Git::new(&project_dir);
+        let mut hold = match &journal {
+            Some(j) => j.hold()?,
+            None => None,
+        };
+        // Two new runs started at the same instant would both pass the check for a live run:
+        // the second waits here until the first holds its run, then finds it. A resumed run
+        // checks the same under the same lock: a new run of its epic started after the kill
+        // may be working on it now.
+        let mut starting = None;
+        if !dry_run {
+            starting = Some(start_lock(&local)?);
+            let this = journal
+                .as_ref()
+                .and_then(|j| j.started())
+                .map(|s| s.run_id.to_string());
+            settle_earlier_runs(&local, &spec.epics, this.as_deref())?;
+        }
+        if let Some(j) = &journal {
+            // Held already (above): the next run starting may look.
+            drop(starting.take());
+            j.clean_up_after_a_killed_baton();
+        }
+        if resumed && !git.wait_idle(Duration::from_secs(10)) {
+            notice::note("a git command is still running in this repository; going on");
+        }
+        check_branch(&git, &spec.options, resumed)?;
+        // Find every epic before anything changes: a typo fails now, not after an hour of work.
+        let epics: Vec<_> = spec
+            .epics
+            .iter()
+            .map(|e| project::load_epic(&project_dir, e))
+            .collect::<Result<_>>()?;
+        if let Some(e) = epics.iter().find(|e| e.stories.is_empty()) {
+            return Err(
+                Error::not_found(format!("epic {} has no story files", e.id)).hint(format!(
+                    "see what baton finds with `baton stories {}`",
+                    e.id
+                )),
+            );
+        }
+        let status = BmadStatus::new(&project_dir);
+        let outputs = BmadConfig::load(&project_dir).outputs();
+        if !dry_run {
+            status.check()?;
+        }
+        let (run_id, journal) = match journal {
+            Some(j) => (
+                j.started()
+                    .map(|s| s.run_id.to_string())
+                    .unwrap_or_default(),
+                j,
+            ),
+            None if dry_run => (baton_core::ids::new_id(), Journal::memory()),
+            None => {
+                let run_id = baton_core::ids::new_id();
+                let options =
+                    serde_json::to_value(&spec).map_err(|e| Error::internal(e.to_string()))?;
+                let (j, h) = Journal::start(
+                    &local,
+                    &run_id,
+                    Entry::RunStarted {
+                        run_id: run_id.clone(),
+                        workflow: spec.workflow.clone(),
+                        subjects: spec.epics.clone(),
+                        options,
+                    },
+                )?;
+                hold = h;
+                // Held and started: a run starting now finds this one.
+                drop(starting.take());
+                (run_id, j)
+            }
+        };
+        let agents =
+            CliAgents::new(&project_dir, spec.scenario.clone()).configured(&project.config);
+        let run = EpicRun {
+            spec,
+            project_dir,
+            local,
+            wf,
+            journal,
+            _hold: hold,
+            epics,
+            status,
+            outputs,
+            agents,
+            run_id,
+            resumed,
+        };
+        if !dry_run {
+            run.remove_cut_short_writes();
+        }
+        Ok(run)
+    }
+
+    pub fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Every story of every epic, in order, each epic's handoff fed to the next; the run's
+    /// end journaled.
+    pub fn run(self, reporter: &dyn Reporter) -> Result<EpicOutcome> {
+        reporter.report(&RunEvent::RunStarted {
+            run_id: &self.run_id,
+            workflow: &self.spec.workflow,
+            subjects: &self.spec.epics,
+            resumed: self.resumed,
+        });
+        let opts = &self.spec.options;
+        let mut engine = Engine {
+            project_dir: self.project_dir.clone(),
+            git: Git::new(&self.project_dir),
+            wf: self.wf,
+            opts: opts.clone(),
+            journal: Mutex::new(self.journal),
+            agents: &self.agents,
+            reporter,
+            status: &self.status,
+            prompts_dir: self.local.join("prompts"),
+            worktrees_dir: self.local.join("worktrees"),
+            run_id: self.run_id.clone(),
+            resumed: self.resumed,
+            dry_prompts: Mutex::new(vec![]),
+            baseline: self.spec.baseline.clone(),
+            local_ignored: Default::default(),
+            staged_seen: Default::default(),
+            outputs: self.outputs.clone(),
+        };
+        let mut reports: Vec<EpicReport> = Vec::new();
+        let mut handoff: Option<PathBuf> = None;
+        for epic in &self.epics {
+            let r = engine.run_epic(epic, handoff.as_deref())?;
+            let h = self
+                .outputs
+                .handoff_dir
+                .join(format!("epic-{}-handoff.md", epic.id));
+            handoff = self.project_dir.join(&h).is_file().then_some(h);
+            reports.push(r);
+        }
+        if opts.dry_run {
+            let prompts = std::mem::take(
+                &mut *engine
+                    .dry_prompts
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            // Stories whose status says done run again unless --skip-done: said.
+            let done = if opts.skip_done {
+                Vec::new()
+            } else {
+                self.epics
+                    .iter()
+                    .flat_map(|e| {
+                        e.stories
+                            .iter()
+                            .filter(|s| s.status == "done")
+                            .map(|s| (e.id.clone(), s.id.clone()))
+                    })
+                    .collect()
+            };
+            return Ok(EpicOutcome::Dry { done, prompts });
+        }
+        let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
+            (
+                d + r.count(StoryResult::Done),
+                f + r.count(StoryResult::Failed),
+                s + r.count(StoryResult::Skipped),
+            )
+        });
+        let mut journal = engine.journal();
+        if !journal.run_finished() {
+            journal.log(Entry::RunFinished {
+                done,
+                failed,
+                skipped,
+            })?;
+        }
+        let run_dir = journal.dir.clone();
+        Ok(EpicOutcome::Finished {
+            reports,
+            run_dir,
+            failed,
+        })
+    }
+
+    /// Temp files of story or status writes a kill cut short: gone before any agent's
+    /// `git add -A` can stage them. In the project, and in this run's story worktrees.
+    fn remove_cut_short_writes(&self) {
+        let mut tops = vec![self.project_dir.clone()];
+        if let Ok(rd) = std::fs::read_dir(self.local.join("worktrees").join(&self.run_id)) {
+            tops.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+        for top in &tops {
+            for e in &self.epics {
+                for s in &e.stories {
+                    dirs.extend(top.join(&s.path).parent().map(Path::to_path_buf));
+                }
+            }
+            for f in self.status.status_files() {
+                dirs.extend(top.join(f).parent().map(Path::to_path_buf));
+            }
+        }
+        for d in dirs {
+            let removed = fs::remove_stale_temps(&d, Duration::from_secs(60));
+            fs::note_removed_temps(&removed, &self.project_dir);
+        }
+    }
+}
+
+/// The spec a resumed run started with.
+fn resumed_spec(j: &Journal) -> Result<RunSpec> {
+    if j.run_finished() {
+        let id = j
+            .started()
+            .map(|s| s.run_id.to_string())
+            .unwrap_or_default();
+        return Err(Error::state(format!("run {id} already finished"))
+            .hint("see its summary with `baton status`"));
+    }
+    let events = j.dir.join("events.jsonl");
+    let options = j
+        .started()
+        .map(|s| s.options)
+        .ok_or_else(|| Error::corrupt(&events, Some(1), "does not start with run_started"))?;
+    serde_json::from_value(options.clone())
+        .map_err(|e| Error::corrupt(&events, Some(1), e.to_string()))
+}
+
+/// The run's workflow, with every role's agent and every prompt template checked before the
+/// run exists: a typo fails now, not as a failed story.
+fn checked_workflow(project: &Project, local: &Path, spec: &RunSpec) -> Result<Workflow> {
+    let name = if spec.workflow == "epic-chain" {
+        "epic-execute"
+    } else {
+        &spec.workflow
+    };
+    let (wf, _) = def::load(name, &local.join("workflows"))?;
+    let o = &spec.options;
+    for p in wf.phases() {
+        let who = crate::definition::assign(
+            &p.role,
+            o.agent.as_ref(),
+            &o.roles,
+            &wf.roles,
+            &o.default_agent,
+        );
+        crate::cli_agents::runnable(&who, &project.config.agents)?;
+        crate::prompt::template(&p.template, &local.join("prompts"))?;
+        if let Some(t) = &p.party_template {
+            crate::prompt::template(t, &local.join("prompts"))?;
+        }
+    }
+    Ok(wf)
+}
+
+/// The project's run-start lock. Its holder holds it for the moments between its check and its
+/// journal: a minute means it hangs there.
+fn start_lock(local: &Path) -> Result<std::fs::File> {
+    fs::create_dir_all(local)?;
+    let path = local.join("run-start.lock");
+    let held = fs::try_lock_for(&path, Duration::from_secs(60))?;
+    held.ok_or_else(|| {
+        Error::state(format!(
+            "another `baton run` of this project has been starting for a minute ({} is held)",
+            path.display()
+        ))
+        .hint("see `baton status`; stop that baton if it hangs, then run this again")
+    })
+}
+
+/// The branch may take the run's commits; a parallel run needs a clean checkout.
+fn check_branch(git: &Git, o: &Options, resumed: bool) -> Result<()> {
+    let branch = git.branch().unwrap_or_default();
+    if !o.dry_run && !o.no_commit && o.protected_branches.contains(&branch) {
+        return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
+            .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
+    }
+    if !resumed && o.parallel > 1 && !o.dry_run {
+        // Stories branch from HEAD and merge back into this checkout: edits to tracked files
+        // here would be invisible to them and in the way of their merges.
+        let dirty = git.tracked_changes()?;
+        if !dirty.is_empty() {
+            return Err(Error::state(format!(
+                "--parallel needs a clean checkout; changed: {}",
+                dirty.join(", ")
+            ))
+            .hint("commit or stash your changes first (git stash), or run without --parallel"));
+        }
+    }
+    Ok(())
+}
+
+/// Earlier epic runs that did not finish and hold one of `epics`: one that a baton still runs
+/// is in the way (refused: the two would edit one tree). Before a new run, one that was killed
+/// may have left its agent running, which is stopped before this run's agents start (a
+/// resumed run stops its own orphans).
+fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -> Result<()> {
+    for old in Journal::unfinished_runs(local, WORKFLOWS) {
+        let Some(Started {
+            run_id: id,
+            subjects,
+            ..
+        }) = old.started()
+        else {
+            continue;
+        };
+        let Some(epic) = subjects.iter().find(|e| epics.contains(e)) else {
+            continue;
+        };
+        if Some(id) == resuming {
+            continue;
+        }
+        if old.is_held() {
+            return Err(Error::state(format!(
+                "epic {epic} is being worked on by run {id}, in another baton"
+            ))
+            .hint("wait for it to finish (`baton status` shows where it is), or stop it first"));
+        }
+        // A killed run's agents must not edit the tree this run works in.
+        old.clean_up_after_a_killed_baton();
+        if resuming.is_some() {
+            // Another run that did not finish: the one resumed now goes on; that one waits.
+            continue;
+        }
+        notice::note(format!(
+            "run {id} of epic {epic} did not finish; `baton run --resume {id}` continues it instead of starting over"
+        ));
+    }
+    Ok(())
+}
