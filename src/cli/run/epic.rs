@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             epics,
             agent,
             flags,
-        } => EngineStart::Fresh(fresh(ctx, workflow, epics, &agent, &flags)?),
+        } => EngineStart::Fresh(Box::new(fresh(ctx, workflow, epics, &agent, &flags)?)),
     };
     let run = EpicRun::prepare(&ctx.project, start)?;
     let dry_run = run.spec().options.dry_run;

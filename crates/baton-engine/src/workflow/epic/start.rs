@@ -60,7 +60,7 @@ impl RunSpec {
 
 /// A new run, or one continued from its journal.
 pub enum Start {
-    Fresh(RunSpec),
+    Fresh(Box<RunSpec>),
     Resume(Journal),
 }
 
@@ -102,7 +102,7 @@ impl EpicRun {
         let resumed = matches!(start, Start::Resume(_));
         let (mut spec, journal) = match start {
             Start::Resume(j) => (resumed_spec(&j)?, Some(j)),
-            Start::Fresh(spec) => (spec, None),
+            Start::Fresh(spec) => (*spec, None),
         };
         let dry_run = spec.options.dry_run;
         if !resumed && !dry_run {
