@@ -87,21 +87,49 @@ impl std::fmt::Display for WorkflowKind {
 /// How one agent call is run and retried, whatever the engine: its time limit, the grace
 /// between SIGTERM and SIGKILL, and how rate limits / overloaded servers are waited out
 /// (`transient_retries` more calls, waiting `backoff_secs`, then twice that, …).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// A verify pipeline's `[policy]` is exactly this. The epic and task engines' `[policy]`
+/// tables have keys of their own besides these four, and serde's `flatten` does not go with
+/// `deny_unknown_fields` (a typo must stay an error): they repeat the four keys, take their
+/// defaults from [`CallPolicy::default`] and turn into one with [`CallPolicy::from`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct CallPolicy {
     pub timeout_secs: u64,
     pub grace_secs: u64,
+    /// Retries of an agent call that hit a rate limit or an overloaded server, waiting
+    /// `backoff_secs`, then twice that, and so on.
     pub transient_retries: u32,
     pub backoff_secs: u64,
 }
 
-/// Defaults of the retry fields every engine's policy carries.
-pub fn default_transient_retries() -> u32 {
-    3
+impl Default for CallPolicy {
+    fn default() -> Self {
+        CallPolicy {
+            timeout_secs: 1800,
+            grace_secs: 10,
+            transient_retries: 3,
+            backoff_secs: 30,
+        }
+    }
 }
-pub fn default_backoff_secs() -> u64 {
-    30
+
+/// The four fields every engine's policy carries, the one conversion of them.
+macro_rules! call_policy_from {
+    ($($policy:ty),*) => {$(
+        impl From<&$policy> for $crate::definition::CallPolicy {
+            fn from(p: &$policy) -> Self {
+                $crate::definition::CallPolicy {
+                    timeout_secs: p.timeout_secs,
+                    grace_secs: p.grace_secs,
+                    transient_retries: p.transient_retries,
+                    backoff_secs: p.backoff_secs,
+                }
+            }
+        }
+    )*};
 }
+pub(crate) use call_policy_from;
 
 /// A definition's source name and TOML text: the project's `<override_dir>/<name>.toml` when
 /// there is one, else the built-in of that name. Not found: the error names the built-ins and

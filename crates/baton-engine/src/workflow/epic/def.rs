@@ -42,26 +42,18 @@ pub struct Policy {
     pub backoff_secs: u64,
 }
 
-impl Policy {
-    pub fn call(&self) -> CallPolicy {
-        CallPolicy {
-            timeout_secs: self.timeout_secs,
-            grace_secs: self.grace_secs,
-            transient_retries: self.transient_retries,
-            backoff_secs: self.backoff_secs,
-        }
-    }
-}
+crate::definition::call_policy_from!(Policy);
 
 impl Default for Policy {
     fn default() -> Self {
+        let call = CallPolicy::default();
         Policy {
             max_attempts: 2,
-            timeout_secs: 1800,
-            grace_secs: 10,
+            timeout_secs: call.timeout_secs,
+            grace_secs: call.grace_secs,
             max_failed_stories: 0,
-            transient_retries: 3,
-            backoff_secs: 30,
+            transient_retries: call.transient_retries,
+            backoff_secs: call.backoff_secs,
         }
     }
 }

@@ -43,7 +43,7 @@ impl Engine<'_> {
             who: self.assignment(&phase.role),
             cwd: co.dir.clone(),
             budget: phase.budget,
-            policy: self.wf.policy.call(),
+            policy: (&self.wf.policy).into(),
             resume: None,
         };
         let expected = story

@@ -91,28 +91,20 @@ pub struct TaskPolicy {
     pub backoff_secs: u64,
 }
 
-impl TaskPolicy {
-    pub fn call(&self) -> CallPolicy {
-        CallPolicy {
-            timeout_secs: self.timeout_secs,
-            grace_secs: self.grace_secs,
-            transient_retries: self.transient_retries,
-            backoff_secs: self.backoff_secs,
-        }
-    }
-}
+crate::definition::call_policy_from!(TaskPolicy);
 
 impl Default for TaskPolicy {
     fn default() -> Self {
+        let call = CallPolicy::default();
         TaskPolicy {
             max_attempts: 2,
             max_revisions: 2,
             max_fixes: 2,
             parallel: 4,
-            timeout_secs: 1800,
-            grace_secs: 10,
-            transient_retries: 3,
-            backoff_secs: 30,
+            timeout_secs: call.timeout_secs,
+            grace_secs: call.grace_secs,
+            transient_retries: call.transient_retries,
+            backoff_secs: call.backoff_secs,
         }
     }
 }

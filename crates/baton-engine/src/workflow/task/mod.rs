@@ -421,7 +421,7 @@ When done, print on its own line:\nSignal: {}: {signal_id}\n",
             who: self.assignment(wf, &p.role),
             cwd: self.project_dir.clone(),
             budget: p.budget,
-            policy: wf.policy.call(),
+            policy: (&wf.policy).into(),
             resume: None,
         };
         let success = [p.signal.as_str()];

@@ -540,7 +540,7 @@ impl Engine<'_> {
                 who: self.assignment(&ph.role),
                 cwd: self.project_dir.clone(),
                 budget: ph.budget,
-                policy: self.pipeline.policy.call(),
+                policy: self.pipeline.policy,
                 resume: None,
             };
             let called = {

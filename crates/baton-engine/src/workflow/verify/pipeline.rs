@@ -42,44 +42,11 @@ pub struct Pipeline {
     #[serde(default)]
     pub description: String,
     #[serde(default)]
-    pub policy: Policy,
+    pub policy: def::CallPolicy,
     #[serde(default)]
     pub roles: BTreeMap<String, Role>,
     #[serde(default, rename = "phase")]
     pub phases: Vec<Phase>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Policy {
-    pub timeout_secs: u64,
-    pub grace_secs: u64,
-    /// Retries of an agent call that hit a rate limit or an overloaded server, waiting
-    /// `backoff_secs`, then twice that, and so on.
-    pub transient_retries: u32,
-    pub backoff_secs: u64,
-}
-
-impl Policy {
-    pub fn call(&self) -> def::CallPolicy {
-        def::CallPolicy {
-            timeout_secs: self.timeout_secs,
-            grace_secs: self.grace_secs,
-            transient_retries: self.transient_retries,
-            backoff_secs: self.backoff_secs,
-        }
-    }
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            timeout_secs: 1800,
-            grace_secs: 10,
-            transient_retries: 3,
-            backoff_secs: 30,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
