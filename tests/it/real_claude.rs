@@ -167,7 +167,25 @@ fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
         .count();
     assert!(n >= 4, "{n} logs in {}", logs.display());
     let run_id = runs[0].file_name();
+    let paused: Vec<_> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     let (out, _) = CLAUDE.baton_run(&dir, &double, &["--resume", &run_id.to_string_lossy()]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(story_commits(&dir).len(), 1);
+    // The resumed call reused the paused call's label: the paused call's log is kept whole.
+    let dev_log = paused
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .find(|f| {
+            f.contains("-dev-")
+                && f.ends_with(".log")
+                && !f.contains("retry")
+                && !f.contains("stderr")
+        })
+        .unwrap_or_else(|| panic!("the paused dev call's log in {paused:?}"));
+    let name = dev_log.trim_end_matches(".log");
+    let kept = std::fs::read_to_string(logs.join(format!("{name}.earlier-1.log"))).unwrap();
+    assert!(kept.contains("rate"), "{kept}");
 }

@@ -297,6 +297,30 @@ fn create_log(path: &Path) -> Result<File> {
     File::create(path).map_err(io_err(path))
 }
 
+/// A call that reuses a label (a run paused by a rate limit, resumed later, calls again with
+/// the label its phase had) must not truncate the earlier call's logs: they are kept as
+/// `<name>.earlier-<n>.log` and `<name>.earlier-<n>.stderr.log`, n the first number free.
+fn keep_earlier_logs(dir: &Path, name: &str) -> Result<()> {
+    let log = dir.join(format!("{name}.log"));
+    let stderr = dir.join(format!("{name}.stderr.log"));
+    if !log.exists() && !stderr.exists() {
+        return Ok(());
+    }
+    let n = (1u32..)
+        .find(|n| !dir.join(format!("{name}.earlier-{n}.log")).exists())
+        .unwrap_or(u32::MAX);
+    for (from, to) in [
+        (log, format!("{name}.earlier-{n}.log")),
+        (stderr, format!("{name}.earlier-{n}.stderr.log")),
+    ] {
+        match std::fs::rename(&from, dir.join(to)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(from, e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     check_name(job.name)?;
     if !job.cwd.is_dir() {
@@ -308,6 +332,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     std::fs::create_dir_all(job.log_dir).map_err(io_err(job.log_dir))?;
     let log_path = job.log_dir.join(format!("{}.log", job.name));
     let stderr_path = job.log_dir.join(format!("{}.stderr.log", job.name));
+    keep_earlier_logs(job.log_dir, job.name)?;
     let out_log = create_log(&log_path)?;
     let err_log = create_log(&stderr_path)?;
 
@@ -575,6 +600,25 @@ mod tests {
         assert_eq!(st.oversized_lines, 1);
         assert_eq!(st.tail.snapshot(), b"xx\nd");
         assert_eq!(st.bytes, 2 + 1 + 3 + MAX_LINE as u64 + 1 + 2);
+    }
+
+    #[test]
+    fn a_reused_label_keeps_the_earlier_calls_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        keep_earlier_logs(d, "dev-1.1").unwrap();
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+        std::fs::write(d.join("dev-1.1.log"), "first").unwrap();
+        std::fs::write(d.join("dev-1.1.stderr.log"), "first err").unwrap();
+        keep_earlier_logs(d, "dev-1.1").unwrap();
+        std::fs::write(d.join("dev-1.1.log"), "second").unwrap();
+        keep_earlier_logs(d, "dev-1.1").unwrap();
+        let read = |f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+        assert_eq!(read("dev-1.1.earlier-1.log"), "first");
+        assert_eq!(read("dev-1.1.earlier-1.stderr.log"), "first err");
+        assert_eq!(read("dev-1.1.earlier-2.log"), "second");
+        assert!(!d.join("dev-1.1.earlier-2.stderr.log").exists());
+        assert!(!d.join("dev-1.1.log").exists());
     }
 
     #[test]
