@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let progress = Progress::new(ctx.out.json && !dry_run, dry_run);
     let outcome = run.run(&progress);
     progress.finish();
-    let (reports, run_dir, failed) = match outcome? {
+    let (reports, run_dir, failed, project_dir) = match outcome? {
         EpicOutcome::Dry { done, prompts } => {
             if ctx.out.json {
                 print_dry_json(&done, &prompts);
@@ -62,9 +62,10 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             reports,
             run_dir,
             failed,
-        } => (reports, run_dir, failed),
+            project_dir,
+        } => (reports, run_dir, failed, project_dir),
     };
-    let project_dir = &ctx.project.dir;
+    let project_dir = &project_dir;
     let report = crate::report::at_run_end(&run_dir, None);
     let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir, "report_html": report});
     progress.report(&RunEvent::RunFinished {

@@ -92,6 +92,8 @@ pub enum EpicOutcome {
         reports: Vec<EpicReport>,
         run_dir: PathBuf,
         failed: u32,
+        /// The repository's top (paths shown relative to it).
+        project_dir: PathBuf,
     },
 }
 
@@ -301,6 +303,7 @@ impl EpicRun {
             reports,
             run_dir,
             failed,
+            project_dir: self.project_dir,
         })
     }
 

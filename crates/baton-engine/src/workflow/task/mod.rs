@@ -10,6 +10,7 @@ pub mod discover;
 mod gates;
 mod phases;
 pub mod plan;
+pub mod start;
 mod waves;
 
 use gates::GateOutcome;
