@@ -10,6 +10,7 @@ pub mod discover;
 mod gates;
 mod phases;
 pub mod plan;
+pub mod plan_run;
 pub mod start;
 mod waves;
 
