@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use super::Ctx;
 use super::agent_args::AgentArgs;
 use super::run::VerifyArgs;
-use crate::cli::run::verify::{fresh, preflight};
+use crate::cli::run::verify::fresh;
 use baton_core::error::{Error, Result};
 use baton_engine::cli_agents::CliAgents;
 use baton_engine::workflow::verify::backend::BackendKind;
+use baton_engine::workflow::verify::start::preflight;
 use baton_engine::workflow::verify::worker::{self, ClaimLog, ClaimResult, Setup, WorkerOptions};
 
 /// Drain a PostgreSQL verify queue together with workers on other machines
@@ -68,7 +69,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             agent: a.agent.clone(),
         },
     )?;
-    let pipeline = preflight(ctx, &opts)?;
+    let pipeline = preflight(&ctx.project, &opts)?;
     baton_engine::interrupt::install();
     let host = worker::hostname();
     let w = WorkerOptions {

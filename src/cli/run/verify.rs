@@ -1,20 +1,18 @@
-//! `baton run verify --queue NAME`: every item of a queue through the verify pipeline.
+//! `baton run verify --queue NAME`: every item of a queue through the verify pipeline. The
+//! run, from its checks to its journal's last record, is baton-engine's
+//! (`workflow::verify::start`); this builds its options from the flags and renders the report.
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use super::VerifyArgs;
 use crate::cli::Ctx;
 use crate::cli::progress::Progress;
 use baton_core::error::{Error, Result};
-use baton_engine::cli_agents::CliAgents;
 use baton_engine::events::{Reporter, RunEvent};
-use baton_engine::journal::{Entry, Journal};
-use baton_engine::lock;
-use baton_engine::workflow::verify::backend::BackendKind;
-use baton_engine::workflow::verify::queue::Queues;
-use baton_engine::workflow::verify::{Engine, Options, pipeline};
+use baton_engine::journal::Journal;
+use baton_engine::workflow::verify::Options;
+use baton_engine::workflow::verify::start::{Start as EngineStart, VerifyOutcome, VerifyRun};
 
 /// A new run (or the continuation of the queue's unfinished one), or a run continued by id.
 pub enum Start {
@@ -23,132 +21,32 @@ pub enum Start {
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
-    if ctx.project.config.queue.backend == BackendKind::Postgres {
-        let q = match &start {
-            Start::Fresh(a) => a.queue.clone(),
-            Start::Resume(_) => "NAME".into(),
-        };
-        return Err(Error::invalid(
-            "the queues are in PostgreSQL (`[queue] backend = \"postgres\"`): workers drain them, not `baton run verify`",
-        )
-        .hint(format!("start one or more workers: baton worker --queue {q}")));
-    }
-    let local = ctx.project.local_dir();
-    let queues = Queues::new(&local);
-    let journal = match start {
-        Start::Resume(j) => Some(j),
-        // `baton run verify --queue Q` again continues Q's unfinished run (a crash, a kill),
-        // so one queue has one run to look at until it finishes.
-        Start::Fresh(a) => match Journal::unfinished(&local, &["verify"], &a.queue) {
-            Some(j) => {
-                if !ctx.out.json {
-                    let id = j
-                        .started()
-                        .map(|s| s.run_id.to_string())
-                        .unwrap_or_default();
-                    eprintln!("continuing the unfinished run {id} of this queue");
-                }
-                super::note_kept_options(&a.agent, None);
-                Some(j)
-            }
-            None => {
-                let opts = fresh(ctx, &a)?;
-                return start_run(ctx, queues, opts, None);
-            }
-        },
+    let (start, given) = match start {
+        Start::Resume(j) => (EngineStart::Resume(j), None),
+        Start::Fresh(a) => (EngineStart::Fresh(Box::new(fresh(ctx, &a)?)), Some(a)),
     };
-    let Some(j) = journal else {
-        return Err(Error::internal("no journal for a continued verify run"));
-    };
-    if j.run_finished() {
-        let id = j
-            .started()
-            .map(|s| s.run_id.to_string())
-            .unwrap_or_default();
-        return Err(Error::state(format!("run {id} already finished")).hint(
-            "to work on the queue again: baton run verify --queue NAME (complete items are skipped)",
-        ));
-    }
-    let opts: Options = j
-        .started()
-        .and_then(|s| serde_json::from_value(s.options.clone()).ok())
-        .ok_or_else(|| {
-            Error::corrupt(
-                j.dir.join("events.jsonl"),
-                Some(1),
-                "does not start with a verify run_started",
-            )
-        })?;
-    start_run(ctx, queues, opts, Some(j))
-}
-
-fn start_run(
-    ctx: &Ctx,
-    queues: Queues,
-    opts: Options,
-    journal: Option<Journal>,
-) -> Result<ExitCode> {
-    let local = ctx.project.local_dir();
-    queues.load(&opts.queue)?;
-    let pipeline = preflight(ctx, &opts)?;
-    let _run_lock = queues.lock_run(&opts.queue)?;
-    // Writes to the queue's files (items, states) a killed baton cut short.
-    baton_core::fs::clear_cut_short_writes(&queues.queue_dir(&opts.queue), &ctx.project.dir);
-    let resumed = journal.is_some();
-    if let Some(j) = &journal {
-        j.clean_up_after_a_killed_baton();
-    }
-    let journal = match journal {
-        Some(j) => j,
-        None => {
-            let id = baton_core::ids::new_id();
-            let first = Entry::RunStarted {
-                run_id: id.clone(),
-                workflow: "verify".into(),
-                subjects: vec![opts.queue.clone()],
-                options: serde_json::to_value(&opts).map_err(|e| Error::internal(e.to_string()))?,
-            };
-            Journal::start(&local, &id, first)?.0
+    let run = VerifyRun::prepare(&ctx.project, start)?;
+    if let Some(a) = &given
+        && run.continues_an_unfinished_run()
+    {
+        if !ctx.out.json {
+            eprintln!(
+                "continuing the unfinished run {} of this queue",
+                run.run_id()
+            );
         }
-    };
-    let run_id = journal
-        .started()
-        .map(|s| s.run_id.to_string())
-        .unwrap_or_default();
+        super::note_kept_options(&a.agent, None);
+    }
+    let run_id = run.run_id().to_string();
     let progress = Progress::new(ctx.out.json, false);
-    progress.report(&RunEvent::RunStarted {
-        run_id: &run_id,
-        workflow: "verify",
-        subjects: std::slice::from_ref(&opts.queue),
-        resumed,
-    });
-    let agents =
-        CliAgents::new(&ctx.project.dir, opts.scenario.clone()).configured(&ctx.project.config);
-    let opts_queue = opts.queue.clone();
-    let mut engine = Engine {
-        project_dir: ctx.project.dir.clone(),
-        queues,
-        pipeline,
-        prompts_dir: local.join("prompts"),
-        agents: &agents,
-        opts,
-        journal: Mutex::new(journal),
-        run_id: run_id.clone(),
-        reporter: &progress,
-        complete: Default::default(),
-        work_command: format!("baton run verify --queue {}", opts_queue),
-    };
-    let report = engine.run()?;
-    let mut journal = lock(&engine.journal);
-    journal.log(Entry::RunFinished {
-        done: report.done,
-        failed: report.failed,
-        skipped: report.already_complete,
-    })?;
-    let run_dir = journal.dir_in(&ctx.project.dir);
-    let html = crate::report::at_run_end(&journal.dir, None);
-    drop(journal);
+    let outcome = run.run(&ctx.project, &progress);
     progress.finish();
+    let VerifyOutcome {
+        report,
+        run_dir: dir,
+        run_log: run_dir,
+    } = outcome?;
+    let html = crate::report::at_run_end(&dir, None);
     let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report, "report_html": html});
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,
@@ -193,27 +91,6 @@ fn start_run(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Everything checked before a queue is worked on (`baton run verify`, `baton worker`): the
-/// pipeline, its prompts and every role's agent. Returns the pipeline.
-pub(crate) fn preflight(ctx: &Ctx, opts: &Options) -> Result<pipeline::Pipeline> {
-    let local = ctx.project.local_dir();
-    let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
-    let prompts = local.join("prompts");
-    baton_engine::prompt::template("verify-reminder", &prompts)?;
-    for ph in &pipeline.phases {
-        baton_engine::prompt::template(&ph.template, &prompts)?;
-        let who = baton_engine::definition::assign(
-            &ph.role,
-            opts.agent.as_ref(),
-            &opts.roles,
-            &pipeline.roles,
-            &opts.default_agent,
-        );
-        baton_engine::cli_agents::runnable(&who, &ctx.project.config.agents)?;
-    }
-    Ok(pipeline)
 }
 
 pub(crate) fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {

@@ -9,6 +9,7 @@ pub mod backend;
 pub mod pg;
 pub mod pipeline;
 pub mod queue;
+pub mod start;
 pub mod state;
 pub mod worker;
 
