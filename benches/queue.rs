@@ -37,7 +37,7 @@ fn claims(server: &pg::PgServer, threads: usize, items: usize, record: bool, syn
     // Recorded complete: the item is done, as after its last phase.
     let state = State {
         item: "x".into(),
-        status: "complete".into(),
+        status: baton_engine::workflow::verify::state::Progress::Complete,
         ..State::default()
     };
     let body = vec![b'x'; 1024];

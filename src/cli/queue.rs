@@ -9,7 +9,7 @@ use super::Ctx;
 use baton_core::error::Result;
 use baton_engine::workflow::verify::backend::{Backend, BackendKind};
 use baton_engine::workflow::verify::pg::Claim;
-use baton_engine::workflow::verify::state::ItemStatus;
+use baton_engine::workflow::verify::state::{ItemProgress, ItemStatus};
 
 #[derive(Debug, Subcommand)]
 #[command(defer = true)] // arguments built only for the subcommand that runs
@@ -64,10 +64,10 @@ pub(crate) fn summarize(
     name: &str,
 ) -> Result<(QueueSummary, Vec<ItemStatus>)> {
     let rows = queues.statuses(name)?;
-    let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
+    let count = |s: ItemProgress| rows.iter().filter(|r| r.status == s).count();
     let running = queues.running(name)?;
     let cmd = queues.work_command(name);
-    let next = if let Some(r) = rows.iter().find(|r| r.status == "in-progress") {
+    let next = if let Some(r) = rows.iter().find(|r| r.status == ItemProgress::InProgress) {
         let at = r.phase.clone().unwrap_or_else(|| "?".into());
         if running {
             format!("running: {} at phase {at}", r.item)
@@ -77,14 +77,17 @@ pub(crate) fn summarize(
                 r.item
             )
         }
-    } else if let Some(r) = rows.iter().find(|r| r.status == "failed") {
+    } else if let Some(r) = rows.iter().find(|r| r.status == ItemProgress::Failed) {
         format!(
             "{} failed ({}) — fix it, then: {cmd}",
             r.item,
             r.reason.clone().unwrap_or_default()
         )
-    } else if count("pending") > 0 {
-        format!("{} pending — start with: {cmd}", count("pending"))
+    } else if count(ItemProgress::Pending) > 0 {
+        format!(
+            "{} pending — start with: {cmd}",
+            count(ItemProgress::Pending)
+        )
     } else {
         "all complete".into()
     };
@@ -92,10 +95,10 @@ pub(crate) fn summarize(
         QueueSummary {
             name: name.to_string(),
             items: rows.len(),
-            complete: count("complete"),
-            failed: count("failed"),
-            in_progress: count("in-progress"),
-            pending: count("pending"),
+            complete: count(ItemProgress::Complete),
+            failed: count(ItemProgress::Failed),
+            in_progress: count(ItemProgress::InProgress),
+            pending: count(ItemProgress::Pending),
             next,
         },
         rows,
@@ -156,15 +159,17 @@ pub fn run(ctx: &Ctx, cmd: QueueCmd) -> Result<ExitCode> {
                     sum.items, sum.complete, sum.failed, sum.in_progress, sum.pending
                 )?;
                 for r in &rows {
-                    let what = match r.status.as_str() {
-                        "in-progress" => format!(
+                    let what = match r.status {
+                        ItemProgress::InProgress => format!(
                             "in progress at phase {} ({}/{} phases done)",
                             r.phase.as_deref().unwrap_or("?"),
                             r.phases_done,
                             r.phases
                         ),
-                        "failed" => format!("failed: {}", r.reason.as_deref().unwrap_or("")),
-                        s => s.to_string(),
+                        ItemProgress::Failed => {
+                            format!("failed: {}", r.reason.as_deref().unwrap_or(""))
+                        }
+                        s => s.as_str().to_string(),
                     };
                     writeln!(w, "  {:<12} {what}", r.item)?;
                 }

@@ -155,7 +155,7 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
         writeln!(
             w,
             "next: {}",
-            if st.status == "complete" {
+            if st.status == baton_engine::workflow::verify::state::Progress::Complete {
                 "nothing: the item is complete".to_string()
             } else {
                 st.next.clone()

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use baton_engine::workflow::verify::pg::{Db, Outcome, Recorded};
-use baton_engine::workflow::verify::state::{Neighbours, State};
+use baton_engine::workflow::verify::state::{Neighbours, Progress, State};
 
 use crate::util::{Proj, pg};
 
@@ -66,7 +66,7 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
     assert_eq!(a.heartbeat(&[ca.token], long).unwrap(), Vec::<i64>::new());
     let st = State {
         item: "A".into(),
-        status: "in-progress".into(),
+        status: Progress::InProgress,
         ..State::default()
     };
     // The late worker's result is dropped, naming who holds the phase now.
@@ -103,7 +103,10 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_records_nothing() {
         vec![("a-gt.md".to_string(), body)]
     );
     // A's state is the recorded one; its claim is gone, B's is still there.
-    assert_eq!(b.state("q", "A").unwrap().unwrap().status, "in-progress");
+    assert_eq!(
+        b.state("q", "A").unwrap().unwrap().status,
+        Progress::InProgress
+    );
     let claims = b.claims("q").unwrap();
     assert_eq!(claims.len(), 1);
     assert_eq!(
@@ -641,7 +644,7 @@ fn a_failed_phase_fails_its_item_and_queue_retry_puts_it_back() {
         .collect();
     assert_eq!(rows, vec![("complete".into(), 10), ("failed".into(), 1)]);
     let st = db.state("q", "MARA").unwrap().unwrap();
-    assert_eq!(st.status, "complete");
+    assert_eq!(st.status, Progress::Complete);
     assert_eq!(st.phases["1b"].attempts, 2);
 }
 

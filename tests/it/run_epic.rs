@@ -755,6 +755,26 @@ fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
     );
 }
 
+/// Wait (up to 10 s) until no git process works in `dir`: those a killed baton started
+/// finish on their own.
+fn settle(dir: &std::path::Path) {
+    let busy = || {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let p = e.path();
+                let git = std::fs::read(p.join("comm")).is_ok_and(|c| c.starts_with(b"git"));
+                git && std::fs::read_link(p.join("cwd")).is_ok_and(|c| c.starts_with(dir))
+            })
+    };
+    let start = std::time::Instant::now();
+    while busy() && start.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Kill a parallel run right after journal event N (for a spread of N), resume it, and check
 /// every story is committed exactly once, in order, with no completed agent call repeated.
 #[test]
@@ -781,6 +801,9 @@ fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
         let d = project(scenario);
         let o = d.run_env(&args, &[("BATON_CRASH_AFTER_EVENT", &n.to_string())]);
         assert_eq!(o.status.code(), None, "killed after event {n}");
+        // The killed baton's git command (a merged story's `git worktree remove`) goes on
+        // without it: what it removes after the plant below would never be noted.
+        settle(&d.dir);
         // A story write the kill cut short in a story's worktree (no pid is that high).
         let mut planted = Vec::new();
         let wts = d.dir.join(".baton/worktrees").join(d.run_id());
@@ -797,7 +820,7 @@ fn a_parallel_run_killed_midway_resumes_with_every_story_committed_once() {
         for f in &planted {
             assert!(
                 out(&o).contains(&format!("note: removed {f}, left by a write")),
-                "after {n}: {}",
+                "after {n}: {f} of {planted:?} not noted: {}",
                 out(&o)
             );
         }

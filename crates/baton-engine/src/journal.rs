@@ -520,6 +520,25 @@ impl Journal {
             .any(|r| matches!(r.entry, Entry::RunFinished { .. }))
     }
 
+    /// The end of a run of one subject (a task): the subject's result, then the run's, unless
+    /// a run resumed after its end was journaled already.
+    pub fn finish_subject_run(&mut self, subject: Subject, result: &str, done: bool) -> Result<()> {
+        if self.run_finished() {
+            return Ok(());
+        }
+        let failed = result == "failed";
+        self.log(Entry::SubjectFinished {
+            subject,
+            result: result.into(),
+            reason: String::new(),
+        })?;
+        self.log(Entry::RunFinished {
+            done: u32::from(done),
+            failed: u32::from(failed),
+            skipped: 0,
+        })
+    }
+
     /// Agent calls that completed (for tests and `baton status`).
     pub fn agent_calls(&self) -> usize {
         self.records

@@ -243,18 +243,7 @@ impl PlanRun {
             };
             return Ok(PlanOutcome::Paused { reason, run_log });
         }
-        if !j.run_finished() {
-            j.log(Entry::SubjectFinished {
-                subject: Subject::task(&slug, None),
-                result: "done".into(),
-                reason: String::new(),
-            })?;
-            j.log(Entry::RunFinished {
-                done: 1,
-                failed: 0,
-                skipped: 0,
-            })?;
-        }
+        j.finish_subject_run(Subject::task(&slug, None), "done", true)?;
         let spec = baton_store::artifacts::latest(&store.task_dir(&slug), "spec");
         let tasks = spec
             .as_ref()

@@ -218,19 +218,12 @@ impl TaskRun {
             Stop::Cancelled => Some("cancelled"),
             Stop::Paused(_) | Stop::Waiting(_) => None,
         };
-        if let Some(result) = result
-            && !j.run_finished()
-        {
-            j.log(Entry::SubjectFinished {
-                subject: Subject::task(&self.slug, None),
-                result: result.into(),
-                reason: String::new(),
-            })?;
-            j.log(Entry::RunFinished {
-                done: u32::from(stop == Stop::Completed),
-                failed: u32::from(stop == Stop::Failed),
-                skipped: 0,
-            })?;
+        if let Some(result) = result {
+            j.finish_subject_run(
+                Subject::task(&self.slug, None),
+                result,
+                stop == Stop::Completed,
+            )?;
         }
         Ok(TaskOutcome {
             stop,

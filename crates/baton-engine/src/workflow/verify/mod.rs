@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use self::pipeline::{Phase, Pipeline};
 use self::queue::Queues;
-use self::state::{ContextEstimate, Neighbours, Partial, QueueRef, State};
+use self::state::{ContextEstimate, Neighbours, Partial, Progress, QueueRef, State};
 use crate::agents::{Agents, Assignment};
 use crate::call::{Call, Pipeline as CallPipeline, Verdict};
 use crate::definition::Role;
@@ -243,7 +243,7 @@ impl Engine<'_> {
             if self
                 .queues
                 .state(&name, &x.id)?
-                .is_some_and(|s| s.status == "complete")
+                .is_some_and(|s| s.status == Progress::Complete)
             {
                 self.complete.insert(x.id);
             }
@@ -252,7 +252,10 @@ impl Engine<'_> {
         while let Some(item) = self.queues.item_at(&name, i)? {
             i += 1;
             let prior = self.queues.state(&name, &item)?;
-            if prior.as_ref().is_some_and(|s| s.status == "complete") {
+            if prior
+                .as_ref()
+                .is_some_and(|s| s.status == Progress::Complete)
+            {
                 report.already_complete += 1;
                 continue;
             }
@@ -311,7 +314,7 @@ impl Engine<'_> {
             .pipeline
             .phases
             .iter()
-            .find(|p| st.phases[&p.id].status != "complete")
+            .find(|p| st.phases[&p.id].status != Progress::Complete)
             .map(|p| p.id.clone())
             .unwrap_or_default();
         self.note(&format!(
@@ -320,14 +323,14 @@ impl Engine<'_> {
         ));
         let phases = self.pipeline.phases.clone();
         for (k, ph) in phases.iter().enumerate() {
-            if st.phases[&ph.id].status == "complete" {
+            if st.phases[&ph.id].status == Progress::Complete {
                 continue;
             }
             if let PhaseResult::Failed(reason) =
                 self.run_phase(item, ph, &path, &mut st, &mut ctx, report)?
             {
                 let reason = format!("phase {}: {reason}", ph.id);
-                st.status = "failed".into();
+                st.status = Progress::Failed;
                 st.failure = Some(reason.clone());
                 st.next = self.next_line(&st);
                 st.save(&path)?;
@@ -349,7 +352,7 @@ impl Engine<'_> {
             let est = ctx.estimate();
             let more = phases[k + 1..]
                 .iter()
-                .find(|p| st.phases[&p.id].status != "complete");
+                .find(|p| st.phases[&p.id].status != Progress::Complete);
             if let Some(next_phase) = more
                 && est.total_estimate > est.rotation_threshold
             {
@@ -393,7 +396,7 @@ impl Engine<'_> {
                 });
             }
         }
-        st.status = "complete".into();
+        st.status = Progress::Complete;
         st.next = self.next_line(&st);
         st.save(&path)?;
         lock(&self.journal).log(Entry::SubjectFinished {
@@ -418,16 +421,13 @@ impl Engine<'_> {
     pub fn prepare_state(&self, item: &str, prior: Option<State>, around: Neighbours) -> State {
         let mut st = prior.unwrap_or_else(|| State {
             item: item.to_string(),
-            status: "not-started".into(),
             ..State::default()
         });
         st.phases
             .retain(|id, _| self.pipeline.phases.iter().any(|p| p.id == *id));
         for ph in &self.pipeline.phases {
+            // A new phase starts not started (`Progress::default`).
             let e = st.phases.entry(ph.id.clone()).or_default();
-            if e.status.is_empty() {
-                e.status = "not-started".into();
-            }
             e.agent = ph.agent.clone();
             e.output_file = ph.output_for(item);
             e.input_files = self.input_names(ph, item);
@@ -435,7 +435,7 @@ impl Engine<'_> {
         if st.started_at.is_none() {
             st.started_at = Some(baton_core::ids::now());
         }
-        st.status = "in-progress".into();
+        st.status = Progress::InProgress;
         st.failure = None;
         st.queue = QueueRef {
             name: self.opts.queue.clone(),
@@ -462,12 +462,11 @@ impl Engine<'_> {
         let cmd = self.work_command.clone();
         match st.status.as_str() {
             "complete" => "nothing: the item is complete".into(),
-            _ => match self
-                .pipeline
-                .phases
-                .iter()
-                .find(|p| st.phases.get(&p.id).is_none_or(|s| s.status != "complete"))
-            {
+            _ => match self.pipeline.phases.iter().find(|p| {
+                st.phases
+                    .get(&p.id)
+                    .is_none_or(|s| s.status != Progress::Complete)
+            }) {
                 Some(p) => format!("continue {} from phase {}: {cmd}", st.item, p.id),
                 None => format!("finish {}: {cmd}", st.item),
             },
@@ -500,7 +499,7 @@ impl Engine<'_> {
             let last = st.phases[&ph.id].attempts;
             let unabsorbed = !retry
                 && last > 0
-                && st.phases[&ph.id].status == "in-progress"
+                && st.phases[&ph.id].status == Progress::InProgress
                 && lock(&self.journal)
                     .finished_phase(&subject, &ph.id, last)
                     .is_some();
@@ -516,7 +515,7 @@ impl Engine<'_> {
                 });
             {
                 let ps = st.phases.get_mut(&ph.id).expect("phase state");
-                ps.status = "in-progress".into();
+                ps.status = Progress::InProgress;
                 ps.attempts = attempt;
                 ps.started_at = Some(baton_core::ids::now());
                 ps.error = None;
@@ -570,7 +569,7 @@ impl Engine<'_> {
                 (Judged::Passed, Some(p)) => {
                     ctx.returned(&p.text);
                     let ps = st.phases.get_mut(&ph.id).expect("phase state");
-                    ps.status = "complete".into();
+                    ps.status = Progress::Complete;
                     ps.summary = Some(state::key_fields(&p.summary));
                     ps.completed_at = Some(baton_core::ids::now());
                     ps.tokens_burned = Some(ps.tokens_burned.unwrap_or(0) + tokens);
@@ -607,7 +606,7 @@ impl Engine<'_> {
                         outcome.detail
                     };
                     let ps = st.phases.get_mut(&ph.id).expect("phase state");
-                    ps.status = "failed".into();
+                    ps.status = Progress::Failed;
                     ps.error = Some(w.clone());
                     ps.tokens_burned = Some(ps.tokens_burned.unwrap_or(0) + tokens);
                     st.context_estimate = ctx.estimate();

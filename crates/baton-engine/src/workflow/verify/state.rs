@@ -14,12 +14,91 @@ use baton_core::fs;
 
 pub const FILE_NAME: &str = "verification-state.json";
 
+/// Where an item or one of its phases is: the state file's `status`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Progress {
+    #[default]
+    NotStarted,
+    InProgress,
+    Complete,
+    Failed,
+}
+
+impl Progress {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Progress::NotStarted => "not-started",
+            Progress::InProgress => "in-progress",
+            Progress::Complete => "complete",
+            Progress::Failed => "failed",
+        }
+    }
+
+    /// Complete or failed: no phase of it runs again until someone acts.
+    pub fn is_final(self) -> bool {
+        matches!(self, Progress::Complete | Progress::Failed)
+    }
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Progress {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Progress> {
+        [
+            Progress::NotStarted,
+            Progress::InProgress,
+            Progress::Complete,
+            Progress::Failed,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == s)
+        .ok_or_else(|| Error::invalid(format!("unknown status {s:?}")))
+    }
+}
+
+/// Where an item is in its queue (`baton queue status`): one no phase has run of is pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItemProgress {
+    Pending,
+    InProgress,
+    Complete,
+    Failed,
+}
+
+impl From<Progress> for ItemProgress {
+    fn from(p: Progress) -> ItemProgress {
+        match p {
+            Progress::NotStarted => ItemProgress::Pending,
+            Progress::InProgress => ItemProgress::InProgress,
+            Progress::Complete => ItemProgress::Complete,
+            Progress::Failed => ItemProgress::Failed,
+        }
+    }
+}
+
+impl ItemProgress {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemProgress::Pending => "pending",
+            ItemProgress::InProgress => "in-progress",
+            ItemProgress::Complete => "complete",
+            ItemProgress::Failed => "failed",
+        }
+    }
+}
+
 /// Where an item is, derived from its state file.
 #[derive(Debug, Clone, Serialize)]
 pub struct ItemStatus {
     pub item: String,
-    /// pending | in-progress | complete | failed
-    pub status: String,
+    pub status: ItemProgress,
     /// The phase in progress (or that failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
@@ -34,7 +113,7 @@ impl ItemStatus {
     pub fn pending(item: &str) -> ItemStatus {
         ItemStatus {
             item: item.to_string(),
-            status: "pending".into(),
+            status: ItemProgress::Pending,
             phase: None,
             reason: None,
             phases_done: 0,
@@ -50,8 +129,7 @@ pub struct State {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     pub updated_at: String,
-    /// not-started | in-progress | complete | failed
-    pub status: String,
+    pub status: Progress,
     /// Why the item failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -126,8 +204,7 @@ impl Neighbours {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PhaseState {
-    /// not-started | in-progress | complete | failed
-    pub status: String,
+    pub status: Progress,
     pub agent: String,
     #[serde(default)]
     pub input_files: Vec<String>,
@@ -202,21 +279,21 @@ impl State {
         let done = self
             .phases
             .values()
-            .filter(|p| p.status == "complete")
+            .filter(|p| p.status == Progress::Complete)
             .count();
         let current = self
             .phases
             .iter()
-            .find(|(_, p)| p.status == "in-progress" || p.status == "failed")
+            .find(|(_, p)| matches!(p.status, Progress::InProgress | Progress::Failed))
             .map(|(id, _)| id.clone());
-        let status = match self.status.as_str() {
-            "not-started" => "pending",
-            s => s,
-        };
         ItemStatus {
             item: self.item.clone(),
-            status: status.to_string(),
-            phase: if status == "complete" { None } else { current },
+            status: self.status.into(),
+            phase: if self.status == Progress::Complete {
+                None
+            } else {
+                current
+            },
             reason: self.failure.clone(),
             phases_done: done,
             phases: self.phases.len(),

@@ -18,6 +18,7 @@ use serde::Serialize;
 use super::pg::{Claimed, Db, Outcome, Recorded};
 use super::pipeline::Pipeline;
 use super::queue::Queues;
+use super::state::Progress;
 use super::{Context, Engine, Options, PhaseResult, Report, state};
 use crate::agents::Agents;
 use crate::events::{RunEvent, Silent, Subject};
@@ -339,7 +340,7 @@ fn slot(
                     "claimed {} times without an outcome; the last claim ended in an error: {e}",
                     c.attempt
                 );
-                st.status = "failed".into();
+                st.status = Progress::Failed;
                 st.failure = Some(reason.clone());
                 let line = finish(
                     &engine,
@@ -428,7 +429,7 @@ fn run_claim(
         .map(|e| e.to_string())
         .or_else(|| c.unreadable.clone());
     if let Some(reason) = invalid {
-        st.status = "failed".into();
+        st.status = Progress::Failed;
         st.failure = Some(reason.clone());
         return finish(
             engine,
@@ -447,14 +448,14 @@ fn run_claim(
         .pipeline
         .phases
         .iter()
-        .find(|p| st.phases[&p.id].status != "complete")
+        .find(|p| st.phases[&p.id].status != Progress::Complete)
         .cloned();
     let item_dir = engine.queues.item_dir(&queue, item);
     baton_core::fs::create_dir_all(&item_dir)?;
     let path = item_dir.join(state::FILE_NAME);
     let Some(ph) = ph else {
         // Every phase the pipeline has is complete (it lost phases since): the item is.
-        st.status = "complete".into();
+        st.status = Progress::Complete;
         st.next = engine.next_line(&st);
         st.save(&path)?;
         return finish(
@@ -475,7 +476,7 @@ fn run_claim(
     // The phase's attempt number counts every claim of it, taken-over ones too.
     if let Some(ps) = st.phases.get_mut(&ph.id) {
         ps.attempts = ps.attempts.max(c.attempt.max(1) as u32 - 1);
-        ps.status = "not-started".into();
+        ps.status = Progress::NotStarted;
     }
     // The database is the truth: what a dead or overtaken claim left on this machine goes.
     let output = item_dir.join(ph.output_for(item));
@@ -496,16 +497,16 @@ fn run_claim(
                 .pipeline
                 .phases
                 .iter()
-                .all(|p| st.phases[&p.id].status == "complete")
+                .all(|p| st.phases[&p.id].status == Progress::Complete)
             {
-                st.status = "complete".into();
+                st.status = Progress::Complete;
             }
             let body = std::fs::read(&output).map_err(|e| Error::io(&output, e))?;
             (vec![(ph.output_for(item), body)], ClaimResult::Complete)
         }
         PhaseResult::Failed(reason) => {
             let reason = format!("phase {}: {reason}", ph.id);
-            st.status = "failed".into();
+            st.status = Progress::Failed;
             st.failure = Some(reason.clone());
             (Vec::new(), ClaimResult::Failed(reason))
         }
@@ -562,9 +563,11 @@ fn finish(
         state: st,
         files,
     })?;
-    if rec == Recorded::Recorded && (st.status == "complete" || st.status == "failed") {
+    if rec == Recorded::Recorded
+        && (st.status == Progress::Complete || st.status == Progress::Failed)
+    {
         let subject = Subject::item(&c.item);
-        let result = if st.status == "complete" {
+        let result = if st.status == Progress::Complete {
             "done"
         } else {
             "failed"

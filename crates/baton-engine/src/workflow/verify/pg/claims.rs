@@ -248,9 +248,11 @@ impl Db {
         }
         let state = serde_json::to_value(o.state)
             .map_err(|e| baton_core::error::Error::internal(e.to_string()))?;
-        let status = match o.state.status.as_str() {
-            s @ ("complete" | "failed") => s,
-            _ => "in-progress",
+        // The items table knows an item as pending, in progress, or where it ended.
+        let status = if o.state.status.is_final() {
+            o.state.status.as_str()
+        } else {
+            "in-progress"
         };
         tx.execute(
             "UPDATE baton_items
