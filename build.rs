@@ -111,7 +111,7 @@ fn static_unwinder(cc: &str, out: &Path) {
 /// How: `-static` for the binaries only (not the test harnesses), and a folder searched first
 /// whose `libc.so`, `libm.so`, … are linker scripts naming the static archives, so the
 /// `-lc -lm …` std asks for link those. The library code is the same: std is precompiled
-/// either way. Name look-ups are the one difference: see `workflow::verify::pg`.
+/// either way. Name look-ups are the one difference: see `static_name_service` in main.rs.
 /// Skipped (a dynamic binary) when an archive is missing, when the toolchain cannot link a
 /// static program or its glibc is older than 2.34 (see `static_glibc_links`), and with
 /// `BATON_DYNAMIC_LINK` set.

@@ -25,27 +25,26 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     std::process::exit(i32::from(n))
 }
 
-/// In a statically linked baton (build.rs), the queue database's client looks names up only through the services glibc
-/// has built in: host names in /etc/hosts and DNS, the user (when neither the URL nor the
-/// environment names one) in /etc/passwd. Any other module /etc/nsswitch.conf names (mdns,
+/// In a statically linked baton (build.rs), the queue database's client (baton-engine's
+/// `workflow::verify::pg`, which calls this before its first connection) looks names up only
+/// through the services glibc has built in: host names in /etc/hosts and DNS, the user (when
+/// neither the URL nor the environment names one) in /etc/passwd. Any other module /etc/nsswitch.conf names (mdns,
 /// systemd-resolved, sss, ldap, …) is a shared object that a static process can load only
 /// while the system's glibc is the very one baton was linked with.
 #[cfg(all(not(test), baton_static))]
 fn static_name_service() {
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        unsafe extern "C" {
-            // glibc's <nss.h>, for static programs: replaces one database's line of
-            // nsswitch.conf.
-            fn __nss_configure_lookup(
-                db: *const libc::c_char,
-                services: *const libc::c_char,
-            ) -> libc::c_int;
-        }
-        // SAFETY: two NUL-terminated strings; before this process's first host look-up.
-        ONCE.call_once(|| unsafe {
-            __nss_configure_lookup(c"hosts".as_ptr(), c"files dns".as_ptr());
-            __nss_configure_lookup(c"passwd".as_ptr(), c"files".as_ptr());
-        });
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    unsafe extern "C" {
+        // glibc's <nss.h>, for static programs: replaces one database's line of
+        // nsswitch.conf.
+        fn __nss_configure_lookup(
+            db: *const libc::c_char,
+            services: *const libc::c_char,
+        ) -> libc::c_int;
     }
+    // SAFETY: two NUL-terminated strings; before this process's first host look-up.
+    ONCE.call_once(|| unsafe {
+        __nss_configure_lookup(c"hosts".as_ptr(), c"files dns".as_ptr());
+        __nss_configure_lookup(c"passwd".as_ptr(), c"files".as_ptr());
+    });
 }
