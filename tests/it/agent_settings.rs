@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{bin, fixture, text};
+use crate::util::{EPIC_SIM, bin, fixture, text};
 
 /// The demo project on a branch of its own, with `baton_toml` as its baton.toml (written after
 /// the commit: the user's own file, dirty before the run).
@@ -163,7 +163,7 @@ fn agent_settings_a_cli_has_no_flag_for_are_refused_before_anything_runs() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("baton.toml"), toml).unwrap();
         let o = Command::new(bin())
-            .args(["run", "epic-execute", "1", "--agent", "sim"])
+            .args(EPIC_SIM)
             .current_dir(&dir)
             .output()
             .unwrap();

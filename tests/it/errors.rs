@@ -2,7 +2,7 @@
 //! in the current state, 4 not found). `Test` also checks that a 2/3/4 leaves the store as it
 //! was.
 
-use crate::util::{Proj, Test};
+use crate::util::{EPIC_SIM, Proj, Test};
 
 const NO_TASK_HINT: &str =
     "  hint: create one first: baton task init <name> (or pass --task SLUG)\n";
@@ -124,7 +124,7 @@ fn resume_of_a_missing_run() {
 #[test]
 fn an_epic_that_does_not_exist() {
     Test::new()
-        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .args(EPIC_SIM)
         .stderr(
             "error: epic 1 not found: no BMAD epics or stories in this project\n  \
              hint: stories are looked for under docs/stories, docs/sprint-artifacts and \
@@ -161,7 +161,7 @@ fn an_epic_on_a_protected_branch() {
         assert!(st.success(), "git {args:?}");
     }
     p.test()
-        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .args(EPIC_SIM)
         .stderr(
             "error: refusing to commit on the protected branch `main`\n  \
              hint: work on a branch (git switch -c epic-1), pass --no-commit, \

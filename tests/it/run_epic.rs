@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{bin, no_backoff};
+use crate::util::{EPIC_SIM, bin, no_backoff};
 
 struct Demo {
     _tmp: tempfile::TempDir,
@@ -332,7 +332,7 @@ fn claims_are_checked_against_the_disk() {
     let d = project(
         "[story.\"1.1\"]\ndev = [\"nostage\"]\n[story.\"1.2\"]\ndev = [\"norecord\"]\n[story.\"1.3\"]\ndev = [\"nosignal\"]\n[story.\"1.4\"]\ndev = [\"secret\"]\n",
     );
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert_eq!(o.status.code(), Some(1));
     let text = out(&o);
     assert!(
@@ -457,7 +457,7 @@ fn bad_input_is_refused_before_anything_runs() {
     assert_eq!(o.status.code(), Some(4));
     assert!(out(&o).contains("epic 9 not found"), "{}", out(&o));
     git(&d.dir, &["switch", "-q", "main"]);
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert_eq!(o.status.code(), Some(3));
     assert!(out(&o).contains("protected branch `main`"), "{}", out(&o));
     let o = d.run(&[
@@ -951,7 +951,7 @@ fn status_shows_runs_and_a_damaged_journal() {
 #[test]
 fn a_signal_for_another_story_does_not_pass_the_phase() {
     let d = project("[story.\"1.1\"]\ndev = [\"wrongid\"]\n");
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     let devs: Vec<serde_json::Value> = d
         .events()
@@ -1186,10 +1186,7 @@ fn a_git_command_killed_by_the_interrupting_signal_is_run_again() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let o = d.run_env(
-        &["run", "epic-execute", "1", "--agent", "sim"],
-        &[("PATH", &path)],
-    );
+    let o = d.run_env(&EPIC_SIM, &[("PATH", &path)]);
     assert!(bin.join("killed").exists(), "no `git commit` was killed");
     assert_eq!(o.status.code(), Some(130), "{}", out(&o));
     assert!(out(&o).contains("interrupted by SIGINT"), "{}", out(&o));
@@ -1236,7 +1233,7 @@ fn temp_files_of_a_killed_write_are_removed_not_committed() {
         .unwrap();
     assert!(o.status.success());
     std::fs::write(&fresh, "a write in progress").unwrap();
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert!(o.status.success(), "{}", out(&o));
     assert!(
         out(&o).contains("note: removed docs/stories/.baton-tmp-Ab12Cd"),
@@ -1270,7 +1267,7 @@ fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
         "development_status:\n  1-1-project-skeleton: [unclosed\n",
     )
     .unwrap();
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
     assert!(out(&o).contains("sprint-status.yaml"), "{}", out(&o));
     assert!(
@@ -1282,7 +1279,7 @@ fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
     assert_eq!(d.story("1.1"), story);
     std::fs::remove_file(d.dir.join("docs/sprint-status.yaml")).unwrap();
     std::fs::write(d.dir.join(".baton/sim.toml"), "[story.\"1.1\"\ndev = 3\n").unwrap();
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert_eq!(o.status.code(), Some(5), "{}", out(&o));
     assert!(out(&o).contains("sim.toml line 1"), "{}", out(&o));
     assert!(
@@ -1349,7 +1346,7 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
             "error: run {id} is being run by another baton\n  hint: wait for it to finish (`baton status` shows where it is), or stop it and continue it here: baton run --resume {id}\n"
         )
     );
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
     assert!(
         out(&o).contains(&format!(
@@ -1365,7 +1362,7 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
     child.wait().unwrap();
     assert!(alive(pgid), "the agent outlived baton");
     std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
-    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim"]);
+    let o = d.run(&EPIC_SIM);
     let text = out(&o);
     assert!(o.status.success(), "{text}");
     assert!(
@@ -1514,7 +1511,7 @@ fn spawn_run(d: &Demo, piped: bool) -> std::process::Child {
         }
     };
     Command::new(bin())
-        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .args(EPIC_SIM)
         .current_dir(&d.dir)
         .env_remove("BATON_AGENT_SIM")
         .stdout(out())

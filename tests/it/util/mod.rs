@@ -19,3 +19,6 @@ pub use fixtures::{copy_dir, fixture};
 pub use project::{Proj, assert_manifest_is_replay, snapshot};
 pub use runner::{bin, demo_repo, demo_story_path, git, json_lines, no_backoff, text};
 pub use test::Test;
+
+/// `baton run epic-execute 1` with the simulated agent: the run most tests start.
+pub const EPIC_SIM: [&str; 5] = ["run", "epic-execute", "1", "--agent", "sim"];

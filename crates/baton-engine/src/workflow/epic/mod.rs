@@ -211,34 +211,36 @@ const PERSONAS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The epic engine at work: built by [`start::EpicRun::run`] only, so its caches and
+/// journal are never put together by hand.
 pub struct Engine<'a> {
-    pub project_dir: PathBuf,
-    pub git: Git,
-    pub wf: Workflow,
-    pub opts: Options,
+    pub(crate) project_dir: PathBuf,
+    pub(crate) git: Git,
+    pub(crate) wf: Workflow,
+    pub(crate) opts: Options,
     /// Behind a lock because parallel stories log from their own threads; each event is still
     /// appended and fsync'd before the step it records is acted on.
-    pub journal: Mutex<Journal>,
-    pub agents: &'a dyn Agents,
-    pub reporter: &'a dyn Reporter,
-    pub status: &'a dyn StatusWriter,
-    pub prompts_dir: PathBuf,
+    pub(crate) journal: Mutex<Journal>,
+    pub(crate) agents: &'a dyn Agents,
+    pub(crate) reporter: &'a dyn Reporter,
+    pub(crate) status: &'a dyn StatusWriter,
+    pub(crate) prompts_dir: PathBuf,
     /// Parallel mode: `<worktrees_dir>/<run-id>/<story>` holds each story's worktree.
-    pub worktrees_dir: PathBuf,
-    pub run_id: String,
+    pub(crate) worktrees_dir: PathBuf,
+    pub(crate) run_id: String,
     /// This process continues an interrupted run: git may hold commits the journal lacks.
-    pub resumed: bool,
+    pub(crate) resumed: bool,
     /// Prompts printed by --dry-run.
-    pub dry_prompts: Mutex<Vec<crate::call::DryPhase>>,
+    pub(crate) dry_prompts: Mutex<Vec<crate::call::DryPhase>>,
     /// The work tree as the run found it: never a story's work.
-    pub baseline: Baseline,
+    pub(crate) baseline: Baseline,
     /// Per checkout, whether git ignores baton's folder (asked once: see `stage_work`).
-    pub local_ignored: Mutex<std::collections::BTreeMap<PathBuf, bool>>,
+    pub(crate) local_ignored: Mutex<std::collections::BTreeMap<PathBuf, bool>>,
     /// The staged list a story's judge read last, per checkout and story: the next phase's
     /// prompt shows it without asking git again (nothing stages or unstages in between).
-    pub staged_seen: Mutex<std::collections::BTreeMap<(PathBuf, String), Vec<String>>>,
+    pub(crate) staged_seen: Mutex<std::collections::BTreeMap<(PathBuf, String), Vec<String>>>,
     /// Where UAT, retrospective and handoff go (the project's BMAD config).
-    pub outputs: bmad::config::Outputs,
+    pub(crate) outputs: bmad::config::Outputs,
 }
 
 /// Where a story's work happens: the project itself, or (parallel mode) the story's worktree.

@@ -92,26 +92,27 @@ pub struct TaskDone<'a> {
     pub detail: &'a str,
 }
 
+/// The task engine at work: built by [`start::TaskRun`] and [`plan_run::PlanRun`] only.
 pub struct TaskEngine<'a> {
-    pub project_dir: PathBuf,
-    pub store: Store,
-    pub slug: String,
+    pub(crate) project_dir: PathBuf,
+    pub(crate) store: Store,
+    pub(crate) slug: String,
     /// The workflow the run walks (orchestrate, poc, graduate), and the one a `lite` decision
     /// switches to.
-    pub wf: TaskWorkflow,
-    pub wf_text: (String, String),
-    pub poc_wf: Option<(TaskWorkflow, String, String)>,
-    pub journal: Mutex<Journal>,
-    pub agents: &'a dyn Agents,
-    pub reporter: &'a dyn Reporter,
-    pub opts: TaskOptions,
-    pub prompts_dir: PathBuf,
-    pub attempts: Mutex<HashMap<String, u32>>,
-    pub printed: Mutex<Vec<String>>,
+    pub(crate) wf: TaskWorkflow,
+    pub(crate) wf_text: (String, String),
+    pub(crate) poc_wf: Option<(TaskWorkflow, String, String)>,
+    pub(crate) journal: Mutex<Journal>,
+    pub(crate) agents: &'a dyn Agents,
+    pub(crate) reporter: &'a dyn Reporter,
+    pub(crate) opts: TaskOptions,
+    pub(crate) prompts_dir: PathBuf,
+    pub(crate) attempts: Mutex<HashMap<String, u32>>,
+    pub(crate) printed: Mutex<Vec<String>>,
     /// The workflow's conductor session, if it has one (reports are serialized through it).
-    pub conductor: Option<Mutex<Conductor>>,
+    pub(crate) conductor: Option<Mutex<Conductor>>,
     /// A dry run (`baton plan --dry-run`): prompts are collected here, nothing runs.
-    pub dry_run: Option<&'a Mutex<Vec<crate::call::DryPhase>>>,
+    pub(crate) dry_run: Option<&'a Mutex<Vec<crate::call::DryPhase>>>,
 }
 
 impl TaskEngine<'_> {

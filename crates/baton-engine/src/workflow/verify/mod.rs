@@ -138,22 +138,23 @@ pub struct Report {
     pub failures: Vec<(String, String)>,
 }
 
+/// The verify engine at work: built by [`start::VerifyRun`] and a worker only.
 pub struct Engine<'a> {
-    pub project_dir: PathBuf,
-    pub queues: Queues,
-    pub pipeline: Pipeline,
-    pub prompts_dir: PathBuf,
-    pub agents: &'a dyn Agents,
-    pub opts: Options,
-    pub journal: Mutex<Journal>,
-    pub run_id: String,
-    pub reporter: &'a dyn Reporter,
+    pub(crate) project_dir: PathBuf,
+    pub(crate) queues: Queues,
+    pub(crate) pipeline: Pipeline,
+    pub(crate) prompts_dir: PathBuf,
+    pub(crate) agents: &'a dyn Agents,
+    pub(crate) opts: Options,
+    pub(crate) journal: Mutex<Journal>,
+    pub(crate) run_id: String,
+    pub(crate) reporter: &'a dyn Reporter,
     /// Ids of the queue's complete items: read from their state files once when the run
     /// starts, kept up to date as items finish (the queue's only cross-item state).
-    pub complete: std::collections::HashSet<String>,
+    pub(crate) complete: std::collections::HashSet<String>,
     /// The command that continues the queue (`baton run verify --queue Q`, or
     /// `baton worker --queue Q` on the postgres backend), for the state file's `next`.
-    pub work_command: String,
+    pub(crate) work_command: String,
 }
 
 /// How an item's phase ended.
