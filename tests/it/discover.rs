@@ -678,3 +678,67 @@ fn an_agent_that_ignores_the_kill_passed_on_is_killed_after_a_grace() {
         "{rest}"
     );
 }
+
+#[test]
+fn a_second_plan_of_the_task_is_refused_while_the_first_runs() {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    p.write("req.md", "# R\n\n## Problem\nslow\n");
+    p.write("td.md", "# T\n\n## Components\none service\n");
+    store_spec(&p, "REQUIREMENTS", "req.md");
+    store_spec(&p, "TECHNICAL_DESIGN", "td.md");
+    // The plan phase's agent takes 5 s: long enough for a second `baton plan` to try.
+    p.write(".baton/sim.toml", "[task]\nplan = [\"sleep=5000\"]\n");
+    let args = ["plan", "add-login", "--agent", "sim"];
+    let first = p
+        .cmd(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the first has started its phase (its prompt is saved).
+    let runs = p.path().join(".baton/runs");
+    let started = std::time::Instant::now();
+    let prompt_saved = || {
+        std::fs::read_dir(&runs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|r| {
+                r.path()
+                    .join("prompts")
+                    .read_dir()
+                    .is_ok_and(|mut d| d.next().is_some())
+            })
+    };
+    while !prompt_saved() {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the first plan never started its phase"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = p.run(&args, None);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("is being run by another baton"), "{stderr}");
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // One plan phase ran: the second started none.
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let finished = events
+        .lines()
+        .filter(|l| l.contains("\"event\":\"phase_finished\""))
+        .count();
+    assert_eq!(finished, 1, "{events}");
+}

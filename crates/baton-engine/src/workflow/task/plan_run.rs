@@ -51,8 +51,9 @@ pub struct PlanStart {
 pub struct PlanRun {
     journal: Journal,
     /// Held until the plan returns: a second `baton plan` of the task meanwhile is refused
-    /// instead of stopping this one's agent and writing the same journal.
-    _hold: Option<std::fs::File>,
+    /// instead of stopping this one's agent and writing the same journal. (`engine` hands it
+    /// back: it must outlive the phase, not the engine's making.)
+    hold: Option<std::fs::File>,
     spec: RunSpec,
     wf: task_def::TaskWorkflow,
     wf_text: (String, String),
@@ -171,7 +172,7 @@ impl PlanRun {
         }
         Ok(PlanRun {
             journal,
-            _hold: hold,
+            hold,
             spec,
             wf,
             wf_text: (source, text),
@@ -188,7 +189,12 @@ impl PlanRun {
         agents: &'a CliAgents,
         reporter: &'a dyn Reporter,
         dry: Option<&'a Mutex<Vec<DryPhase>>>,
-    ) -> (TaskEngine<'a>, task_def::TaskWorkflow, Phase) {
+    ) -> (
+        TaskEngine<'a>,
+        task_def::TaskWorkflow,
+        Phase,
+        Option<std::fs::File>,
+    ) {
         let engine = TaskEngine {
             project_dir: self.project_dir,
             store: self.store,
@@ -206,7 +212,7 @@ impl PlanRun {
             conductor: None,
             dry_run: dry,
         };
-        (engine, self.wf, self.phase)
+        (engine, self.wf, self.phase, self.hold)
     }
 
     fn agents(&self, project: &Project) -> CliAgents {
@@ -217,7 +223,7 @@ impl PlanRun {
     pub fn dry_run(self, project: &Project, reporter: &dyn Reporter) -> Result<Vec<DryPhase>> {
         let agents = self.agents(project);
         let dry = Mutex::new(vec![]);
-        let (engine, wf, phase) = self.engine(&agents, reporter, Some(&dry));
+        let (engine, wf, phase, _hold) = self.engine(&agents, reporter, Some(&dry));
         engine.dry_phase(&wf, &phase)?;
         drop(engine);
         Ok(dry.into_inner().unwrap_or_else(|e| e.into_inner()))
@@ -229,7 +235,7 @@ impl PlanRun {
         let slug = self.slug.clone();
         let project_dir = self.project_dir.clone();
         let store = self.store.clone();
-        let (engine, wf, phase) = self.engine(&agents, reporter, None);
+        let (engine, wf, phase, _hold) = self.engine(&agents, reporter, None);
         let stop = engine.single(&wf, &phase, None)?;
         let mut j = engine
             .journal
