@@ -130,13 +130,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         });
         return Ok(ExitCode::SUCCESS);
     }
-    if !baton_agent::interactive::installed(&program, std::env::var_os("PATH").as_deref()) {
-        return Err(Error::not_found(format!(
-            "the agent CLI `{}` is not installed (not on PATH, or no such file)",
-            program.display()
-        ))
-        .hint("install it, or pick another: --agent claude|codex|gemini, or [agents.<name>] program = … in baton.toml"));
-    }
+    baton_agent::preflight::locate(&agent, &project_dir)?;
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(Error::invalid(

@@ -230,6 +230,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let project = Project::discover(&cwd)?;
+    if let Some(root) = &cli.root {
+        check_root(root, &cli.command)?;
+    }
     let ctx = Ctx {
         project,
         root: cli.root,
@@ -273,6 +276,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mcp(a) => mcp::run(&ctx, a),
         Command::Hook(a) => Ok(hook::run(&a, ctx.root.as_deref())),
         Command::Init(a) => init::run(&ctx, a),
+    }
+}
+
+/// A `--root` that is not there is a typo, not an empty store: only creating the first task
+/// (or the project's wiring) may make it.
+fn check_root(root: &std::path::Path, command: &Command) -> Result<()> {
+    let creates = matches!(
+        command,
+        Command::Task(task::TaskCmd::Init { .. }) | Command::Init(_)
+    );
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Error::invalid(format!(
+            "--root {}: not a folder",
+            root.display()
+        ))
+        .hint("--root names the store's folder (default: docs/orchestrator)")),
+        Err(_) if creates => Ok(()),
+        Err(_) => Err(Error::invalid(format!(
+            "--root {}: no such folder",
+            root.display()
+        ))
+        .hint("check the spelling (the default store is docs/orchestrator); a new store is made by `baton task init NAME --root DIR`")),
     }
 }
 

@@ -659,7 +659,7 @@ fn missing_binary_and_cwd_are_clear_errors() {
     spec.program = Some(f.path().join("no-such-claude"));
     let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "x");
     let e = run(&spec, &req).unwrap_err();
-    assert_eq!(e.kind(), "not_found");
+    assert_eq!(e.kind(), "agent", "a CLI that is not there is exit 7");
     assert!(e.to_string().contains("no-such-claude"), "{e}");
     assert!(e.hint_text().unwrap().contains("PATH"));
 

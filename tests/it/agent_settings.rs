@@ -121,10 +121,11 @@ fn a_tier_becomes_the_agent_s_mapped_model_and_its_flags_and_env_are_passed() {
 #[test]
 fn a_named_agent_runs_a_role_with_its_own_settings() {
     let tmp = tempfile::tempdir().unwrap();
-    // `--agent` is not given: the dev role goes to a second configuration of codex.
+    // `--agent` is not given: the dev role goes to a second configuration of codex (the
+    // others to the simulated agent: no other CLI needs to be installed).
     let dir = project(
         tmp.path(),
-        "[agents.codex-deep]\nkind = \"codex\"\n[agents.codex-deep.models]\nstandard = \"o3\"\n\
+        "[run]\ndefault_agent = \"sim\"\n[agents.codex-deep]\nkind = \"codex\"\n[agents.codex-deep.models]\nstandard = \"o3\"\n\
          [run.roles.dev]\nagent = \"codex-deep\"\n",
     );
     let fake = recording_codex(tmp.path());

@@ -426,8 +426,8 @@ fn discovery_bad_input() {
         .proj();
     let p = Test::with(p)
         .args(["discover", "Add login", "--agent", "gone"])
-        .stderr("error: the agent CLI `/nonexistent/claude` is not installed (not on PATH, or no such file)\n  hint: install it, or pick another: --agent claude|codex|gemini, or [agents.<name>] program = … in baton.toml\n")
-        .status(4)
+        .stderr("error: agent CLI `/nonexistent/claude` is not an executable file\n  hint: install it (npm install -g @anthropic-ai/claude-code), or set `program` in baton.toml's [agents] table; `--agent sim` runs without any CLI\n")
+        .status(7)
         .run()
         .proj();
     assert!(!p.task_dir("add-login").exists());

@@ -27,6 +27,7 @@ mod mask;
 mod mask_corpus;
 mod mask_secrets;
 mod mcp;
+mod newcomer;
 mod outline;
 mod queue_pg;
 mod queue_pg_workers;

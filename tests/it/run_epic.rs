@@ -872,27 +872,32 @@ fn baton_toml_routes_roles_to_agents() {
     .unwrap();
     git(&d.dir, &["add", "-A"]);
     git(&d.dir, &["commit", "-q", "-m", "config"]);
-    // No codex on PATH: the review role, routed to it, cannot start.
+    // Each phase's prompt goes to its role's agent.
+    let o = d.run(&["run", "epic-execute", "1", "--dry-run"]);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("===== DEV PHASE: story 1.1 =====\nagent: sim"),
+        "{text}"
+    );
+    assert!(
+        text.contains("===== REVIEW PHASE: story 1.1 =====\nagent: codex"),
+        "{text}"
+    );
+    // No codex on PATH: the run stops before its first phase, naming the agent.
     let o = d.run_env(
-        &[
-            "run",
-            "epic-execute",
-            "1",
-            "--start-from",
-            "1.4",
-            "--no-commit",
-        ],
+        &["run", "epic-execute", "1", "--no-commit"],
         &[("PATH", "/usr/bin:/bin")],
     );
     let text = out(&o);
-    assert_ne!(o.status.code(), Some(0), "{text}");
+    assert_eq!(o.status.code(), Some(7), "{text}");
     assert!(
-        text.contains("codex"),
-        "the review role went to its own agent: {text}"
+        text.contains("agent CLI `codex` is not installed"),
+        "{text}"
     );
     assert!(
-        d.story("1.4").contains("## Dev Agent Record"),
-        "dev ran on the default agent (sim)"
+        !d.story("1.1").contains("## Dev Agent Record"),
+        "no phase ran"
     );
 }
 

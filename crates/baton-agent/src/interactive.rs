@@ -61,15 +61,6 @@ pub fn argv(
     Ok((program, args))
 }
 
-/// Whether `program` can be started: a path that is a file, or a bare name found on `path`
-/// (the PATH the child inherits).
-pub fn installed(program: &std::path::Path, path: Option<&std::ffi::OsStr>) -> bool {
-    if program.components().count() > 1 {
-        return program.is_file();
-    }
-    path.is_some_and(|p| std::env::split_paths(p).any(|d| d.join(program).is_file()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,13 +103,6 @@ mod tests {
             ("bin/agent".into(), vec!["--chat".into(), "hi".into()])
         );
         let e = argv(&AgentSpec::new(AgentKind::Sim), "hi", None).unwrap_err();
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("agent"), "").unwrap();
-        let path = Some(d.path().as_os_str());
-        assert!(installed(std::path::Path::new("agent"), path));
-        assert!(!installed(std::path::Path::new("claude-nowhere"), path));
-        assert!(installed(&d.path().join("agent"), None));
-        assert!(!installed(&d.path().join("other"), None));
         assert!(e.to_string().contains("cannot hold a dialogue"), "{e}");
     }
 }

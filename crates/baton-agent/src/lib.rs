@@ -30,7 +30,8 @@
 //!   failed" (timeout, crash, turn limit, API error, rate limit). A fatal failure repeats on
 //!   every call until the user acts, so stop the run and show
 //!   [`AgentOutcome::next_step`] (e.g. "log in: run `claude` once interactively"). A CLI that is
-//!   not installed at all is `Err(not_found)` from [`run`].
+//!   not installed at all is `Err(Error::Agent)` from [`run`] (exit 7); [`preflight`] finds
+//!   it before a run starts.
 //! - [`Access`] (default `Edit`) picks the default permission flags; `permission_mode`,
 //!   `sandbox`, `allowed_tools` override them, `skip_permissions` (never on by default) replaces
 //!   them. claude's [`AgentOutcome::warnings`] list what its permission mode refused.
@@ -78,6 +79,7 @@ mod codex;
 mod failure;
 mod gemini;
 pub mod interactive;
+pub mod preflight;
 mod process;
 
 pub use process::stop_orphans;

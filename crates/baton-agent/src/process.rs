@@ -540,15 +540,20 @@ fn is_current_dir(dir: &Path) -> bool {
     }
 }
 
+/// The CLI could not be started: an agent error (exit 7), as the pre-flight says it.
 fn spawn_error(program: &Path, e: std::io::Error) -> Error {
     match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::not_found(format!("agent program `{}` not found", program.display())).hint(
-                "install it and put it on PATH, or set `program` for this agent in baton.toml",
-            )
-        }
-        std::io::ErrorKind::PermissionDenied => Error::invalid(format!(
-            "agent program `{}` is not executable",
+        std::io::ErrorKind::NotFound => Error::agent(format!(
+            "agent CLI `{}` is not installed (not found on PATH)",
+            program.display()
+        ))
+        .hint("install it and put it on PATH, or set `program` for this agent in baton.toml"),
+        std::io::ErrorKind::PermissionDenied => Error::agent(format!(
+            "agent CLI `{}` is not executable",
+            program.display()
+        ))
+        .hint(format!(
+            "chmod +x {}, or set `program` for this agent in baton.toml",
             program.display()
         )),
         _ => Error::io(program, e),

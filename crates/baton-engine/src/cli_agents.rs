@@ -28,6 +28,88 @@ pub fn runnable(who: &Assignment, agents: &AgentsConfig) -> Result<()> {
     agent::invocation(&r.spec(Path::new("."), false), &probe).map(drop)
 }
 
+/// One agent a run will call, as the pre-flight found it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AgentCheck {
+    pub agent: String,
+    /// What it runs (`claude`, or the configured program); none for the simulated agent.
+    pub program: Option<String>,
+    /// Where it was found.
+    pub found: Option<PathBuf>,
+    /// Its `--version` (dry runs only: a real run does not start the CLI for it).
+    pub version: Option<String>,
+    /// Where its credentials are, or how to log in (advisory).
+    pub credentials: Option<String>,
+    /// Why the run would stop (exit 7), and what to do.
+    pub problem: Option<String>,
+}
+
+/// Before the first phase: every agent the run will call is installed. A real run stops at
+/// the first that is not (exit 7, nothing changed); a dry run (`show`) asks each for its
+/// version and credentials too, and lists what it found.
+pub fn preflight(
+    whos: &[Assignment],
+    agents: &AgentsConfig,
+    project_dir: &Path,
+    show: bool,
+) -> Result<Vec<AgentCheck>> {
+    let mut checks: Vec<AgentCheck> = Vec::new();
+    for who in whos {
+        let name = who.agent.as_str().to_string();
+        if checks.iter().any(|c| c.agent == name) {
+            continue;
+        }
+        if who.agent.is_sim() {
+            checks.push(AgentCheck {
+                agent: name,
+                program: None,
+                found: None,
+                version: None,
+                credentials: None,
+                problem: None,
+            });
+            continue;
+        }
+        let spec = resolve(who, agents)?.spec(project_dir, false);
+        let program = agent::preflight::program(&spec).display().to_string();
+        let (found, problem) = match agent::preflight::locate(&spec, project_dir) {
+            Ok(p) => (Some(p), None),
+            Err(e) if !show => return Err(e),
+            Err(e) => (
+                None,
+                Some(format!("{e}: {}", e.hint_text().unwrap_or_default())),
+            ),
+        };
+        let version = found
+            .as_deref()
+            .filter(|_| show)
+            .and_then(agent::preflight::version);
+        let credentials = show
+            .then(|| match agent::preflight::credentials(spec.kind) {
+                agent::preflight::Credentials::Found(at) => Some(format!("found ({at})")),
+                agent::preflight::Credentials::NoneFound(how) => Some(format!("none found: {how}")),
+                agent::preflight::Credentials::NotApplicable => None,
+            })
+            .flatten();
+        checks.push(AgentCheck {
+            agent: name,
+            program: Some(program),
+            found,
+            version,
+            credentials,
+            problem,
+        });
+    }
+    Ok(checks)
+}
+
+/// [`runnable`], and its CLI installed: what a real run checks for each role before it
+/// changes anything.
+pub fn ready(who: &Assignment, agents: &AgentsConfig, project_dir: &Path) -> Result<()> {
+    runnable(who, agents)?;
+    preflight(std::slice::from_ref(who), agents, project_dir, false).map(drop)
+}
+
 fn resolve(who: &Assignment, agents: &AgentsConfig) -> Result<Resolved> {
     settings::resolve(agents, &who.agent, who.model.as_deref(), who.tier)
 }

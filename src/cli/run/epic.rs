@@ -13,6 +13,7 @@ use crate::cli::Ctx;
 use crate::cli::progress::Progress;
 use baton_core::error::{Error, Result};
 use baton_engine::call::DryPhase;
+use baton_engine::cli_agents::AgentCheck;
 use baton_engine::definition::WorkflowKind;
 use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::journal::Journal;
@@ -50,10 +51,18 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let outcome = run.run(&progress);
     progress.finish();
     let (reports, run_dir, failed, project_dir) = match outcome? {
-        EpicOutcome::Dry { done, prompts } => {
+        EpicOutcome::Dry {
+            done,
+            prompts,
+            agents,
+            refusals,
+        } => {
             if ctx.out.json {
+                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals});
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
                 print_dry_json(&done, &prompts);
             } else {
+                print_preflight(&agents, &refusals);
                 print_dry(&done, &prompts, verbose);
             }
             return Ok(ExitCode::SUCCESS);
@@ -131,6 +140,7 @@ fn fresh(
             dry_run: a.dry_run,
             verbose: a.verbose,
             start_from: a.start_from.clone(),
+            only: a.only.clone(),
             skip_done: a.skip_done,
             no_commit: a.no_commit,
             skip_review: a.skip_review,
@@ -142,6 +152,33 @@ fn fresh(
         },
         scenario,
     ))
+}
+
+/// What a real run would find before its first phase.
+fn print_preflight(agents: &[AgentCheck], refusals: &[String]) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "pre-flight:");
+    for a in agents {
+        let line = match (&a.found, &a.problem) {
+            (_, Some(p)) => format!("NOT RUNNABLE, a run would stop (exit 7): {p}"),
+            (Some(at), None) => {
+                let mut l = at.display().to_string();
+                if let Some(v) = &a.version {
+                    l += &format!(" ({v})");
+                }
+                if let Some(c) = &a.credentials {
+                    l += &format!("; credentials: {c}");
+                }
+                l
+            }
+            (None, None) => "the simulated agent (no CLI)".into(),
+        };
+        let _ = writeln!(out, "  agent {}: {line}", a.agent);
+    }
+    for r in refusals {
+        let _ = writeln!(out, "  a run would refuse: {r}");
+    }
+    let _ = writeln!(out);
 }
 
 fn print_dry(done: &[(String, String)], prompts: &[DryPhase], verbose: bool) {

@@ -50,7 +50,8 @@ pub struct Args {
 pub enum Workflow {
     /// Every story of one epic through kickoff, dev, review (fresh agents), then UAT and retro
     #[command(after_help = "Examples:\n  baton run epic-execute 1 --agent sim\n  \
-baton run epic-execute 1 --party-all --parallel 3\n  baton run epic-execute 1 --dry-run --verbose")]
+baton run epic-execute 1 --party-all --parallel 3\n  baton run epic-execute 1 --only 1.2,1.4\n  \
+baton run epic-execute 1 --dry-run --verbose")]
     EpicExecute(EpicArgs),
     /// Several epics in order; each epic's handoff feeds the next epic's prompts
     #[command(after_help = "Example:\n  baton run epic-chain 1 2 3 --party-retro")]
@@ -103,9 +104,13 @@ pub struct EpicFlags {
     /// With --dry-run: the prompts in full
     #[arg(long, requires = "dry_run")]
     pub verbose: bool,
-    /// Start at this story (the ones before it are skipped)
+    /// Start at this story (the ones before it are skipped; across the epics of a chain)
     #[arg(long, value_name = "STORY")]
     pub start_from: Option<String>,
+    /// Only these stories, comma-separated (the others are skipped, and an epic with none of
+    /// them is skipped whole)
+    #[arg(long, value_name = "STORY,…", value_delimiter = ',')]
+    pub only: Vec<String>,
     /// Skip stories whose status is already done
     #[arg(long)]
     pub skip_done: bool,

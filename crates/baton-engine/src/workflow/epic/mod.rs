@@ -10,6 +10,7 @@ mod judge;
 pub mod parallel;
 mod phase;
 pub mod project;
+pub mod select;
 pub mod start;
 mod work;
 
@@ -79,6 +80,9 @@ pub struct Options {
     pub dry_run: bool,
     pub verbose: bool,
     pub start_from: Option<String>,
+    /// Only these stories (`--only`); empty: all.
+    #[serde(default)]
+    pub only: Vec<String>,
     pub skip_done: bool,
     pub no_commit: bool,
     pub skip_review: bool,
@@ -96,7 +100,7 @@ pub struct Options {
 }
 
 impl Options {
-    fn flag_on(&self, flag: &str) -> bool {
+    pub(crate) fn flag_on(&self, flag: &str) -> bool {
         self.party.contains(flag) || (flag == "skip-review" && self.skip_review)
     }
 }
@@ -241,6 +245,8 @@ pub struct Engine<'a> {
     pub(crate) staged_seen: Mutex<std::collections::BTreeMap<(PathBuf, String), Vec<String>>>,
     /// Where UAT, retrospective and handoff go (the project's BMAD config).
     pub(crate) outputs: bmad::config::Outputs,
+    /// The stories `--start-from`/`--only` leave out.
+    pub(crate) selection: select::Selection,
 }
 
 /// Where a story's work happens: the project itself, or (parallel mode) the story's worktree.
@@ -326,26 +332,23 @@ impl Engine<'_> {
             epic: epic.id.clone(),
             ..EpicReport::default()
         };
-        let mut reached_start = self.opts.start_from.is_none();
         let mut todo: Vec<&StoryRef> = Vec::new();
         for story in &epic.stories {
-            if !reached_start {
-                reached_start =
-                    self.opts.start_from.as_deref().is_some_and(|f| {
-                        signals::normalize_id(f) == signals::normalize_id(&story.id)
-                    });
-                if !reached_start {
-                    report.stories.push(StoryReport {
-                        id: story.id.clone(),
-                        title: story.title.clone(),
-                        result: StoryResult::Skipped,
-                        reason: "before --start-from".into(),
-                        ..StoryReport::default()
-                    });
-                    continue;
-                }
+            if let Some(left) = self.selection.left_out(&epic.id, &story.id) {
+                report.stories.push(StoryReport {
+                    id: story.id.clone(),
+                    title: story.title.clone(),
+                    result: StoryResult::Skipped,
+                    reason: left.reason().into(),
+                    ..StoryReport::default()
+                });
+                continue;
             }
             todo.push(story);
+        }
+        if self.selection.whole_epic_left_out(epic) {
+            // Nothing of this epic runs: neither do its UAT and retrospective.
+            return Ok(report);
         }
         if self.opts.parallel > 1 && !self.opts.dry_run {
             self.run_parallel(epic, &todo, handoff, &mut report)?;

@@ -15,6 +15,15 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
             .hint("epic ids are numbers, or decimal ones for inserted epics: baton run epic-execute 1, baton run epic-execute 3.5")
     })?;
     let scan = Bmad::scan(root);
+    if let Some(u) = scan.unreadable_of(&n).first() {
+        // A run without it would skip a story, or work from half an epic, and say nothing.
+        return Err(Error::invalid(format!(
+            "{}: {}; it is a document of epic {n}",
+            u.file.display(),
+            u.reason
+        ))
+        .hint("make it readable UTF-8 text (e.g. `iconv -f latin1 -t utf-8 FILE -o FILE`), then run again"));
+    }
     let report = scan.epic(&n)?;
     let stories = report
         .stories

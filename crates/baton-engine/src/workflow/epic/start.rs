@@ -12,11 +12,13 @@ use std::time::Duration;
 
 use super::bmad::config::{Config as BmadConfig, Outputs};
 use super::project::{self, BmadStatus};
+use super::select::Selection;
 use super::{
     Baseline, Engine, EpicRef, EpicReport, Options, StatusWriter, StoryResult, Workflow, def,
 };
+use crate::agents::Assignment;
 use crate::call::DryPhase;
-use crate::cli_agents::CliAgents;
+use crate::cli_agents::{AgentCheck, CliAgents};
 use crate::config::Project;
 use crate::definition::WorkflowKind;
 use crate::events::{Reporter, RunEvent};
@@ -74,19 +76,27 @@ pub struct EpicRun {
     /// Held until the run returns: no second baton resumes it meanwhile.
     _hold: Option<std::fs::File>,
     epics: Vec<EpicRef>,
+    selection: Selection,
     status: BmadStatus,
     outputs: Outputs,
     agents: CliAgents,
     run_id: String,
     resumed: bool,
+    /// What the pre-flight found (shown by a dry run).
+    checks: Vec<AgentCheck>,
+    /// What a real run would refuse (a dry run shows it instead).
+    refusals: Vec<String>,
 }
 
 /// How a run ended.
 pub enum EpicOutcome {
-    /// `--dry-run`: the stories already done (epic, story) and each prompt that would be sent.
+    /// `--dry-run`: the stories already done (epic, story), each prompt that would be sent,
+    /// and the pre-flight: the agents it would call, and what a real run would refuse.
     Dry {
         done: Vec<(String, String)>,
         prompts: Vec<DryPhase>,
+        agents: Vec<AgentCheck>,
+        refusals: Vec<String>,
     },
     Finished {
         reports: Vec<EpicReport>,
@@ -115,7 +125,30 @@ impl EpicRun {
                 .unwrap_or(&project.config.paths.local);
             spec.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
         }
-        let wf = checked_workflow(project, &local, &spec)?;
+        let (wf, whos) = checked_workflow(project, &local, &spec)?;
+        // Every agent's CLI is there before anything changes: a missing one is exit 7 now,
+        // not a story left in-progress.
+        let checks =
+            crate::cli_agents::preflight(&whos, &project.config.agents, &project_dir, dry_run)?;
+        // Find every epic before anything changes: a typo fails now, not after an hour of work.
+        let epics: Vec<_> = spec
+            .epics
+            .iter()
+            .map(|e| project::load_epic(&project_dir, e))
+            .collect::<Result<_>>()?;
+        if let Some(e) = epics.iter().find(|e| e.stories.is_empty()) {
+            return Err(
+                Error::not_found(format!("epic {} has no story files", e.id)).hint(format!(
+                    "see what baton finds with `baton stories {}`",
+                    e.id
+                )),
+            );
+        }
+        let selection = Selection::new(
+            &epics,
+            spec.options.start_from.as_deref(),
+            &spec.options.only,
+        )?;
         let git = Git::new(&project_dir);
         let mut hold = match &journal {
             Some(j) => j.hold()?,
@@ -142,20 +175,17 @@ impl EpicRun {
         if resumed && !git.wait_idle(Duration::from_secs(10)) {
             notice::note("a git command is still running in this repository; going on");
         }
-        check_branch(&git, &spec.options, resumed)?;
-        // Find every epic before anything changes: a typo fails now, not after an hour of work.
-        let epics: Vec<_> = spec
-            .epics
-            .iter()
-            .map(|e| project::load_epic(&project_dir, e))
-            .collect::<Result<_>>()?;
-        if let Some(e) = epics.iter().find(|e| e.stories.is_empty()) {
-            return Err(
-                Error::not_found(format!("epic {} has no story files", e.id)).hint(format!(
-                    "see what baton finds with `baton stories {}`",
-                    e.id
-                )),
-            );
+        let mut refusals = Vec::new();
+        if dry_run {
+            let real = Options {
+                dry_run: false,
+                ..spec.options.clone()
+            };
+            if let Err(e) = check_branch(&git, &real, resumed) {
+                refusals.push(format!("{e} ({})", e.hint_text().unwrap_or_default()));
+            }
+        } else {
+            check_branch(&git, &spec.options, resumed)?;
         }
         let status = BmadStatus::new(&project_dir);
         let outputs = BmadConfig::load(&project_dir).outputs();
@@ -200,11 +230,14 @@ impl EpicRun {
             journal,
             _hold: hold,
             epics,
+            selection,
             status,
             outputs,
             agents,
             run_id,
             resumed,
+            checks,
+            refusals,
         };
         if !dry_run {
             run.remove_cut_short_writes();
@@ -248,6 +281,7 @@ impl EpicRun {
             local_ignored: Default::default(),
             staged_seen: Default::default(),
             outputs: self.outputs.clone(),
+            selection: self.selection,
         };
         let mut reports: Vec<EpicReport> = Vec::new();
         let mut handoff: Option<PathBuf> = None;
@@ -281,7 +315,12 @@ impl EpicRun {
                     })
                     .collect()
             };
-            return Ok(EpicOutcome::Dry { done, prompts });
+            return Ok(EpicOutcome::Dry {
+                done,
+                prompts,
+                agents: self.checks,
+                refusals: self.refusals,
+            });
         }
         let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
             (
@@ -351,9 +390,13 @@ fn resumed_spec(j: &Journal) -> Result<RunSpec> {
         .map_err(|e| Error::corrupt(&events, Some(1), e.to_string()))
 }
 
-/// The run's workflow, with every role's agent and every prompt template checked before the
-/// run exists: a typo fails now, not as a failed story.
-fn checked_workflow(project: &Project, local: &Path, spec: &RunSpec) -> Result<Workflow> {
+/// The run's workflow, with every role's agent, every prompt template and every budget checked
+/// before the run exists: a typo fails now, not as a failed story. With the agents it calls.
+fn checked_workflow(
+    project: &Project,
+    local: &Path,
+    spec: &RunSpec,
+) -> Result<(Workflow, Vec<Assignment>)> {
     let name = if spec.workflow == "epic-chain" {
         "epic-execute"
     } else {
@@ -361,7 +404,18 @@ fn checked_workflow(project: &Project, local: &Path, spec: &RunSpec) -> Result<W
     };
     let (wf, _) = def::load(name, &local.join("workflows"))?;
     let o = &spec.options;
+    let window = project.config.budget.window;
+    let mut whos = Vec::new();
     for p in wf.phases() {
+        if let Some(b) = p.budget.filter(|b| *b > window) {
+            return Err(Error::invalid(format!(
+                "phase {} has a budget of {b} tokens, more than the context window ({window})",
+                p.name
+            ))
+            .hint(
+                "lower the phase's budget in the workflow, or raise [budget] window in baton.toml",
+            ));
+        }
         let who = crate::definition::assign(
             &p.role,
             o.agent.as_ref(),
@@ -374,8 +428,11 @@ fn checked_workflow(project: &Project, local: &Path, spec: &RunSpec) -> Result<W
         if let Some(t) = &p.party_template {
             crate::prompt::template(t, &local.join("prompts"))?;
         }
+        if p.flag.as_deref().is_none_or(|f| o.flag_on(f)) {
+            whos.push(who);
+        }
     }
-    Ok(wf)
+    Ok((wf, whos))
 }
 
 /// The project's run-start lock. Its holder holds it for the moments between its check and its

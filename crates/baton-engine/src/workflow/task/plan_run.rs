@@ -126,7 +126,11 @@ impl PlanRun {
             &wf.roles,
             &cfg.run.default_agent,
         );
-        crate::cli_agents::runnable(&who, &cfg.agents)?;
+        if start.dry_run {
+            crate::cli_agents::runnable(&who, &cfg.agents)?;
+        } else {
+            crate::cli_agents::ready(&who, &cfg.agents, &project.dir)?;
+        }
         let fresh_spec = || RunSpec {
             options: TaskOptions {
                 agent: start.agent.clone(),

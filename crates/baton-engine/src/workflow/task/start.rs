@@ -274,7 +274,7 @@ fn fresh(
                 &wf.roles,
                 &run_cfg.default_agent,
             );
-            crate::cli_agents::runnable(&who, &project.config.agents)?;
+            crate::cli_agents::ready(&who, &project.config.agents, &project.dir)?;
         }
     }
     let (slug, from) = graduated(store, &workflow, slug)?;

@@ -62,7 +62,7 @@ pub fn preflight(project: &Project, opts: &Options) -> Result<Pipeline> {
             &pipeline.roles,
             &opts.default_agent,
         );
-        crate::cli_agents::runnable(&who, &project.config.agents)?;
+        crate::cli_agents::ready(&who, &project.config.agents, &project.dir)?;
     }
     Ok(pipeline)
 }

@@ -139,6 +139,25 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A story or epic document that cannot be read as text (not UTF-8, no permission): what it
+/// is, told from its name and what can be read of it. A run of its epic is refused rather
+/// than run without it.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    pub file: PathBuf,
+    pub reason: String,
+    pub of: Owner,
+}
+
+/// Whose document an unreadable file is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    Story(StoryId),
+    Epic(EpicId),
+    /// `epics.md`: every epic's.
+    AllEpics,
+}
+
 /// Everything found in a project.
 #[derive(Debug, Default)]
 pub struct Bmad {
@@ -160,6 +179,8 @@ pub struct Bmad {
     pub sprint_error: Option<String>,
     /// Things worth telling that are not errors: unreadable folders, extra sprint files.
     pub warnings: Vec<String>,
+    /// Story and epic documents that cannot be read.
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// What a file in a story folder is.
@@ -227,14 +248,15 @@ fn rel(root: &Path, p: &Path) -> PathBuf {
     p.strip_prefix(root).unwrap_or(p).to_path_buf()
 }
 
-/// Read a file as text, or say why not.
-fn read_text(path: &Path) -> std::result::Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+/// Read a file as text, or say why not, with what could be read of it (to tell what it is).
+fn read_text(path: &Path) -> std::result::Result<String, (String, String)> {
+    let bytes = std::fs::read(path).map_err(|e| (format!("cannot read: {e}"), String::new()))?;
     String::from_utf8(bytes).map_err(|e| {
-        format!(
+        let why = format!(
             "not UTF-8 (invalid byte at offset {})",
             e.utf8_error().valid_up_to()
-        )
+        );
+        (why, String::from_utf8_lossy(e.as_bytes()).into_owned())
     })
 }
 
@@ -372,14 +394,28 @@ impl Bmad {
 
     fn read_story(&mut self, path: &Path) {
         let file = rel(&self.root, path);
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         let text = match read_text(path) {
             Ok(t) => t,
-            Err(reason) => {
+            Err((reason, partial)) => {
+                let of = match classify(stem, &partial) {
+                    Kind::Story(id, ..) => Some(Owner::Story(id)),
+                    Kind::NotStory(_) if is_epic_doc(stem, &partial) => {
+                        id::epic_from_file_stem(stem).map(|(n, _)| Owner::Epic(n))
+                    }
+                    Kind::NotStory(_) => None,
+                };
+                if let Some(of) = of {
+                    self.unreadable.push(Unreadable {
+                        file: file.clone(),
+                        reason: reason.clone(),
+                        of,
+                    });
+                }
                 self.skipped.push(Skipped { file, reason });
                 return;
             }
         };
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         match classify(stem, &text) {
             Kind::Story(id, title, note) => self.stories.push(StoryFile {
                 id,
@@ -459,9 +495,14 @@ impl Bmad {
             let file = rel(&self.root, &p);
             let text = match read_text(&p) {
                 Ok(t) => t,
-                Err(why) => {
+                Err((why, _)) => {
                     self.warnings
                         .push(format!("epic file {}: {why}; ignored", file.display()));
+                    self.unreadable.push(Unreadable {
+                        file,
+                        reason: why,
+                        of: from_name.map_or(Owner::AllEpics, |(n, _)| Owner::Epic(n)),
+                    });
                     continue;
                 }
             };

@@ -71,6 +71,18 @@ impl Bmad {
         Error::not_found(format!("epic {asked} not found; epics found: {list}")).hint(hint)
     }
 
+    /// The story and epic documents of epic `n` that cannot be read.
+    pub fn unreadable_of(&self, n: &EpicId) -> Vec<&super::Unreadable> {
+        self.unreadable
+            .iter()
+            .filter(|u| match &u.of {
+                super::Owner::Story(id) => self.epic_of(id) == *n,
+                super::Owner::Epic(e) => e == n,
+                super::Owner::AllEpics => true,
+            })
+            .collect()
+    }
+
     /// The report of one epic; `NotFound` (listing the epics that exist) if the project
     /// mentions no such epic.
     pub fn epic(&self, n: &EpicId) -> Result<EpicReport> {

@@ -1,0 +1,303 @@
+//! What a newcomer trips on: a mistyped story, flag or folder is refused (exit 2) with the
+//! value named and nothing run, changed or committed; a missing agent CLI stops the run before
+//! its first phase (exit 7); `--dry-run` shows the same pre-flight.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::util::{EPIC_SIM, bin, git, text};
+
+struct Repo {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+/// The demo's epic 1 (4 stories) on branch epic-1, and an epic 2 of one story.
+fn repo() -> Repo {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    crate::util::demo_repo(&dir, "");
+    std::fs::write(dir.join("docs/epics/epic-2.md"), "# Epic 2: Sharing\n").unwrap();
+    std::fs::write(
+        dir.join("docs/stories/2.1.share-notes.md"),
+        "# Story 2.1: Share notes\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. Shared.\n",
+    )
+    .unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "epic 2"]);
+    Repo { _tmp: tmp, dir }
+}
+
+impl Repo {
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .current_dir(&self.dir)
+            .env_remove("BATON_AGENT_SIM");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    /// The work tree's files (git's own folder aside), HEAD and git's status.
+    fn state(&self) -> (BTreeMap<PathBuf, Vec<u8>>, String, String) {
+        let files = crate::util::snapshot(&self.dir)
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with(self.dir.join(".git")))
+            .collect();
+        (
+            files,
+            git(&self.dir, &["rev-parse", "HEAD"]),
+            git(&self.dir, &["status", "--porcelain"]),
+        )
+    }
+
+    /// Run, require exit `code` and an error naming `says`, and require nothing changed.
+    fn refused(&self, args: &[&str], env: &[(&str, &str)], code: i32, says: &str) -> String {
+        let before = self.state();
+        let o = self.run(args, env);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o));
+        assert!(err.starts_with("error: "), "{err}");
+        assert!(err.contains(says), "{args:?} should say {says:?}: {err}");
+        assert!(err.contains("hint: "), "and what to do next: {err}");
+        assert!(
+            before == self.state(),
+            "{args:?} changed the project although refused"
+        );
+        let runs = std::fs::read_dir(self.dir.join(".baton/runs")).map_or(0, |d| d.count());
+        assert_eq!(runs, 0, "no run was started");
+        err
+    }
+
+    fn commits(&self) -> Vec<String> {
+        git(&self.dir, &["log", "--format=%s", "main..HEAD"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+#[test]
+fn a_story_that_is_not_there_is_refused_naming_it_and_the_real_ones() {
+    let r = repo();
+    let err = r.refused(
+        &with(&EPIC_SIM, &["--start-from", "1.9"]),
+        &[],
+        2,
+        "--start-from 1.9: no story `1.9` in epic 1 (its stories: 1.1, 1.2, 1.3, 1.4)",
+    );
+    assert!(err.contains("baton stories 1"), "{err}");
+    r.refused(
+        &with(&EPIC_SIM, &["--only", "1.2,2.1"]),
+        &[],
+        2,
+        "--only 2.1: no story `2.1` in epic 1",
+    );
+    // The dry run refuses the same: it shows what a run would do.
+    r.refused(
+        &with(&EPIC_SIM, &["--start-from", "1.9", "--dry-run"]),
+        &[],
+        2,
+        "no story `1.9`",
+    );
+}
+
+#[test]
+fn only_runs_the_stories_named_and_counts_the_others_as_skipped() {
+    let r = repo();
+    let o = r.run(&with(&EPIC_SIM, &["--only", "1.2", "--json"]), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let feats: Vec<String> = r
+        .commits()
+        .into_iter()
+        .filter(|s| s.starts_with("feat(story"))
+        .collect();
+    assert_eq!(feats.len(), 1, "{feats:?}");
+    assert!(feats[0].starts_with("feat(story 1.2)"), "{feats:?}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let end = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "run_finished")
+        .unwrap();
+    let stories = end["summary"]["epics"][0]["stories"].as_array().unwrap();
+    let skipped: Vec<(&str, &str)> = stories
+        .iter()
+        .filter(|s| s["result"] == "skipped")
+        .map(|s| (s["id"].as_str().unwrap(), s["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("1.1", "not in --only"),
+            ("1.3", "not in --only"),
+            ("1.4", "not in --only")
+        ]
+    );
+}
+
+#[test]
+fn start_from_in_a_chain_skips_the_earlier_epic_whole_uat_included() {
+    let r = repo();
+    let o = r.run(
+        &[
+            "run",
+            "epic-chain",
+            "1",
+            "2",
+            "--agent",
+            "sim",
+            "--start-from",
+            "2.1",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let log = r.commits();
+    assert!(
+        log.iter().any(|s| s.starts_with("feat(story 2.1)")),
+        "{log:?}"
+    );
+    assert!(
+        !log.iter().any(|s| s.contains("1.") || s.contains("epic 1")),
+        "nothing of epic 1 ran, not even its UAT: {log:?}"
+    );
+    assert!(!r.dir.join("docs/uat/epic-1-uat.md").exists());
+    assert!(r.dir.join("docs/uat/epic-2-uat.md").exists());
+}
+
+#[test]
+fn an_unreadable_story_or_epic_file_is_refused_not_dropped() {
+    let r = repo();
+    let story = crate::util::demo_story_path(&r.dir, "1.3");
+    let mut bytes = std::fs::read(&story).unwrap();
+    bytes.extend_from_slice(b"\nCaf\xe9 au lait\n");
+    std::fs::write(&story, &bytes).unwrap();
+    let name = story.strip_prefix(&r.dir).unwrap().display().to_string();
+    r.refused(
+        &EPIC_SIM,
+        &[],
+        2,
+        &format!("{name}: not UTF-8 (invalid byte at offset"),
+    );
+    // Another epic's runs are not held up by it.
+    let o = r.run(
+        &["run", "epic-execute", "2", "--agent", "sim", "--dry-run"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    // An epic's own file, too.
+    std::fs::write(&story, bytes.strip_suffix(b"\nCaf\xe9 au lait\n").unwrap()).unwrap();
+    std::fs::write(r.dir.join("docs/epics/epic-1.md"), b"# Epic 1: \xff\n").unwrap();
+    r.refused(&EPIC_SIM, &[], 2, "docs/epics/epic-1.md: not UTF-8");
+}
+
+#[test]
+fn a_mistyped_root_is_not_taken_for_an_empty_store() {
+    let r = repo();
+    r.refused(
+        &["--root", "docs/orchestratr", "status"],
+        &[],
+        2,
+        "--root docs/orchestratr: no such folder",
+    );
+    r.refused(
+        &["--root", "README.md", "history"],
+        &[],
+        2,
+        "--root README.md: not a folder",
+    );
+    // Creating the first task there is what makes a store.
+    let o = r.run(&["--root", "elsewhere/store", "task", "init", "x"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(r.dir.join("elsewhere/store").is_dir());
+}
+
+/// A PATH without any agent CLI (git is still found through its full path by baton's callers).
+fn bare_path(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["git", "sh"] {
+        let at = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        let at = String::from_utf8(at.stdout).unwrap();
+        std::os::unix::fs::symlink(at.trim(), bin.join(tool)).unwrap();
+    }
+    bin.display().to_string()
+}
+
+#[test]
+fn a_missing_agent_cli_stops_the_run_before_its_first_phase() {
+    let r = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = bare_path(tmp.path());
+    let env = [("PATH", path.as_str())];
+    let err = r.refused(
+        &["run", "epic-execute", "1"],
+        &env,
+        7,
+        "error: agent CLI `claude` is not installed (not found on PATH)",
+    );
+    assert!(
+        err.contains("npm install -g @anthropic-ai/claude-code"),
+        "{err}"
+    );
+    // A verify run checks the same before it starts.
+    let o = r.run(&["queue", "add", "q", "A"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    r.refused(
+        &["run", "verify", "--queue", "q", "--agent", "codex"],
+        &env,
+        7,
+        "agent CLI `codex` is not installed",
+    );
+    // The dry run shows it, with each agent it would call, and what a real run would refuse.
+    git(&r.dir, &["switch", "-q", "main"]);
+    let o = r.run(&["run", "epic-execute", "1", "--dry-run"], &env);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with("pre-flight:\n  agent claude: NOT RUNNABLE, a run would stop (exit 7): agent CLI `claude` is not installed (not found on PATH): install it (npm install -g @anthropic-ai/claude-code)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  a run would refuse: refusing to commit on the protected branch `main`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_dry_run_names_each_agent_cli_it_found_with_its_version() {
+    let r = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = bare_path(tmp.path());
+    let claude = tmp.path().join("bin/claude");
+    std::fs::write(&claude, "#!/bin/sh\necho '2.1.197 (Claude Code)'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = r.run(
+        &["run", "epic-execute", "1", "--dry-run", "--json"],
+        &[("PATH", &path), ("ANTHROPIC_API_KEY", "sk-test")],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["event"], "preflight");
+    assert_eq!(first["agents"][0]["agent"], "claude");
+    assert_eq!(first["agents"][0]["found"], claude.display().to_string());
+    assert_eq!(first["agents"][0]["version"], "2.1.197 (Claude Code)");
+    assert_eq!(
+        first["agents"][0]["credentials"],
+        "found ($ANTHROPIC_API_KEY)"
+    );
+    assert_eq!(first["refusals"], serde_json::json!([]));
+}
