@@ -13,6 +13,7 @@ use baton_engine::config::Project;
 mod agent_args;
 mod budget;
 mod completions;
+mod config;
 mod demo;
 mod discover;
 mod doctor;
@@ -106,6 +107,8 @@ pub enum Command {
     History(history::Args),
     /// Verify the store and repair what can be repaired
     Doctor(doctor::Args),
+    /// The configuration in force and where each value came from; --reference: every key
+    Config(config::Args),
     /// Run commands written in the context-manager command language
     Exec(exec::Args),
     /// Walk through a whole task in a scratch store, showing each command and its output
@@ -251,6 +254,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Query(a) => query::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
+        Command::Config(a) => config::run(&ctx, a),
         Command::Exec(a) => exec::run(&ctx, a),
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
         Command::Mask(a) => mask::run(&ctx, a),

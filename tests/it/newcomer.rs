@@ -301,3 +301,97 @@ fn the_dry_run_names_each_agent_cli_it_found_with_its_version() {
     );
     assert_eq!(first["refusals"], serde_json::json!([]));
 }
+
+#[test]
+fn a_baton_toml_above_the_repository_does_not_move_the_store_out_of_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("baton.toml"),
+        "[paths]\nroot = \"store-outside\"\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("p");
+    crate::util::demo_repo(&dir, "");
+    let r = Repo { _tmp: tmp, dir };
+    let o = r.run(&["task", "init", "Add login"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "warning: ignoring {}: it is outside this repository",
+            r.dir.parent().unwrap().join("baton.toml").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        r.dir
+            .join("docs/orchestrator/context/tasks/add-login")
+            .is_dir()
+    );
+    assert!(!r.dir.parent().unwrap().join("store-outside").exists());
+    let o = r.run(&["stories", "1"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1.4"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn the_users_config_lies_under_the_projects_and_config_says_which_set_what() {
+    let r = repo();
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(xdg.path().join("baton")).unwrap();
+    let user = xdg.path().join("baton/config.toml");
+    std::fs::write(&user, "[budget]\nwindow = 100000\ntarget = 0.6\n").unwrap();
+    std::fs::write(r.dir.join("baton.toml"), "[budget]\nwindow = 150000\n").unwrap();
+    let env = [("XDG_CONFIG_HOME", xdg.path().to_str().unwrap())];
+    let o = r.run(&["config", "--json"], &env);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let value = |k: &str| {
+        v["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == k)
+            .map(|e| (e["value"].as_str().unwrap().to_string(), e["from"].clone()))
+            .unwrap()
+    };
+    assert_eq!(value("budget.window"), ("150000".into(), "project".into()));
+    assert_eq!(value("budget.target"), ("0.6".into(), "user".into()));
+    assert_eq!(
+        value("budget.warning"),
+        ("0.4".into(), serde_json::Value::Null)
+    );
+    assert_eq!(v["files"][0]["path"], user.display().to_string());
+    assert_eq!(v["files"][1]["level"], "project");
+    let human = String::from_utf8(r.run(&["config"], &env).stdout).unwrap();
+    assert!(human.contains("\nbudget.target = 0.6 "), "{human}");
+    assert!(human.contains("# user\n"), "{human}");
+    // A mistake in the user's file is named as the user's, with the line and where the keys are.
+    std::fs::write(&user, "[budget]\nwindow = 100000\nwindw = 3\n").unwrap();
+    let err = r.refused(
+        &["status"],
+        &env,
+        5,
+        &format!("{} line 3: unknown field `windw`", user.display()),
+    );
+    assert!(err.contains("baton config --reference"), "{err}");
+}
+
+#[test]
+fn the_key_reference_in_docs_is_the_one_the_code_generates() {
+    let o = Command::new(bin())
+        .args(["config", "--reference"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFIG.md");
+    assert!(
+        std::fs::read(&file).unwrap() == o.stdout,
+        "docs/CONFIG.md is out of date: baton config --reference > docs/CONFIG.md"
+    );
+}

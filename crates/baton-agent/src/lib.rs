@@ -104,7 +104,9 @@ use baton_core::Result;
 /// Bytes of final text kept for signal parsing (epic-execute read the last 32 KB too).
 pub const TEXT_TAIL_BYTES: usize = 32 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
     #[default]
@@ -142,7 +144,9 @@ impl AgentKind {
 }
 
 /// How the prompt reaches the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptVia {
     /// On stdin, then stdin is closed. The default: no argv size limit (Linux caps one argument

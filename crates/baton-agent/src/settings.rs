@@ -15,7 +15,19 @@ use baton_core::error::{Error, Result};
 
 /// How strong a model a role needs. The usual routing: planning and analysis on the strongest
 /// model, dev and review on the standard one, summaries on a fast one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     Strong,
@@ -60,7 +72,9 @@ fn default_model(kind: AgentKind, tier: Tier) -> Option<&'static str> {
 
 /// An agent as roles, `--agent` and run journals name it: a built-in kind (`claude`, `codex`,
 /// `gemini`, `sim`) or a key of `[agents.<name>]`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct AgentId(String);
 
@@ -129,7 +143,7 @@ impl std::str::FromStr for AgentId {
 }
 
 /// One `[agents.<name>]` table. Every key is optional; a built-in CLI works without any.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSettings {
     /// Which adapter runs it: for `[agents.<name>]` of your own (default `command`); the

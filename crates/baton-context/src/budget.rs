@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use baton_core::error::{Error, Result};
 
 /// `[budget]` in baton.toml. Every field has a default, given in its doc.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
     /// Context window in tokens (default 200K).

@@ -13,7 +13,7 @@ use baton_core::error::{Error, Result};
 use baton_core::markdown::{Section, select};
 
 /// `[extract]` in baton.toml.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExtractConfig {
     /// Task type → candidate section titles; the first one the document has is extracted.
@@ -22,7 +22,7 @@ pub struct ExtractConfig {
 }
 
 /// One title or a list of candidate titles.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Titles {
     One(String),

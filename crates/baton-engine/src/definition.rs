@@ -14,12 +14,17 @@ use baton_core::error::{Error, Result};
 
 /// Who runs a role: an agent (claude, codex, gemini, sim, or a name of `[agents.<name>]`), and
 /// the model: a tier the agent's model map turns into its own model name, or a model by name.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Role {
+    /// The agent that plays the role: `claude`, `codex`, `gemini`, `sim`, or an
+    /// `[agents.<name>]` of your own.
     pub agent: Option<AgentId>,
+    /// How strong a model the role needs (`strong`, `standard`, `fast`): the agent's
+    /// `models` map turns it into a model name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<Tier>,
+    /// A model by name, passed to the agent's CLI as it is (over `tier`).
     pub model: Option<String>,
 }
 

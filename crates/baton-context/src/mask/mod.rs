@@ -43,7 +43,7 @@ const PREFIX_MIN: usize = 4096;
 const PREFIX_MAX: usize = 16 * 1024 * 1024;
 
 /// `[mask]` of baton.toml.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MaskConfig {
     /// Redact secrets in the scratch file too (`--redact-scratch`); by default it keeps the

@@ -14,9 +14,11 @@ use super::state::State;
 use baton_core::error::{Error, Result};
 
 /// `[queue]` of baton.toml.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct QueueConfig {
+    /// Where queues live: `files` under `.baton/queues/`, or `postgres` (workers on several
+    /// machines drain them).
     pub backend: BackendKind,
     /// `postgresql://user@host/db` or `host=… dbname=… user=…`; `BATON_DATABASE_URL` wins over
     /// it (so a password need not be in a committed file).
@@ -36,7 +38,9 @@ impl Default for QueueConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     #[default]

@@ -32,7 +32,7 @@ use baton_context::summary;
 use baton_core::error::{Error, Result};
 
 /// `[verify]` of baton.toml: the orchestrating session's context model (the thin-orchestrator defaults).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct VerifyConfig {
     /// The orchestrating session's window.
