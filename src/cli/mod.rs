@@ -20,6 +20,7 @@ mod doctor;
 mod exec;
 mod extract;
 mod gate;
+mod gc;
 mod history;
 mod hook;
 mod init;
@@ -41,6 +42,7 @@ mod run;
 mod session;
 mod state;
 mod status;
+mod stop;
 mod store;
 mod stories;
 mod summary;
@@ -109,6 +111,10 @@ pub enum Command {
     Doctor(doctor::Args),
     /// The configuration in force and where each value came from; --reference: every key
     Config(config::Args),
+    /// Remove old scratch files (masked outputs' full text) by age and total size
+    Gc(gc::Args),
+    /// Stop a run (resumable), and the agents a killed baton left running
+    Stop(stop::Args),
     /// Run commands written in the context-manager command language
     Exec(exec::Args),
     /// Walk through a whole task in a scratch store, showing each command and its output
@@ -255,6 +261,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::History(a) => history::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Config(a) => config::run(&ctx, a),
+        Command::Gc(a) => gc::run(&ctx, a),
+        Command::Stop(a) => stop::run(&ctx, a),
         Command::Exec(a) => exec::run(&ctx, a),
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),
         Command::Mask(a) => mask::run(&ctx, a),

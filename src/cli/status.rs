@@ -61,6 +61,9 @@ struct RunRow {
     cost_usd: f64,
     /// Phases started and not finished (an interrupted run's stay here until it is resumed).
     running: Vec<Running>,
+    /// The agents a killed baton of this run left running.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    left_running: Vec<baton_agent::Orphan>,
     started_at: String,
     updated_at: String,
 }
@@ -118,6 +121,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
                 tokens: 0,
                 cost_usd: 0.0,
                 running: vec![],
+                left_running: vec![],
                 started_at: String::new(),
                 updated_at: String::new(),
             };
@@ -160,6 +164,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
                 s
             } else if j.run_finished() {
                 ("finished".to_string(), None)
+            } else if j.is_held() {
+                ("running".to_string(), None)
             } else {
                 (
                     "interrupted".to_string(),
@@ -180,6 +186,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
                 tokens,
                 cost_usd,
                 running,
+                left_running: j.orphans(),
                 done: count("done"),
                 failed: count("failed"),
                 started_at: j.records.first().map(|r| r.ts.clone()).unwrap_or_default(),
@@ -307,6 +314,13 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
                 w,
                 "    started: {} {} (attempt {}) at {}{since}",
                 p.subject, p.phase, p.attempt, p.started_at
+            )?;
+        }
+        for o in &r.left_running {
+            writeln!(
+                w,
+                "    still running: the agent of {} (process group {}), left by a killed baton: `baton stop {}` ends it, `baton run --resume {}` ends it and continues",
+                o.call, o.pgid, r.run_id, r.run_id
             )?;
         }
         if let Some(n) = &r.next {

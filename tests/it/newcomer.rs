@@ -395,3 +395,95 @@ fn the_key_reference_in_docs_is_the_one_the_code_generates() {
         "docs/CONFIG.md is out of date: baton config --reference > docs/CONFIG.md"
     );
 }
+
+/// A scratch file `name` of `bytes`, last written `days` ago.
+fn scratch(dir: &Path, name: &str, bytes: usize, days: u64) -> PathBuf {
+    let p = dir.join(".baton/scratch").join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, vec![b'x'; bytes]).unwrap();
+    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(ago)
+        .unwrap();
+    p
+}
+
+#[test]
+fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
+    let r = repo();
+    let old = scratch(&r.dir, "20260101T000000-1-cargo.log", 1000, 30);
+    let run_uses = scratch(&r.dir, "20260101T000000-2-pytest.log", 1000, 30);
+    let task_uses = scratch(&r.dir, "20260101T000000-3-make.log", 1000, 30);
+    let fresh = scratch(&r.dir, "20260101T000000-4-npm.log", 1000, 1);
+    // A run that has not finished recorded one; the current task's architecture names another.
+    let run = r.dir.join(".baton/runs/20990101T000000-abcdef");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("events.jsonl"), "{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"20990101T000000-abcdef\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{}}\n").unwrap();
+    std::fs::write(run.join("masks.jsonl"), format!("{{\"v\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"phase\":\"1-1.1-dev-1\",\"command\":\"pytest\",\"scratch\":\"{}\",\"tokens\":300,\"masked_tokens\":50}}\n", run_uses.display())).unwrap();
+    std::fs::write(
+        r.dir.join("a.md"),
+        format!(
+            "# Architecture\n\nThe failure is in {}\n",
+            task_uses.display()
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["task", "init", "Add login"][..],
+        &["store", "architect", "--file", "a.md"],
+    ] {
+        let o = r.run(args, &[]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = r.run(&["gc", "--dry-run"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with("would remove 1 of 4 scratch files"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            ".baton/scratch/20260101T000000-1-cargo.log  0.0 MB  older than the age limit"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "kept .baton/scratch/20260101T000000-2-pytest.log: a run or the current task uses it"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "kept .baton/scratch/20260101T000000-3-make.log: a run or the current task uses it"
+        ),
+        "{out}"
+    );
+    assert!(old.exists(), "a dry run removes nothing");
+    let o = r.run(&["gc", "--json"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["plan"]["remove"][0]["reason"], "age");
+    assert!(!old.exists() && run_uses.exists() && task_uses.exists() && fresh.exists());
+    let o = r.run(&["gc", "--older-than", "12h"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!fresh.exists(), "a day old, over --older-than 12h");
+    assert!(run_uses.exists() && task_uses.exists());
+    // A finished run collects the same way.
+    let old = scratch(&r.dir, "20260101T000000-5-go.log", 10, 30);
+    let o = r.run(&with(&EPIC_SIM, &["--only", "1.1"]), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("note: removed 1 old scratch files"),
+        "{}",
+        text(&o)
+    );
+    assert!(!old.exists() && run_uses.exists() && task_uses.exists());
+    let o = r.run(&["gc", "--older-than", "soon"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("bad duration \"soon\""), "{}", text(&o));
+}

@@ -1335,6 +1335,94 @@ fn a_resumed_run_stops_the_agent_a_killed_baton_left_running() {
     assert!(!cut_short.exists() && live.exists());
 }
 
+/// `baton stop` stops a live run the way Ctrl-C does (resumable), and after a kill -9,
+/// `status` shows the agent the killed baton left running and `baton stop` ends it.
+#[test]
+fn stop_ends_a_live_run_and_the_agent_a_killed_baton_left() {
+    let d = project(HANG_FIRST_DEV);
+    let (mut child, _marker, pgid) = start_slow_run(&d);
+    let id = d.run_id();
+    let state = |d: &Demo| {
+        let o = d.run(&["status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["runs"][0].clone()
+    };
+    assert_eq!(state(&d)["state"], "running");
+    let o = d.run(&["stop", &id]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .starts_with(&format!("run {id}: stopped (its baton, pid {}", child.id())),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(143),
+        "stopped as by SIGTERM"
+    );
+    assert!(!alive(pgid), "its agent went with it");
+    assert_eq!(state(&d)["state"], "interrupted");
+    // Killed outright, the baton leaves its agent: status shows it, stop ends it.
+    let hanging = d.dir.join(".baton/sim-hang.pid");
+    let _ = std::fs::remove_file(&hanging);
+    let mut child = Command::new(bin())
+        .args(["run", "--resume", &id])
+        .current_dir(&d.dir)
+        .env_remove("BATON_AGENT_SIM")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while !hanging.is_file() {
+        assert!(t.elapsed().as_secs() < 60, "the agent never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pgid = orphan_pgid(&d);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(alive(pgid));
+    let run = state(&d);
+    assert_eq!(run["state"], "interrupted");
+    assert_eq!(run["left_running"][0]["pgid"], pgid, "{run}");
+    let o = d.run(&["status"]);
+    assert!(
+        out(&o).contains(&format!("still running: the agent of 1-1.1-dev-1 (process group {pgid}), left by a killed baton: `baton stop {id}` ends it")),
+        "{}",
+        out(&o)
+    );
+    let o = d.run(&["stop", "--all"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains(&format!(
+            "run {id}: stopped the agent of 1-1.1-dev-1 (process group {pgid})"
+        )),
+        "{}",
+        out(&o)
+    );
+    assert!(!alive(pgid));
+    assert!(state(&d).get("left_running").is_none());
+}
+
+/// The process group of the one agent call running in the demo's run.
+fn orphan_pgid(d: &Demo) -> i32 {
+    let logs = d.run_dir().join("logs");
+    let marker = std::fs::read_dir(&logs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "pgid"))
+        .expect("a running call's marker");
+    std::fs::read_to_string(marker)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 /// A run a baton is working on is not resumed by a second one, nor is its epic started again
 /// beside it; once that baton is killed, a new run of the epic stops the agent it left and
 /// says how to continue the old run instead.

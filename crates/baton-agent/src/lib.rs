@@ -29,9 +29,8 @@
 //!   argument the CLI rejects, a CLI that cannot start — from "the agent ran and the work
 //!   failed" (timeout, crash, turn limit, API error, rate limit). A fatal failure repeats on
 //!   every call until the user acts, so stop the run and show
-//!   [`AgentOutcome::next_step`] (e.g. "log in: run `claude` once interactively"). A CLI that is
-//!   not installed at all is `Err(Error::Agent)` from [`run`] (exit 7); [`preflight`] finds
-//!   it before a run starts.
+//!   [`AgentOutcome::next_step`] (e.g. "log in: run `claude` once interactively"). A CLI not
+//!   installed is `Err(Error::Agent)` from [`run`] (exit 7); [`preflight`] finds it first.
 //! - [`Access`] (default `Edit`) picks the default permission flags; `permission_mode`,
 //!   `sandbox`, `allowed_tools` override them, `skip_permissions` (never on by default) replaces
 //!   them. claude's [`AgentOutcome::warnings`] list what its permission mode refused.
@@ -82,7 +81,7 @@ pub mod interactive;
 pub mod preflight;
 mod process;
 
-pub use process::stop_orphans;
+pub use process::{Orphan, orphans, stop_orphans};
 pub mod settings;
 pub mod sim;
 pub mod transcript;
@@ -96,6 +95,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use baton_core::Error;
@@ -104,9 +104,7 @@ use baton_core::Result;
 /// Bytes of final text kept for signal parsing (epic-execute read the last 32 KB too).
 pub const TEXT_TAIL_BYTES: usize = 32 * 1024;
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
     #[default]

@@ -237,12 +237,20 @@ fn start_time(pid: i32) -> Option<u64> {
     after.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Stop the agents a killed baton left running, from the markers in `log_dir`; what was
-/// stopped, one line each.
-pub fn stop_orphans(log_dir: &Path) -> Vec<String> {
-    let mut stopped = Vec::new();
+/// An agent a killed baton left running: its call's label and its process group.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Orphan {
+    pub call: String,
+    pub pgid: i32,
+}
+
+/// The agents a killed baton left running, from the markers in `log_dir` (each call marks its
+/// process group while it runs). A marker whose group is gone, or whose pid another program
+/// took since, is not one; `tidy` removes such markers.
+fn scan_orphans(log_dir: &Path, tidy: bool) -> Vec<(Orphan, PathBuf)> {
+    let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir(log_dir) else {
-        return stopped;
+        return found;
     };
     for e in entries.flatten() {
         let path = e.path();
@@ -255,19 +263,44 @@ pub fn stop_orphans(log_dir: &Path) -> Vec<String> {
             let pgid = pgid as i32;
             // The same leader, still there (a pid reused by another program is left alone).
             let ours = started == 0 || start_time(pgid) == Some(started);
-            if pgid > 1
-                && ours
-                && group_alive(pgid)
-                && terminate_group(pgid, Duration::from_secs(5))
-            {
-                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-                stopped.push(format!(
-                    "stopped the agent of {} (process group {pgid}) left running by a killed baton",
-                    name.unwrap_or_default()
-                ));
+            if pgid > 1 && ours && group_alive(pgid) {
+                let call = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let orphan = Orphan {
+                    call: call.unwrap_or_default(),
+                    pgid,
+                };
+                found.push((orphan, path));
+                continue;
             }
         }
-        let _ = std::fs::remove_file(&path);
+        if tidy {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    found.sort_by(|a, b| a.0.call.cmp(&b.0.call));
+    found
+}
+
+/// The agents a killed baton left running in `log_dir` (a run's `logs/`), stopping nothing.
+pub fn orphans(log_dir: &Path) -> Vec<Orphan> {
+    scan_orphans(log_dir, false)
+        .into_iter()
+        .map(|(o, _)| o)
+        .collect()
+}
+
+/// Stop the agents a killed baton left running, from the markers in `log_dir`; what was
+/// stopped, one line each.
+pub fn stop_orphans(log_dir: &Path) -> Vec<String> {
+    let mut stopped = Vec::new();
+    for (o, marker) in scan_orphans(log_dir, true) {
+        if terminate_group(o.pgid, Duration::from_secs(5)) {
+            stopped.push(format!(
+                "stopped the agent of {} (process group {}) left running by a killed baton",
+                o.call, o.pgid
+            ));
+        }
+        let _ = std::fs::remove_file(&marker);
     }
     stopped
 }

@@ -8,3 +8,9 @@ pub fn signal_group(pgid: i32, sig: i32) {
         libc::kill(-pgid, sig);
     }
 }
+
+/// Ask process `pid` to stop (SIGTERM); false if there is no such process.
+pub fn terminate(pid: i32) -> bool {
+    // SAFETY: kill(2) with a positive pid signals that process; no memory is involved.
+    pid > 1 && unsafe { libc::kill(pid, libc::SIGTERM) } == 0
+}

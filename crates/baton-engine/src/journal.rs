@@ -333,7 +333,13 @@ impl Journal {
             .map(|n| n.to_string_lossy().into_owned());
         let id = id.unwrap_or_default();
         match fs::try_lock_for(&self.dir.join("run.lock"), Duration::from_secs(3))? {
-            Some(f) => Ok(Some(f)),
+            Some(f) => {
+                // Who holds it, for `baton stop` (a stale number is harmless: only read while
+                // the lock is held).
+                use std::io::Write;
+                let _ = f.set_len(0).and_then(|_| (&f).write_all(std::process::id().to_string().as_bytes()));
+                Ok(Some(f))
+            }
             None => Err(Error::state(format!("run {id} is being run by another baton"))
                 .hint(format!("wait for it to finish (`baton status` shows where it is), or stop it and continue it here: baton run --resume {id}"))),
         }
@@ -351,6 +357,21 @@ impl Journal {
     /// Whether a baton is running this run now.
     pub fn is_held(&self) -> bool {
         fs::is_locked(&self.dir.join("run.lock"))
+    }
+
+    /// The process id of the baton running this run now, if one is.
+    pub fn holder(&self) -> Option<i32> {
+        let pid = std::fs::read_to_string(self.dir.join("run.lock")).ok()?;
+        let pid = pid.trim().parse().ok()?;
+        self.is_held().then_some(pid)
+    }
+
+    /// The agents a killed baton of this run left running (none while a baton holds it).
+    pub fn orphans(&self) -> Vec<baton_agent::Orphan> {
+        if self.is_held() {
+            return Vec::new();
+        }
+        baton_agent::orphans(&self.dir.join("logs"))
     }
 
     pub fn open(local: &Path, run_id: &str) -> Result<Journal> {

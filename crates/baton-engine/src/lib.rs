@@ -21,6 +21,7 @@ pub mod conductor;
 pub mod config;
 pub mod definition;
 pub mod events;
+pub mod gc;
 pub mod git;
 pub mod interrupt;
 pub mod journal;

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         } => (reports, run_dir, failed, project_dir),
     };
     let project_dir = &project_dir;
-    let report = crate::report::at_run_end(&run_dir, None);
+    let report = super::at_run_end(ctx, &run_dir, None);
     let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir, "report_html": report});
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,

@@ -282,7 +282,27 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     }
 }
 
-/// Where the run's HTML report is (`crate::report::at_run_end` wrote it).
+/// A run's end: its HTML report written (its path returned), and scratch beyond the
+/// retention limits collected (`baton gc`), said when anything went.
+fn at_run_end(
+    ctx: &Ctx,
+    run_dir: &std::path::Path,
+    store: Option<&baton_store::Store>,
+) -> Option<std::path::PathBuf> {
+    let report = crate::report::at_run_end(run_dir, store);
+    match super::gc::collect(ctx, ctx.project.config.mask.retention(), false) {
+        Ok(p) if !p.remove.is_empty() => eprintln!(
+            "note: removed {} old scratch files ({:.1} MB; [mask] keep_days and keep_mb in baton.toml)",
+            p.remove.len(),
+            p.remove.iter().map(|r| r.bytes).sum::<u64>() as f64 / (1024.0 * 1024.0)
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: old scratch files not collected: {e}"),
+    }
+    report
+}
+
+/// Where the run's HTML report is (`at_run_end` wrote it).
 fn print_report(report: Option<&std::path::Path>, project: &std::path::Path) {
     if let Some(p) = report {
         println!("report: {}", p.strip_prefix(project).unwrap_or(p).display());

@@ -86,7 +86,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         ),
     };
     progress.finish();
-    let report = crate::report::at_run_end(&run_dir, Some(&store));
+    let report = super::at_run_end(ctx, &run_dir, Some(&store));
     let summary = serde_json::json!({"task": slug, "workflow": workflow, "status": m.status, "agent_calls": calls, "run_dir": rel, "report_html": report, "manifest": m});
     let result = match &stop {
         Stop::Completed => "completed",

@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         run_dir: dir,
         run_log: run_dir,
     } = outcome?;
-    let html = crate::report::at_run_end(&dir, None);
+    let html = super::at_run_end(ctx, &dir, None);
     let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report, "report_html": html});
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,

@@ -21,7 +21,10 @@ pub mod capture;
 pub mod detect;
 pub mod record;
 pub mod redact;
+pub mod retention;
 pub mod route;
+mod settings;
+pub use settings::MaskConfig;
 pub mod scratch;
 pub mod summarize;
 pub mod timeout;
@@ -41,21 +44,6 @@ const MAX_LINE: usize = 64 * 1024;
 const BYTES_PER_TOKEN_CAP: usize = 16;
 const PREFIX_MIN: usize = 4096;
 const PREFIX_MAX: usize = 16 * 1024 * 1024;
-
-/// `[mask]` of baton.toml.
-#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct MaskConfig {
-    /// Redact secrets in the scratch file too (`--redact-scratch`); by default it keeps the
-    /// full text (mode 0600, gitignored).
-    pub redact_scratch: bool,
-    /// Threshold of the hooks and the MCP server (`baton mask` takes `--threshold`).
-    pub threshold: Option<usize>,
-    /// Commands a pre-tool hook runs through `baton mask` first, for a CLI that cuts output
-    /// before its post-tool hooks (codex): an entry matches a command starting with its words.
-    /// Unset: [`route::DEFAULT_ROUTE`]; empty: none.
-    pub route: Option<Vec<String>>,
-}
 
 /// Output formats `baton mask` understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]

@@ -1,0 +1,33 @@
+//! `[mask]` of baton.toml: the hooks' threshold and routes, scratch redaction and retention.
+
+use super::retention;
+
+/// `[mask]` of baton.toml.
+#[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MaskConfig {
+    /// Redact secrets in the scratch file too (`--redact-scratch`); by default it keeps the
+    /// full text (mode 0600, gitignored).
+    pub redact_scratch: bool,
+    /// Threshold of the hooks and the MCP server (`baton mask` takes `--threshold`).
+    pub threshold: Option<usize>,
+    /// Commands a pre-tool hook runs through `baton mask` first, for a CLI that cuts output
+    /// before its post-tool hooks (codex): an entry matches a command starting with its words.
+    /// Unset: [`super::route::DEFAULT_ROUTE`]; empty: none.
+    pub route: Option<Vec<String>>,
+    /// Scratch files older than this many days are removed by `baton gc` (and after each
+    /// `baton run`); unset: 7.
+    pub keep_days: Option<u64>,
+    /// Then the oldest go until `.baton/scratch` holds at most this many MB; unset: 1024.
+    pub keep_mb: Option<u64>,
+}
+
+impl MaskConfig {
+    /// The scratch retention these settings ask for.
+    pub fn retention(&self) -> retention::Retention {
+        retention::Retention {
+            max_age: std::time::Duration::from_secs(self.keep_days.unwrap_or(7) * 86_400),
+            max_bytes: self.keep_mb.unwrap_or(1024) * 1024 * 1024,
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! What `baton gc` may remove from `.baton/scratch`: [`baton_context::mask::retention`]'s
+//! age and size limits, never a scratch file that a run which has not finished (running, or
+//! interrupted and resumable) recorded, nor one the current task's files name.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::SystemTime;
+
+use crate::config::Project;
+use crate::journal::Journal;
+use baton_context::mask::{record, retention};
+use baton_core::error::Result;
+
+/// The plan for this project's scratch folder, under `keep`.
+pub fn scratch_plan(
+    project: &Project,
+    store: &baton_store::Store,
+    keep: retention::Retention,
+    now: SystemTime,
+) -> Result<retention::Plan> {
+    let local = project.local_dir();
+    let mut named: BTreeSet<String> = BTreeSet::new();
+    for j in unfinished(&local) {
+        for r in record::read(&j.dir).0 {
+            if let Some(n) = Path::new(&r.scratch).file_name() {
+                named.insert(n.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let task_text = match store.current() {
+        Ok(Some(slug)) => texts(&store.task_dir(&slug)),
+        _ => Vec::new(),
+    };
+    let in_use = |name: &str| named.contains(name) || task_text.iter().any(|t| t.contains(name));
+    retention::plan(&local.join("scratch"), keep, &in_use, now)
+}
+
+/// Every run of the project that has not finished, whatever its workflow.
+fn unfinished(local: &Path) -> Vec<Journal> {
+    let Ok(rd) = std::fs::read_dir(Journal::runs_dir(local)) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|id| Journal::open(local, &id).ok())
+        .filter(|j| !j.run_finished())
+        .collect()
+}
+
+/// The text of every file under `dir` (a task's folder: artifacts, events, manifest).
+fn texts(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() => out.extend(std::fs::read_to_string(&p).ok()),
+                _ => {}
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,121 @@
+//! `baton stop`: a run's baton stopped the way Ctrl-C stops it (its agents ended, the journal
+//! kept, `baton run --resume` continues it), and the agents a killed baton left running ended.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use super::Ctx;
+use baton_core::error::{Error, Result};
+use baton_engine::journal::Journal;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  baton stop 20261122T130501-7f3a9c\n  baton stop --all\n\n\
+`baton status` lists the runs, and an interrupted run's agents still running. A stopped run\n\
+continues with `baton run --resume RUN_ID`."
+)]
+pub struct Args {
+    /// The run to stop
+    #[arg(
+        value_name = "RUN_ID",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub run_id: Option<String>,
+    /// Every run of this project that has not finished
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// What stopping one run did.
+#[derive(serde::Serialize)]
+struct Stopped {
+    run_id: String,
+    /// The baton that was running it, stopped.
+    baton_pid: Option<i32>,
+    /// The agents a killed baton had left running, ended.
+    agents: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    let local = ctx.project.local_dir();
+    let journals: Vec<Journal> = match &a.run_id {
+        Some(id) => vec![Journal::open(&local, id)?],
+        None => {
+            let rd = std::fs::read_dir(Journal::runs_dir(&local));
+            let mut ids: Vec<String> = rd
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| !n.starts_with(baton_core::fs::TEMP_PREFIX))
+                .collect();
+            ids.sort();
+            ids.iter()
+                .filter_map(|id| Journal::open(&local, id).ok())
+                .filter(|j| !j.run_finished() || !j.orphans().is_empty())
+                .collect()
+        }
+    };
+    let mut done = Vec::new();
+    for j in &journals {
+        done.push(stop(j)?);
+    }
+    ctx.out.emit(&done, |w| {
+        if done.is_empty() {
+            writeln!(w, "no run to stop")?;
+        }
+        for s in &done {
+            match s.baton_pid {
+                Some(pid) => writeln!(
+                    w,
+                    "run {}: stopped (its baton, pid {pid}, ended its agents); continue with: baton run --resume {}",
+                    s.run_id, s.run_id
+                )?,
+                None if s.agents.is_empty() => {
+                    writeln!(w, "run {}: nothing was running", s.run_id)?
+                }
+                None => {}
+            }
+            for line in &s.agents {
+                writeln!(w, "run {}: {line}", s.run_id)?;
+            }
+        }
+        Ok(())
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stop(j: &Journal) -> Result<Stopped> {
+    let run_id = j
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut baton_pid = None;
+    if let Some(pid) = j.holder() {
+        // As Ctrl-C: the run stops its agents (their grace included) and journals where it was.
+        if baton_core::process::terminate(pid) {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while j.is_held() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        if j.is_held() {
+            return Err(Error::state(format!(
+                "run {run_id}: its baton (pid {pid}) did not stop within a minute"
+            ))
+            .hint(format!(
+                "kill -9 {pid}, then `baton stop {run_id}` ends the agents it left"
+            )));
+        }
+        baton_pid = Some(pid);
+    }
+    // What a killed baton left (a baton that stopped cleanly leaves nothing).
+    let agents = baton_agent::stop_orphans(&j.dir.join("logs"));
+    Ok(Stopped {
+        run_id,
+        baton_pid,
+        agents,
+    })
+}
