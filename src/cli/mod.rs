@@ -51,6 +51,7 @@ mod tokens;
 mod walkthrough;
 mod worker;
 mod workflow;
+pub(crate) use outline::tracked_files;
 pub use output::Out;
 
 #[derive(Debug, Parser)]

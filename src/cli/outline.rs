@@ -104,7 +104,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
 }
 
 /// Files git tracks under `dir` (run directly, no shell), as paths joined to `dir`.
-fn tracked_files(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn tracked_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -44,7 +44,12 @@ pub fn tool_list() -> Vec<Tool> {
                 serde_json::Value::Object(m) => m,
                 _ => serde_json::Map::new(),
             };
-            Tool::new(name, description, Arc::new(schema))
+            let effect = tools::effect(name);
+            let mut notes = ToolAnnotations::new()
+                .read_only(effect == tools::Effect::ReadOnly)
+                .destructive(effect == tools::Effect::Anything);
+            notes.open_world_hint = Some(effect == tools::Effect::Anything);
+            Tool::new(name, description, Arc::new(schema)).annotate(notes)
         })
         .collect()
 }

@@ -144,10 +144,10 @@ pub fn list() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "outline",
-            "Definitions of a source file with line ranges and token counts.",
+            "Definitions of a source file (or every tracked file of a directory) with line ranges and token counts.",
             obj(
                 json!({
-                    "file": s("path in the project"),
+                    "file": s("file or directory in the project"),
                 }),
                 &["file"],
             ),
@@ -166,6 +166,27 @@ pub fn list() -> Vec<(&'static str, &'static str, Value)> {
             ),
         ),
     ]
+}
+
+/// What a tool may do to the project, as MCP's annotations say it (clients that ask before
+/// writing, or run read-only tools without asking, go by them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only.
+    ReadOnly,
+    /// Adds to the task store; never overwrites (every store is a new version).
+    Additive,
+    /// Runs a command: anything may happen.
+    Anything,
+}
+
+/// The effect of tool `name`.
+pub fn effect(name: &str) -> Effect {
+    match name {
+        "retrieve" | "status" | "query" | "extract" | "outline" | "budget" => Effect::ReadOnly,
+        "mask" => Effect::Anything,
+        _ => Effect::Additive,
+    }
 }
 
 /// What the server needs to answer.
@@ -435,10 +456,29 @@ fn outline(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
     use baton_context::outline;
     let a: FileArgs = args("outline", a)?;
     let path = project_path(ctx, &a.file)?;
-    let mut src = outline::Source::read(&path)?;
-    src.name = a.file.clone();
-    let o = outline::outline(&src, None, Encoding::O200kBase);
-    let text = outline::render(&o);
+    let text = if path.is_dir() {
+        let files = crate::cli::tracked_files(&path)?;
+        let outlines = outline::outline_files(&files, Encoding::O200kBase, false, true);
+        let mut text: String = outlines
+            .into_iter()
+            .flatten()
+            .map(|mut o| {
+                // Named as the model gave the folder, not by this machine's absolute path.
+                if let Ok(rel) = Path::new(&o.file).strip_prefix(&path) {
+                    o.file = Path::new(&a.file).join(rel).display().to_string();
+                }
+                outline::render(&o)
+            })
+            .collect();
+        if text.is_empty() {
+            text = format!("no files tracked by git under {}\n", a.file);
+        }
+        text
+    } else {
+        let mut src = outline::Source::read(&path)?;
+        src.name = a.file.clone();
+        outline::render(&outline::outline(&src, None, Encoding::O200kBase))
+    };
     Ok(Answer::ok(format!(
         "STATUS: success\nDATA: {}",
         spill(ctx, &text, "outline")

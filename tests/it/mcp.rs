@@ -155,3 +155,68 @@ fn the_python_sdk_lists_and_calls_every_tool() {
     // Logging went to stderr, never into the protocol stream.
     assert!(stderr.contains("baton mcp: mask"), "{stderr}");
 }
+
+/// `baton mcp` in `p`, given these JSON-RPC messages after the handshake; its answers by id.
+fn rpc(p: &Proj, messages: &[Value]) -> std::collections::BTreeMap<u64, Value> {
+    let mut input = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    input.extend(messages.iter().cloned());
+    let text: String = input.iter().map(|m| format!("{m}\n")).collect();
+    let o = p.run(&["mcp"], Some(text.as_bytes()));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| Some((v["id"].as_u64()?, v)))
+        .collect()
+}
+
+#[test]
+fn tools_say_whether_they_only_read_and_outline_takes_a_directory() {
+    let tools = rmcp_free_list();
+    let notes = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["annotations"]
+            .clone()
+    };
+    assert_eq!(notes("retrieve")["readOnlyHint"], true);
+    assert_eq!(notes("outline")["readOnlyHint"], true);
+    assert_eq!(notes("store")["readOnlyHint"], false);
+    assert_eq!(
+        notes("store")["destructiveHint"],
+        false,
+        "a store never overwrites"
+    );
+    assert_eq!(
+        notes("mask")["destructiveHint"],
+        true,
+        "it runs any command"
+    );
+    let p = Proj::new();
+    p.write(
+        "src/a.py",
+        "def f(x):\n    return x\n\nclass A:\n    def m(self):\n        pass\n",
+    );
+    p.write("src/b.rs", "fn main() {}\n");
+    crate::util::git(p.path(), &["add", "-A"]);
+    let answers = rpc(
+        &p,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "outline", "arguments": {"file": "src"}}}),
+        ],
+    );
+    let text = answers[&1]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(answers[&1]["result"]["isError"], false, "{text}");
+    assert!(text.contains("src/a.py  (python, 6 lines"), "{text}");
+    assert!(text.contains("4-6 class A"), "{text}");
+    assert!(text.contains("src/b.rs  (rust, 1 lines"), "{text}");
+}

@@ -487,3 +487,19 @@ fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("bad duration \"soon\""), "{}", text(&o));
 }
+
+#[test]
+fn a_repository_owned_by_another_user_is_said_to_be_so() {
+    let r = repo();
+    // git's own switch for this case: the repository seems another user's.
+    let err = r.refused(
+        &EPIC_SIM,
+        &[("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")],
+        2,
+        "is owned by another user: git refuses to work in it",
+    );
+    assert!(
+        err.contains("git config --global --add safe.directory"),
+        "{err}"
+    );
+}

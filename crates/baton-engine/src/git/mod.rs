@@ -262,14 +262,28 @@ impl Git {
     }
 
     pub fn toplevel(&self) -> Result<PathBuf> {
-        let out = self.run(&["rev-parse", "--show-toplevel"]).map_err(|_| {
-            Error::invalid(format!(
-                "{} is not inside a git repository",
-                self.dir.display()
+        let o = self.raw(&["rev-parse", "--show-toplevel"])?;
+        if o.status.success() {
+            return Ok(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+        }
+        let said = String::from_utf8_lossy(&o.stderr);
+        if said.contains("dubious ownership") {
+            // git's safe.directory: a repository another user owns is refused, not absent.
+            let at = said
+                .split("repository at '")
+                .nth(1)
+                .and_then(|r| r.split('\'').next())
+                .map_or_else(|| self.dir.display().to_string(), str::to_string);
+            return Err(Error::invalid(format!(
+                "the repository at {at} is owned by another user: git refuses to work in it"
             ))
-            .hint("run baton from your project's repository (git init first if it has none)")
-        })?;
-        Ok(PathBuf::from(out.trim()))
+            .hint(format!("run baton as the repository's owner, or, if you trust it: git config --global --add safe.directory {at}")));
+        }
+        Err(Error::invalid(format!(
+            "{} is not inside a git repository",
+            self.dir.display()
+        ))
+        .hint("run baton from your project's repository (git init first if it has none)"))
     }
 
     pub fn branch(&self) -> Result<String> {
