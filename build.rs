@@ -9,6 +9,8 @@
 //! 2. Link glibc statically into the binary (see `static_glibc`), or at least the unwinder
 //!    (see `static_unwinder`).
 //!
+//! 3. Stamp the version with the commit it was built from (`baton --version`).
+//!
 //! The BPE vocabularies are shipped by baton-context's own build script.
 //! See docs/BENCHMARKS.md, "Close to the floor".
 use std::path::{Path, PathBuf};
@@ -30,9 +32,42 @@ fn main() {
             static_glibc(&cc, &out);
         }
     }
+    commit_stamp();
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rerun-if-env-changed=BATON_DYNAMIC_LINK");
+}
+
+/// `BATON_COMMIT`: the commit's short hash and date, as rustc's `--version` gives them (the
+/// commit's date, not the clock's, so that two builds of one commit are the same binary);
+/// "no git commit" when built outside a repository (a source archive).
+fn commit_stamp() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let stamp = git(&["log", "-1", "--format=%h %cs", "--abbrev=12"])
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "no git commit".into());
+    println!("cargo:rustc-env=BATON_COMMIT={stamp}");
+    // Again when HEAD moves: HEAD itself, the branch it names, the packed refs. Only files
+    // that exist (a missing one would rerun this on every build).
+    if let Some(git_dir) = git(&["rev-parse", "--absolute-git-dir"]).map(PathBuf::from) {
+        let head = git_dir.join("HEAD");
+        let mut watch = vec![head.clone(), git_dir.join("packed-refs")];
+        if let Ok(text) = std::fs::read_to_string(&head)
+            && let Some(r) = text.trim().strip_prefix("ref: ")
+        {
+            watch.push(git_dir.join(r));
+        }
+        for f in watch.iter().filter(|f| f.is_file()) {
+            println!("cargo:rerun-if-changed={}", f.display());
+        }
+    }
 }
 
 /// The absolute path of one of the C toolchain's files (`cc -print-file-name`), if it has it.

@@ -45,6 +45,7 @@ mod status;
 mod stop;
 mod store;
 mod stories;
+pub(crate) mod style;
 mod summary;
 mod task;
 mod tokens;
@@ -54,10 +55,13 @@ mod workflow;
 pub(crate) use outline::tracked_files;
 pub use output::Out;
 
+/// `baton --version`: the version and the commit it was built from (build.rs).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BATON_COMMIT"), ")");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "baton",
-    version,
+    version = VERSION,
     about = "Context management for multi-agent LLM coding workflows",
     long_about = "baton keeps durable task state, masks large tool output, extracts only the spec \
 sections a phase needs and budgets tokens: every bookkeeping operation costs zero tokens.",
@@ -181,7 +185,18 @@ pub struct Ctx {
 
 pub fn main() -> ExitCode {
     // The library crates never print: their notices are written here, one per line.
-    baton_core::notice::set_sink(|n| eprintln!("{n}"));
+    baton_core::notice::set_sink(|n| {
+        let text = match n.kind {
+            baton_core::notice::NoticeKind::Note => {
+                format!("{} {}", style::paint(style::NOTE, "note:"), n.text)
+            }
+            baton_core::notice::NoticeKind::Warning => {
+                format!("{} {}", style::paint(style::WARNING, "warning:"), n.text)
+            }
+            baton_core::notice::NoticeKind::Said => n.text.clone(),
+        };
+        anstream::eprintln!("{text}");
+    });
     // Started by the engine as the simulated agent: act as the agent, not as the CLI.
     if std::env::var_os(baton_engine::cli_agents::SIM_ENV).is_some() {
         return match sim_main() {
@@ -366,14 +381,14 @@ pub fn read_content(file: Option<&std::path::Path>) -> Result<String> {
 }
 
 pub(crate) fn report(e: &Error, json: bool) {
-    let mut err = std::io::stderr().lock();
     if json {
         let v = serde_json::json!({"error": {"kind": e.kind(), "message": e.to_string(), "hint": e.hint_text()}});
-        let _ = writeln!(err, "{v}");
+        let _ = writeln!(std::io::stderr().lock(), "{v}");
     } else {
-        let _ = writeln!(err, "error: {e}");
+        let mut err = anstream::stderr().lock();
+        let _ = writeln!(err, "{} {e}", style::paint(style::ERROR, "error:"));
         if let Some(h) = e.hint_text() {
-            let _ = writeln!(err, "  hint: {h}");
+            let _ = writeln!(err, "  {} {h}", style::paint(style::NOTE, "hint:"));
         }
     }
 }

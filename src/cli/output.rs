@@ -16,14 +16,14 @@ impl Out {
         value: &T,
         human: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) {
-        let stdout = std::io::stdout();
-        let mut lock = stdout.lock();
         let _ = if self.json {
+            let mut lock = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut lock, value)
                 .map_err(std::io::Error::other)
                 .and_then(|_| writeln!(lock))
         } else {
-            human(&mut lock)
+            // Colour codes dropped where stdout is not a terminal, or NO_COLOR is set.
+            human(&mut anstream::stdout().lock())
         };
     }
 }

@@ -12,6 +12,8 @@ use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::lock;
 use baton_store::metrics::human_ms;
 
+use super::style;
+
 pub struct Progress {
     mode: Mode,
     bar: Option<ProgressBar>,
@@ -56,9 +58,17 @@ impl Progress {
     /// A line for people (not in --json mode: stdout is the event stream there).
     pub fn line(&self, text: &str) {
         match (&self.bar, self.mode) {
-            (Some(b), _) => b.println(text),
+            (Some(b), _) => {
+                // The bar writes to the terminal itself: NO_COLOR is honoured here.
+                let choice = anstream::AutoStream::choice(&std::io::stderr());
+                if choice == anstream::ColorChoice::Never {
+                    b.println(anstream::adapter::strip_str(text).to_string());
+                } else {
+                    b.println(text);
+                }
+            }
             (None, Mode::Plain) => {
-                let _ = writeln!(std::io::stderr(), "{text}");
+                let _ = writeln!(anstream::stderr(), "{text}");
             }
             _ => {}
         }
@@ -120,9 +130,9 @@ impl Progress {
                     t.0 += outcome.usage.total();
                     t.1 += outcome.cost_usd.unwrap_or(0.0);
                 }
-                let mark = if outcome.ok { "ok" } else { "FAILED" };
+                let mark = style::result(if outcome.ok { "ok" } else { "FAILED" }, 6);
                 self.line(&format!(
-                    "  {:<17} {mark:<6} {:>7} {:>8} tokens  {}",
+                    "  {:<17} {mark} {:>7} {:>8} tokens  {}",
                     phase_label(subject.unit.as_deref(), phase),
                     human_ms(outcome.duration_ms),
                     outcome.usage.total(),
@@ -197,6 +207,7 @@ impl Progress {
                 } else {
                     format!(" — {reason}")
                 };
+                let result = style::result(result, 0);
                 self.line(&format!("  → {result}{commit}{reason}"));
             }
             RunEvent::Note { subject, text } => match subject {

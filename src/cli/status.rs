@@ -297,7 +297,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             r.workflow,
             subject_word(&r.workflow),
             r.epics.join(","),
-            r.state,
+            super::style::result(&r.state, 0),
             r.done,
             r.failed,
             r.agent_calls,
@@ -413,14 +413,15 @@ fn watch(ctx: &Ctx, interval: f64) -> Result<ExitCode> {
                 "\x1b[H\x1b[2Jbaton status — {} — every {interval}s, Ctrl-C to stop\n\n",
                 jiff::Timestamp::now().strftime("%H:%M:%S")
             )
-            .and_then(|_| out.write_all(&view))
+            .and_then(|_| out.write_all(&super::style::for_stdout(&view)))
         } else if last.as_ref() != Some(&key) {
             if ctx.out.json {
                 out.write_all(&key).and_then(|_| writeln!(out))
             } else {
                 let mut view = Vec::new();
                 let _ = render(&mut view, &snap, true);
-                writeln!(out, "--- {}", baton_core::ids::now()).and_then(|_| out.write_all(&view))
+                writeln!(out, "--- {}", baton_core::ids::now())
+                    .and_then(|_| out.write_all(&super::style::for_stdout(&view)))
             }
         } else {
             Ok(())

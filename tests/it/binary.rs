@@ -46,3 +46,23 @@ fn a_database_host_name_is_looked_up() {
         )
         .run();
 }
+
+/// `--version` names the commit the binary was built from (and its date), so that workers on
+/// several machines can be checked to run the same baton.
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let o = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%h %cs", "--abbrev=12"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let commit = String::from_utf8(o.stdout).unwrap();
+    let commit = match commit.trim() {
+        "" => "no git commit",
+        c => c,
+    };
+    Test::new()
+        .arg("--version")
+        .stdout(&format!("baton {} ({commit})\n", env!("CARGO_PKG_VERSION")))
+        .run();
+}

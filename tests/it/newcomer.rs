@@ -503,3 +503,50 @@ fn a_repository_owned_by_another_user_is_said_to_be_so() {
         "{err}"
     );
 }
+
+/// `baton ARGS` in a pseudo-terminal, with `env`: everything it wrote.
+fn in_terminal(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut s = rexpect::session::spawn_command(c, Some(20_000)).unwrap();
+    s.exp_eof().unwrap()
+}
+
+#[test]
+fn failures_are_red_on_a_terminal_and_plain_elsewhere_or_with_no_color() {
+    let r = repo();
+    let args = ["--root", "nowhere", "status"];
+    let red = "\x1b[1m\x1b[31merror:\x1b[0m --root nowhere: no such folder";
+    assert!(in_terminal(&r.dir, &args, &[]).contains(red));
+    let plain = in_terminal(&r.dir, &args, &[("NO_COLOR", "1")]);
+    assert!(plain.starts_with("error: --root nowhere"), "{plain:?}");
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    // Not a terminal: plain, unless forced.
+    let o = r.run(&args, &[]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).starts_with("error: --root"),
+        "{}",
+        text(&o)
+    );
+    let o = r.run(&args, &[("CLICOLOR_FORCE", "1")]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).starts_with(red),
+        "{}",
+        text(&o)
+    );
+    // A run's summary: each story's result in its colour.
+    let o = r.run(
+        &with(&EPIC_SIM, &["--only", "1.1"]),
+        &[("CLICOLOR_FORCE", "1")],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\x1b[32mdone    \x1b[0m"), "{out:?}");
+    assert!(out.contains("\x1b[33mskipped \x1b[0m"), "{out:?}");
+}
