@@ -47,6 +47,8 @@ struct RunView {
 
 #[derive(Serialize)]
 struct TotalsView {
+    /// How the subjects ended, in the terminal's words and counts ("3 done, 1 failed").
+    results: String,
     phases: usize,
     retries: usize,
     statuses: String,
@@ -71,7 +73,10 @@ struct RowView {
     label: String,
     result: String,
     reason: String,
-    attempts: usize,
+    /// The subject's attempts, as the terminal counts them (the highest attempt number).
+    attempts: u32,
+    /// Its agent calls (every phase of every attempt).
+    calls: usize,
     tokens: u64,
     cost: String,
     commit: Option<String>,
@@ -283,18 +288,39 @@ fn phase_view(p: &Phase, i: usize, m: &Model, x: &dyn Fn(u64) -> f64, base: &Pat
 }
 
 /// The report of `m`, its links relative to `base` (the directory the file is written to).
+/// "3 done, 1 failed, 0 skipped": the rows' results counted as the terminal's summary counts
+/// them (rows without a result, an epic's own phases or a subject not finished, are not).
+fn results(rows: &[super::model::Row]) -> String {
+    let mut counts: Vec<(String, usize)> = ["done", "failed", "skipped"]
+        .iter()
+        .map(|w| (w.to_string(), 0))
+        .collect();
+    for word in rows.iter().filter_map(|r| r.result.as_deref()) {
+        match counts.iter_mut().find(|(w, _)| w == word) {
+            Some(c) => c.1 += 1,
+            None => counts.push((word.to_string(), 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(w, n)| format!("{n} {w}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn render(m: &Model, base: &Path) -> Result<String> {
     let span = m.span_ms.max(1) as f64;
     let x = move |ms: u64| LABEL_W + ms as f64 * PLOT_W / span;
     let plot_h = m.rows.len().max(1) as f64 * ROW_H;
     let row_y = |row: usize| TOP + row as f64 * ROW_H;
     let t = &m.totals;
-    let mut per_row: Vec<(usize, u64, f64)> = vec![(0, 0, 0.0); m.rows.len()];
+    let mut per_row: Vec<(usize, u64, f64, u32)> = vec![(0, 0, 0.0, 0); m.rows.len()];
     for p in &m.phases {
         let r = &mut per_row[p.row];
         r.0 += 1;
         r.1 += p.usage.total();
         r.2 += p.cost_usd.unwrap_or(0.0);
+        r.3 = r.3.max(p.attempt);
     }
     let rows = m
         .rows
@@ -310,7 +336,8 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
                 label,
                 result: r.result.clone().unwrap_or_else(|| "–".into()),
                 reason: cut(&r.reason, DETAIL_CHARS),
-                attempts: per_row[i].0,
+                attempts: per_row[i].3,
+                calls: per_row[i].0,
                 tokens: per_row[i].1,
                 cost: cost(per_row[i].2),
                 commit_short: r
@@ -375,6 +402,7 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
             dir: m.run_dir.display().to_string(),
         },
         totals: TotalsView {
+            results: results(&m.rows),
             phases: t.phases,
             retries: t.retries,
             statuses: t

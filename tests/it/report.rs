@@ -103,6 +103,17 @@ fn every_run_writes_a_self_contained_report_of_every_phase() {
         .count();
     assert!(committed >= 3, "{shas}");
     assert!(html.len() < 100_000, "{} bytes", html.len());
+    // Results and attempts in the terminal's words and counts.
+    assert!(
+        html.contains("<b>3 done, 1 failed, 0 skipped</b>"),
+        "the results card"
+    );
+    for (story, result, attempts) in [("1.1", "done", 1), ("1.2", "done", 2), ("1.3", "failed", 2)]
+    {
+        let row =
+            format!("<tr><td>story {story}</td><td>{result}</td><td class=\"n\">{attempts}</td>");
+        assert!(html.contains(&row), "{row}");
+    }
 }
 
 #[test]
