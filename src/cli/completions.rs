@@ -11,10 +11,11 @@ use baton_core::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-source <(baton completions bash)                          # this shell\n  \
-baton completions bash > ~/.local/share/bash-completion/completions/baton\n  \
-baton completions zsh > \"${fpath[1]}/_baton\"\n  \
-baton completions fish > ~/.config/fish/completions/baton.fish")]
+source <(baton completions bash)      # in ~/.bashrc\n  \
+source <(baton completions zsh)       # in ~/.zshrc\n  \
+baton completions fish > ~/.config/fish/completions/baton.fish\n\n\
+At each TAB the shell asks baton: run ids, task slugs and queue names come from the\n\
+project you are in.")]
 pub struct CompletionsArgs {
     /// The shell to complete in
     #[arg(value_enum)]
@@ -38,15 +39,31 @@ pub struct ManArgs {
     dir: Option<PathBuf>,
 }
 
+/// The shell's registration: at each TAB the shell calls this binary back (with
+/// `BATON_COMPLETE=<shell>`), which completes commands and flags from the clap definitions and
+/// run ids, task slugs and queue names from the project (`complete`).
 pub fn completions(_ctx: &Ctx, a: CompletionsArgs) -> Result<ExitCode> {
-    let shell = match a.shell {
-        Shell::Bash => clap_complete::Shell::Bash,
-        Shell::Zsh => clap_complete::Shell::Zsh,
-        Shell::Fish => clap_complete::Shell::Fish,
+    let name = match a.shell {
+        Shell::Bash => "bash",
+        Shell::Zsh => "zsh",
+        Shell::Fish => "fish",
     };
-    // Into memory first: clap_complete panics on a write error (`… | head`).
+    let shells = clap_complete::env::Shells::builtins();
+    let shell = shells
+        .completer(name)
+        .ok_or_else(|| Error::internal(format!("clap_complete has no {name}")))?;
+    // The binary called back: this one, by its path (it works off PATH too).
+    let exe = std::env::current_exe().map_err(|e| Error::io("baton", e))?;
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "baton", &mut script);
+    shell
+        .write_registration(
+            super::complete::VAR,
+            "baton",
+            "baton",
+            &exe.display().to_string(),
+            &mut script,
+        )
+        .map_err(|e| Error::io("<stdout>", e))?;
     print(&script)
 }
 

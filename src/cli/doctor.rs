@@ -19,7 +19,7 @@ finished items, files of phases the pipeline no longer has, and outcomes the ite
 does not show. Exit code 5 if it finds any.")]
 pub struct Args {
     /// Check this verify queue instead of the task store
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = super::complete::queue_names())]
     pub queue: Option<String>,
 }
 

@@ -12,6 +12,7 @@ use baton_engine::config::Project;
 
 mod agent_args;
 mod budget;
+mod complete;
 mod completions;
 mod config;
 mod demo;
@@ -75,7 +76,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Operate on this task instead of the current one
-    #[arg(long, global = true, value_name = "SLUG")]
+    #[arg(long, global = true, value_name = "SLUG", add = complete::task_slugs())]
     pub task: Option<String>,
     /// Print machine-readable JSON
     #[arg(long, global = true)]
@@ -185,6 +186,12 @@ pub struct Ctx {
 
 pub fn main() -> ExitCode {
     // The library crates never print: their notices are written here, one per line.
+    // A TAB in a shell: answer with candidates and exit (nothing else runs).
+    if std::env::var_os(complete::VAR).is_some() {
+        clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command)
+            .var(complete::VAR)
+            .complete();
+    }
     baton_core::notice::set_sink(|n| {
         let text = match n.kind {
             baton_core::notice::NoticeKind::Note => {

@@ -32,7 +32,10 @@ baton state show BMNR          # one item in detail\n\n\
 On the postgres backend it also lists the claims: the phase each worker runs, the worker and\n\
 its host, how long ago it claimed, and the lease left (an expired one is taken over)."
     )]
-    Show { name: String },
+    Show {
+        #[arg(add = super::complete::queue_names())]
+        name: String,
+    },
     /// Put failed items back in a postgres queue: workers rerun each from its failed phase
     #[command(
         after_help = "Examples:\n  baton queue retry dat-q1          # every failed item\n  \

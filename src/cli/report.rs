@@ -20,10 +20,10 @@ links to the saved prompts, agent logs and masked outputs. Default file:\n\
 )]
 pub struct Args {
     /// The run (see `baton status`); default: the newest run
-    #[arg(value_name = "RUN_ID", conflicts_with = "queue")]
+    #[arg(value_name = "RUN_ID", conflicts_with = "queue", add = super::complete::run_ids())]
     run: Option<String>,
     /// The newest verify run of this queue
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = super::complete::queue_names())]
     queue: Option<String>,
     /// Write the report here instead of the run's directory
     #[arg(short = 'o', long, value_name = "FILE")]

@@ -19,7 +19,8 @@ pub struct Args {
     #[arg(
         value_name = "RUN_ID",
         required_unless_present = "all",
-        conflicts_with = "all"
+        conflicts_with = "all",
+        add = super::complete::run_ids()
     )]
     pub run_id: Option<String>,
     /// Every run of this project that has not finished

@@ -30,7 +30,7 @@ phase over. A phase whose outcome was recorded never runs again. Idle workers wa
 Logs one line per claim (--json: one JSON object per claim).")]
 pub struct Args {
     /// The queue to drain (`baton queue add NAME ITEM…`)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = super::complete::queue_names())]
     pub queue: String,
     /// Phases this worker runs at once, each with its own agent and database connection
     #[arg(long, value_name = "N", default_value_t = 1,

@@ -445,8 +445,36 @@ fn status_watch_refreshes_until_ctrl_c_and_plain_output_stays_plain() {
         .run();
 }
 
+/// What bash offers after `words` (the last one being completed), with baton's completions
+/// loaded, in `dir`.
+fn bash_offers(dir: &Path, words: &[&str]) -> Vec<String> {
+    let script = format!(
+        "source <('{}' completions bash) || exit 9\n\
+         COMP_WORDS=({}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMP_TYPE=9\n\
+         _clap_complete_baton baton \"${{COMP_WORDS[$COMP_CWORD]}}\"\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        bin().display(),
+        words
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let o = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
-fn bash_loads_the_completions() {
+fn bash_completes_commands_and_the_projects_runs_tasks_and_queues() {
     let o = Command::new("bash")
         .args([
             "-c",
@@ -460,11 +488,42 @@ fn bash_loads_the_completions() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
-        "complete -o bashdefault -o default -o nosort -F _baton baton\n"
+        "complete -o bashdefault -o nosort -o nospace -F _clap_complete_baton baton\n"
+    );
+    let p = Proj::new();
+    p.ok(&["task", "init", "Add login"]);
+    p.ok(&["queue", "add", "dat-q1", "BMNR"]);
+    let run = p.path().join(".baton/runs/20990101T000000-abcdef");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("events.jsonl"), "{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"20990101T000000-abcdef\",\"workflow\":\"verify\",\"subjects\":[\"dat-q1\"],\"options\":{}}\n").unwrap();
+    assert!(bash_offers(p.path(), &["baton", "rep"]).contains(&"report".to_string()));
+    assert_eq!(
+        bash_offers(p.path(), &["baton", "run", "orchestrate", "a"]),
+        ["add-login"]
+    );
+    assert_eq!(
+        bash_offers(p.path(), &["baton", "status", "--task", "add"]),
+        ["add-login"]
+    );
+    assert_eq!(
+        bash_offers(p.path(), &["baton", "run", "verify", "--queue", "d"]),
+        ["dat-q1"]
+    );
+    assert_eq!(
+        bash_offers(p.path(), &["baton", "run", "--resume", "2099"]),
+        ["20990101T000000-abcdef"]
+    );
+    assert_eq!(
+        bash_offers(p.path(), &["baton", "stop", "2"]),
+        ["20990101T000000-abcdef"]
     );
     for shell in ["zsh", "fish"] {
         let out = Test::new().args(["completions", shell]).any_stdout().run();
-        assert!(out.stdout.contains("report"), "{shell}");
+        assert!(
+            out.stdout.contains("BATON_COMPLETE"),
+            "{shell}: {}",
+            out.stdout
+        );
     }
     Test::new()
         .args(["completions", "tcsh"])

@@ -36,7 +36,7 @@ pub struct Args {
     #[command(subcommand)]
     pub workflow: Option<Workflow>,
     /// Continue an interrupted run where it stopped, with the options it started with
-    #[arg(long, value_name = "RUN_ID")]
+    #[arg(long, value_name = "RUN_ID", add = crate::cli::complete::run_ids())]
     pub resume: Option<String>,
     /// With --resume of an orchestrate|poc|graduate run: exit at a gate instead of waiting
     #[arg(long, requires = "resume")]
@@ -150,6 +150,7 @@ pub struct ChainArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct TaskArgs {
     /// The task (its slug, or its name)
+    #[arg(add = crate::cli::complete::task_slugs())]
     pub task: String,
     #[command(flatten)]
     pub agent: AgentArgs,
@@ -176,7 +177,7 @@ pub enum StartFrom {
 #[derive(Debug, Clone, clap::Args)]
 pub struct VerifyArgs {
     /// The queue whose items to run (`baton queue add NAME ITEM…`)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = crate::cli::complete::queue_names())]
     pub queue: String,
     #[command(flatten)]
     pub agent: AgentArgs,
