@@ -550,3 +550,28 @@ fn failures_are_red_on_a_terminal_and_plain_elsewhere_or_with_no_color() {
     assert!(out.contains("\x1b[32mdone    \x1b[0m"), "{out:?}");
     assert!(out.contains("\x1b[33mskipped \x1b[0m"), "{out:?}");
 }
+
+#[test]
+fn a_detached_head_is_refused_and_a_repository_without_commits_keeps_the_users_files_out() {
+    let r = repo();
+    git(&r.dir, &["checkout", "-q", "--detach"]);
+    r.refused(&EPIC_SIM, &[], 3, "refusing to commit on a detached HEAD");
+    // No commit yet: the files the user has not committed stay theirs, out of the story's commit.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    crate::util::demo_repo(&dir, "");
+    std::fs::remove_dir_all(dir.join(".git")).unwrap();
+    git(&dir, &["init", "-q", "-b", "epic-1"]);
+    git(&dir, &["config", "user.name", "t"]);
+    git(&dir, &["config", "user.email", "t@t.invalid"]);
+    let fresh = Repo { _tmp: tmp, dir };
+    let o = fresh.run(&with(&EPIC_SIM, &["--only", "1.1"]), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let files = git(&fresh.dir, &["show", "--name-only", "--format=", "HEAD~1"]);
+    assert_eq!(
+        files,
+        "docs/stories/1.1.project-skeleton.md\nsrc/story_1_1.txt\n"
+    );
+    let status = git(&fresh.dir, &["status", "--porcelain"]);
+    assert!(status.contains("?? README.md\n"), "{status}");
+}

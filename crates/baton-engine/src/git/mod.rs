@@ -559,10 +559,14 @@ impl Git {
 
     /// Unstage paths (they stay in the tree as they are).
     pub fn unstage(&self, paths: &[&str]) -> Result<()> {
-        if paths.is_empty() || self.head().is_none() {
+        if paths.is_empty() {
             return Ok(());
         }
-        let mut args = vec!["reset", "-q", "--"];
+        // Before the first commit there is no HEAD to reset to: out of the index instead.
+        let mut args = match self.head() {
+            Some(_) => vec!["reset", "-q", "--"],
+            None => vec!["rm", "-q", "--cached", "--"],
+        };
         args.extend_from_slice(paths);
         self.run(&args).map(|_| ())
     }

@@ -150,6 +150,18 @@ impl EpicRun {
             &spec.options.only,
         )?;
         let git = Git::new(&project_dir);
+        let mut refusals = Vec::new();
+        if dry_run {
+            let real = Options {
+                dry_run: false,
+                ..spec.options.clone()
+            };
+            if let Err(e) = check_branch(&git, &real, resumed) {
+                refusals.push(format!("{e} ({})", e.hint_text().unwrap_or_default()));
+            }
+        } else {
+            check_branch(&git, &spec.options, resumed)?;
+        }
         let mut hold = match &journal {
             Some(j) => j.hold()?,
             None => None,
@@ -174,18 +186,6 @@ impl EpicRun {
         }
         if resumed && !git.wait_idle(Duration::from_secs(10)) {
             notice::note("a git command is still running in this repository; going on");
-        }
-        let mut refusals = Vec::new();
-        if dry_run {
-            let real = Options {
-                dry_run: false,
-                ..spec.options.clone()
-            };
-            if let Err(e) = check_branch(&git, &real, resumed) {
-                refusals.push(format!("{e} ({})", e.hint_text().unwrap_or_default()));
-            }
-        } else {
-            check_branch(&git, &spec.options, resumed)?;
         }
         let status = BmadStatus::new(&project_dir);
         let outputs = BmadConfig::load(&project_dir).outputs();
@@ -453,6 +453,13 @@ fn start_lock(local: &Path) -> Result<std::fs::File> {
 /// The branch may take the run's commits; a parallel run needs a clean checkout.
 fn check_branch(git: &Git, o: &Options, resumed: bool) -> Result<()> {
     let branch = git.branch().unwrap_or_default();
+    if !o.dry_run && !o.no_commit && branch == "HEAD" && git.head().is_some() {
+        // Commits on a detached HEAD belong to no branch: the next checkout leaves them behind.
+        return Err(Error::state(
+            "refusing to commit on a detached HEAD: the stories' commits would belong to no branch",
+        )
+        .hint("switch to a branch first (git switch -c epic-1), or pass --no-commit"));
+    }
     if !o.dry_run && !o.no_commit && o.protected_branches.contains(&branch) {
         return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
             .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
