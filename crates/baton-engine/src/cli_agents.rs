@@ -153,6 +153,9 @@ impl CliAgents {
         if who.agent.is_sim() {
             let exe = match &self.sim_program {
                 Some(p) => p.clone(),
+                // This very binary, even when a newer baton replaced its file mid-run (the
+                // path `current_exe` gives then is gone; /proc's link still runs it).
+                None if Path::new("/proc/self/exe").exists() => "/proc/self/exe".into(),
                 None => std::env::current_exe().map_err(|e| Error::io("baton", e))?,
             };
             let mut s = AgentSpec::new(AgentKind::Claude);
