@@ -177,7 +177,8 @@ fn start_from_in_a_chain_skips_the_earlier_epic_whole_uat_included() {
 fn an_unreadable_story_or_epic_file_is_refused_not_dropped() {
     let r = repo();
     let story = crate::util::demo_story_path(&r.dir, "1.3");
-    let mut bytes = std::fs::read(&story).unwrap();
+    let original = std::fs::read(&story).unwrap();
+    let mut bytes = original.clone();
     bytes.extend_from_slice(b"\nCaf\xe9 au lait\n");
     std::fs::write(&story, &bytes).unwrap();
     let name = story.strip_prefix(&r.dir).unwrap().display().to_string();
@@ -193,8 +194,27 @@ fn an_unreadable_story_or_epic_file_is_refused_not_dropped() {
         &[],
     );
     assert!(o.status.success(), "{}", text(&o));
+    // An empty one (a truncating write): a story lost, not a story skipped.
+    std::fs::write(&story, "").unwrap();
+    let err = r.refused(
+        &EPIC_SIM,
+        &[],
+        2,
+        &format!("{name}: empty file; it is a document of epic 1"),
+    );
+    assert!(err.contains("git restore"), "{err}");
+    // Two files of one story: it would run twice.
+    std::fs::write(&story, &original).unwrap();
+    let s2 = crate::util::demo_story_path(&r.dir, "1.2");
+    std::fs::copy(&s2, r.dir.join("docs/stories/1-2-copy.md")).unwrap();
+    r.refused(
+        &EPIC_SIM,
+        &[],
+        3,
+        "story 1.2 has 2 story files: docs/stories/1-2-copy.md",
+    );
+    std::fs::remove_file(r.dir.join("docs/stories/1-2-copy.md")).unwrap();
     // An epic's own file, too.
-    std::fs::write(&story, bytes.strip_suffix(b"\nCaf\xe9 au lait\n").unwrap()).unwrap();
     std::fs::write(r.dir.join("docs/epics/epic-1.md"), b"# Epic 1: \xff\n").unwrap();
     r.refused(&EPIC_SIM, &[], 2, "docs/epics/epic-1.md: not UTF-8");
 }

@@ -17,14 +17,25 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
     let scan = Bmad::scan(root);
     if let Some(u) = scan.unreadable_of(&n).first() {
         // A run without it would skip a story, or work from half an epic, and say nothing.
+        let hint = if u.reason == super::bmad::EMPTY {
+            "restore it (git restore FILE) or remove it, then run again"
+        } else {
+            "make it readable UTF-8 text (e.g. `iconv -f latin1 -t utf-8 FILE -o FILE`), then run again"
+        };
         return Err(Error::invalid(format!(
             "{}: {}; it is a document of epic {n}",
             u.file.display(),
             u.reason
         ))
-        .hint("make it readable UTF-8 text (e.g. `iconv -f latin1 -t utf-8 FILE -o FILE`), then run again"));
+        .hint(hint));
     }
     let report = scan.epic(&n)?;
+    // Two files of one story: the run would do the story twice.
+    for s in &report.stories {
+        if report.stories.iter().filter(|o| o.id == s.id).count() > 1 {
+            scan.story_file(&s.id)?;
+        }
+    }
     let stories = report
         .stories
         .iter()

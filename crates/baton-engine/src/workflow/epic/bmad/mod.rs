@@ -139,6 +139,9 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// Why an empty story file cannot be used.
+pub const EMPTY: &str = "empty file";
+
 /// A story or epic document that cannot be read as text (not UTF-8, no permission): what it
 /// is, told from its name and what can be read of it. A run of its epic is refused rather
 /// than run without it.
@@ -395,15 +398,25 @@ impl Bmad {
     fn read_story(&mut self, path: &Path) {
         let file = rel(&self.root, path);
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        let text = match read_text(path) {
+        // An empty story file is a story lost (a truncating write, a bad merge): as
+        // unreadable as one that is not text.
+        let text = match read_text(path).and_then(|t| {
+            if t.trim().is_empty() {
+                Err((EMPTY.to_string(), t))
+            } else {
+                Ok(t)
+            }
+        }) {
             Ok(t) => t,
             Err((reason, partial)) => {
+                // Whose it is, by what can be read, else by its name alone (a name's
+                // "notes" or "review" cannot be weighed against a title that is not there).
                 let of = match classify(stem, &partial) {
                     Kind::Story(id, ..) => Some(Owner::Story(id)),
                     Kind::NotStory(_) if is_epic_doc(stem, &partial) => {
                         id::epic_from_file_stem(stem).map(|(n, _)| Owner::Epic(n))
                     }
-                    Kind::NotStory(_) => None,
+                    Kind::NotStory(_) => id::from_file_stem(stem).map(|(id, _)| Owner::Story(id)),
                 };
                 if let Some(of) = of {
                     self.unreadable.push(Unreadable {
