@@ -62,7 +62,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 Some(s) if store.exists(&s) => (store.resolve(Some(&s))?, None),
                 // One word is a task's name, not an idea: a typo must not become a task.
                 _ if !t.trim().contains(char::is_whitespace) => {
-                    return Err(Error::not_found(format!("no task `{t}`")).hint(
+                    let close = store.did_you_mean(t);
+                    return Err(Error::not_found(format!("no task `{t}`{close}")).hint(
                         "see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"",
                     ));
                 }

@@ -394,7 +394,7 @@ fn discovery_of_an_unknown_task_or_a_clashing_idea_is_refused() {
     let before = p.snapshot();
     let p = Test::with(p)
         .args(["discover", "add-logn", "--agent", "fake"])
-        .stderr("error: no task `add-logn`\n  hint: see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"\n")
+        .stderr("error: no task `add-logn` (did you mean `add-login`?)\n  hint: see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"\n")
         .status(4)
         .run()
         .proj();

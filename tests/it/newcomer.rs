@@ -595,3 +595,23 @@ fn a_detached_head_is_refused_and_a_repository_without_commits_keeps_the_users_f
     let status = git(&fresh.dir, &["status", "--porcelain"]);
     assert!(status.contains("?? README.md\n"), "{status}");
 }
+
+#[test]
+fn a_mistyped_phase_or_task_is_refused_with_what_was_meant() {
+    let r = repo();
+    let o = r.run(&["task", "init", "Add login"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let store = r.dir.join("docs/orchestrator");
+    let before = crate::util::snapshot(&store);
+    let o = r.run(&["phase", "begin", "archtect"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).starts_with("error: `archtect` is not a phase of the task store (did you mean `architect`?)"),
+        "{}",
+        text(&o)
+    );
+    assert!(before == crate::util::snapshot(&store), "no phase was started");
+    let o = r.run(&["run", "orchestrate", "add-logn", "--agent", "sim"], &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(text(&o).starts_with("error: no task `add-logn` (did you mean `add-login`?)"), "{}", text(&o));
+}

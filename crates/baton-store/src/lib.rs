@@ -268,6 +268,12 @@ impl Store {
         Ok(slug)
     }
 
+    /// ` (did you mean `add-login`?)` when a task's slug is close to `slug`.
+    pub fn did_you_mean(&self, slug: &str) -> String {
+        let slugs = self.slugs().unwrap_or_default();
+        names::did_you_mean(slug, slugs.iter().map(String::as_str))
+    }
+
     fn require(&self, slug: &str) -> Result<()> {
         if self.exists(slug) {
             // A task directory (or the tasks directory) symlinked elsewhere would take every
@@ -275,8 +281,9 @@ impl Store {
             return fs::confined(&self.root, &self.task_dir(slug));
         }
         Err(Error::not_found(format!(
-            "no task `{slug}` in {}",
-            self.tasks_dir().display()
+            "no task `{slug}` in {}{}",
+            self.tasks_dir().display(),
+            self.did_you_mean(slug)
         ))
         .hint("list the tasks with `baton task list`, or create it with `baton task init`"))
     }
@@ -492,6 +499,14 @@ impl Store {
         needs: &[String],
     ) -> Result<(Outcome, Retrieved)> {
         check_phase_args(phase, task_id)?;
+        if !artifacts::is_store_phase(phase) {
+            // COMPLETE_PHASE would refuse it: the phase would stay running.
+            return Err(Error::invalid(format!(
+                "`{phase}` is not a phase of the task store{}",
+                names::did_you_mean(phase, artifacts::STORE_PHASES.iter().copied())
+            ))
+            .hint(format!("phases: {}", artifacts::STORE_PHASES.join(", "))));
+        }
         let label = phase_label(phase, task_id);
         let memory = self.memory_dir();
         self.mutate(slug, |m, dir| {

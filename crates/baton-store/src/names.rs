@@ -123,3 +123,32 @@ mod tests {
         }
     }
 }
+
+/// The candidate closest to `word`, when close enough to be what was meant (a typo): for
+/// "did you mean …?".
+pub fn closest<'a>(word: &str, among: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    among
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, c)| *score > 0.8 && *c != word)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// ` (did you mean `x`?)` when one of `among` is close to `word`, else nothing.
+pub fn did_you_mean<'a>(word: &str, among: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, among).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"))
+}
+
+#[cfg(test)]
+mod closest_tests {
+    #[test]
+    fn a_typo_finds_what_was_meant_and_nothing_else_does() {
+        let phases = ["architect", "spec", "implementation"];
+        assert_eq!(super::closest("archtect", phases), Some("architect"));
+        assert_eq!(super::closest("implementaton", phases), Some("implementation"));
+        assert_eq!(super::closest("deploy", phases), None);
+        assert_eq!(super::did_you_mean("add-logn", ["add-login", "cache"]), " (did you mean `add-login`?)");
+        assert_eq!(super::did_you_mean("zzz", ["add-login"]), "");
+    }
+}

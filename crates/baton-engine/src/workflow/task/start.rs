@@ -248,7 +248,8 @@ fn fresh(
     let slug = baton_store::names::slugify(name)?;
     if !store.exists(&slug) {
         let mode = if workflow == "poc" { " --mode poc" } else { "" };
-        return Err(Error::not_found(format!("no task `{slug}`")).hint(format!(
+        let close = store.did_you_mean(&slug);
+        return Err(Error::not_found(format!("no task `{slug}`{close}")).hint(format!(
             "create it: baton task init \"{name}\"{mode} --workflow {workflow} (list: baton task list)"
         )));
     }
