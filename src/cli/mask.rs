@@ -67,7 +67,6 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         return Err(Error::invalid("--timeout needs a command to stop")
             .hint("baton mask --timeout 60 -- cargo test"));
     }
-    let dir = mask::scratch::scratch_dir(&ctx.project.local_dir())?;
     let label = match args.command.first() {
         Some(c) => std::path::Path::new(c)
             .file_name()
@@ -75,7 +74,14 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
             .unwrap_or_else(|| "cmd".into()),
         None => "stdin".into(),
     };
-    let (file, path) = mask::scratch::create(&dir, &label)?;
+    let scratch = mask::scratch::scratch_dir(&ctx.project.local_dir())
+        .and_then(|dir| mask::scratch::create(&dir, &label));
+    let (file, path) = match scratch {
+        Ok(made) => made,
+        // An agent told to wrap its commands must still be able to run them.
+        Err(e) if !args.command.is_empty() => return unmasked(&args, &e),
+        Err(e) => return Err(e),
+    };
     let argv: Vec<String> = args
         .command
         .iter()
@@ -148,6 +154,38 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
     }
     Ok(ExitCode::from(exit.map_or(0, |e| e.shell_code())))
+}
+
+/// The command run with its output passed through, secrets redacted but nothing masked: what
+/// `baton mask` does when it cannot store the full output (a full disk, a read-only or
+/// misplaced `.baton/`), said on stderr.
+fn unmasked(args: &MaskArgs, why: &Error) -> Result<ExitCode> {
+    eprintln!("baton: warning: no scratch file ({why}): the output is passed through, not masked");
+    let mut running = match mask::spawn_in(&args.command, args.timeout.is_some()) {
+        Ok(r) => r,
+        Err(f) => {
+            super::report(&f.error, false);
+            return Ok(ExitCode::from(f.exit_code));
+        }
+    };
+    let pid = running.child.id();
+    let watchdog = args
+        .timeout
+        .map(|t| mask::timeout::Watchdog::start(pid as i32, t, mask::timeout::GRACE));
+    let mut out = mask::redact::RedactWriter::new(std::io::stdout().lock());
+    let copied = std::io::copy(&mut running.output, &mut out);
+    let _ = out.finish();
+    let mut timed_out = false;
+    if let Some(dog) = watchdog {
+        let _ = mask::timeout::wait_exited(pid);
+        timed_out = dog.stop();
+    }
+    let exit = mask::wait(&mut running.child)?;
+    copied.map_err(|e| Error::io("<command output>", e))?;
+    if timed_out {
+        return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
+    }
+    Ok(ExitCode::from(exit.shell_code()))
 }
 
 /// Inside an agent of a `baton run`: note what was masked for the run's report. A record

@@ -126,7 +126,7 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
     };
     // Each token is at least one byte: an output this short cannot be over the threshold.
     if text.len() <= env.threshold {
-        return Ok(None);
+        return Ok(redacted(agent, shape, &text));
     }
     let command: Vec<String> = v
         .pointer("/tool_input/command")
@@ -141,7 +141,7 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
     };
     let outcome = capture::mask_bytes(&opts, &command, text.as_bytes())?;
     if !outcome.masked {
-        return Ok(None);
+        return Ok(redacted(agent, shape, &text));
     }
     let mut summary = serde_json::to_string_pretty(&outcome.to_json())
         .map_err(|e| Error::internal(e.to_string()))?;
@@ -163,7 +163,21 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
         _ => String::new(),
     };
     let replaced = format!("{note}{claude_copy}{summary}\n");
-    Ok(Some(match shape {
+    Ok(Some(reply(agent, shape, replaced)))
+}
+
+/// An output shown whole: the same text with its secrets redacted when it holds any (a token
+/// in `env`'s output), else no answer, and the agent keeps the output untouched.
+fn redacted(agent: HookAgent, shape: Shape, text: &str) -> Option<Value> {
+    match mask::redact::redact(text) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(r) => Some(reply(agent, shape, r)),
+    }
+}
+
+/// The answer that puts `replaced` in place of the tool's output, in the agent's own shape.
+fn reply(agent: HookAgent, shape: Shape, replaced: String) -> Value {
+    match shape {
         Shape::ClaudeBash { interrupted, .. } => json!({"hookSpecificOutput": {
             "hookEventName": "PostToolUse",
             "updatedToolOutput": {
@@ -188,7 +202,7 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
             };
             json!({"decision": decision, "reason": replaced})
         }
-    }))
+    }
 }
 
 /// The text of a tool's output, or None when it is not text baton should touch (an image, an

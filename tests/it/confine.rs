@@ -211,7 +211,14 @@ fn local_state_symlinked_out_of_the_project_is_refused() {
         std::os::unix::fs::symlink(&target, p.join(".baton").join(part)).unwrap();
     }
     let before = crate::util::snapshot(&outside);
-    assert_outside(&p, &["mask", "--", "echo", "hi"]);
+    // mask still runs the command (an agent must be able to), its output passed through and
+    // no scratch written there; stderr says why.
+    let (code, stdout, stderr) = baton(&p, &["mask", "--", "echo", "hi"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "hi\n"), "{stderr}");
+    assert!(
+        stderr.contains("no scratch file") && stderr.contains("outside"),
+        "{stderr}"
+    );
     assert_outside(&p, &["queue", "add", "q", "BMNR"]);
     assert_outside(&p, &["session", "new", "verify"]);
     assert_outside(&p, &["run", "--resume", "20990101T000000-abcdef"]);

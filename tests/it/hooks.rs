@@ -49,6 +49,43 @@ fn small_output_passes_with_no_answer() {
         .run();
 }
 
+/// A token in a small output (`env`, a config file printed) is redacted: the answer is the
+/// same text with the secret replaced, in each CLI's shape; the rest stays as it was.
+#[test]
+fn a_secret_in_a_small_output_is_redacted_in_each_clis_shape() {
+    let env =
+        "HOME=/home/u\nGITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\nSHELL=/bin/bash\n";
+    let want = "HOME=/home/u\nGITHUB_TOKEN=[REDACTED]\nSHELL=/bin/bash\n";
+    let ran = Test::new()
+        .args(["hook", "claude", "post-tool-use"])
+        .stdin(bash_event("env", env, ""))
+        .any_stdout()
+        .run();
+    assert_eq!(
+        ran.json(),
+        json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {
+            "stdout": want, "stderr": "", "interrupted": false, "isImage": false}}})
+    );
+    let codex = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "env"}, "tool_response": env})
+    .to_string();
+    let ran = Test::new()
+        .args(["hook", "codex", "post-tool-use"])
+        .stdin(codex)
+        .any_stdout()
+        .run();
+    assert_eq!(ran.json(), json!({"decision": "block", "reason": want}));
+    let gemini = json!({"hook_event_name": "AfterTool", "tool_name": "run_shell_command",
+        "tool_input": {"command": "env"}, "tool_response": {"llmContent": env}})
+    .to_string();
+    let ran = Test::new()
+        .args(["hook", "gemini", "post-tool-use"])
+        .stdin(gemini)
+        .any_stdout()
+        .run();
+    assert_eq!(ran.json(), json!({"decision": "deny", "reason": want}));
+}
+
 #[test]
 fn large_output_is_replaced_in_the_bash_shape() {
     let ran = Test::new()

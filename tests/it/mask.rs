@@ -224,17 +224,6 @@ fn secrets_are_redacted_in_output_but_kept_in_scratch() {
 }
 
 #[test]
-fn unwritable_scratch_dir_is_a_clear_error() {
-    // The command does not run: stdout stays empty.
-    Test::new()
-        .write(".baton/scratch", "in the way")
-        .args(["mask", "--", "echo", "hi"])
-        .stderr("error: [PROJECT]/.baton/scratch: exists but is not a directory\n")
-        .status(6)
-        .run();
-}
-
-#[test]
 fn binary_output_is_handled() {
     let p = project();
     let out = baton(p.path())
@@ -453,4 +442,35 @@ proptest! {
         prop_assert_eq!(files.len(), 1);
         prop_assert_eq!(std::fs::read(&files[0]).unwrap(), bytes);
     }
+}
+
+/// No scratch file can be made (here `.baton/scratch` is a file): the command still runs, its
+/// output passes through with secrets redacted, its exit code is kept, and stderr says why
+/// nothing was masked. An agent told to wrap its commands can still run them.
+#[test]
+fn without_a_scratch_file_the_command_still_runs_unmasked() {
+    let d = project();
+    std::fs::create_dir_all(d.path().join(".baton")).unwrap();
+    std::fs::write(d.path().join(".baton/scratch"), "in the way").unwrap();
+    let o = baton(d.path())
+        .args(["mask", "--", "sh", "-c"])
+        .arg("echo hello; echo GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789; exit 3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "hello\nGITHUB_TOKEN=[REDACTED]\n"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("baton: warning: no scratch file (")
+            && err.contains("scratch: exists but is not a directory")
+            && err.contains("the output is passed through, not masked"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(d.path().join(".baton/scratch")).unwrap(),
+        b"in the way"
+    );
 }

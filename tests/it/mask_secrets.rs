@@ -127,3 +127,64 @@ fn an_unknown_mask_setting_is_refused() {
     assert_ne!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("redact"));
 }
+
+/// The corpus holds no real secret. Its tool outputs and documents must come out untouched:
+/// every line redaction changes there is a false positive (real output is full of hashes, ids,
+/// URLs, and test names with "token" and "password" in them). Its source files may only lose
+/// the credentials they spell out as placeholders (`SECRET_KEY = 'fake-…'`, an `sk-…` example
+/// key): what a secret scanner must flag too.
+#[test]
+fn no_line_of_the_corpus_is_taken_for_a_secret() {
+    let dir = crate::util::corpus_or_skip!(no_line_of_the_corpus_is_taken_for_a_secret);
+    let (mut lines, mut bytes) = (0usize, 0usize);
+    let (mut wrong, mut placeholders) = (Vec::new(), 0usize);
+    let placeholder = [
+        "SECRET_KEY = '",
+        "api_key='test_key'",
+        "\"sk-1234567890abcdef...",
+    ];
+    for sub in [
+        "test-outputs",
+        "test-outputs/large",
+        "markdown",
+        "tokens/files",
+    ] {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read(&f).unwrap();
+            bytes += text.len();
+            for line in text.split(|&b| b == b'\n') {
+                lines += 1;
+                let std::borrow::Cow::Owned(r) = baton_context::mask::redact::redact_bytes(line)
+                else {
+                    continue;
+                };
+                let line = String::from_utf8_lossy(line);
+                if sub == "tokens/files" && placeholder.iter().any(|p| line.contains(p)) {
+                    placeholders += 1;
+                    continue;
+                }
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                wrong.push(format!("{name}: {line} -> {}", String::from_utf8_lossy(&r)));
+            }
+        }
+    }
+    println!(
+        "corpus: {lines} lines, {bytes} bytes; {} false positives, {placeholders} placeholder credentials redacted",
+        wrong.len()
+    );
+    assert!(lines > 100_000, "{lines}");
+    assert!(placeholders > 0, "the placeholders are credentials too");
+    assert!(
+        wrong.is_empty(),
+        "{} false positives:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -606,12 +606,21 @@ fn a_mistyped_phase_or_task_is_refused_with_what_was_meant() {
     let o = r.run(&["phase", "begin", "archtect"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).starts_with("error: `archtect` is not a phase of the task store (did you mean `architect`?)"),
+        text(&o).starts_with(
+            "error: `archtect` is not a phase of the task store (did you mean `architect`?)"
+        ),
         "{}",
         text(&o)
     );
-    assert!(before == crate::util::snapshot(&store), "no phase was started");
+    assert!(
+        before == crate::util::snapshot(&store),
+        "no phase was started"
+    );
     let o = r.run(&["run", "orchestrate", "add-logn", "--agent", "sim"], &[]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert!(text(&o).starts_with("error: no task `add-logn` (did you mean `add-login`?)"), "{}", text(&o));
+    assert!(
+        text(&o).starts_with("error: no task `add-logn` (did you mean `add-login`?)"),
+        "{}",
+        text(&o)
+    );
 }

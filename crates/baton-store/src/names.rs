@@ -146,9 +146,15 @@ mod closest_tests {
     fn a_typo_finds_what_was_meant_and_nothing_else_does() {
         let phases = ["architect", "spec", "implementation"];
         assert_eq!(super::closest("archtect", phases), Some("architect"));
-        assert_eq!(super::closest("implementaton", phases), Some("implementation"));
+        assert_eq!(
+            super::closest("implementaton", phases),
+            Some("implementation")
+        );
         assert_eq!(super::closest("deploy", phases), None);
-        assert_eq!(super::did_you_mean("add-logn", ["add-login", "cache"]), " (did you mean `add-login`?)");
+        assert_eq!(
+            super::did_you_mean("add-logn", ["add-login", "cache"]),
+            " (did you mean `add-login`?)"
+        );
         assert_eq!(super::did_you_mean("zzz", ["add-login"]), "");
     }
 }

@@ -21,6 +21,7 @@ pub mod capture;
 pub mod detect;
 pub mod record;
 pub mod redact;
+mod redact_rules;
 pub mod retention;
 pub mod route;
 mod settings;

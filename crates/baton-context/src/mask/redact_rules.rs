@@ -1,0 +1,391 @@
+//! The redaction rules: what a secret looks like, and what replaces it. Provider formats are
+//! each cited from the provider's documentation of its token format (or, where a provider
+//! documents none, from gitleaks' rule of the same name, MIT); the generic shapes (key = value,
+//! URL userinfo, argv flags, headers, cookies, connection strings) cover what has no prefix.
+//! Every rule stays within one line (see `redact`).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::bytes::{Captures, Regex};
+
+use super::redact::MARK;
+
+/// What a rule puts in place of its match.
+pub(super) enum With {
+    /// A fixed replacement (`$n` keeps a group, e.g. the user of a URL).
+    Fixed(&'static [u8]),
+    /// `key<sep>value`: the value is replaced (its quotes kept) unless it is plainly no secret.
+    KeyValue,
+    /// `scheme://user:password@`: the password replaced, unless it is a port and a path
+    /// (`host:8443/path@v2`).
+    Userinfo,
+    /// A `Cookie:` header's every value, or a `Set-Cookie:` header's first (its attributes,
+    /// `Path=/`, are not secrets).
+    Cookie,
+}
+
+pub(super) struct Rule {
+    pub(super) re: Regex,
+    with: With,
+}
+/// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
+const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+
+pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    let rule = |re: &str, with: With| Rule {
+        re: Regex::new(re).expect("redaction regex"),
+        with,
+    };
+    let fixed = |re: &str, with: &'static [u8]| rule(re, With::Fixed(with));
+    // A value: double-quoted (with escapes), JSON-escaped quotes, single-quoted, or bare up to
+    // whitespace or punctuation that ends values in shells, JSON and connection strings (`&`
+    // ends one only in a URL's query, see below).
+    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'|[^\s"';,<>(){}\[\]`]+)"#;
+    let key_value = format!(
+        r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?[ \t]*(?:=>|:=|=|:)[ \t]*){value}"#
+    );
+    vec![
+        // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
+        // handled line by line (see `Redactor`).
+        fixed(
+            r"(?m-u)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+            b"-----BEGIN PRIVATE KEY----- [REDACTED] -----END PRIVATE KEY-----",
+        ),
+        // Credentials in URLs: scheme://user:password@host keeps scheme, user and host; the
+        // password may hold `/` or `:` (the last `@` before the host ends it).
+        rule(
+            r"(?i-u)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@'\x22]*):(?P<value>[^\s'\x22]*?)@(?P<host>[a-z0-9\[])",
+            With::Userinfo,
+        ),
+        // Webhook URLs whose path is the secret: Slack (api.slack.com/messaging/webhooks:
+        // hooks.slack.com/services/T…/B…/token), Discord (/api/webhooks/id/token), Microsoft
+        // Teams incoming webhooks (…webhook.office.com/webhookb2/…).
+        fixed(
+            r"(?i-u)\b(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]+",
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            r"(?i-u)\b(https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/)[0-9]+/[A-Za-z0-9_-]+",
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            r"(?i-u)\b(https?://[a-z0-9.-]*webhook\.office\.com/webhookb2/)[A-Za-z0-9@/_-]+",
+            b"${1}[REDACTED]",
+        ),
+        // Cookies: every value of a request's Cookie header, a Set-Cookie's own value.
+        rule(
+            r#"(?i-u)\b(?P<name>set-cookie|cookie)(?P<sep>\\?["']?[ \t]*:[ \t]*\\?["']?)(?P<value>[^\n"']*)"#,
+            With::Cookie,
+        ),
+        // The password of an argv flag: `--password X`, `--token X`, curl's `-u user:pass`,
+        // `sshpass -p X`, `redis-cli -a X`, `mysql -pX`; and .netrc's `password X`.
+        fixed(
+            r#"(?i-u)(\s--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            r#"(?-u)((?:^|\s)(?:-u|--user)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            r#"(?-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo)\b[^\n]*?\s-(?:p|a|-pass)[ \t]?)[^\s-][^\s]*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            r"(?i-u)(\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+)\S+",
+            b"${1}[REDACTED]",
+        ),
+        // A docker config's (and npm's `_auth`) base64 `user:password`.
+        fixed(
+            r#"(?i-u)((?:\\?["'])?_?auth\\?["']?[ \t]*[:=][ \t]*\\?["']?)[A-Za-z0-9+/]{12,}={0,2}"#,
+            b"${1}[REDACTED]",
+        ),
+        // Query parameters: ?token=…&, &password=…
+        rule(
+            &format!(
+                r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
+            ),
+            With::KeyValue,
+        ),
+        // Authorization: Bearer <token> / Basic <base64> / token <token>
+        fixed(
+            r"(?i-u)\b(bearer)[ \t]+[A-Za-z0-9._~+/=-]{8,}",
+            b"${1} [REDACTED]",
+        ),
+        fixed(
+            r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
+            b"${1}[REDACTED]",
+        ),
+        // Known token shapes. OpenAI / Anthropic (sk-…, sk-proj-…, sk-ant-…).
+        fixed(r"(?-u)\bsk-[A-Za-z0-9_-]{16,}", b"[REDACTED]"),
+        // GitHub.
+        fixed(r"(?-u)\bgh[pousr]_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bgithub_pat_[A-Za-z0-9_]{20,}", b"[REDACTED]"),
+        // GitLab, npm, PyPI, Hugging Face, Stripe secret and restricted keys.
+        fixed(r"(?-u)\bglpat-[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bnpm_[A-Za-z0-9]{36}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bpypi-AgE[A-Za-z0-9_-]{50,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bhf_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
+        fixed(
+            r"(?-u)\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
+            b"[REDACTED]",
+        ),
+        // AWS access key ids.
+        fixed(r"(?-u)\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"[REDACTED]"),
+        // Slack tokens and Google API keys.
+        fixed(r"(?-u)\bxox[abposr]-[A-Za-z0-9-]{10,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bAIza[0-9A-Za-z_-]{35}", b"[REDACTED]"),
+        // Slack app-level tokens (api.slack.com/authentication/token-types: xapp-).
+        fixed(r"(?-u)\bxapp-[0-9]-[A-Za-z0-9-]{10,}", b"[REDACTED]"),
+        // Google OAuth: client secrets (GOCSPX-), access tokens (ya29.), refresh (1//).
+        fixed(r"(?-u)\bGOCSPX-[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bya29\.[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
+        // SendGrid API keys (docs.sendgrid.com: SG.<22>.<43>).
+        fixed(
+            r"(?-u)\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
+            b"[REDACTED]",
+        ),
+        // Twilio API keys (SK…) and account SIDs' auth pairs are caught by the URL and -u
+        // rules; the key SID itself: SK + 32 hex.
+        fixed(r"(?-u)\bSK[0-9a-f]{32}\b", b"[REDACTED]"),
+        // Mailgun (key-…), Mailchimp (…-usN), Shopify (shpat_/shpss_/shpca_/shppa_),
+        // DigitalOcean (dop_v1_/doo_v1_/dor_v1_), Databricks (dapi…), HashiCorp Vault
+        // (hvs./hvb.), Linear (lin_api_), Postman (PMAK-), Doppler (dp.pt.), Pulumi (pul-),
+        // New Relic (NRAK-), Grafana (glc_/glsa_), Sentry (sntrys_), Square (sq0atp-/sq0csp-),
+        // Atlassian (ATATT3), age (AGE-SECRET-KEY-1), Telegram bot tokens (id:AA…).
+        fixed(r"(?-u)\bkey-[0-9a-zA-Z]{32}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\b[0-9a-f]{32}-us[0-9]{1,2}\b", b"[REDACTED]"),
+        fixed(
+            r"(?-u)\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+            b"[REDACTED]",
+        ),
+        fixed(r"(?-u)\bdo[opr]_v1_[a-f0-9]{64}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bdapi[a-f0-9]{32}(?:-[0-9])?\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bhv[sb]\.[A-Za-z0-9_-]{24,}", b"[REDACTED]"),
+        fixed(r"(?-u)\blin_api_[A-Za-z0-9]{40}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", b"[REDACTED]"),
+        fixed(
+            r"(?-u)\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+            b"[REDACTED]",
+        ),
+        fixed(r"(?-u)\bpul-[a-f0-9]{40}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\bNRAK-[A-Z0-9]{27}\b", b"[REDACTED]"),
+        fixed(
+            r"(?-u)\bgl(?:c|sa)_[A-Za-z0-9+/_]{32,}={0,2}",
+            b"[REDACTED]",
+        ),
+        fixed(r"(?-u)\bsntry[su]_[A-Za-z0-9+/=_]{40,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}", b"[REDACTED]"),
+        fixed(r"(?-u)\bATATT3[A-Za-z0-9_=-]{40,}", b"[REDACTED]"),
+        fixed(r"(?-u)\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", b"[REDACTED]"),
+        fixed(r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b", b"[REDACTED]"),
+        // JSON Web Tokens: header.payload.signature, both JSON parts base64url of `{"`.
+        fixed(
+            r"(?-u)\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+            b"[REDACTED]",
+        ),
+        // .env-style assignments: FOO_SECRET=…, DB_PASSWORD=…, GITHUB_TOKEN_2=… (any suffix).
+        rule(
+            &format!(
+                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(?P<sep>[ \t]*[=:][ \t]*){value}"#
+            ),
+            With::KeyValue,
+        ),
+        // key=value, key: value, "key": "value", key => value, in any case.
+        rule(&key_value, With::KeyValue),
+    ]
+});
+
+/// Values that are plainly not secrets: placeholders, booleans, references to variables, and
+/// a `pwd` that is a directory.
+/// Words that name a type, not a value (`apiKey: string`, `api_key: str`).
+const TYPE_NAMES: &[&[u8]] = &[
+    b"string",
+    b"str",
+    b"number",
+    b"int",
+    b"integer",
+    b"bool",
+    b"boolean",
+    b"bytes",
+    b"any",
+    b"object",
+    b"secretstr",
+    b"optional",
+];
+
+/// Whether a bare value is a name in code, not a secret: camelCase holding the key's own word
+/// (`apiKey: apiKeyIsDirty`, `finalApiKey`), or the word itself (`token=Token{…}`).
+fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
+    if !inner
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        return false;
+    }
+    let folded: Vec<u8> = inner
+        .iter()
+        .filter(|b| **b != b'_')
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    let core: Vec<u8> = core
+        .iter()
+        .filter(|b| !matches!(b, b'_' | b'.' | b'-'))
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    let camel = inner
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    let letters = inner.iter().all(u8::is_ascii_alphabetic);
+    let humps = inner
+        .windows(2)
+        .filter(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        .count();
+    folded == core
+        || (camel && memchr::memmem::find(&folded, &core).is_some())
+        // `shouldUseOpenHandsKey`: a variable, not a password.
+        || (letters && inner[0].is_ascii_lowercase() && humps >= 2)
+}
+
+/// A Java object's default text, `android.os.BinderProxy@2bd79ce`: a class and a hash.
+fn is_object_id(inner: &[u8]) -> bool {
+    let Some(at) = memchr::memrchr(b'@', inner) else {
+        return false;
+    };
+    let (class, hash) = (&inner[..at], &inner[at + 1..]);
+    !hash.is_empty()
+        && hash.iter().all(u8::is_ascii_hexdigit)
+        && class.contains(&b'.')
+        && class
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$'))
+}
+
+fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
+    let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+    let inner = value
+        .strip_prefix(b"\\\"")
+        .or_else(|| value.strip_prefix(b"\""))
+        .or_else(|| value.strip_prefix(b"'"))
+        .unwrap_or(value);
+    let inner = inner
+        .strip_suffix(b"\\\"")
+        .or_else(|| inner.strip_suffix(b"\""))
+        .or_else(|| inner.strip_suffix(b"'"))
+        .unwrap_or(inner);
+    let lower = inner.to_ascii_lowercase();
+    let quoted = inner.len() != value.len();
+    let core = caps
+        .name("core")
+        .map_or(Vec::new(), |m| m.as_bytes().to_ascii_lowercase());
+    let key = caps
+        .name("key")
+        .map_or(Vec::new(), |m| m.as_bytes().to_ascii_lowercase());
+    if !quoted
+        && (next == Some(b'(')
+            || TYPE_NAMES.contains(&&lower[..])
+            || is_code_name(inner, &core)
+            || is_object_id(inner))
+    {
+        // A call (`formData.get(…)`), a type, a variable named after the key.
+        return true;
+    }
+    // A message id that spells its own key (`SECRETS$ADD_SECRET = "SECRETS$ADD_SECRET"`).
+    if !key.is_empty()
+        && lower.ends_with(&key)
+        && (lower.len() == key.len()
+            || matches!(
+                lower[lower.len() - key.len() - 1],
+                b'$' | b'.' | b':' | b'/'
+            ))
+    {
+        return true;
+    }
+    if inner.is_empty()
+        || inner.iter().all(|&b| b == b'*')
+        || memchr::memmem::find(inner, MARK.as_bytes()).is_some()
+        || matches!(
+            &lower[..],
+            b"null" | b"none" | b"nil" | b"true" | b"false" | b"undefined" | b"<none>"
+        )
+        || inner.starts_with(b"$")
+        || inner.starts_with(b"%(")
+        || inner.starts_with(b"{{")
+    {
+        return true;
+    }
+    core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
+}
+
+pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
+    match rule.with {
+        With::Userinfo => rule.re.replace_all(text, |caps: &Captures<'_>| {
+            let all = caps.get(0).map_or(&b""[..], |m| m.as_bytes());
+            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            // `host:8443/path@v2`: a port and a path, no password; an empty one neither.
+            let port_path = value.iter().take_while(|b| b.is_ascii_digit()).count();
+            if value.is_empty()
+                || (port_path > 0 && value.get(port_path) == Some(&b'/'))
+                || memchr::memmem::find(value, MARK.as_bytes()).is_some()
+            {
+                return all.to_vec();
+            }
+            let mut out = Vec::with_capacity(all.len());
+            for part in ["scheme", "user"] {
+                out.extend_from_slice(caps.name(part).map_or(&b""[..], |m| m.as_bytes()));
+            }
+            out.push(b':');
+            out.extend_from_slice(MARK.as_bytes());
+            out.push(b'@');
+            out.extend_from_slice(caps.name("host").map_or(&b""[..], |m| m.as_bytes()));
+            out
+        }),
+        With::Cookie => rule.re.replace_all(text, |caps: &Captures<'_>| {
+            let name = caps.name("name").map_or(&b""[..], |m| m.as_bytes());
+            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            let every = !name.eq_ignore_ascii_case(b"set-cookie");
+            let mut out = Vec::with_capacity(value.len() + 16);
+            out.extend_from_slice(name);
+            out.extend_from_slice(caps.name("sep").map_or(&b""[..], |m| m.as_bytes()));
+            for (i, pair) in value.split(|&b| b == b';').enumerate() {
+                if i > 0 {
+                    out.push(b';');
+                }
+                match memchr::memchr(b'=', pair) {
+                    Some(eq) if (i == 0 || every) && eq + 1 < pair.len() => {
+                        out.extend_from_slice(&pair[..=eq]);
+                        out.extend_from_slice(MARK.as_bytes());
+                    }
+                    _ => out.extend_from_slice(pair),
+                }
+            }
+            out
+        }),
+        With::Fixed(with) => rule.re.replace_all(text, with),
+        With::KeyValue => rule.re.replace_all(text, |caps: &Captures<'_>| {
+            let all = caps.get(0).map_or(&b""[..], |m| m.as_bytes());
+            let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
+            if keep_value(caps, next) {
+                return all.to_vec();
+            }
+            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            let mut out = Vec::with_capacity(all.len());
+            out.extend_from_slice(caps.name("key").map_or(&b""[..], |m| m.as_bytes()));
+            out.extend_from_slice(caps.name("sep").map_or(&b""[..], |m| m.as_bytes()));
+            let quote: &[u8] = if value.starts_with(b"\\\"") {
+                b"\\\""
+            } else if value.starts_with(b"\"") {
+                b"\""
+            } else if value.starts_with(b"'") {
+                b"'"
+            } else {
+                b""
+            };
+            out.extend_from_slice(quote);
+            out.extend_from_slice(MARK.as_bytes());
+            out.extend_from_slice(quote);
+            out
+        }),
+    }
+}
