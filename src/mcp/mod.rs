@@ -16,6 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use baton_core::error::{Error, Result};
 
+mod gate;
 pub mod tools;
 
 /// How often the mask tool reports progress while its command runs.
@@ -159,14 +160,24 @@ pub fn serve(ctx: tools::Ctx) -> Result<()> {
         .build()
         .map_err(|e| Error::internal(format!("cannot start the MCP runtime: {e}")))?;
     rt.block_on(async {
+        // The SDK reads and writes through the gate (see `gate`).
+        let (sdk_in, client_side) = tokio::io::duplex(64 << 10);
+        let (sdk_side, sdk_out) = tokio::io::duplex(64 << 10);
+        let pump = tokio::spawn(gate::run(
+            tokio::io::stdin(),
+            client_side,
+            sdk_out,
+            tokio::io::stdout(),
+        ));
         let service = Server::new(ctx)
-            .serve(rmcp::transport::stdio())
+            .serve((sdk_in, sdk_side))
             .await
             .map_err(|e| Error::invalid(format!("MCP handshake failed: {e}")))?;
         service
             .waiting()
             .await
             .map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
+        let _ = pump.await;
         Ok(())
     })
 }

@@ -220,3 +220,54 @@ fn tools_say_whether_they_only_read_and_outline_takes_a_directory() {
     assert!(text.contains("4-6 class A"), "{text}");
     assert!(text.contains("src/b.rs  (rust, 1 lines"), "{text}");
 }
+
+/// What the SDK would drop or answer without the request's id is answered in JSON-RPC's own
+/// terms: a line that is not JSON `-32700`, `params` that is not an object `-32602` with the
+/// request's id, a message over the limit `-32600` naming it; the server goes on answering.
+#[test]
+fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let p = Proj::new();
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{{\"name\":\"query\",\"arguments\":{{\"query\":\"{}\"}}}}}}",
+        "x".repeat(5 << 20)
+    );
+    let mut input = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        "this is not json".to_string(),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": "oops"}).to_string(),
+        big,
+        "[".repeat(200_000),
+    ];
+    input.push(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}).to_string());
+    let text: String = input.iter().map(|m| format!("{m}\n")).collect();
+    let o = p.run(&["mcp"], Some(text.as_bytes()));
+    let answers: Vec<Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let code_of = |id: Value| {
+        answers
+            .iter()
+            .filter(|a| a["id"] == id)
+            .map(|a| a["error"]["code"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(code_of(json!(5)), [json!(-32602)]);
+    // The not-JSON line, the too-deep one and the too-large one: id null (none can be read).
+    let mut nulls = code_of(Value::Null);
+    nulls.sort_by_key(|c| c.as_i64());
+    assert_eq!(nulls, [json!(-32700), json!(-32700), json!(-32600)]);
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == 6 && a["result"] == json!({})),
+        "{answers:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == 0 && a["result"]["serverInfo"]["name"] == "baton")
+    );
+}
