@@ -258,3 +258,35 @@ fn a_story_symlinked_out_of_the_project_is_skipped_never_read_or_written() {
         "{stdout}"
     );
 }
+
+/// A store file replaced by a link (a cloned repository can carry one): baton neither appends
+/// its events or history through it nor reads the task from it; the outside file stays as it was.
+#[test]
+fn store_files_replaced_by_links_are_never_written_or_read_through() {
+    let (_t, p, outside) = with_task();
+    let task = tasks_dir(&p).join("add-login");
+    for (name, rel) in [
+        ("events.jsonl", task.join("events.jsonl")),
+        ("history.md", p.join("docs/orchestrator/context/history.md")),
+        ("manifest.json", task.join("manifest.json")),
+    ] {
+        let target = outside.join(name);
+        std::fs::copy(&rel, &target).unwrap();
+        std::fs::remove_file(&rel).unwrap();
+        std::os::unix::fs::symlink(&target, &rel).unwrap();
+        let before = std::fs::read(&target).unwrap();
+        let (code, stdout, stderr) = baton(&p, &["phase", "begin", "spec"]);
+        // The history is a readable log, not the truth: the command stands, its line is not
+        // written there, and stderr says why.
+        let want = if name == "history.md" { 0 } else { 2 };
+        assert_eq!(code, Some(want), "{name}: {stdout}{stderr}");
+        assert!(stderr.contains("is a symbolic link"), "{name}: {stderr}");
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            before,
+            "{name}: written through the link"
+        );
+        std::fs::remove_file(&rel).unwrap();
+        std::fs::copy(&target, &rel).unwrap();
+    }
+}

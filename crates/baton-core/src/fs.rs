@@ -264,11 +264,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 /// A failed append (a full disk) is cut back off, so the file is as it was: a half-written
 /// line never waits there for the next append to glue onto.
 pub fn append_durable(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io_err(path))?;
+    let mut f = open_append(path)?;
     let before = f.metadata().map_err(io_err(path))?.len();
     let written = f.write_all(bytes).and_then(|()| f.sync_data());
     if let Err(e) = written {
@@ -280,19 +276,56 @@ pub fn append_durable(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Append without fsync (human-readable logs that are not a source of truth).
 pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = OpenOptions::new()
+    let mut f = open_append(path)?;
+    f.write_all(bytes).map_err(io_err(path))
+}
+
+/// Open for appending, never through a symbolic link: a log replaced by a link (a cloned
+/// repository can carry one) would take baton's writes out of the project.
+fn open_append(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-        .map_err(io_err(path))?;
-    f.write_all(bytes).map_err(io_err(path))
+        .map_err(|e| no_link(path, e))
+}
+
+/// Read a whole file, never through a symbolic link.
+pub fn read_no_link(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// The error for `path`: a link refused is said as such, anything else as the I/O error.
+pub fn no_link(path: &Path, e: std::io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return Error::invalid(format!(
+            "{} is a symbolic link: baton does not read or write store files through links",
+            path.display()
+        ))
+        .hint("replace the link with a regular file (or remove it, then `baton doctor` rebuilds what it can)");
+    }
+    Error::io(path, e)
 }
 
 /// The last `max` bytes of a file (all of it when smaller), and the file's length. One
 /// positioned read (no seek, no size probe): it is on every store command's path.
 pub fn read_tail(path: &Path, max: u64) -> Result<(Vec<u8>, u64)> {
-    use std::os::unix::fs::FileExt;
-    let f = File::open(path).map_err(io_err(path))?;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| no_link(path, e))?;
     let len = f.metadata().map_err(io_err(path))?.len();
     let start = len.saturating_sub(max);
     let mut buf = vec![0; (len - start) as usize];

@@ -783,10 +783,10 @@ fn check_phase_args(phase: &str, task_id: Option<&str>) -> Result<()> {
 
 pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
     let path = dir.join(MANIFEST);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match fs::read_no_link(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
+        Err(e) => return Err(fs::no_link(&path, e)),
     };
     model::completed::from_json(bytes)
         .map(Some)

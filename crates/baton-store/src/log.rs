@@ -111,7 +111,7 @@ pub fn append(path: &Path, events: &[Event]) -> Result<()> {
 /// Every event, validated: each line parses, has a known format version and the next `seq`.
 /// A torn last line (no newline) is ignored: it was never acknowledged.
 pub fn read_all(path: &Path) -> Result<Vec<Event>> {
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let bytes = fs::read_no_link(path).map_err(|e| fs::no_link(path, e))?;
     let complete = match bytes.iter().rposition(|&b| b == b'\n') {
         Some(i) => &bytes[..=i],
         None => &bytes[..0],
