@@ -29,6 +29,18 @@ pub fn is_store_phase(phase: &str) -> bool {
     STORE_PHASES.contains(&phase)
 }
 
+/// `phase` is one the store can complete; else what it is not, and what was meant.
+pub fn check_store_phase(phase: &str) -> Result<()> {
+    if is_store_phase(phase) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "`{phase}` is not a phase of the task store{}",
+        crate::names::did_you_mean(phase, STORE_PHASES.iter().copied())
+    ))
+    .hint(format!("phases: {}", STORE_PHASES.join(", "))))
+}
+
 /// Decide the file (relative to the task directory) for a STORE.
 pub fn target(
     task_dir: &Path,

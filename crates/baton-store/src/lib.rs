@@ -499,14 +499,8 @@ impl Store {
         needs: &[String],
     ) -> Result<(Outcome, Retrieved)> {
         check_phase_args(phase, task_id)?;
-        if !artifacts::is_store_phase(phase) {
-            // COMPLETE_PHASE would refuse it: the phase would stay running.
-            return Err(Error::invalid(format!(
-                "`{phase}` is not a phase of the task store{}",
-                names::did_you_mean(phase, artifacts::STORE_PHASES.iter().copied())
-            ))
-            .hint(format!("phases: {}", artifacts::STORE_PHASES.join(", "))));
-        }
+        // COMPLETE_PHASE would refuse any other: the phase would stay running.
+        artifacts::check_store_phase(phase)?;
         let label = phase_label(phase, task_id);
         let memory = self.memory_dir();
         self.mutate(slug, |m, dir| {

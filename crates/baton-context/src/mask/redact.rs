@@ -12,9 +12,8 @@ use std::sync::LazyLock;
 
 use regex::bytes::RegexSet;
 
+pub use super::redact_rules::MARK;
 use super::redact_rules::{RULES, apply};
-
-pub const MARK: &str = "[REDACTED]";
 
 /// One pass to learn whether anything matches at all (the common case is: nothing does).
 static ANY: LazyLock<RegexSet> =

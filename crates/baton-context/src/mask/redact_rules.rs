@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Captures, Regex};
 
-use super::redact::MARK;
+/// What replaces a secret.
+pub const MARK: &str = "[REDACTED]";
 
 /// What a rule puts in place of its match.
 pub(super) enum With {
