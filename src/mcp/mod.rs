@@ -131,14 +131,33 @@ impl Server {
     ) -> tools::Answer {
         let ctx = self.ctx.clone();
         let what = m.command.join(" ");
-        let mut job = tokio::task::spawn_blocking(move || tools::run_mask(&ctx, &m));
+        // A call the client cancels (or a connection that closes) drops this future: the
+        // guard then stops the command's process group, which would otherwise run on.
+        let group = Arc::new(std::sync::Mutex::new(None::<i32>));
+        let guard = StopOnDrop(group.clone());
+        let mut job = tokio::task::spawn_blocking(move || {
+            let answer = tools::run_mask(&ctx, &m, &|pgid| {
+                *group
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pgid);
+            });
+            *group
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+            answer
+        });
         let t0 = Instant::now();
         let mut tick = tokio::time::interval(PROGRESS_EVERY);
         tick.tick().await;
         loop {
             tokio::select! {
                 done = &mut job => {
+                    drop(guard);
                     return done.unwrap_or_else(|e| error_answer(&Error::internal(format!("mask failed: {e}"))));
+                }
+                _ = context.ct.cancelled() => {
+                    drop(guard);
+                    return error_answer(&Error::invalid("cancelled by the client: the command was stopped"));
                 }
                 _ = tick.tick() => {
                     if let Some(t) = &token {
@@ -149,6 +168,26 @@ impl Server {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Stops the process group it names, if any, when dropped: SIGTERM, then SIGKILL 2 s later.
+struct StopOnDrop(Arc<std::sync::Mutex<Option<i32>>>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let group = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(pgid) = group {
+            baton_core::process::signal_group(pgid, libc::SIGTERM);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_secs(2));
+                baton_core::process::signal_group(pgid, libc::SIGKILL);
+            });
         }
     }
 }

@@ -558,7 +558,8 @@ pub fn parse_mask(a: &Map<String, Value>) -> Result<MaskArgs> {
 }
 
 /// Run the mask tool (blocking: the server runs it off its protocol thread).
-pub fn run_mask(ctx: &Ctx, m: &MaskArgs) -> Answer {
+/// `started` is told the command's process group when it runs.
+pub fn run_mask(ctx: &Ctx, m: &MaskArgs, started: &dyn Fn(i32)) -> Answer {
     let local = ctx.project.local_dir();
     let opts = capture::Options {
         local_dir: &local,
@@ -570,7 +571,7 @@ pub fn run_mask(ctx: &Ctx, m: &MaskArgs) -> Answer {
         redact_scratch: ctx.project.config.mask.redact_scratch,
     };
     let timeout = m.timeout_secs.map_or(MASK_TIMEOUT, Duration::from_secs);
-    let o = match capture::mask_command(&opts, &m.command, timeout) {
+    let o = match capture::mask_command(&opts, &m.command, timeout, started) {
         Ok(o) => o,
         Err(e) => return Answer::error(&e),
     };

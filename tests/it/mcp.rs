@@ -271,3 +271,63 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
             .any(|a| a["id"] == 0 && a["result"]["serverInfo"]["name"] == "baton")
     );
 }
+
+/// A `mask` call the client cancels stops its command's process group at once (it would run
+/// on unseen), and the server goes on answering.
+#[test]
+fn a_cancelled_mask_call_stops_its_command() {
+    use std::io::{BufRead, Write};
+    let p = Proj::new();
+    let pidfile = p.path().join("pid");
+    let mut child = p
+        .cmd(&["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let script = format!("echo $$ > {}; sleep 60", pidfile.display());
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mask", "arguments": {"command": ["sh", "-c", script]}}}),
+    );
+    let t = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(t.elapsed().as_secs() < 20, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0;
+    assert!(alive(pid));
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "test"}}),
+    );
+    let t = std::time::Instant::now();
+    while alive(pid) {
+        assert!(
+            t.elapsed().as_secs() < 5,
+            "the cancelled command still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let pong = lines
+        .by_ref()
+        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
+        .find(|v| v["id"] == 2)
+        .unwrap();
+    assert_eq!(pong["result"], json!({}));
+    drop(stdin);
+    child.wait().unwrap();
+}

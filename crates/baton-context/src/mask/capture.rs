@@ -53,16 +53,31 @@ pub fn mask_bytes(opts: &Options, command: &[String], text: &[u8]) -> Result<Out
 
 /// Run `argv` (no shell, stdin closed) and mask its combined output; stopped after `timeout`
 /// (SIGTERM to its process group, then SIGKILL), as `baton mask --timeout` does.
-pub fn mask_command(opts: &Options, argv: &[String], timeout: Duration) -> Result<Outcome> {
+/// `started` is told the command's process group as soon as it runs (the MCP server stops it
+/// there when the client cancels the call).
+pub fn mask_command(
+    opts: &Options,
+    argv: &[String],
+    timeout: Duration,
+    started: &dyn Fn(i32),
+) -> Result<Outcome> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
-    let mut running = super::spawn_with(&os, true, Stdio::null()).map_err(|f| f.error)?;
+    // The scratch file first: a command started before it failed would be left running.
     let dir = scratch::scratch_dir(opts.local_dir)?;
     let label = argv
         .first()
         .and_then(|c| Path::new(c).file_name())
         .map_or_else(|| "cmd".to_string(), |n| n.to_string_lossy().into_owned());
     let (file, path) = scratch::create(&dir, &label)?;
+    let mut running = match super::spawn_with(&os, true, Stdio::null()) {
+        Ok(r) => r,
+        Err(f) => {
+            let _ = std::fs::remove_file(&path);
+            return Err(f.error);
+        }
+    };
     let pid = running.child.id();
+    started(pid as i32);
     let dog = super::timeout::Watchdog::start(pid as i32, timeout, super::timeout::GRACE);
     let masker = Masker::new(std::io::sink(), summarizer(opts.kind, argv), opts.threshold);
     let mut sink = Sink::new(file, opts.redact_scratch);
@@ -168,7 +183,13 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let argv = ["sleep".to_string(), "30".to_string()];
         let t0 = std::time::Instant::now();
-        let o = mask_command(&opts(tmp.path()), &argv, Duration::from_millis(200)).unwrap();
+        let o = mask_command(
+            &opts(tmp.path()),
+            &argv,
+            Duration::from_millis(200),
+            &|_| {},
+        )
+        .unwrap();
         assert!(t0.elapsed() < Duration::from_secs(10));
         assert_eq!(o.timed_out, Some(Duration::from_millis(200)));
     }
