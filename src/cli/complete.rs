@@ -33,15 +33,7 @@ pub fn run_ids() -> ArgValueCandidates {
     ArgValueCandidates::new(|| {
         let Some(p) = project() else { return vec![] };
         let local = p.local_dir();
-        let dir = baton_engine::journal::Journal::runs_dir(&local);
-        let mut ids: Vec<String> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !n.starts_with(baton_core::fs::TEMP_PREFIX))
-            .collect();
-        ids.sort();
+        let mut ids = baton_engine::journal::Journal::run_ids(&local);
         ids.reverse();
         candidates(
             ids.into_iter()

@@ -99,100 +99,91 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
 fn snapshot(ctx: &Ctx) -> Snapshot {
     let local = ctx.project.local_dir();
     let mut runs = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(Journal::runs_dir(&local)) {
-        let mut ids: Vec<String> = rd
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            // A run being started (`Journal::start`) is not one yet.
-            .filter(|n| !n.starts_with(baton_core::fs::TEMP_PREFIX))
-            .collect();
-        ids.sort();
-        for id in ids {
-            // A run whose journal cannot be read is shown as damaged, not hidden.
-            let damaged = |why: String| RunRow {
-                run_id: id.clone(),
-                workflow: String::new(),
-                epics: vec![],
-                state: "damaged".into(),
-                next: Some(why),
-                agent_calls: 0,
-                done: 0,
-                failed: 0,
-                tokens: 0,
-                cost_usd: 0.0,
-                running: vec![],
-                left_running: vec![],
-                started_at: String::new(),
-                updated_at: String::new(),
-            };
-            let j = match Journal::open(&local, &id) {
-                Ok(j) => j,
-                Err(e) => {
-                    runs.push(damaged(e.to_string()));
-                    continue;
-                }
-            };
-            let Some(baton_engine::journal::Started {
-                workflow: wf,
-                subjects: epics,
-                ..
-            }) = j.started()
-            else {
-                runs.push(damaged(
-                    "the journal does not start with run_started".into(),
-                ));
+    for id in Journal::run_ids(&local) {
+        // A run whose journal cannot be read is shown as damaged, not hidden.
+        let damaged = |why: String| RunRow {
+            run_id: id.clone(),
+            workflow: String::new(),
+            epics: vec![],
+            state: "damaged".into(),
+            next: Some(why),
+            agent_calls: 0,
+            done: 0,
+            failed: 0,
+            tokens: 0,
+            cost_usd: 0.0,
+            running: vec![],
+            left_running: vec![],
+            started_at: String::new(),
+            updated_at: String::new(),
+        };
+        let j = match Journal::open(&local, &id) {
+            Ok(j) => j,
+            Err(e) => {
+                runs.push(damaged(e.to_string()));
                 continue;
-            };
-            let count = |r: &str| {
-                j.records
-                    .iter()
-                    .filter(
-                        |x| matches!(&x.entry, Entry::SubjectFinished { result, .. } if result == r),
-                    )
-                    .count()
-            };
-            let last_started = j.records.iter().rev().find_map(|r| match &r.entry {
-                Entry::PhaseStarted {
-                    subject,
-                    phase,
-                    attempt,
-                } => Some(format!("{} {phase} (attempt {attempt})", subject.label())),
-                _ => None,
-            });
-            let task_state = baton_engine::workflow::task::run_state(&ctx.store(), wf, epics, &id);
-            let (state, next) = if let Some(s) = task_state {
-                s
-            } else if j.run_finished() {
-                ("finished".to_string(), None)
-            } else if j.is_held() {
-                ("running".to_string(), None)
-            } else {
-                (
-                    "interrupted".to_string(),
-                    Some(format!(
-                        "{} — continue with: baton run --resume {id}",
-                        last_started.unwrap_or_else(|| "before its first phase".into())
-                    )),
+            }
+        };
+        let Some(baton_engine::journal::Started {
+            workflow: wf,
+            subjects: epics,
+            ..
+        }) = j.started()
+        else {
+            runs.push(damaged(
+                "the journal does not start with run_started".into(),
+            ));
+            continue;
+        };
+        let count = |r: &str| {
+            j.records
+                .iter()
+                .filter(
+                    |x| matches!(&x.entry, Entry::SubjectFinished { result, .. } if result == r),
                 )
-            };
-            let (tokens, cost_usd, running) = progress(&j);
-            runs.push(RunRow {
-                run_id: id.clone(),
-                workflow: wf.to_string(),
-                epics: epics.to_vec(),
-                state,
-                next,
-                agent_calls: j.agent_calls(),
-                tokens,
-                cost_usd,
-                running,
-                left_running: j.orphans(),
-                done: count("done"),
-                failed: count("failed"),
-                started_at: j.records.first().map(|r| r.ts.clone()).unwrap_or_default(),
-                updated_at: j.records.last().map(|r| r.ts.clone()).unwrap_or_default(),
-            });
-        }
+                .count()
+        };
+        let last_started = j.records.iter().rev().find_map(|r| match &r.entry {
+            Entry::PhaseStarted {
+                subject,
+                phase,
+                attempt,
+            } => Some(format!("{} {phase} (attempt {attempt})", subject.label())),
+            _ => None,
+        });
+        let task_state = baton_engine::workflow::task::run_state(&ctx.store(), wf, epics, &id);
+        let (state, next) = if let Some(s) = task_state {
+            s
+        } else if j.run_finished() {
+            ("finished".to_string(), None)
+        } else if j.is_held() {
+            ("running".to_string(), None)
+        } else {
+            (
+                "interrupted".to_string(),
+                Some(format!(
+                    "{} — continue with: baton run --resume {id}",
+                    last_started.unwrap_or_else(|| "before its first phase".into())
+                )),
+            )
+        };
+        let (tokens, cost_usd, running) = progress(&j);
+        runs.push(RunRow {
+            run_id: id.clone(),
+            workflow: wf.to_string(),
+            epics: epics.to_vec(),
+            state,
+            next,
+            agent_calls: j.agent_calls(),
+            tokens,
+            cost_usd,
+            running,
+            left_running: j.orphans(),
+            done: count("done"),
+            failed: count("failed"),
+            started_at: j.records.first().map(|r| r.ts.clone()).unwrap_or_default(),
+            updated_at: j.records.last().map(|r| r.ts.clone()).unwrap_or_default(),
+        });
     }
     let store = ctx.store();
     let (mut tasks, mut damaged) = (Vec::new(), Vec::new());

@@ -42,21 +42,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let local = ctx.project.local_dir();
     let journals: Vec<Journal> = match &a.run_id {
         Some(id) => vec![Journal::open(&local, id)?],
-        None => {
-            let rd = std::fs::read_dir(Journal::runs_dir(&local));
-            let mut ids: Vec<String> = rd
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| !n.starts_with(baton_core::fs::TEMP_PREFIX))
-                .collect();
-            ids.sort();
-            ids.iter()
-                .filter_map(|id| Journal::open(&local, id).ok())
-                .filter(|j| !j.run_finished() || !j.orphans().is_empty())
-                .collect()
-        }
+        None => Journal::run_ids(&local)
+            .iter()
+            .filter_map(|id| Journal::open(&local, id).ok())
+            .filter(|j| !j.run_finished() || !j.orphans().is_empty())
+            .collect(),
     };
     let mut done = Vec::new();
     for j in &journals {

@@ -31,14 +31,7 @@ fn repo() -> Repo {
 
 impl Repo {
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut c = Command::new(bin());
-        c.args(args)
-            .current_dir(&self.dir)
-            .env_remove("BATON_AGENT_SIM");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c.output().unwrap()
+        crate::util::run_in(&self.dir, args, env)
     }
 
     /// The work tree's files (git's own folder aside), HEAD and git's status.

@@ -25,14 +25,7 @@ impl Demo {
         self.run_env(args, &[])
     }
     fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut c = Command::new(bin());
-        c.args(args)
-            .current_dir(&self.dir)
-            .env_remove("BATON_AGENT_SIM");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c.output().unwrap()
+        crate::util::run_in(&self.dir, args, env)
     }
     fn story(&self, id: &str) -> String {
         std::fs::read_to_string(crate::util::demo_story_path(&self.dir, id)).unwrap()

@@ -37,12 +37,9 @@ pub fn scratch_plan(
 
 /// Every run of the project that has not finished, whatever its workflow.
 fn unfinished(local: &Path) -> Vec<Journal> {
-    let Ok(rd) = std::fs::read_dir(Journal::runs_dir(local)) else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter_map(|id| Journal::open(local, &id).ok())
+    Journal::run_ids(local)
+        .iter()
+        .filter_map(|id| Journal::open(local, id).ok())
         .filter(|j| !j.run_finished())
         .collect()
 }

@@ -51,6 +51,17 @@ pub fn demo_repo(dir: &std::path::Path, scenario: &str) {
     git(dir, &["switch", "-q", "-c", "epic-1"]);
 }
 
+/// `baton ARGS` in `dir` with `env` added (and the sim switch of the test's own environment
+/// removed): its output.
+pub fn run_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(bin());
+    c.args(args).current_dir(dir).env_remove("BATON_AGENT_SIM");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
 /// stdout then stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(

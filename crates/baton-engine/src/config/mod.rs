@@ -269,15 +269,7 @@ fn merge(layers: &[Layer]) -> Result<Config> {
     let used = std::iter::once(config.run.default_agent.clone())
         .chain(config.run.roles.values().filter_map(|r| r.agent.clone()));
     for id in used {
-        if id.is_sim() {
-            continue;
-        }
-        baton_agent::settings::resolve(&config.agents, &id, None, None)
-            .and_then(|r| r.check(&id))
-            .map_err(|e| {
-                let hint = e.hint_text().unwrap_or_default();
-                Error::corrupt(&blame, None, e.to_string()).hint(hint)
-            })?;
+        check_agent(&config, &id, &blame)?;
     }
     Ok(config)
 }
@@ -323,17 +315,23 @@ fn check_values(config: &Config, file: &Path) -> Result<()> {
             Error::corrupt(file, None, format!("[agents.{k}]: {why}"))
                 .hint(format!("rename the table in {}", file.display()))
         })?;
-        if id.is_sim() {
-            continue;
-        }
-        baton_agent::settings::resolve(&config.agents, &id, None, None)
-            .and_then(|r| r.check(&id))
-            .map_err(|e| {
-                let hint = e.hint_text().unwrap_or_default();
-                Error::corrupt(file, None, e.to_string()).hint(hint)
-            })?;
+        check_agent(config, &id, file)?;
     }
     Ok(())
+}
+
+/// Agent `id` resolves and its settings suit its CLI; an error blames `file`.
+fn check_agent(config: &Config, id: &baton_agent::settings::AgentId, file: &Path) -> Result<()> {
+    if id.is_sim() {
+        return Ok(());
+    }
+    baton_agent::settings::resolve(&config.agents, id, None, None)
+        .and_then(|r| r.check(id))
+        .map(drop)
+        .map_err(|e| {
+            let hint = e.hint_text().unwrap_or_default();
+            Error::corrupt(file, None, e.to_string()).hint(hint)
+        })
 }
 
 /// A configured path must be relative and must not climb out of the project.

@@ -240,6 +240,19 @@ impl Journal {
         local.join("runs")
     }
 
+    /// The ids of the project's runs, oldest first (a run being started is none yet).
+    pub fn run_ids(local: &Path) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(Self::runs_dir(local))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| !n.starts_with(fs::TEMP_PREFIX))
+            .collect();
+        ids.sort();
+        ids
+    }
+
     /// Start run `run_id` with its journal's first entry, `first` (`run_started`): the run's
     /// folder appears whole, that entry in it, or not at all. It is made under a temp name
     /// (`runs/.baton-tmp-<pid>-<id>`, which a later start removes when a kill left it) and
@@ -307,18 +320,14 @@ impl Journal {
         local: &'a Path,
         workflows: &'a [&'a str],
     ) -> impl Iterator<Item = Journal> + 'a {
-        let mut ids: Vec<String> = std::fs::read_dir(Self::runs_dir(local))
+        Self::run_ids(local)
             .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
-        ids.sort();
-        ids.into_iter().rev().filter_map(move |id| {
-            let j = Journal::open(local, &id).ok()?;
-            let ours = workflows.contains(&j.started()?.workflow);
-            (ours && !j.run_finished()).then_some(j)
-        })
+            .rev()
+            .filter_map(move |id| {
+                let j = Journal::open(local, &id).ok()?;
+                let ours = workflows.contains(&j.started()?.workflow);
+                (ours && !j.run_finished()).then_some(j)
+            })
     }
 
     /// The run's folder as the user sees it: relative to `project` when inside it.
