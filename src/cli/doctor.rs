@@ -8,7 +8,13 @@ use baton_core::error::Result;
 use baton_store::doctor::{self, Level};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  baton doctor\n  baton doctor --json\n\n\
+#[command(
+    after_help = "Examples:\n  baton doctor\n  baton doctor --json\n  baton doctor --store      # the task store only\n  \
+baton doctor --agents     # the agent CLIs only\n\n\
+Agents: for claude, codex and gemini, whether the CLI is installed (its version), whether\n\
+`baton init AGENT` wired baton into this project, whether the CLI trusts this folder (each\n\
+ignores a project's settings until then), whether it has credentials, and what to do; and\n\
+whether a login shell finds baton. Advice only: it does not change the exit code.\n\n\
 Checks every task: each event line parses and replays, each stored artifact exists, the\n\
 manifest equals the replay of the events. Repairs without losing anything: a torn last event\n\
 line (a crash mid-write) moves to events.jsonl.torn, a stale or missing manifest is rebuilt,\n\
@@ -16,19 +22,45 @@ temp files of interrupted writes are removed. Exit code 5 if damage remains.\n\n
 baton doctor --queue dat-q1    a verify queue instead: every item's state reads back; on the\n\
 postgres backend also stuck leases (a claim whose worker stopped renewing it), claims left on\n\
 finished items, files of phases the pipeline no longer has, and outcomes the item's state\n\
-does not show. Exit code 5 if it finds any.")]
+does not show. Exit code 5 if it finds any."
+)]
 pub struct Args {
     /// Check this verify queue instead of the task store
     #[arg(long, value_name = "NAME", add = super::complete::queue_names())]
     pub queue: Option<String>,
+    /// The task store only
+    #[arg(long, conflicts_with_all = ["queue", "agents"])]
+    pub store: bool,
+    /// The agent CLIs only
+    #[arg(long, conflicts_with = "queue")]
+    pub agents: bool,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     if let Some(q) = a.queue {
         return queue(ctx, &q);
     }
+    if a.agents {
+        let agents = super::doctor_agents::check(&ctx.project.dir);
+        let login = super::doctor_agents::baton_on_login_path();
+        let v = serde_json::json!({"agents": agents, "baton_on_login_path": login});
+        ctx.out.emit(&v, |w| {
+            super::doctor_agents::render(w, &agents, login.as_deref())
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = doctor::run(&ctx.store())?;
-    ctx.out.emit(&report, |w| {
+    let agents = (!a.store).then(|| {
+        let agents = super::doctor_agents::check(&ctx.project.dir);
+        (agents, super::doctor_agents::baton_on_login_path())
+    });
+    let v = match &agents {
+        None => serde_json::to_value(&report).unwrap_or_default(),
+        Some((ag, login)) => {
+            serde_json::json!({"store": report, "agents": ag, "baton_on_login_path": login})
+        }
+    };
+    ctx.out.emit(&v, |w| {
         writeln!(w, "store {}: {} task(s)", report.root, report.tasks)?;
         for f in &report.findings {
             let tag = match f.level {
@@ -47,7 +79,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             } else {
                 "store has damage that needs a human"
             }
-        )
+        )?;
+        if let Some((ag, login)) = &agents {
+            super::doctor_agents::render(w, ag, login.as_deref())?;
+        }
+        Ok(())
     });
     Ok(if report.healthy() {
         ExitCode::SUCCESS

@@ -18,6 +18,7 @@ mod config;
 mod demo;
 mod discover;
 mod doctor;
+mod doctor_agents;
 mod exec;
 mod extract;
 mod gate;

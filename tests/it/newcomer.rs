@@ -617,3 +617,106 @@ fn a_mistyped_phase_or_task_is_refused_with_what_was_meant() {
         text(&o)
     );
 }
+
+/// `baton doctor` says, per agent CLI, whether it would use baton's wiring in this project:
+/// installed (its version), wired by `baton init`, the folder trusted by the CLI, credentials;
+/// and what to do when not.
+#[test]
+fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
+    let r = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = bare_path(tmp.path());
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for (cli, version) in [
+        ("claude", "2.1.197 (Claude Code)"),
+        ("codex", "codex-cli 0.171.0"),
+    ] {
+        let f = tmp.path().join("bin").join(cli);
+        std::fs::write(&f, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let dir = r.dir.canonicalize().unwrap();
+    // claude: wired and trusted; codex: neither; gemini: not installed.
+    let o = r.run(&["init", "claude"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(
+        home.join(".claude.json"),
+        serde_json::json!({"projects": {dir.display().to_string(): {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+    let env = [
+        ("PATH", path.as_str()),
+        ("HOME", home.to_str().unwrap()),
+        ("ANTHROPIC_API_KEY", "sk-test"),
+        ("SHELL", "/bin/sh"),
+    ];
+    let o = r.run(&["doctor", "--agents", "--json"], &env);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let agent = |name: &str| {
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == name)
+            .unwrap()
+            .clone()
+    };
+    let claude = agent("claude");
+    assert_eq!(claude["version"], "2.1.197 (Claude Code)");
+    assert_eq!(claude["unwired"], serde_json::json!([]));
+    assert_eq!(claude["trust"]["trust"], "trusted");
+    assert_eq!(claude["todo"], serde_json::json!([]), "{claude}");
+    let codex = agent("codex");
+    assert_eq!(codex["version"], "codex-cli 0.171.0");
+    assert_eq!(codex["trust"]["trust"], "not_trusted");
+    let todo: Vec<&str> = codex["todo"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        todo.contains(&"wire baton into this project: baton init codex"),
+        "{todo:?}"
+    );
+    assert!(
+        todo.iter()
+            .any(|t| t.starts_with("run `codex` in this folder once and trust it")),
+        "{todo:?}"
+    );
+    assert!(
+        todo.iter()
+            .any(|t| t.starts_with("no credentials found: run `codex login`")),
+        "{todo:?}"
+    );
+    let gemini = agent("gemini");
+    assert!(gemini["installed"].is_null());
+    assert!(
+        gemini["todo"][0]
+            .as_str()
+            .unwrap()
+            .contains("npm install -g @google/gemini-cli")
+    );
+    let login = &v["baton_on_login_path"];
+    assert!(
+        login.is_null() || login.as_str().unwrap().ends_with("baton"),
+        "{login}"
+    );
+    // For people: the store section, then the agents.
+    let o = r.run(&["doctor"], &env);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("agents:\n  claude  "), "{out}");
+    assert!(
+        out.contains(": uses baton's hooks and MCP server here\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  codex   ") && out.contains(": does not use baton's wiring here\n"),
+        "{out}"
+    );
+    let o = r.run(&["doctor", "--store"], &env);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("agents:"));
+}

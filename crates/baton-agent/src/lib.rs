@@ -80,15 +80,15 @@ mod gemini;
 pub mod interactive;
 pub mod preflight;
 mod process;
-
-pub use process::{Orphan, orphans, stop_orphans};
 pub mod settings;
 pub mod sim;
 pub mod transcript;
+pub mod trust;
 pub mod wiring;
 
 pub use failure::{FailureKind, is_transient};
 use failure::{classify_api_error, is_bad_argument, is_network};
+pub use process::{Orphan, orphans, stop_orphans};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

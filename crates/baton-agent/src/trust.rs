@@ -1,0 +1,148 @@
+//! Whether an agent CLI trusts a folder, read from where each CLI records it: a CLI ignores a
+//! project's settings (baton's hooks and MCP server among them) in a folder it does not trust.
+//! Read-only, and only advisory: `baton doctor` says what it finds and what to do.
+//!
+//! - claude: `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`), `projects.<dir>.hasTrustDialogAccepted`.
+//! - codex: `$CODEX_HOME/config.toml` (`~/.codex`), `[projects."<dir>"] trust_level = "trusted"`.
+//! - gemini: `~/.gemini/trustedFolders.json`, `{"<dir>": "TRUST_FOLDER" | "TRUST_PARENT" |
+//!   "DO_NOT_TRUST"}` (a rule covers its folder's subfolders; TRUST_PARENT trusts the folder's
+//!   parent), or `GEMINI_CLI_TRUST_WORKSPACE=true`.
+
+use std::path::{Path, PathBuf};
+
+use crate::wiring::HookAgent;
+
+/// What a CLI's records say of a folder.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "trust", content = "detail")]
+pub enum Trust {
+    /// Trusted, and by what.
+    Trusted(String),
+    /// Not trusted; how to trust it.
+    NotTrusted(String),
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// Whether `agent` trusts `dir` (an absolute, canonical path).
+pub fn of(agent: HookAgent, dir: &Path) -> Trust {
+    match agent {
+        HookAgent::Claude => claude(dir),
+        HookAgent::Codex => codex(dir),
+        HookAgent::Gemini => gemini(dir),
+    }
+}
+
+fn claude(dir: &Path) -> Trust {
+    let file = std::env::var_os("CLAUDE_CONFIG_DIR").map_or_else(
+        || home().join(".claude.json"),
+        |d| PathBuf::from(d).join(".claude.json"),
+    );
+    let accepted = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| {
+            v.get("projects")
+                .and_then(|p| p.get(dir.to_string_lossy().as_ref()))
+                .and_then(|p| p.get("hasTrustDialogAccepted"))
+                .and_then(serde_json::Value::as_bool)
+                == Some(true)
+        });
+    if accepted {
+        Trust::Trusted(format!("accepted in {}", file.display()))
+    } else {
+        Trust::NotTrusted(
+            "run `claude` in this folder once and trust it (claude ignores a project's permissions and MCP servers until then)".into(),
+        )
+    }
+}
+
+fn codex(dir: &Path) -> Trust {
+    let file = std::env::var_os("CODEX_HOME")
+        .map_or_else(|| home().join(".codex"), PathBuf::from)
+        .join("config.toml");
+    let trusted = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .is_some_and(|t| {
+            t.get("projects")
+                .and_then(|p| p.get(dir.to_string_lossy().as_ref()))
+                .and_then(|p| p.get("trust_level"))
+                .and_then(toml::Value::as_str)
+                == Some("trusted")
+        });
+    if trusted {
+        Trust::Trusted(format!("trust_level = \"trusted\" in {}", file.display()))
+    } else {
+        Trust::NotTrusted(
+            "run `codex` in this folder once and trust it, then trust baton's hooks with /hooks (codex uses a project's .codex/ only then)".into(),
+        )
+    }
+}
+
+fn gemini(dir: &Path) -> Trust {
+    if std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true") {
+        return Trust::Trusted("GEMINI_CLI_TRUST_WORKSPACE=true".into());
+    }
+    let file = home().join(".gemini/trustedFolders.json");
+    let rules = std::fs::read(&file).unwrap_or_default();
+    if gemini_trusts(dir, &rules) {
+        Trust::Trusted(format!("a rule in {}", file.display()))
+    } else {
+        Trust::NotTrusted(
+            "run `gemini` in this folder once and trust it (gemini ignores a folder's .gemini/settings.json until then); `baton run` sets GEMINI_CLI_TRUST_WORKSPACE=true for its own calls".into(),
+        )
+    }
+}
+
+/// Whether gemini's trusted-folder rules (`trustedFolders.json`'s text) trust `dir`: the most
+/// specific rule covering it decides.
+fn gemini_trusts(dir: &Path, rules: &[u8]) -> bool {
+    let rules: Vec<(PathBuf, String)> =
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(rules)
+            .map(|m| {
+                m.into_iter()
+                    .filter_map(|(k, v)| Some((PathBuf::from(k), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+    rules
+        .iter()
+        .filter_map(|(path, level)| {
+            let covered = match level.as_str() {
+                "TRUST_PARENT" => path.parent().map(Path::to_path_buf),
+                _ => Some(path.clone()),
+            }?;
+            dir.starts_with(&covered)
+                .then(|| (covered.components().count(), level.as_str()))
+        })
+        .max_by_key(|(depth, _)| *depth)
+        .is_some_and(|(_, level)| matches!(level, "TRUST_FOLDER" | "TRUST_PARENT"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_rules_cover_subfolders_and_trust_parent_covers_the_parent() {
+        let rules = br#"{"/work/a": "TRUST_FOLDER", "/work/b/x": "TRUST_PARENT", "/work/a/no": "DO_NOT_TRUST"}"#;
+        let trusted = |d: &str| gemini_trusts(Path::new(d), rules);
+        assert!(trusted("/work/a"));
+        assert!(trusted("/work/a/deep/er"));
+        assert!(
+            trusted("/work/b/y"),
+            "TRUST_PARENT of /work/b/x trusts /work/b"
+        );
+        assert!(
+            !trusted("/work/a/no/more"),
+            "the most specific rule decides"
+        );
+        assert!(!trusted("/elsewhere"));
+        assert!(!gemini_trusts(Path::new("/work/a"), b"not json"));
+    }
+}

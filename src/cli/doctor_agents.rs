@@ -1,0 +1,161 @@
+//! `baton doctor`'s agents section: for each agent CLI, whether it is installed (and which
+//! version), whether baton's wiring (`baton init AGENT`) is in this project, whether the CLI
+//! would really pick it up (a CLI ignores a project's settings in a folder it does not trust),
+//! whether it has credentials, and what to do; and whether a login shell finds `baton` (codex
+//! runs an agent's commands in one).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use baton_agent::preflight::{self, Credentials};
+use baton_agent::trust::{self, Trust};
+use baton_agent::wiring::HookAgent;
+use baton_agent::{AgentKind, AgentSpec};
+
+/// One agent CLI as doctor finds it.
+#[derive(Debug, serde::Serialize)]
+pub struct AgentReport {
+    pub agent: &'static str,
+    pub installed: Option<PathBuf>,
+    pub version: Option<String>,
+    pub credentials: Option<String>,
+    /// The project files `baton init AGENT` would still change (none: wired).
+    pub unwired: Vec<PathBuf>,
+    pub trust: Trust,
+    /// What to do, in order; empty when the CLI would use baton's wiring here.
+    pub todo: Vec<String>,
+}
+
+impl AgentReport {
+    /// Installed, wired, trusted: the CLI uses baton's hooks and MCP server in this project.
+    pub fn picked_up(&self) -> bool {
+        self.installed.is_some()
+            && self.unwired.is_empty()
+            && matches!(self.trust, Trust::Trusted(_))
+    }
+}
+
+/// Every agent CLI, for the project at `dir`.
+pub fn check(dir: &Path) -> Vec<AgentReport> {
+    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    [
+        (HookAgent::Claude, AgentKind::Claude),
+        (HookAgent::Codex, AgentKind::Codex),
+        (HookAgent::Gemini, AgentKind::Gemini),
+    ]
+    .into_iter()
+    .map(|(agent, kind)| {
+        let spec = AgentSpec::new(kind);
+        let installed = preflight::locate(&spec, dir).ok();
+        let trust = trust::of(agent, &canonical);
+        if installed.is_none() {
+            // Not used here: how to get it is all there is to say.
+            return AgentReport {
+                agent: agent.name(),
+                installed,
+                version: None,
+                credentials: None,
+                unwired: Vec::new(),
+                trust,
+                todo: vec![format!("not installed: {}", preflight::install_hint(kind))],
+            };
+        }
+        let mut todo = Vec::new();
+        let version = installed.as_deref().and_then(preflight::version);
+        let credentials = match preflight::credentials(kind) {
+            Credentials::Found(at) => Some(format!("found ({at})")),
+            Credentials::NoneFound(how) => {
+                todo.push(format!("no credentials found: {how}"));
+                None
+            }
+            Credentials::NotApplicable => None,
+        };
+        let unwired: Vec<PathBuf> = crate::init::plan(dir, agent)
+            .map(|changes| changes.into_iter().map(|c| c.path).collect())
+            .unwrap_or_default();
+        if !unwired.is_empty() {
+            todo.push(format!(
+                "wire baton into this project: baton init {}",
+                agent.name()
+            ));
+        }
+        if let Trust::NotTrusted(how) = &trust {
+            todo.push(how.clone());
+        }
+        AgentReport {
+            agent: agent.name(),
+            installed,
+            version,
+            credentials,
+            unwired,
+            trust,
+            todo,
+        }
+    })
+    .collect()
+}
+
+/// Where a login shell finds `baton` (`$SHELL -lc 'command -v baton'`), if it does.
+pub fn baton_on_login_path() -> Option<String> {
+    let shell = std::env::var_os("SHELL").unwrap_or_else(|| "/bin/sh".into());
+    let out = std::process::Command::new(shell)
+        .args(["-lc", "command -v baton"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let found = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !found.is_empty()).then_some(found)
+}
+
+/// The section for people.
+pub fn render(
+    w: &mut dyn Write,
+    agents: &[AgentReport],
+    login: Option<&str>,
+) -> std::io::Result<()> {
+    use super::style::{BAD, GOOD, paint};
+    writeln!(w, "agents:")?;
+    for a in agents {
+        let Some(at) = &a.installed else {
+            writeln!(w, "  {:<7} {}", a.agent, a.todo.join("; "))?;
+            continue;
+        };
+        let head = match &a.version {
+            Some(v) => format!("{} ({v})", at.display()),
+            None => at.display().to_string(),
+        };
+        let verdict = if a.picked_up() {
+            paint(GOOD, "uses baton's hooks and MCP server here")
+        } else {
+            paint(BAD, "does not use baton's wiring here")
+        };
+        writeln!(w, "  {:<7} {head}: {verdict}", a.agent)?;
+        let wired = if a.unwired.is_empty() {
+            "yes".to_string()
+        } else {
+            let files: Vec<String> = a.unwired.iter().map(|p| p.display().to_string()).collect();
+            format!("no ({} to change)", files.join(", "))
+        };
+        let trusted = match &a.trust {
+            Trust::Trusted(by) => format!("yes ({by})"),
+            Trust::NotTrusted(_) => "no".into(),
+        };
+        writeln!(
+            w,
+            "          wired: {wired}; folder trusted: {trusted}; credentials: {}",
+            a.credentials.as_deref().unwrap_or("none found")
+        )?;
+        for t in &a.todo {
+            writeln!(w, "          to do: {t}")?;
+        }
+    }
+    match login {
+        Some(p) => writeln!(w, "baton on a login shell's PATH: {p}"),
+        None => writeln!(
+            w,
+            "baton on a login shell's PATH: {} (codex runs an agent's commands in a login shell: add baton's folder to PATH in your shell profile)",
+            paint(BAD, "not found")
+        ),
+    }
+}
