@@ -54,12 +54,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         let agents = super::doctor_agents::check(&ctx.project.dir);
         (agents, super::doctor_agents::baton_on_login_path())
     });
-    let v = match &agents {
-        None => serde_json::to_value(&report).unwrap_or_default(),
-        Some((ag, login)) => {
-            serde_json::json!({"store": report, "agents": ag, "baton_on_login_path": login})
-        }
-    };
+    // The store's fields as they always were, the agents' beside them.
+    let mut v = serde_json::to_value(&report).unwrap_or_default();
+    if let (Some((ag, login)), Some(o)) = (&agents, v.as_object_mut()) {
+        o.insert("agents".into(), serde_json::json!(ag));
+        o.insert("baton_on_login_path".into(), serde_json::json!(login));
+    }
     ctx.out.emit(&v, |w| {
         writeln!(w, "store {}: {} task(s)", report.root, report.tasks)?;
         for f in &report.findings {
