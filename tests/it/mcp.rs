@@ -331,3 +331,170 @@ fn a_cancelled_mask_call_stops_its_command() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// A ping sent while a tool call runs is answered at once, not after the call.
+#[test]
+fn a_ping_during_a_running_tool_call_is_answered_within_a_second() {
+    use std::io::{BufRead, Write};
+    let p = Proj::new();
+    let mut child = p
+        .cmd(&["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mask", "arguments": {"command": ["sleep", "4"]}}}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = std::time::Instant::now();
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first_after_init = lines
+        .by_ref()
+        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
+        .find(|v| v["id"] != 0)
+        .unwrap();
+    let waited = sent.elapsed();
+    assert_eq!(
+        first_after_init["id"], 2,
+        "the ping is answered before the call ends"
+    );
+    assert!(waited < std::time::Duration::from_secs(1), "{waited:?}");
+    let call = lines
+        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
+        .find(|v| v["id"] == 1)
+        .unwrap();
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    drop(stdin);
+    child.wait().unwrap();
+}
+
+/// Hostile messages by the hundred — not JSON, wrong types, unknown tools and arguments, huge
+/// strings, deep nesting, paths leaving the project through every argument that takes one — and
+/// the server: answers every request that has an id with that id, reads and writes nothing
+/// outside the project, and still answers a ping at the end.
+#[test]
+fn hostile_messages_get_answers_and_nothing_leaves_the_project() {
+    let outer = tempfile::tempdir().unwrap();
+    let secret = outer.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-CONTENT").unwrap();
+    let p = Proj::new();
+    let escapes = [
+        "../secret.txt".to_string(),
+        "/etc/passwd".to_string(),
+        secret.display().to_string(),
+        "docs/../../secret.txt".to_string(),
+        "\u{0}".to_string(),
+        "".to_string(),
+    ];
+    let mut messages: Vec<String> = Vec::new();
+    let mut ids: Vec<u64> = Vec::new();
+    let mut id = 100u64;
+    let mut request = |messages: &mut Vec<String>, params: Value| {
+        id += 1;
+        ids.push(id);
+        messages.push(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+                .to_string(),
+        );
+    };
+    for tool in ["extract", "outline", "budget"] {
+        for e in &escapes {
+            request(
+                &mut messages,
+                json!({"name": tool, "arguments": {"file": e}}),
+            );
+        }
+    }
+    for tool in [
+        "task_init",
+        "phase_begin",
+        "phase_complete",
+        "gate",
+        "store",
+        "retrieve",
+        "status",
+        "query",
+        "mask",
+        "extract",
+        "outline",
+        "budget",
+        "nope",
+    ] {
+        for args in [
+            json!(null),
+            json!([]),
+            json!("text"),
+            json!({"task": 7}),
+            json!({"unknown": "x"}),
+            json!({"task": "../../etc"}),
+            json!({"phase": "x".repeat(100_000)}),
+            json!({"command": "not-an-array"}),
+            json!({"command": [1, 2]}),
+            json!({"query": {"deep": [[[[[[1]]]]]]}}),
+        ] {
+            request(&mut messages, json!({"name": tool, "arguments": args}));
+        }
+    }
+    for bad in [
+        "{",
+        "null",
+        "[]",
+        "\"str\"",
+        "{\"jsonrpc\":\"2.0\"}",
+        "{\"id\":{}}",
+    ] {
+        messages.push(bad.to_string());
+    }
+    messages.push("[".repeat(50_000));
+    messages.push(format!("{{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/call\",\"params\":{{\"name\":\"query\",\"arguments\":{{\"query\":\"{}\"}}}}}}", "y".repeat(3 << 20)));
+    ids.push(99);
+    assert!(messages.len() >= 150, "{}", messages.len());
+    let mut input = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    ];
+    input.extend(messages);
+    input.push(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string());
+    let text: String = input.iter().map(|m| format!("{m}\n")).collect();
+    let o = p.run(&["mcp"], Some(text.as_bytes()));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answered: std::collections::BTreeSet<u64> =
+        answers.iter().filter_map(|a| a["id"].as_u64()).collect();
+    let missing: Vec<&u64> = ids.iter().filter(|i| !answered.contains(i)).collect();
+    assert!(
+        missing.is_empty(),
+        "requests without an answer: {missing:?}"
+    );
+    assert!(answered.contains(&1), "the last ping");
+    let all = answers.iter().map(Value::to_string).collect::<String>();
+    assert!(
+        !all.contains("TOP-SECRET-CONTENT"),
+        "a file outside was read"
+    );
+    assert!(!all.contains("root:x:0:0"), "/etc/passwd was read");
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "TOP-SECRET-CONTENT"
+    );
+    let outside: Vec<_> = std::fs::read_dir(outer.path()).unwrap().collect();
+    assert_eq!(outside.len(), 1, "nothing written beside the project");
+}
