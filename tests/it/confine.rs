@@ -289,4 +289,21 @@ fn store_files_replaced_by_links_are_never_written_or_read_through() {
         std::fs::remove_file(&rel).unwrap();
         std::fs::copy(&target, &rel).unwrap();
     }
+    // doctor names each link as damage to fix by hand, and writes nothing through it.
+    let target = outside.join("history.md");
+    let history = p.join("docs/orchestrator/context/history.md");
+    std::fs::remove_file(&history).unwrap();
+    std::os::unix::fs::symlink(&target, &history).unwrap();
+    let before = std::fs::read(&target).unwrap();
+    let (code, stdout, _) = baton(&p, &["doctor", "--store"]);
+    assert_eq!(code, Some(5), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "ERROR    {}: a symbolic link (to {})",
+            history.display(),
+            target.display()
+        )),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), before);
 }

@@ -694,6 +694,7 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     );
     let gemini = agent("gemini");
     assert!(gemini["installed"].is_null());
+    assert_eq!(gemini["trust"]["trust"], "not_trusted");
     assert!(
         gemini["todo"][0]
             .as_str()
@@ -719,4 +720,21 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     );
     let o = r.run(&["doctor", "--store"], &env);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("agents:"));
+    // gemini with folder trust turned off: every folder is trusted.
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        r#"{"security": {"folderTrust": {"enabled": false}}}"#,
+    )
+    .unwrap();
+    let o = r.run(&["doctor", "--agents", "--json"], &env);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gemini = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == "gemini")
+        .unwrap()
+        .clone();
+    assert_eq!(gemini["trust"]["trust"], "trusted", "{gemini}");
 }

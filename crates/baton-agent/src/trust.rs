@@ -6,7 +6,8 @@
 //! - codex: `$CODEX_HOME/config.toml` (`~/.codex`), `[projects."<dir>"] trust_level = "trusted"`.
 //! - gemini: `~/.gemini/trustedFolders.json`, `{"<dir>": "TRUST_FOLDER" | "TRUST_PARENT" |
 //!   "DO_NOT_TRUST"}` (a rule covers its folder's subfolders; TRUST_PARENT trusts the folder's
-//!   parent), or `GEMINI_CLI_TRUST_WORKSPACE=true`.
+//!   parent), or `GEMINI_CLI_TRUST_WORKSPACE=true`, or folder trust turned off
+//!   (`security.folderTrust.enabled = false` in `~/.gemini/settings.json`).
 
 use std::path::{Path, PathBuf};
 
@@ -87,6 +88,16 @@ fn codex(dir: &Path) -> Trust {
 fn gemini(dir: &Path) -> Trust {
     if std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true") {
         return Trust::Trusted("GEMINI_CLI_TRUST_WORKSPACE=true".into());
+    }
+    // The user turned folder trust off: every folder's settings count.
+    let settings = home().join(".gemini/settings.json");
+    let off = std::fs::read(&settings)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.pointer("/security/folderTrust/enabled")?.as_bool())
+        == Some(false);
+    if off {
+        return Trust::Trusted(format!("folder trust is off in {}", settings.display()));
     }
     let file = home().join(".gemini/trustedFolders.json");
     let rules = std::fs::read(&file).unwrap_or_default();

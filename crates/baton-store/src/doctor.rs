@@ -56,6 +56,7 @@ pub fn run(store: &Store) -> Result<Report> {
             check_task(store, &dir, &mut findings);
         }
     }
+    links(store, &mut findings);
     match store.current() {
         Ok(Some(slug)) if !store.exists(&slug) => findings.push(Finding {
             level: Level::Error,
@@ -76,6 +77,35 @@ pub fn run(store: &Store) -> Result<Report> {
         tasks,
         findings,
     })
+}
+
+/// Store files that are symbolic links: baton refuses to read or write through them (a cloned
+/// repository can carry one that leads outside), so each is an error to fix by hand.
+fn links(store: &Store, out: &mut Vec<Finding>) {
+    let mut files = vec![store.history_path()];
+    if let Ok(rd) = std::fs::read_dir(store.tasks_dir()) {
+        for task in rd.flatten() {
+            for name in [EVENTS, MANIFEST] {
+                files.push(task.path().join(name));
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        if f.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            let to =
+                std::fs::read_link(&f).map_or_else(|_| "?".into(), |t| t.display().to_string());
+            out.push(Finding {
+                level: Level::Error,
+                path: f.display().to_string(),
+                message: format!(
+                    "a symbolic link (to {to}): baton neither reads nor writes through it; replace it with a regular file"
+                ),
+            });
+        }
+    }
 }
 
 fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
