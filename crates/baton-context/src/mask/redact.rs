@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use regex::bytes::RegexSet;
 
 pub use super::redact_rules::MARK;
-use super::redact_rules::{PREFILTER, RULES, apply};
+use super::redact_rules::{RULES, apply, has_anchor};
 
 /// One pass to learn whether anything matches at all (the common case is: nothing does).
 static ANY: LazyLock<RegexSet> =
@@ -21,7 +21,7 @@ static ANY: LazyLock<RegexSet> =
 
 /// Apply every rule to text that holds no multi-line private key.
 fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {
-    if !PREFILTER.is_match(text) {
+    if !has_anchor(text) {
         return Cow::Borrowed(text);
     }
     let hits = ANY.matches(text);
@@ -100,7 +100,7 @@ impl Redactor {
 
 /// Replace every secret in `text`.
 pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
-    if !PREFILTER.is_match(text) || !ANY.is_match(text) {
+    if !has_anchor(text) || !ANY.is_match(text) {
         return Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());

@@ -92,8 +92,20 @@ const ANCHORS: &[&str] = &[
     ":aa",
 ];
 
+/// Whether `text` holds any anchor. A short text (a hook's small output) is searched anchor by
+/// anchor: building the automaton costs more than that (half a millisecond, on every hook).
+pub(super) fn has_anchor(text: &[u8]) -> bool {
+    if text.len() <= 4096 {
+        let lower = text.to_ascii_lowercase();
+        return ANCHORS
+            .iter()
+            .any(|a| memchr::memmem::find(&lower, a.as_bytes()).is_some());
+    }
+    PREFILTER.is_match(text)
+}
+
 /// One pass over a block for any anchor.
-pub(super) static PREFILTER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+static PREFILTER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
     aho_corasick::AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .build(ANCHORS)
