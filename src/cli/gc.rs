@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         keep.max_age = baton_context::session::parse_duration(age)?;
     }
     if let Some(mb) = a.max_mb {
-        keep.max_bytes = mb * 1024 * 1024;
+        keep.max_bytes = mb.saturating_mul(1024 * 1024);
     }
     let plan = collect(ctx, keep, a.dry_run)?;
     let v = serde_json::json!({"dry_run": a.dry_run, "plan": plan});

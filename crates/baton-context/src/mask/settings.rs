@@ -26,8 +26,10 @@ impl MaskConfig {
     /// The scratch retention these settings ask for.
     pub fn retention(&self) -> retention::Retention {
         retention::Retention {
-            max_age: std::time::Duration::from_secs(self.keep_days.unwrap_or(7) * 86_400),
-            max_bytes: self.keep_mb.unwrap_or(1024) * 1024 * 1024,
+            max_age: std::time::Duration::from_secs(
+                self.keep_days.unwrap_or(7).saturating_mul(86_400),
+            ),
+            max_bytes: self.keep_mb.unwrap_or(1024).saturating_mul(1024 * 1024),
         }
     }
 }
