@@ -105,8 +105,10 @@ pub async fn run(
         let _ = sdk_in.shutdown().await;
     });
     let mut sdk_lines = BufReader::new(sdk_out).lines();
-    let mut sdk_open = true;
-    loop {
+    // Until both are done: the SDK's answers, and the gate's own (whose sender goes with the
+    // reader, at the client's end of input).
+    let (mut sdk_open, mut gate_open) = (true, true);
+    while sdk_open || gate_open {
         tokio::select! {
             line = sdk_lines.next_line(), if sdk_open => match line {
                 Ok(Some(l)) => {
@@ -117,7 +119,7 @@ pub async fn run(
                 }
                 _ => sdk_open = false,
             },
-            a = answered.recv() => match a {
+            a = answered.recv(), if gate_open => match a {
                 Some(a) => {
                     let text = format!("{a}\n");
                     if out.write_all(text.as_bytes()).await.is_err() {
@@ -125,15 +127,11 @@ pub async fn run(
                     }
                     let _ = out.flush().await;
                 }
-                None if !sdk_open => break,
-                None => {}
+                None => gate_open = false,
             },
-            else => break,
-        }
-        if !sdk_open && reader.is_finished() && answered.is_empty() {
-            break;
         }
     }
+    reader.abort();
 }
 
 /// One line into `buf`, keeping at most [`MAX_LINE`] + 1 bytes of it.
