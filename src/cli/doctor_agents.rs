@@ -114,7 +114,7 @@ pub fn render(
     agents: &[AgentReport],
     login: Option<&str>,
 ) -> std::io::Result<()> {
-    use super::style::{BAD, GOOD, paint};
+    use super::style::{BAD, GOOD, To, paint};
     writeln!(w, "agents:")?;
     for a in agents {
         let Some(at) = &a.installed else {
@@ -126,9 +126,9 @@ pub fn render(
             None => at.display().to_string(),
         };
         let verdict = if a.picked_up() {
-            paint(GOOD, "uses baton's hooks and MCP server here")
+            paint(To::Stdout, GOOD, "uses baton's hooks and MCP server here")
         } else {
-            paint(BAD, "does not use baton's wiring here")
+            paint(To::Stdout, BAD, "does not use baton's wiring here")
         };
         writeln!(w, "  {:<7} {head}: {verdict}", a.agent)?;
         let wired = if a.unwired.is_empty() {
@@ -155,7 +155,7 @@ pub fn render(
         None => writeln!(
             w,
             "baton on a login shell's PATH: {} (codex runs an agent's commands in a login shell: add baton's folder to PATH in your shell profile)",
-            paint(BAD, "not found")
+            paint(To::Stdout, BAD, "not found")
         ),
     }
 }

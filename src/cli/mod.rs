@@ -196,14 +196,22 @@ pub fn main() -> ExitCode {
     baton_core::notice::set_sink(|n| {
         let text = match n.kind {
             baton_core::notice::NoticeKind::Note => {
-                format!("{} {}", style::paint(style::NOTE, "note:"), n.text)
+                format!(
+                    "{} {}",
+                    style::paint(style::To::Stderr, style::NOTE, "note:"),
+                    n.text
+                )
             }
             baton_core::notice::NoticeKind::Warning => {
-                format!("{} {}", style::paint(style::WARNING, "warning:"), n.text)
+                format!(
+                    "{} {}",
+                    style::paint(style::To::Stderr, style::WARNING, "warning:"),
+                    n.text
+                )
             }
             baton_core::notice::NoticeKind::Said => n.text.clone(),
         };
-        anstream::eprintln!("{text}");
+        eprintln!("{text}");
     });
     // Started by the engine as the simulated agent: act as the agent, not as the CLI.
     if std::env::var_os(baton_engine::cli_agents::SIM_ENV).is_some() {
@@ -393,10 +401,18 @@ pub(crate) fn report(e: &Error, json: bool) {
         let v = serde_json::json!({"error": {"kind": e.kind(), "message": e.to_string(), "hint": e.hint_text()}});
         let _ = writeln!(std::io::stderr().lock(), "{v}");
     } else {
-        let mut err = anstream::stderr().lock();
-        let _ = writeln!(err, "{} {e}", style::paint(style::ERROR, "error:"));
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "{} {e}",
+            style::paint(style::To::Stderr, style::ERROR, "error:")
+        );
         if let Some(h) = e.hint_text() {
-            let _ = writeln!(err, "  {} {h}", style::paint(style::NOTE, "hint:"));
+            let _ = writeln!(
+                err,
+                "  {} {h}",
+                style::paint(style::To::Stderr, style::NOTE, "hint:")
+            );
         }
     }
 }

@@ -22,8 +22,7 @@ impl Out {
                 .map_err(std::io::Error::other)
                 .and_then(|_| writeln!(lock))
         } else {
-            // Colour codes dropped where stdout is not a terminal, or NO_COLOR is set.
-            human(&mut anstream::stdout().lock())
+            human(&mut std::io::stdout().lock())
         };
     }
 }

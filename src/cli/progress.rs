@@ -58,17 +58,9 @@ impl Progress {
     /// A line for people (not in --json mode: stdout is the event stream there).
     pub fn line(&self, text: &str) {
         match (&self.bar, self.mode) {
-            (Some(b), _) => {
-                // The bar writes to the terminal itself: NO_COLOR is honoured here.
-                let choice = anstream::AutoStream::choice(&std::io::stderr());
-                if choice == anstream::ColorChoice::Never {
-                    b.println(anstream::adapter::strip_str(text).to_string());
-                } else {
-                    b.println(text);
-                }
-            }
+            (Some(b), _) => b.println(text),
             (None, Mode::Plain) => {
-                let _ = writeln!(anstream::stderr(), "{text}");
+                let _ = writeln!(std::io::stderr(), "{text}");
             }
             _ => {}
         }
@@ -130,7 +122,11 @@ impl Progress {
                     t.0 += outcome.usage.total();
                     t.1 += outcome.cost_usd.unwrap_or(0.0);
                 }
-                let mark = style::result(if outcome.ok { "ok" } else { "FAILED" }, 6);
+                let mark = style::result(
+                    style::To::Stderr,
+                    if outcome.ok { "ok" } else { "FAILED" },
+                    6,
+                );
                 self.line(&format!(
                     "  {:<17} {mark} {:>7} {:>8} tokens  {}",
                     phase_label(subject.unit.as_deref(), phase),
@@ -207,7 +203,7 @@ impl Progress {
                 } else {
                     format!(" — {reason}")
                 };
-                let result = style::result(result, 0);
+                let result = style::result(style::To::Stderr, result, 0);
                 self.line(&format!("  → {result}{commit}{reason}"));
             }
             RunEvent::Note { subject, text } => match subject {

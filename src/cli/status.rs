@@ -288,7 +288,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             r.workflow,
             subject_word(&r.workflow),
             r.epics.join(","),
-            super::style::result(&r.state, 0),
+            super::style::result(super::style::To::Stdout, &r.state, 0),
             r.done,
             r.failed,
             r.agent_calls,
@@ -404,15 +404,14 @@ fn watch(ctx: &Ctx, interval: f64) -> Result<ExitCode> {
                 "\x1b[H\x1b[2Jbaton status — {} — every {interval}s, Ctrl-C to stop\n\n",
                 jiff::Timestamp::now().strftime("%H:%M:%S")
             )
-            .and_then(|_| out.write_all(&super::style::for_stdout(&view)))
+            .and_then(|_| out.write_all(&view))
         } else if last.as_ref() != Some(&key) {
             if ctx.out.json {
                 out.write_all(&key).and_then(|_| writeln!(out))
             } else {
                 let mut view = Vec::new();
                 let _ = render(&mut view, &snap, true);
-                writeln!(out, "--- {}", baton_core::ids::now())
-                    .and_then(|_| out.write_all(&super::style::for_stdout(&view)))
+                writeln!(out, "--- {}", baton_core::ids::now()).and_then(|_| out.write_all(&view))
             }
         } else {
             Ok(())

@@ -562,6 +562,21 @@ fn failures_are_red_on_a_terminal_and_plain_elsewhere_or_with_no_color() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("\x1b[32mdone    \x1b[0m"), "{out:?}");
     assert!(out.contains("\x1b[33mskipped \x1b[0m"), "{out:?}");
+    // Only baton's own words are painted: text it passes on is never filtered, codes and all.
+    std::fs::write(
+        r.dir.join("spec.md"),
+        "# Spec\n\n## Log\n\nred \x1b[31mFAIL\x1b[0m here\n",
+    )
+    .unwrap();
+    for env in [&[][..], &[("NO_COLOR", "1")][..]] {
+        let o = r.run(&["extract", "spec.md", "--section", "Log"], env);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("red \x1b[31mFAIL\x1b[0m here"),
+            "{}",
+            text(&o)
+        );
+    }
 }
 
 #[test]

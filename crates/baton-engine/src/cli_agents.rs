@@ -80,9 +80,15 @@ pub fn preflight(
                 Some(format!("{e}: {}", e.hint_text().unwrap_or_default())),
             ),
         };
+        // Only the known CLIs are asked: a `command` agent of the user's own may take
+        // `--version` for a prompt, and a dry run runs no agent.
+        let known = matches!(
+            spec.kind,
+            AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini
+        );
         let version = found
             .as_deref()
-            .filter(|_| show)
+            .filter(|_| show && known)
             .and_then(agent::preflight::version);
         let credentials = show
             .then(|| match agent::preflight::credentials(spec.kind) {

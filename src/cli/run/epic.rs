@@ -237,7 +237,7 @@ fn print_dry(done: &[(String, String)], prompts: &[DryPhase], verbose: bool) {
 
 fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
     use baton_store::metrics::human_ms;
-    let mut out = anstream::stdout().lock();
+    let mut out = std::io::stdout().lock();
     for r in reports {
         let _ = writeln!(
             out,
@@ -267,7 +267,7 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
                 "  {:<8} {:<34} {} {:>8} {:>9} {:>7.3}  {commit}",
                 s.id,
                 title,
-                crate::cli::style::result(s.result.as_str(), 8),
+                crate::cli::style::result(crate::cli::style::To::Stdout, s.result.as_str(), 8),
                 s.attempts,
                 s.usage.total(),
                 s.cost_usd
