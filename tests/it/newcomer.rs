@@ -313,6 +313,34 @@ fn the_dry_run_names_each_agent_cli_it_found_with_its_version() {
         "found ($ANTHROPIC_API_KEY)"
     );
     assert_eq!(first["refusals"], serde_json::json!([]));
+    // An agent command of the user's own is found, never started: a dry run runs no agent.
+    let mine = tmp.path().join("bin/mine");
+    let called = tmp.path().join("called");
+    std::fs::write(&mine, format!("#!/bin/sh\ntouch '{}'\n", called.display())).unwrap();
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        r.dir.join("baton.toml"),
+        format!("[agents.mine]\nprogram = \"{}\"\n", mine.display()),
+    )
+    .unwrap();
+    let o = r.run(
+        &[
+            "run",
+            "epic-execute",
+            "1",
+            "--agent",
+            "mine",
+            "--dry-run",
+            "--json",
+        ],
+        &[("PATH", &path)],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["agents"][0]["found"], mine.display().to_string());
+    assert!(first["agents"][0]["version"].is_null(), "{first}");
+    assert!(!called.exists(), "the dry run started the agent command");
 }
 
 #[test]
