@@ -316,7 +316,7 @@ fn the_dry_run_names_each_agent_cli_it_found_with_its_version() {
     // An agent command of the user's own is found, never started: a dry run runs no agent.
     let mine = tmp.path().join("bin/mine");
     let called = tmp.path().join("called");
-    std::fs::write(&mine, format!("#!/bin/sh\ntouch '{}'\n", called.display())).unwrap();
+    std::fs::write(&mine, format!("#!/bin/sh\n: > '{}'\n", called.display())).unwrap();
     std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(
         r.dir.join("baton.toml"),
