@@ -95,17 +95,13 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
     .collect()
 }
 
-/// Where a login shell finds `baton` (`$SHELL -lc 'command -v baton'`), if it does.
+/// Where a login shell finds `baton` (`$SHELL -lc 'command -v baton'`), if it does within 5 s
+/// (a profile that waits for something must not hang doctor).
 pub fn baton_on_login_path() -> Option<String> {
     let shell = std::env::var_os("SHELL").unwrap_or_else(|| "/bin/sh".into());
-    let out = std::process::Command::new(shell)
-        .args(["-lc", "command -v baton"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let found = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !found.is_empty()).then_some(found)
+    let mut cmd = std::process::Command::new(shell);
+    cmd.args(["-lc", "command -v baton"]);
+    preflight::first_line(cmd, std::time::Duration::from_secs(5))
 }
 
 /// The section for people.

@@ -64,6 +64,17 @@ fn store_spec(p: &Proj, id: &str, file: &str) {
     ]);
 }
 
+/// Task add-login with both discovery specs stored: ready for `baton plan`.
+fn discovered() -> Proj {
+    let p = project();
+    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
+    p.write("req.md", "# R\n\n## Problem\nslow\n");
+    p.write("td.md", "# T\n\n## Components\none service\n");
+    store_spec(&p, "REQUIREMENTS", "req.md");
+    store_spec(&p, "TECHNICAL_DESIGN", "td.md");
+    p
+}
+
 fn exit_code(s: &PtySession) -> i32 {
     match s.process().wait().unwrap() {
         WaitStatus::Exited(_, code) => code,
@@ -531,12 +542,7 @@ fn dry_runs_show_the_prompts_and_change_nothing() {
 
 #[test]
 fn a_plan_without_tasks_pauses_the_task() {
-    let p = project();
-    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
-    p.write("req.md", "# R\n\n## Problem\nslow\n");
-    p.write("td.md", "# T\n\n## Components\none service\n");
-    store_spec(&p, "REQUIREMENTS", "req.md");
-    store_spec(&p, "TECHNICAL_DESIGN", "td.md");
+    let p = discovered();
     p.write(".baton/sim.toml", "[task]\nplan = [\"tasks=0\"]\n");
     let o = p.run(&["plan", "add-login", "--agent", "sim"], None);
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -681,12 +687,7 @@ fn an_agent_that_ignores_the_kill_passed_on_is_killed_after_a_grace() {
 
 #[test]
 fn a_second_plan_of_the_task_is_refused_while_the_first_runs() {
-    let p = project();
-    p.ok(&["task", "init", "Add login", "--workflow", "orchestrate"]);
-    p.write("req.md", "# R\n\n## Problem\nslow\n");
-    p.write("td.md", "# T\n\n## Components\none service\n");
-    store_spec(&p, "REQUIREMENTS", "req.md");
-    store_spec(&p, "TECHNICAL_DESIGN", "td.md");
+    let p = discovered();
     // The plan phase's agent takes 5 s: long enough for a second `baton plan` to try.
     p.write(".baton/sim.toml", "[task]\nplan = [\"sleep=5000\"]\n");
     let args = ["plan", "add-login", "--agent", "sim"];

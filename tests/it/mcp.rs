@@ -156,21 +156,107 @@ fn the_python_sdk_lists_and_calls_every_tool() {
     assert!(stderr.contains("baton mcp: mask"), "{stderr}");
 }
 
-/// `baton mcp` in `p`, given these JSON-RPC messages after the handshake; its answers by id.
-fn rpc(p: &Proj, messages: &[Value]) -> std::collections::BTreeMap<u64, Value> {
-    let mut input = vec![
+/// The initialize request and the initialized notification a session starts with.
+fn handshake() -> [Value; 2] {
+    [
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    ];
-    input.extend(messages.iter().cloned());
-    let text: String = input.iter().map(|m| format!("{m}\n")).collect();
+    ]
+}
+
+/// `baton mcp` in `p` fed the handshake then `lines` (raw: not all of them JSON), its input
+/// closed; it must exit 0; every line it answered, parsed.
+fn session(p: &Proj, lines: &[String]) -> Vec<Value> {
+    let mut text: String = handshake().iter().map(|m| format!("{m}\n")).collect();
+    for l in lines {
+        text.push_str(l);
+        text.push('\n');
+    }
     let o = p.run(&["mcp"], Some(text.as_bytes()));
+    // Whatever the client sent, the server ends cleanly when its input does.
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout)
         .unwrap()
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// [`session`] with JSON messages; the answers by id.
+fn rpc(p: &Proj, messages: &[Value]) -> std::collections::BTreeMap<u64, Value> {
+    let lines: Vec<String> = messages.iter().map(Value::to_string).collect();
+    session(p, &lines)
+        .into_iter()
         .filter_map(|v| Some((v["id"].as_u64()?, v)))
         .collect()
+}
+
+/// `baton mcp` in `p`, running: messages sent one at a time, answers read as they come.
+struct Live {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    answers: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Live {
+    fn start(p: &Proj) -> Live {
+        use std::io::BufRead;
+        let mut child = p
+            .cmd(&["mcp"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let answers = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut live = Live {
+            child,
+            stdin,
+            answers,
+        };
+        for m in handshake() {
+            live.send(m);
+        }
+        live
+    }
+
+    fn send(&mut self, v: Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{v}").unwrap();
+    }
+
+    /// The next answer that is not the handshake's.
+    fn next(&mut self) -> Value {
+        self.answers
+            .by_ref()
+            .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
+            .find(|v| v["id"] != 0)
+            .unwrap()
+    }
+
+    /// The answer to request `id` (others before it are passed over).
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let v = self.next();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn close(self) {
+        let Live {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        child.wait().unwrap();
+    }
 }
 
 #[test]
@@ -231,22 +317,17 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
         "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{{\"name\":\"query\",\"arguments\":{{\"query\":\"{}\"}}}}}}",
         "x".repeat(5 << 20)
     );
-    let mut input = vec![
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).to_string(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        "this is not json".to_string(),
-        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": "oops"}).to_string(),
-        big,
-        "[".repeat(200_000),
-    ];
-    input.push(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}).to_string());
-    let text: String = input.iter().map(|m| format!("{m}\n")).collect();
-    let o = p.run(&["mcp"], Some(text.as_bytes()));
-    let answers: Vec<Value> = String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let answers = session(
+        &p,
+        &[
+            "this is not json".to_string(),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": "oops"})
+                .to_string(),
+            big,
+            "[".repeat(200_000),
+            json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}).to_string(),
+        ],
+    );
     let code_of = |id: Value| {
         answers
             .iter()
@@ -276,24 +357,11 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
 /// on unseen), and the server goes on answering.
 #[test]
 fn a_cancelled_mask_call_stops_its_command() {
-    use std::io::{BufRead, Write};
     let p = Proj::new();
     let pidfile = p.path().join("pid");
-    let mut child = p
-        .cmd(&["mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
-    );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut live = Live::start(&p);
     let script = format!("echo $$ > {}; sleep 60", pidfile.display());
-    send(
+    live.send(
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mask", "arguments": {"command": ["sh", "-c", script]}}}),
     );
     let t = std::time::Instant::now();
@@ -307,9 +375,10 @@ fn a_cancelled_mask_call_stops_its_command() {
         assert!(t.elapsed().as_secs() < 20, "the command never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    // SAFETY: kill(2) with signal 0 only asks whether the process exists.
     let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0;
     assert!(alive(pid));
-    send(
+    live.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "test"}}),
     );
     let t = std::time::Instant::now();
@@ -320,61 +389,29 @@ fn a_cancelled_mask_call_stops_its_command() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let pong = lines
-        .by_ref()
-        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
-        .find(|v| v["id"] == 2)
-        .unwrap();
-    assert_eq!(pong["result"], json!({}));
-    drop(stdin);
-    child.wait().unwrap();
+    live.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(live.answer(2)["result"], json!({}));
+    live.close();
 }
 
 /// A ping sent while a tool call runs is answered at once, not after the call.
 #[test]
 fn a_ping_during_a_running_tool_call_is_answered_within_a_second() {
-    use std::io::{BufRead, Write};
     let p = Proj::new();
-    let mut child = p
-        .cmd(&["mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
-    );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(
+    let mut live = Live::start(&p);
+    live.send(
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mask", "arguments": {"command": ["sleep", "4"]}}}),
     );
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sent = std::time::Instant::now();
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first_after_init = lines
-        .by_ref()
-        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
-        .find(|v| v["id"] != 0)
-        .unwrap();
+    live.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    let first = live.next();
     let waited = sent.elapsed();
-    assert_eq!(
-        first_after_init["id"], 2,
-        "the ping is answered before the call ends"
-    );
+    assert_eq!(first["id"], 2, "the ping is answered before the call ends");
     assert!(waited < std::time::Duration::from_secs(1), "{waited:?}");
-    let call = lines
-        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
-        .find(|v| v["id"] == 1)
-        .unwrap();
+    let call = live.answer(1);
     assert_eq!(call["result"]["isError"], false, "{call}");
-    drop(stdin);
-    child.wait().unwrap();
+    live.close();
 }
 
 /// Hostile messages by the hundred — not JSON, wrong types, unknown tools and arguments, huge
@@ -458,25 +495,8 @@ fn hostile_messages_get_answers_and_nothing_leaves_the_project() {
     messages.push(format!("{{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/call\",\"params\":{{\"name\":\"query\",\"arguments\":{{\"query\":\"{}\"}}}}}}", "y".repeat(3 << 20)));
     ids.push(99);
     assert!(messages.len() >= 150, "{}", messages.len());
-    let mut input = vec![
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).to_string(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-    ];
-    input.extend(messages);
-    input.push(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string());
-    let text: String = input.iter().map(|m| format!("{m}\n")).collect();
-    let o = p.run(&["mcp"], Some(text.as_bytes()));
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let answers: Vec<Value> = String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    messages.push(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string());
+    let answers = session(&p, &messages);
     let answered: std::collections::BTreeSet<u64> =
         answers.iter().filter_map(|a| a["id"].as_u64()).collect();
     let missing: Vec<&u64> = ids.iter().filter(|i| !answered.contains(i)).collect();

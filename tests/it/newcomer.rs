@@ -18,14 +18,7 @@ fn repo() -> Repo {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
     crate::util::demo_repo(&dir, "");
-    std::fs::write(dir.join("docs/epics/epic-2.md"), "# Epic 2: Sharing\n").unwrap();
-    std::fs::write(
-        dir.join("docs/stories/2.1.share-notes.md"),
-        "# Story 2.1: Share notes\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. Shared.\n",
-    )
-    .unwrap();
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "epic 2"]);
+    crate::util::demo_epic_2(&dir);
     Repo { _tmp: tmp, dir }
 }
 

@@ -416,10 +416,7 @@ fn fifty_megabytes_of_output_are_logged_not_held() {
 #[test]
 fn epic_chain_feeds_each_handoff_into_the_next_epic() {
     let d = project("");
-    std::fs::write(d.dir.join("docs/epics/epic-2.md"), "# Epic 2: Sharing\n").unwrap();
-    std::fs::write(d.dir.join("docs/stories/2.1.share-notes.md"), "# Story 2.1: Share notes\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. Shared.\n").unwrap();
-    git(&d.dir, &["add", "-A"]);
-    git(&d.dir, &["commit", "-q", "-m", "epic 2"]);
+    crate::util::demo_epic_2(&d.dir);
     let o = d.run(&[
         "run",
         "epic-chain",

@@ -65,15 +65,23 @@ pub fn install_hint(kind: AgentKind) -> String {
 
 /// The first line `program --version` prints, within 10 s; `None` if it prints nothing or fails.
 pub fn version(program: &Path) -> Option<String> {
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg("--version");
+    first_line(cmd, Duration::from_secs(10))
+}
+
+/// The first non-empty line a command prints on stdout when it succeeds within `limit`
+/// (stdin closed, stderr dropped); `None` otherwise, the command then killed. For probes
+/// that must not hang a check: a CLI's `--version`, a login shell's profile.
+pub fn first_line(mut cmd: std::process::Command, limit: Duration) -> Option<String> {
     use std::io::Read;
-    let mut child = std::process::Command::new(program)
-        .arg("--version")
+    let mut child = cmd
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .ok()?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + limit;
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => break,

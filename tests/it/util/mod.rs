@@ -17,7 +17,9 @@ pub use corpus::corpus;
 pub(crate) use corpus::corpus_or_skip;
 pub use fixtures::{copy_dir, fixture};
 pub use project::{Proj, assert_manifest_is_replay, snapshot};
-pub use runner::{bin, demo_repo, demo_story_path, git, json_lines, no_backoff, run_in, text};
+pub use runner::{
+    bin, demo_epic_2, demo_repo, demo_story_path, git, json_lines, no_backoff, run_in, text,
+};
 pub use test::Test;
 
 /// `baton run epic-execute 1` with the simulated agent: the run most tests start.

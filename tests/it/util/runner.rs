@@ -62,6 +62,18 @@ pub fn run_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Out
     c.output().unwrap()
 }
 
+/// A second epic of one story (2.1) added to the demo repository at `dir`, committed.
+pub fn demo_epic_2(dir: &std::path::Path) {
+    std::fs::write(dir.join("docs/epics/epic-2.md"), "# Epic 2: Sharing\n").unwrap();
+    std::fs::write(
+        dir.join("docs/stories/2.1.share-notes.md"),
+        "# Story 2.1: Share notes\n\nStatus: ready-for-dev\n\n## Acceptance Criteria\n\n1. Shared.\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "epic 2"]);
+}
+
 /// stdout then stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(

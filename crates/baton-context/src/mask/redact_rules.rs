@@ -367,7 +367,7 @@ fn is_object_id(inner: &[u8]) -> bool {
 }
 
 fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
-    let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+    let value = group(caps, "value");
     let inner = value
         .strip_prefix(b"\\\"")
         .or_else(|| value.strip_prefix(b"\""))
@@ -380,12 +380,8 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
         .unwrap_or(inner);
     let lower = inner.to_ascii_lowercase();
     let quoted = inner.len() != value.len();
-    let core = caps
-        .name("core")
-        .map_or(Vec::new(), |m| m.as_bytes().to_ascii_lowercase());
-    let key = caps
-        .name("key")
-        .map_or(Vec::new(), |m| m.as_bytes().to_ascii_lowercase());
+    let core = group(caps, "core").to_ascii_lowercase();
+    let key = group(caps, "key").to_ascii_lowercase();
     if !quoted
         && (next == Some(b'(')
             || TYPE_NAMES.contains(&&lower[..])
@@ -422,11 +418,21 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
     core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
 }
 
+/// A named group's bytes (empty when it did not take part).
+fn group<'h>(caps: &Captures<'h>, name: &str) -> &'h [u8] {
+    caps.name(name).map_or(&[], |m| m.as_bytes())
+}
+
+/// The whole match's bytes.
+fn group0<'h>(caps: &Captures<'h>) -> &'h [u8] {
+    caps.get(0).map_or(&[], |m| m.as_bytes())
+}
+
 pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
     match rule.with {
         With::Userinfo => rule.re.replace_all(text, |caps: &Captures<'_>| {
-            let all = caps.get(0).map_or(&b""[..], |m| m.as_bytes());
-            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            let all = group0(caps);
+            let value = group(caps, "value");
             // `host:8443/path@v2`: a port and a path, no password; an empty one neither.
             let port_path = value.iter().take_while(|b| b.is_ascii_digit()).count();
             if value.is_empty()
@@ -437,21 +443,21 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             }
             let mut out = Vec::with_capacity(all.len());
             for part in ["scheme", "user"] {
-                out.extend_from_slice(caps.name(part).map_or(&b""[..], |m| m.as_bytes()));
+                out.extend_from_slice(group(caps, part));
             }
             out.push(b':');
             out.extend_from_slice(MARK.as_bytes());
             out.push(b'@');
-            out.extend_from_slice(caps.name("host").map_or(&b""[..], |m| m.as_bytes()));
+            out.extend_from_slice(group(caps, "host"));
             out
         }),
         With::Cookie => rule.re.replace_all(text, |caps: &Captures<'_>| {
-            let name = caps.name("name").map_or(&b""[..], |m| m.as_bytes());
-            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            let name = group(caps, "name");
+            let value = group(caps, "value");
             let every = !name.eq_ignore_ascii_case(b"set-cookie");
             let mut out = Vec::with_capacity(value.len() + 16);
             out.extend_from_slice(name);
-            out.extend_from_slice(caps.name("sep").map_or(&b""[..], |m| m.as_bytes()));
+            out.extend_from_slice(group(caps, "sep"));
             for (i, pair) in value.split(|&b| b == b';').enumerate() {
                 if i > 0 {
                     out.push(b';');
@@ -468,15 +474,15 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
         }),
         With::Fixed(with) => rule.re.replace_all(text, with),
         With::KeyValue => rule.re.replace_all(text, |caps: &Captures<'_>| {
-            let all = caps.get(0).map_or(&b""[..], |m| m.as_bytes());
+            let all = group0(caps);
             let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
             if keep_value(caps, next) {
                 return all.to_vec();
             }
-            let value = caps.name("value").map_or(&b""[..], |m| m.as_bytes());
+            let value = group(caps, "value");
             let mut out = Vec::with_capacity(all.len());
-            out.extend_from_slice(caps.name("key").map_or(&b""[..], |m| m.as_bytes()));
-            out.extend_from_slice(caps.name("sep").map_or(&b""[..], |m| m.as_bytes()));
+            out.extend_from_slice(group(caps, "key"));
+            out.extend_from_slice(group(caps, "sep"));
             let quote: &[u8] = if value.starts_with(b"\\\"") {
                 b"\\\""
             } else if value.starts_with(b"\"") {
