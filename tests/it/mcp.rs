@@ -518,3 +518,29 @@ fn hostile_messages_get_answers_and_nothing_leaves_the_project() {
     let outside: Vec<_> = std::fs::read_dir(outer.path()).unwrap().collect();
     assert_eq!(outside.len(), 1, "nothing written beside the project");
 }
+
+/// The mask tool that cannot make its scratch file answers with the error and never starts the
+/// command (it used to start it first, and leave it running unwaited).
+#[test]
+fn the_mask_tool_without_a_scratch_file_starts_nothing() {
+    let p = Proj::new();
+    p.write(".baton/scratch", "in the way");
+    let marker = p.path().join("ran");
+    let script = format!(": > '{}'", marker.display());
+    let answers = rpc(
+        &p,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mask", "arguments": {"command": ["sh", "-c", script]}}}),
+        ],
+    );
+    let text = answers[&1]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(answers[&1]["result"]["isError"], true, "{text}");
+    assert!(
+        text.contains("scratch: exists but is not a directory"),
+        "{text}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!marker.exists(), "the command ran");
+}

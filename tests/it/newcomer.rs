@@ -266,6 +266,42 @@ fn a_missing_agent_cli_stops_the_run_before_its_first_phase() {
         7,
         "agent CLI `codex` is not installed",
     );
+    // So do a task run and a plan run: no phase started, no journal, the task as it was.
+    std::fs::write(r.dir.join("req.md"), "# R\n\n## Problem\nslow\n").unwrap();
+    for args in [
+        &["task", "init", "Add login"][..],
+        &[
+            "store",
+            "discovery",
+            "--task-id",
+            "REQUIREMENTS",
+            "--file",
+            "req.md",
+        ],
+        &[
+            "store",
+            "discovery",
+            "--task-id",
+            "TECHNICAL_DESIGN",
+            "--file",
+            "req.md",
+        ],
+    ] {
+        let o = r.run(args, &[]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    r.refused(
+        &["run", "orchestrate", "add-login", "--agent", "gemini"],
+        &env,
+        7,
+        "agent CLI `gemini` is not installed",
+    );
+    r.refused(
+        &["plan", "add-login", "--agent", "gemini"],
+        &env,
+        7,
+        "agent CLI `gemini` is not installed",
+    );
     // The dry run shows it, with each agent it would call, and what a real run would refuse.
     git(&r.dir, &["switch", "-q", "main"]);
     let o = r.run(&["run", "epic-execute", "1", "--dry-run"], &env);
