@@ -21,6 +21,8 @@ pub struct AgentReport {
     pub credentials: Option<String>,
     /// The project files `baton init AGENT` would still change (none: wired).
     pub unwired: Vec<PathBuf>,
+    /// Why the project's agent settings could not be read (then nothing is known wired).
+    pub wiring_error: Option<String>,
     pub trust: Trust,
     /// What to do, in order; empty when the CLI would use baton's wiring here.
     pub todo: Vec<String>,
@@ -31,6 +33,7 @@ impl AgentReport {
     pub fn picked_up(&self) -> bool {
         self.installed.is_some()
             && self.unwired.is_empty()
+            && self.wiring_error.is_none()
             && matches!(self.trust, Trust::Trusted(_))
     }
 }
@@ -56,6 +59,7 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
                 version: None,
                 credentials: None,
                 unwired: Vec::new(),
+                wiring_error: None,
                 trust,
                 todo: vec![format!("not installed: {}", preflight::install_hint(kind))],
             };
@@ -70,9 +74,13 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
             }
             Credentials::NotApplicable => None,
         };
-        let unwired: Vec<PathBuf> = crate::init::plan(dir, agent)
-            .map(|changes| changes.into_iter().map(|c| c.path).collect())
-            .unwrap_or_default();
+        let (unwired, wiring_error): (Vec<PathBuf>, _) = match crate::init::plan(dir, agent) {
+            Ok(changes) => (changes.into_iter().map(|c| c.path).collect(), None),
+            Err(e) => {
+                todo.push(format!("{e}: fix it, then run baton init {}", agent.name()));
+                (Vec::new(), Some(e.to_string()))
+            }
+        };
         if !unwired.is_empty() {
             todo.push(format!(
                 "wire baton into this project: baton init {}",
@@ -88,6 +96,7 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
             version,
             credentials,
             unwired,
+            wiring_error,
             trust,
             todo,
         }
@@ -127,7 +136,9 @@ pub fn render(
             paint(To::Stdout, BAD, "does not use baton's wiring here")
         };
         writeln!(w, "  {:<7} {head}: {verdict}", a.agent)?;
-        let wired = if a.unwired.is_empty() {
+        let wired = if let Some(e) = &a.wiring_error {
+            format!("unknown ({e})")
+        } else if a.unwired.is_empty() {
             "yes".to_string()
         } else {
             let files: Vec<String> = a.unwired.iter().map(|p| p.display().to_string()).collect();

@@ -792,6 +792,28 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     );
     let o = r.run(&["doctor", "--store"], &env);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("agents:"));
+    // Settings that cannot be read are not taken for wired.
+    let settings = r.dir.join(".claude/settings.json");
+    let kept = std::fs::read(&settings).unwrap();
+    std::fs::write(&settings, "{not json").unwrap();
+    let o = r.run(&["doctor", "--agents", "--json"], &env);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let claude = v["agents"][0].clone();
+    assert!(
+        claude["wiring_error"]
+            .as_str()
+            .unwrap()
+            .contains("settings.json"),
+        "{claude}"
+    );
+    assert!(
+        claude["todo"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("fix it, then run baton init claude"),
+        "{claude}"
+    );
+    std::fs::write(&settings, kept).unwrap();
     // gemini with folder trust turned off: every folder is trusted.
     std::fs::create_dir_all(home.join(".gemini")).unwrap();
     std::fs::write(
