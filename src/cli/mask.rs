@@ -47,6 +47,9 @@ pub struct MaskArgs {
     /// Redact secrets in the scratch file too (default: it keeps the full text, mode 0600)
     #[arg(long)]
     pub redact_scratch: bool,
+    /// Set by an agent's pre-tool hook that routed the command here (the mask log's source)
+    #[arg(long, hide = true)]
+    pub routed: bool,
     /// The command and its arguments (after `--`); without one, stdin is read
     #[arg(
         trailing_var_arg = true,
@@ -147,7 +150,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         let _ = std::fs::remove_file(&path);
     }
     if outcome.masked {
-        record(&outcome, &label);
+        record(ctx, &args, &outcome, &argv);
     }
     print(ctx, &outcome);
     if timed_out.is_some() {
@@ -188,25 +191,21 @@ fn unmasked(args: &MaskArgs, why: &Error) -> Result<ExitCode> {
     Ok(ExitCode::from(exit.shell_code()))
 }
 
-/// Inside an agent of a `baton run`: note what was masked for the run's report. A record
-/// that cannot be written costs the agent nothing: the masked output is printed all the same.
-fn record(outcome: &mask::Outcome, program: &str) {
-    let Some((run_dir, phase)) = mask::record::target() else {
-        return;
-    };
+/// Note what was masked in the project's mask log (`baton gain`, the run's report). A record
+/// that cannot be written costs the caller nothing: the masked output is printed all the same.
+fn record(ctx: &Ctx, args: &MaskArgs, outcome: &mask::Outcome, argv: &[String]) {
+    use mask::record::{MaskRecord, Origin, Source};
     let shown = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
-    let rec = mask::record::MaskRecord {
-        v: 1,
-        ts: baton_core::ids::now(),
-        phase,
-        command: program.to_string(),
-        scratch: outcome.scratch.display().to_string(),
-        tokens: outcome.tokens,
-        tokens_estimated: !outcome.tokens_exact,
-        masked_tokens: baton_context::tokens::Encoding::O200kBase.count(&shown) as u64,
+    let source = if args.routed {
+        Source::PreToolUse
+    } else {
+        Source::Cli
     };
-    if let Err(e) = mask::record::append(&run_dir, &rec) {
-        eprintln!("baton: note: the run's mask record was not written: {e}");
+    let stdin = ["(stdin)".to_string()];
+    let argv = if argv.is_empty() { &stdin[..] } else { argv };
+    let rec = MaskRecord::of(outcome, source, Origin::from_env(), argv, &shown);
+    if let Err(e) = mask::record::append(&ctx.project.local_dir(), &rec) {
+        eprintln!("baton: note: the mask log was not written: {e}");
     }
 }
 

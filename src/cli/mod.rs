@@ -21,6 +21,7 @@ mod doctor;
 mod doctor_agents;
 mod exec;
 mod extract;
+mod gain;
 mod gate;
 mod gc;
 mod history;
@@ -120,6 +121,8 @@ pub enum Command {
     Config(config::Args),
     /// Remove old scratch files (masked outputs' full text) by age and total size
     Gc(gc::Args),
+    /// Tokens masking saved: totals, by command, kind, agent and day, from the mask log
+    Gain(gain::Args),
     /// Stop a run (resumable), and the agents a killed baton left running
     Stop(stop::Args),
     /// Run commands written in the context-manager command language
@@ -294,6 +297,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Config(a) => config::run(&ctx, a),
         Command::Gc(a) => gc::run(&ctx, a),
+        Command::Gain(a) => gain::run(&ctx, a),
         Command::Stop(a) => stop::run(&ctx, a),
         Command::Exec(a) => exec::run(&ctx, a),
         Command::Walkthrough(a) => walkthrough::run(&ctx, a),

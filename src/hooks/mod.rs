@@ -91,7 +91,7 @@ pub fn route(command: &str, route: &[String], baton: &str) -> Option<String> {
     }
     mask::route::matches(c, route).then(|| {
         format!(
-            "{} mask -- bash -c {}",
+            "{} mask --routed -- bash -c {}",
             wiring::shell_quote(baton),
             wiring::shell_quote(c)
         )
@@ -163,7 +163,40 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
         _ => String::new(),
     };
     let replaced = format!("{note}{claude_copy}{summary}\n");
+    log_mask(agent, v, env, &outcome, &command, &replaced);
     Ok(Some(reply(agent, shape, replaced)))
+}
+
+/// Note the mask in the project's mask log: the agent is the hook's, the session the
+/// payload's `session_id`, the run (if any) the environment's. A log that cannot be written
+/// costs the agent nothing.
+fn log_mask(
+    agent: HookAgent,
+    v: &Value,
+    env: &Env,
+    outcome: &mask::Outcome,
+    command: &[String],
+    shown: &str,
+) {
+    use mask::record::{MaskRecord, Origin, Source};
+    let mut origin = Origin::from_env();
+    origin.agent = Some(agent.name().to_string());
+    origin.session = v
+        .get("session_id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && s.len() <= 128)
+        .map(String::from);
+    let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("tool");
+    // An MCP tool's output has no command line: it is named by its tool.
+    let named = if command.is_empty() {
+        vec![tool.chars().take(64).collect()]
+    } else {
+        command.to_vec()
+    };
+    let rec = MaskRecord::of(outcome, Source::PostToolUse, origin, &named, shown);
+    if let Err(e) = mask::record::append(env.local_dir, &rec) {
+        eprintln!("baton: note: the mask log was not written: {e}");
+    }
 }
 
 /// An output shown whole: the same text with its secrets redacted when it holds any (a token
@@ -366,11 +399,13 @@ mod tests {
     fn test_runs_and_builds_are_routed_through_baton_mask() {
         assert_eq!(
             r("cargo test --all 2>&1 | tail -5").as_deref(),
-            Some("'/opt/my tools/baton' mask -- bash -c 'cargo test --all 2>&1 | tail -5'")
+            Some(
+                "'/opt/my tools/baton' mask --routed -- bash -c 'cargo test --all 2>&1 | tail -5'"
+            )
         );
         assert_eq!(
             r("  pytest -k 'it works'").as_deref(),
-            Some(r#"'/opt/my tools/baton' mask -- bash -c 'pytest -k '\''it works'\'''"#)
+            Some(r#"'/opt/my tools/baton' mask --routed -- bash -c 'pytest -k '\''it works'\'''"#)
         );
         assert!(r("git diff --staged").is_some());
         assert!(r("make").is_some());

@@ -586,8 +586,12 @@ pub fn run_mask(ctx: &Ctx, m: &MaskArgs, started: &dyn Fn(i32)) -> Answer {
         let raw = o.passthrough.as_deref().unwrap_or_default();
         String::from_utf8_lossy(raw).into_owned()
     };
-    Answer::ok(format!(
-        "STATUS: success\nDATA: {exit}\n{}\n",
-        body.trim_end()
-    ))
+    let text = format!("STATUS: success\nDATA: {exit}\n{}\n", body.trim_end());
+    if o.masked {
+        use mask::record::{MaskRecord, Origin, Source};
+        let rec = MaskRecord::of(&o, Source::Mcp, Origin::from_env(), &m.command, &text);
+        // The answer does not depend on its record: a log that cannot be written is skipped.
+        let _ = mask::record::append(&local, &rec);
+    }
+    Answer::ok(text)
 }

@@ -199,10 +199,16 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
     let mut rotations = vec![];
     let mut finished = false;
     let mut interrupted = false;
-    let (masks, masks_unreadable) = record::read(run_dir);
+    let record::Read {
+        records: masks,
+        unreadable: masks_unreadable,
+    } = record::for_run(run_dir);
     let mut masks_of: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, m) in masks.iter().enumerate() {
-        masks_of.entry(m.phase.as_str()).or_default().push(i);
+        masks_of
+            .entry(m.phase.as_deref().unwrap_or(""))
+            .or_default()
+            .push(i);
     }
     let existing = |p: PathBuf| p.is_file().then_some(p);
     for r in records {

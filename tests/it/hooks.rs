@@ -229,7 +229,7 @@ fn codex_routes_a_test_run_through_baton_mask_and_nothing_else() {
             "hookEventName": "PreToolUse",
             "permissionDecision": "allow",
             "updatedInput": {"command": format!(
-                "{} mask -- bash -c 'cargo test -- --nocapture'",
+                "{} mask --routed -- bash -c 'cargo test -- --nocapture'",
                 crate::util::bin().display()
             )}
         }})

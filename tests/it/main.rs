@@ -19,6 +19,7 @@ mod discover;
 mod errors;
 mod exec_lang;
 mod formats;
+mod gain;
 mod hooks;
 mod init;
 mod interrupt_random;

@@ -188,7 +188,7 @@ fn session(p: &Proj, lines: &[String]) -> Vec<Value> {
 }
 
 /// [`session`] with JSON messages; the answers by id.
-fn rpc(p: &Proj, messages: &[Value]) -> std::collections::BTreeMap<u64, Value> {
+pub(crate) fn rpc(p: &Proj, messages: &[Value]) -> std::collections::BTreeMap<u64, Value> {
     let lines: Vec<String> = messages.iter().map(Value::to_string).collect();
     session(p, &lines)
         .into_iter()

@@ -246,18 +246,18 @@ fn masks_done_by_a_runs_agents_are_linked_and_counted() {
     assert!(o.status.success(), "{}", text(&o));
     let masked: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(masked["masked"], true);
-    let rec: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(dir.join("masks.jsonl"))
-            .unwrap()
-            .trim(),
-    )
-    .unwrap();
+    // The project's mask log has it, with the run's id and phase, the agent and the source.
+    let log = p.path().join(".baton/masks.jsonl");
+    let rec: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(rec["run"], "20260101T000000-abcdef");
     assert_eq!(rec["phase"], "A-ground-truth-1");
+    assert_eq!(rec["source"], "cli");
     assert_eq!(rec["command"], "seq");
     assert_eq!(rec["tokens"], masked["tokens"]);
     let saved = rec["tokens"].as_u64().unwrap() - rec["masked_tokens"].as_u64().unwrap();
     assert!(saved > 10_000, "{rec}");
-    // Not an agent of a run (no journal there): nothing is recorded.
+    // Not an agent of a run (no journal there): logged for the project, not for the run.
     let o = p
         .cmd(&["mask", "--", "seq", "1", "5000"])
         .env("BATON_RUN_DIR", p.path())
@@ -265,7 +265,13 @@ fn masks_done_by_a_runs_agents_are_linked_and_counted() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    assert!(!p.path().join("masks.jsonl").exists());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[1].get("run").is_none(), "{}", lines[1]);
     p.ok(&["report"]);
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(

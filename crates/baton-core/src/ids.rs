@@ -5,9 +5,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width, so timestamps sort as text and parse fast.
 pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+    stamp(jiff::Timestamp::now())
+}
+
+/// `ts` in the form of [`now`].
+pub fn stamp(ts: jiff::Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// `20261122T130501-7f3a9c`: UTC seconds, then 24 random bits so two sessions made in the

@@ -9,7 +9,7 @@ use baton_agent::settings::{self, AgentsConfig, Resolved};
 // For display only (a dry run's command line): baton never runs a shell.
 use baton_agent::wiring::shell_quote;
 use baton_agent::{self as agent, AgentKind, AgentRequest, AgentSpec};
-use baton_context::mask::record::{PHASE_ENV, RUN_DIR_ENV};
+use baton_context::mask::record::{AGENT_ENV, PHASE_ENV, RUN_DIR_ENV};
 use baton_core::error::{Error, Result};
 
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
@@ -215,12 +215,13 @@ impl Agents for CliAgents {
         let mut spec = self.spec(who)?;
         spec.timeout = req.timeout;
         spec.grace = req.grace;
-        // `baton mask` run by the agent records what it masked in this run, for this phase
-        // (context::mask::record): the report's masked outputs and tokens saved.
+        // What baton masks for the agent (`baton mask`, its hooks, the MCP tool) is logged for
+        // this run, phase and agent (context::mask::record): the report's tokens saved.
         if let Some(run_dir) = req.log_dir.parent() {
             spec.env
                 .push((RUN_DIR_ENV.into(), run_dir.display().to_string()));
             spec.env.push((PHASE_ENV.into(), req.name.clone()));
+            spec.env.push((AGENT_ENV.into(), spec.kind.name().into()));
         }
         let mut r = AgentRequest::new(
             req.prompt,

@@ -21,7 +21,7 @@ pub fn scratch_plan(
     let local = project.local_dir();
     let mut named: BTreeSet<String> = BTreeSet::new();
     for j in unfinished(&local) {
-        for r in record::read(&j.dir).0 {
+        for r in record::for_run(&j.dir).records {
             if let Some(n) = Path::new(&r.scratch).file_name() {
                 named.insert(n.to_string_lossy().into_owned());
             }

@@ -19,6 +19,7 @@ use baton_core::error::{Error, Result};
 pub mod binary;
 pub mod capture;
 pub mod detect;
+pub mod gain;
 pub mod record;
 pub mod redact;
 mod redact_rules;
@@ -45,6 +46,10 @@ const MAX_LINE: usize = 64 * 1024;
 const BYTES_PER_TOKEN_CAP: usize = 16;
 const PREFIX_MIN: usize = 4096;
 const PREFIX_MAX: usize = 16 * 1024 * 1024;
+/// An output too long to keep whole is counted on its first this many bytes, and the count
+/// scaled to its length: the savings the mask log reports are then within a few percent
+/// (bytes/4 was 30 % off on test logs), for about a millisecond per 64 KiB.
+const SAMPLE_BYTES: usize = 1024 * 1024;
 
 /// Output formats `baton mask` understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
@@ -133,6 +138,8 @@ pub struct Masker<W: Write> {
     carry: Vec<u8>,
     prefix: Option<Vec<u8>>,
     prefix_cap: usize,
+    /// The first [`SAMPLE_BYTES`] of an output the prefix could not hold.
+    sample: Vec<u8>,
     bytes: u64,
     newlines: u64,
     /// Line breaks handed to the summarizer so far (real ones plus forced splits of huge lines).
@@ -153,6 +160,8 @@ pub struct Finished<W> {
     pub summary: Summary,
     /// The whole output, when it fit under the passthrough cap.
     pub prefix: Option<Vec<u8>>,
+    /// Else its first [`SAMPLE_BYTES`] (the whole of it when `bytes` is no more).
+    pub sample: Vec<u8>,
     pub bytes: u64,
     pub lines: u64,
     /// Binary output (the summary says so), with its format when recognized.
@@ -171,6 +180,7 @@ impl<W: Write> Masker<W> {
             carry: Vec::new(),
             prefix: Some(Vec::new()),
             prefix_cap,
+            sample: Vec::new(),
             bytes: 0,
             newlines: 0,
             line_base: 0,
@@ -179,6 +189,12 @@ impl<W: Write> Masker<W> {
             sniff: Some(Vec::new()),
             binary: None,
         }
+    }
+
+    fn push_sample(&mut self, chunk: &[u8]) {
+        let room = SAMPLE_BYTES.saturating_sub(self.sample.len());
+        self.sample
+            .extend_from_slice(&chunk[..room.min(chunk.len())]);
     }
 
     pub fn feed(&mut self, chunk: &[u8]) {
@@ -192,12 +208,13 @@ impl<W: Write> Masker<W> {
             // Keep draining and summarizing so the command is not blocked; report at the end.
             self.write_error = Some(e);
         }
-        if let Some(p) = self.prefix.as_mut() {
-            if p.len() + chunk.len() <= self.prefix_cap {
-                p.extend_from_slice(chunk);
-            } else {
-                self.prefix = None;
+        match self.prefix.as_mut() {
+            Some(p) if p.len() + chunk.len() <= self.prefix_cap => p.extend_from_slice(chunk),
+            Some(_) => {
+                self.sample = self.prefix.take().unwrap_or_default();
+                self.push_sample(chunk);
             }
+            None => self.push_sample(chunk),
         }
         self.ends_with_newline = chunk.last() == Some(&b'\n');
         let nl = memchr::memchr_iter(b'\n', chunk).count() as u64;
@@ -294,6 +311,7 @@ impl<W: Write> Masker<W> {
             write_error: self.write_error,
             summary,
             prefix: self.prefix,
+            sample: self.sample,
             binary: self.binary,
             bytes: self.bytes,
             lines,
@@ -363,6 +381,7 @@ pub fn pump_threaded<W: Write + Send>(
                 write_error: None,
                 summary: Summary::new(Kind::Generic, "summarizer failed".into()),
                 prefix: None,
+                sample: Vec::new(),
                 bytes: 0,
                 lines: 0,
                 binary: None,
@@ -495,9 +514,9 @@ pub struct Outcome {
     pub outline_hint: Option<Value>,
 }
 
-/// Decide passthrough vs mask. Tokens are counted exactly (o200k_base via `bpe-openai`) only
-/// for outputs small enough to be kept; each token is at least one byte, so an output of at
-/// most `threshold` bytes passes without counting.
+/// Decide passthrough vs mask. Tokens are counted exactly (o200k_base via `bpe-openai`) for
+/// outputs of up to [`SAMPLE_BYTES`], and scaled from that sample beyond; each token is at
+/// least one byte, so an output of at most `threshold` bytes passes without counting.
 pub fn decide<W>(
     fin: Finished<W>,
     threshold: usize,
@@ -517,6 +536,19 @@ pub fn decide<W>(
                 crate::tokens::Encoding::O200kBase.count(text.as_ref()) as u64,
                 true,
             )
+        }
+        None if fin.binary.is_none() && !fin.sample.is_empty() => {
+            let text = String::from_utf8_lossy(&fin.sample);
+            let counted = crate::tokens::Encoding::O200kBase.count(text.as_ref()) as u64;
+            let n = fin.sample.len() as u64;
+            if n >= fin.bytes {
+                (counted, true)
+            } else {
+                (
+                    (counted as u128 * fin.bytes as u128 / n as u128) as u64,
+                    false,
+                )
+            }
         }
         None => (fin.bytes / 4, false),
     };
