@@ -5,6 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::Ctx;
+use baton_context::mask::{gain, record};
 use baton_core::error::Result;
 use baton_engine::journal::{Entry, Journal};
 
@@ -59,6 +60,9 @@ struct RunRow {
     /// Tokens and cost of the agent calls so far.
     tokens: u64,
     cost_usd: f64,
+    /// Outputs masked for this run's agents, and the tokens that saved (the mask log).
+    masked: u64,
+    saved_tokens: u64,
     /// Phases started and not finished (an interrupted run's stay here until it is resumed).
     running: Vec<Running>,
     /// The agents a killed baton of this run left running.
@@ -79,6 +83,8 @@ struct Snapshot {
     /// Why the verify queues cannot be read (an unreachable queue database), if they cannot.
     #[serde(skip_serializing_if = "Option::is_none")]
     queue_error: Option<String>,
+    /// Every output masked in the project (hooks, `baton mask`, MCP), runs or not.
+    masking: gain::Totals,
 }
 
 #[derive(serde::Serialize)]
@@ -98,8 +104,18 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
 
 fn snapshot(ctx: &Ctx) -> Snapshot {
     let local = ctx.project.local_dir();
+    let masks = record::read_all(&local).records;
+    let masking = gain::gain(&masks, &gain::Filter::default()).totals;
     let mut runs = Vec::new();
     for id in Journal::run_ids(&local) {
+        let run_masks = gain::gain(
+            &masks,
+            &gain::Filter {
+                run: Some(id.clone()),
+                ..Default::default()
+            },
+        )
+        .totals;
         // A run whose journal cannot be read is shown as damaged, not hidden.
         let damaged = |why: String| RunRow {
             run_id: id.clone(),
@@ -112,6 +128,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             failed: 0,
             tokens: 0,
             cost_usd: 0.0,
+            masked: run_masks.count,
+            saved_tokens: run_masks.saved_tokens,
             running: vec![],
             left_running: vec![],
             started_at: String::new(),
@@ -177,6 +195,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             agent_calls: j.agent_calls(),
             tokens,
             cost_usd,
+            masked: run_masks.count,
+            saved_tokens: run_masks.saved_tokens,
             running,
             left_running: j.orphans(),
             done: count("done"),
@@ -216,6 +236,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         damaged,
         queues,
         queue_error,
+        masking,
     }
 }
 
@@ -277,6 +298,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         && queues.is_empty()
         && snap.damaged.is_empty()
         && snap.queue_error.is_none()
+        && snap.masking.count == 0
     {
         return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
     }
@@ -295,6 +317,13 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             r.tokens,
             r.cost_usd
         )?;
+        if r.masked > 0 {
+            writeln!(
+                w,
+                "    masking saved {} tokens in {} outputs",
+                r.saved_tokens, r.masked
+            )?;
+        }
         for p in &r.running {
             let since = if elapsed {
                 format!(", {}", baton_store::metrics::human_ms(p.elapsed_ms))
@@ -372,6 +401,16 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         .collect();
     if !waiting.is_empty() {
         writeln!(w, "waiting for you: {}", waiting.join(", "))?;
+    }
+    let m = &snap.masking;
+    if m.count > 0 {
+        writeln!(
+            w,
+            "masking saved {} tokens in {} outputs ({:.1} %; `baton gain` for more)",
+            m.saved_tokens,
+            m.count,
+            m.saved_percent()
+        )?;
     }
     Ok(())
 }

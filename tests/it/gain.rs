@@ -230,3 +230,51 @@ fn bad_gain_input_is_refused_and_a_torn_log_line_is_counted() {
         "{human}"
     );
 }
+
+#[test]
+fn status_shows_what_masking_saved_for_each_run_and_the_project() {
+    let p = Proj::new();
+    let id = "20990101T000000-abcdef";
+    let run = p.path().join(".baton/runs").join(id);
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("events.jsonl"),
+        format!("{{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"{id}\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{{}}}}\n"),
+    )
+    .unwrap();
+    // One output masked by an agent of the run, one outside it.
+    let o = cmd(&p, &["mask", "--", "seq", "1", "5000"])
+        .env("BATON_RUN_DIR", &run)
+        .env("BATON_RUN_PHASE", "1-1.1-dev-1")
+        .env("BATON_RUN_AGENT", "codex")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let o = cmd(&p, &["mask", "--", "seq", "1", "9000"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let recs = log(&p);
+    assert_eq!(recs[0]["run"], id);
+    assert_eq!(recs[0]["agent"], "codex");
+    let saved = |r: &Value| r["tokens"].as_u64().unwrap() - r["masked_tokens"].as_u64().unwrap();
+    let o = cmd(&p, &["status", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"][0]["masked"], 1);
+    assert_eq!(v["runs"][0]["saved_tokens"], saved(&recs[0]));
+    assert_eq!(v["masking"]["count"], 2);
+    assert_eq!(
+        v["masking"]["saved_tokens"],
+        saved(&recs[0]) + saved(&recs[1])
+    );
+    let human = String::from_utf8(cmd(&p, &["status"]).output().unwrap().stdout).unwrap();
+    assert!(
+        human.contains(&format!(
+            "    masking saved {} tokens in 1 outputs",
+            saved(&recs[0])
+        )),
+        "{human}"
+    );
+    assert!(human.contains("in 2 outputs"), "{human}");
+    assert_eq!(gain(&p, &["--run", id])["count"], 1);
+}
