@@ -89,6 +89,8 @@ pub(super) struct Parser {
     cwd: Option<String>,
     model: Option<String>,
     context_tokens: Option<u64>,
+    /// The largest prompt of any assistant message (one API request each).
+    context_peak_tokens: Option<u64>,
     /// Text blocks of assistant messages, bounded: the fallback when no `result` line came.
     assistant_text: String,
     result: Option<Parsed>,
@@ -139,7 +141,9 @@ impl Parser {
     fn assistant(&mut self, v: &Value) {
         let Some(msg) = v.get("message") else { return };
         if let Some(u) = msg.get("usage") {
-            self.context_tokens = Some(usage(u).prompt_tokens());
+            let prompt = usage(u).prompt_tokens();
+            self.context_tokens = Some(prompt);
+            self.context_peak_tokens = self.context_peak_tokens.max(Some(prompt));
         }
         if self.model.is_none() {
             self.model = s(msg, "model");
@@ -303,6 +307,7 @@ impl OutputParser for Parser {
         p.session_id = p.session_id.or(self.session_id.take());
         p.model = self.model.take();
         p.context_tokens = self.context_tokens;
+        p.context_peak_tokens = self.context_peak_tokens;
         if p.text.is_none() && !self.assistant_text.is_empty() {
             p.text = Some(tail_str(&self.assistant_text, TEXT_TAIL_BYTES));
         }
@@ -379,10 +384,13 @@ mod tests {
         let p = parse(&[
             r#"{"type":"system","subtype":"init","session_id":"s1","model":"m"}"#,
             r#"{"type":"assistant","message":{"content":[{"type":"text","text":"half way"}],"usage":{"input_tokens":3,"cache_read_input_tokens":10}}}"#,
+            r#"{"type":"assistant","message":{"content":[],"usage":{"input_tokens":2,"cache_creation_input_tokens":4}}}"#,
         ]);
         assert!(!p.saw_result);
         assert_eq!(p.text.as_deref(), Some("half way"));
-        assert_eq!(p.context_tokens, Some(13));
+        // The latest request's prompt, and the largest one's.
+        assert_eq!(p.context_tokens, Some(6));
+        assert_eq!(p.context_peak_tokens, Some(13));
         assert_eq!(p.session_id.as_deref(), Some("s1"));
     }
 

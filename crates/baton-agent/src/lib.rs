@@ -84,13 +84,15 @@ pub mod settings;
 pub mod sim;
 pub mod transcript;
 pub mod trust;
+mod usage;
 pub mod wiring;
 
 pub use failure::{FailureKind, is_transient};
 use failure::{classify_api_error, is_bad_argument, is_network};
 pub use process::{Orphan, orphans, stop_orphans};
+pub use usage::Usage;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -125,6 +127,19 @@ impl AgentKind {
             AgentKind::Gemini => "gemini",
             AgentKind::Command => "command",
             AgentKind::Sim => "sim",
+        }
+    }
+
+    /// The context the CLI holds before baton's prompt (its own system prompt and tool
+    /// schemas, baton's MCP tools included), in o200k tokens, as measured through the model
+    /// double for the versions checked (tests/it/util/real_agent.rs keeps these true). A
+    /// phase's context budget is its prompt budget plus this.
+    pub fn context_floor(self) -> u64 {
+        match self {
+            AgentKind::Claude => 28_000,
+            AgentKind::Codex => 11_000,
+            AgentKind::Gemini => 10_000,
+            AgentKind::Command | AgentKind::Sim => 0,
         }
     }
 
@@ -382,34 +397,6 @@ pub enum ExitKind {
     Stopped,
 }
 
-/// Token usage. The four counts do not overlap: the prompt's full size is
-/// `input + cache_creation + cache_read` ([`Usage::prompt_tokens`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Uncached input tokens.
-    pub input: u64,
-    pub cache_creation: u64,
-    pub cache_read: u64,
-    /// Output tokens (gemini: candidates + thoughts).
-    pub output: u64,
-}
-
-impl Usage {
-    pub fn prompt_tokens(&self) -> u64 {
-        self.input + self.cache_creation + self.cache_read
-    }
-    /// Prompt and output together.
-    pub fn total(&self) -> u64 {
-        self.prompt_tokens() + self.output
-    }
-    pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.cache_creation += other.cache_creation;
-        self.cache_read += other.cache_read;
-        self.output += other.output;
-    }
-}
-
 /// Everything the engine needs from one invocation. Serializable, so a completed call can be
 /// recorded and never re-run on resume.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -425,6 +412,10 @@ pub struct AgentOutcome {
     /// Prompt size of the latest model call (claude: latest `assistant` message usage): the
     /// current context size. `None` where the CLI does not report per-call usage.
     pub context_tokens: Option<u64>,
+    /// The largest single model request of the session, in prompt tokens: the most context
+    /// the agent held ([`transcript::peak_tokens`]). `None` where it cannot be read.
+    #[serde(default)]
+    pub context_peak_tokens: Option<u64>,
     pub cost_usd: Option<f64>,
     pub num_turns: Option<u32>,
     pub model: Option<String>,
@@ -537,6 +528,7 @@ struct Parsed {
     session_id: Option<String>,
     usage: Usage,
     context_tokens: Option<u64>,
+    context_peak_tokens: Option<u64>,
     cost_usd: Option<f64>,
     num_turns: Option<u32>,
     model: Option<String>,
@@ -713,6 +705,11 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
         }
         None => String::new(),
     };
+    // codex and gemini print only sums: their own transcript has each request.
+    let since = std::time::SystemTime::now() - raw.duration - std::time::Duration::from_secs(2);
+    let context_peak_tokens = p.context_peak_tokens.or_else(|| {
+        transcript::session_peak(spec.kind, &spec.env, p.session_id.as_deref()?, since)
+    });
     AgentOutcome {
         kind: spec.kind,
         exit: raw.exit,
@@ -720,6 +717,7 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
         session_id: p.session_id,
         usage: p.usage,
         context_tokens: p.context_tokens,
+        context_peak_tokens,
         cost_usd: p.cost_usd,
         num_turns: p.num_turns,
         model: p.model,
@@ -732,21 +730,6 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
         stdout_bytes: raw.stdout_bytes,
         warnings: raw.warnings.into_iter().chain(p.warnings).collect(),
     }
-}
-
-/// A log name is one plain path component.
-fn check_name(name: &str) -> Result<()> {
-    let bad = name.is_empty()
-        || name == "."
-        || name == ".."
-        || name.contains(['/', '\\', '\0'])
-        || Path::new(name).is_absolute();
-    if bad {
-        return Err(Error::invalid(format!(
-            "invalid agent log name {name:?}: use one file name without `/`"
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -774,14 +757,6 @@ mod tests {
         let t = tail_str(&s, 5);
         assert_eq!(t, "éé");
         assert_eq!(tail_str("abc", 10), "abc");
-    }
-
-    #[test]
-    fn names_are_one_component() {
-        for bad in ["", ".", "..", "a/b", "/abs", "a\0b"] {
-            assert!(check_name(bad).is_err(), "{bad:?}");
-        }
-        assert!(check_name("dev-1.2.attempt-1").is_ok());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use baton_core::process::signal_group;
 
-use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES, check_name};
+use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES};
 use baton_core::Error;
 use baton_core::Result;
 use baton_core::error::io_err;
@@ -610,6 +610,21 @@ fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     cmd.spawn()
 }
 
+/// A log name is one plain path component.
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', '\0'])
+        || Path::new(name).is_absolute();
+    if bad {
+        return Err(Error::invalid(format!(
+            "invalid agent log name {name:?}: use one file name without `/`"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,6 +638,14 @@ mod tests {
         fn finish(&mut self) -> Parsed {
             Parsed::default()
         }
+    }
+
+    #[test]
+    fn names_are_one_component() {
+        for bad in ["", ".", "..", "a/b", "/abs", "a\0b"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_name("dev-1.2.attempt-1").is_ok());
     }
 
     #[test]

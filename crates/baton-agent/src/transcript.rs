@@ -29,7 +29,11 @@ pub fn root(kind: AgentKind, var: &dyn Fn(&str) -> Option<String>) -> Option<Pat
             .map(PathBuf::from)
             .or_else(|| Some(home()?.join(".codex")))
             .map(|d| d.join("sessions")),
-        AgentKind::Gemini => Some(home()?.join(".gemini").join("tmp")),
+        AgentKind::Gemini => var("GEMINI_CLI_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(home)
+            .map(|h| h.join(".gemini").join("tmp")),
         AgentKind::Command | AgentKind::Sim => None,
     }
 }
@@ -40,8 +44,9 @@ fn is_transcript(kind: AgentKind, path: &Path) -> bool {
     match kind {
         AgentKind::Claude => name.ends_with(".jsonl"),
         AgentKind::Codex => name.starts_with("rollout-") && name.ends_with(".jsonl"),
+        // gemini 0.61 writes `.jsonl` (a record a line), earlier versions one `.json` document.
         AgentKind::Gemini => {
-            name.ends_with(".json")
+            (name.ends_with(".json") || name.ends_with(".jsonl"))
                 && path
                     .parent()
                     .and_then(|p| p.file_name())
@@ -51,9 +56,10 @@ fn is_transcript(kind: AgentKind, path: &Path) -> bool {
     }
 }
 
-/// The transcript of `kind` last written at or after `since`, named `name` when baton chose
-/// the session's id (claude's `--session-id`); else the newest such file (codex and gemini name
-/// their sessions themselves, so another session of theirs started meanwhile could be taken).
+/// The transcript of `kind` last written at or after `since` whose name contains `name` (the
+/// session's id: claude's `<id>.jsonl`, codex's `rollout-<time>-<id>.jsonl`, gemini's
+/// `session-<time>-<first 8 of the id>.jsonl`); without one, the newest such file (another
+/// session started meanwhile could then be taken).
 pub fn newest(
     kind: AgentKind,
     root: &Path,
@@ -77,7 +83,10 @@ pub fn newest(
                 walk(&p, depth + 1, out, kind, name);
             } else if ft.is_file()
                 && is_transcript(kind, &p)
-                && name.is_none_or(|n| p.file_name().is_some_and(|f| f == n))
+                && name.is_none_or(|n| {
+                    p.file_name()
+                        .is_some_and(|f| f.to_string_lossy().contains(n))
+                })
                 && let Ok(m) = e.metadata().and_then(|m| m.modified())
             {
                 out.push((m, p));
@@ -122,18 +131,104 @@ pub fn context_tokens(kind: AgentKind, text: &str) -> Option<u64> {
                 None => n(u, "input_tokens") + n(u, "output_tokens"),
             })
         }),
-        AgentKind::Gemini => {
-            let v: Value = serde_json::from_str(text).ok()?;
-            v.get("messages")?.as_array()?.iter().rev().find_map(|m| {
-                let t = m.get("tokens")?;
-                Some(match t.get("total").and_then(Value::as_u64) {
-                    Some(total) => total,
-                    None => n(t, "input") + n(t, "output"),
-                })
+        AgentKind::Gemini => gemini_messages(text).iter().rev().find_map(|m| {
+            let t = m.get("tokens")?;
+            Some(match t.get("total").and_then(Value::as_u64) {
+                Some(total) => total,
+                None => n(t, "input") + n(t, "output"),
             })
-        }
+        }),
         AgentKind::Command | AgentKind::Sim => None,
     }
+}
+
+/// A gemini transcript's messages: the `messages` of a `.json` document, or the records of a
+/// `.jsonl` file (a message rewritten with its tokens is a later line with the same id).
+fn gemini_messages(text: &str) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return match v.get("messages").and_then(Value::as_array) {
+            Some(m) => m.clone(),
+            None => vec![v],
+        };
+    }
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+/// The largest single model request of a session, in prompt tokens (what one request put in
+/// the model's context: claude's input + cache creation + cache read of an assistant message,
+/// codex's `last_token_usage.input_tokens`, which counts the cached part, gemini's
+/// `tokens.input`, its `promptTokenCount`).
+pub fn peak_tokens(kind: AgentKind, text: &str) -> Option<u64> {
+    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let lines = || {
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    };
+    match kind {
+        AgentKind::Claude => lines()
+            .filter_map(|v| {
+                let u = v.get("message")?.get("usage")?;
+                u.is_object().then(|| {
+                    n(u, "input_tokens")
+                        + n(u, "cache_creation_input_tokens")
+                        + n(u, "cache_read_input_tokens")
+                })
+            })
+            .max(),
+        AgentKind::Codex => lines()
+            .filter_map(|v| {
+                let p = v.get("payload")?;
+                (p.get("type")?.as_str()? == "token_count").then_some(())?;
+                let u = p.get("info")?.get("last_token_usage")?;
+                u.get("input_tokens")?.as_u64()
+            })
+            .max(),
+        AgentKind::Gemini => gemini_messages(text)
+            .iter()
+            .filter(|m| m.get("type").and_then(Value::as_str) == Some("gemini"))
+            .filter_map(|m| m.get("tokens")?.get("input")?.as_u64())
+            .max(),
+        AgentKind::Command | AgentKind::Sim => None,
+    }
+}
+
+/// Larger transcripts are not read for their peak.
+const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
+
+/// [`peak_tokens`] of the headless session `session_id` of `kind` that started at `since`,
+/// from the transcript the CLI wrote under the roots `env` (the agent's own environment,
+/// over baton's) names. For codex and gemini, whose headless output reports only sums.
+pub fn session_peak(
+    kind: AgentKind,
+    env: &[(String, String)],
+    session_id: &str,
+    since: SystemTime,
+) -> Option<u64> {
+    let var = |k: &str| {
+        env.iter()
+            .rev()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(k).ok())
+    };
+    let id = match kind {
+        AgentKind::Gemini => session_id.get(..8)?,
+        _ => session_id,
+    };
+    // A session id names a file: nothing that could step out of the folder.
+    if id.is_empty() || id.contains(['/', '\\', '\0']) || id.starts_with('.') {
+        return None;
+    }
+    let path = newest(kind, &root(kind, &var)?, Some(id), since)?;
+    // A transcript is the CLI's own file, but bounded all the same (and never through a link).
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_TRANSCRIPT_BYTES {
+        return None;
+    }
+    let bytes = baton_core::fs::read_no_link(&path).ok()?;
+    peak_tokens(kind, &String::from_utf8_lossy(&bytes))
 }
 
 /// A thread that polls the session's transcript while it runs: it keeps the latest context
@@ -219,6 +314,70 @@ not json
         assert_eq!(context_tokens(AgentKind::Gemini, gemini), Some(950));
         assert_eq!(context_tokens(AgentKind::Claude, "{}\n"), None);
         assert_eq!(context_tokens(AgentKind::Command, claude), None);
+    }
+
+    #[test]
+    fn reads_each_cli_s_largest_request() {
+        let claude = r#"{"type":"assistant","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":5000,"output_tokens":5}}}
+{"type":"assistant","message":{"usage":{"input_tokens":20,"cache_creation_input_tokens":200,"cache_read_input_tokens":2000,"output_tokens":7}}}
+"#;
+        assert_eq!(peak_tokens(AgentKind::Claude, claude), Some(5110));
+        let codex = r#"{"type":"event_msg","payload":{"type":"token_count","info":null}}
+{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":90000},"last_token_usage":{"input_tokens":31000,"cached_input_tokens":30000,"output_tokens":300}}}}
+{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":99000},"last_token_usage":{"input_tokens":9000,"output_tokens":30}}}}
+"#;
+        assert_eq!(peak_tokens(AgentKind::Codex, codex), Some(31000));
+        // gemini 0.61: a record a line; a message is written again once its tokens are known.
+        let gemini_jsonl = r#"{"sessionId":"s","kind":"main"}
+{"id":"m1","type":"user","content":"q"}
+{"id":"m2","type":"gemini","content":"a"}
+{"id":"m2","type":"gemini","content":"a","tokens":{"input":12000,"output":40,"total":12040}}
+{"id":"m3","type":"gemini","content":"b","tokens":{"input":8000,"output":40,"total":8040}}
+"#;
+        assert_eq!(peak_tokens(AgentKind::Gemini, gemini_jsonl), Some(12000));
+        let gemini_json = r#"{"messages":[{"type":"gemini","tokens":{"input":700}},{"type":"user","tokens":{"input":99999}}]}"#;
+        assert_eq!(peak_tokens(AgentKind::Gemini, gemini_json), Some(700));
+        assert_eq!(peak_tokens(AgentKind::Codex, "not json\n"), None);
+    }
+
+    #[test]
+    fn a_headless_session_s_peak_is_read_from_its_own_transcript() {
+        let home = tempfile::tempdir().unwrap();
+        let day = home.path().join(".codex/sessions/2026/11/27");
+        std::fs::create_dir_all(&day).unwrap();
+        let line = |n: u64| {
+            format!(
+                "{{\"type\":\"event_msg\",\"payload\":{{\"type\":\"token_count\",\"info\":{{\"last_token_usage\":{{\"input_tokens\":{n}}}}}}}}}\n"
+            )
+        };
+        std::fs::write(
+            day.join("rollout-2026-11-27T10-00-00-aaaa-1111.jsonl"),
+            line(500),
+        )
+        .unwrap();
+        std::fs::write(
+            day.join("rollout-2026-11-27T10-00-01-bbbb-2222.jsonl"),
+            line(900),
+        )
+        .unwrap();
+        let env = vec![("HOME".to_string(), home.path().display().to_string())];
+        let since = SystemTime::now() - Duration::from_secs(60);
+        let peak = |id: &str| session_peak(AgentKind::Codex, &env, id, since);
+        assert_eq!(peak("aaaa-1111"), Some(500));
+        assert_eq!(peak("bbbb-2222"), Some(900));
+        assert_eq!(peak("cccc-3333"), None);
+        assert_eq!(peak("../x"), None);
+        let chats = home.path().join(".gemini/tmp/proj/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        std::fs::write(
+            chats.join("session-2026-11-27T10-00-12345678.jsonl"),
+            "{\"type\":\"gemini\",\"tokens\":{\"input\":4321}}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            session_peak(AgentKind::Gemini, &env, "12345678-aaaa-bbbb", since),
+            Some(4321)
+        );
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct Reply {
     pub session_id: Option<String>,
     /// The session's context as the agent reports it (prompt size of its latest call).
     pub context_tokens: Option<u64>,
+    /// The largest single request of the session, in prompt tokens.
+    pub context_peak_tokens: Option<u64>,
     pub duration_ms: u64,
     pub log: PathBuf,
 }
@@ -59,6 +61,11 @@ pub trait Agents: Sync {
     /// The model `who` will run with, as the agent's settings resolve it (for reports).
     fn model(&self, who: &Assignment) -> Option<String> {
         who.model.clone()
+    }
+
+    /// The context `who`'s CLI holds before baton's prompt ([`baton_agent::AgentKind::context_floor`]).
+    fn context_floor(&self, _who: &Assignment) -> u64 {
+        0
     }
 
     /// The command line `run` would start (for `--dry-run`), if it can be told.

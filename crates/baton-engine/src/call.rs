@@ -287,6 +287,9 @@ impl Pipeline<'_> {
                 None
             },
             budget: None,
+            context_peak_tokens: reply.context_peak_tokens,
+            context_budget: None,
+            over_budget: false,
             label: None,
         };
         self.finished(c, outcome, Some(reply))
@@ -339,6 +342,14 @@ impl Pipeline<'_> {
     ) -> Result<Called> {
         // What the report needs to draw the phase and find its prompt and logs.
         outcome.budget = c.budget.map(|b| b as u64);
+        // What the agent really held, against the prompt's budget plus its CLI's own floor.
+        outcome.context_budget = outcome
+            .budget
+            .map(|b| b + self.agents.context_floor(&c.who));
+        outcome.over_budget = matches!(
+            (outcome.context_peak_tokens, outcome.context_budget),
+            (Some(peak), Some(budget)) if peak > budget
+        );
         outcome.label = Some(c.label.clone());
         self.log(Entry::PhaseFinished {
             subject: c.subject.clone(),

@@ -189,6 +189,13 @@ impl Agents for CliAgents {
         resolve(who, &self.agents).ok().and_then(|r| r.model)
     }
 
+    fn context_floor(&self, who: &Assignment) -> u64 {
+        if who.agent.is_sim() {
+            return 0;
+        }
+        self.spec(who).map_or(0, |s| s.kind.context_floor())
+    }
+
     fn command_line(&self, who: &Assignment, req: &Request) -> Option<String> {
         if who.agent.is_sim() {
             return None;
@@ -248,6 +255,7 @@ impl Agents for CliAgents {
             cost_usd: out.cost_usd,
             session_id: out.session_id.clone(),
             context_tokens: out.context_tokens,
+            context_peak_tokens: out.context_peak_tokens,
             duration_ms: out.duration_ms,
             log: out.log_path.clone(),
         })

@@ -55,6 +55,8 @@ pub struct Request {
     pub api: Api,
     pub path: String,
     pub body: Value,
+    /// The body's size in bytes; the double reports `size / 4` as the request's input tokens.
+    pub size: usize,
 }
 
 fn array<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
@@ -338,6 +340,7 @@ fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
         api: Api::Anthropic,
         path,
         body,
+        size,
     };
     let reply = script(&request);
     let stream = request.body["stream"].as_bool().unwrap_or(false);
@@ -415,6 +418,7 @@ fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         api: Api::Gemini,
         path,
         body,
+        size,
     };
     // The model router's classification call: the CLI's, not the agent's turn.
     let reply = if !stream && request.tools().is_empty() {
@@ -483,6 +487,7 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         api: Api::OpenAi,
         path,
         body,
+        size,
     };
     let reply = script(&request);
     log.lock().unwrap().push(request);

@@ -228,7 +228,57 @@ pub fn commits_every_story(a: &Agent) -> Option<ModelDouble> {
     );
     assert!(dir.join("docs/uat/epic-1-uat.md").is_file());
     assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+    assert_context_peaks(a, &dir, &double);
     Some(double)
+}
+
+/// Every agent phase of the run recorded the context its agent really held: the largest
+/// request of its session, as the API reported it (the double reports a body's size / 4), and
+/// `over_budget` exactly when that passed the phase's context budget (its prompt budget plus
+/// the CLI's floor). The floor baton assumes is what the CLI really sends before baton's
+/// prompt (o200k tokens of the smallest request, less the prompt), within 30 %.
+fn assert_context_peaks(a: &Agent, dir: &Path, double: &ModelDouble) {
+    let floor = baton_agent::AgentKind::parse(a.name)
+        .unwrap()
+        .context_floor();
+    let mut largest = 0;
+    for e in finished_phases(dir) {
+        let o = &e["outcome"];
+        let peak = o["context_peak_tokens"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no context peak: {e}"));
+        assert!(peak > 0, "{e}");
+        let budget = o["budget"].as_u64().unwrap();
+        assert_eq!(o["context_budget"].as_u64(), Some(budget + floor), "{e}");
+        assert_eq!(
+            o["over_budget"].as_bool().unwrap_or(false),
+            peak > budget + floor,
+            "{e}"
+        );
+        largest = largest.max(peak);
+    }
+    let requests = double.requests();
+    let sent = requests.iter().map(|r| r.size / 4).max().unwrap();
+    assert_eq!(
+        largest as usize, sent,
+        "the run's largest context is the largest request"
+    );
+    let o200k = |t: &str| Encoding::O200kBase.count(t) as u64;
+    let measured = requests
+        .iter()
+        .filter(|r| !r.tools().is_empty())
+        .map(|r| o200k(&r.body.to_string()) - o200k(&r.user_text()))
+        .min()
+        .unwrap();
+    println!(
+        "{} floor under baton run: {measured} o200k tokens (baton assumes {floor})",
+        a.name
+    );
+    assert!(
+        measured <= floor && measured * 10 >= floor * 7,
+        "{}'s floor is {measured} tokens; AgentKind::context_floor says {floor}",
+        a.name
+    );
 }
 
 /// One story through a model whose first `first` answers are `fail`: the CLI's own retries, or

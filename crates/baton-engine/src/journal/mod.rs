@@ -55,6 +55,17 @@ pub struct PhaseOutcome {
     /// The phase's prompt budget (tokens), when it has one: the report draws it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<u64>,
+    /// The context the agent really held: its largest single model request, in prompt tokens
+    /// (the CLI's own system prompt and tool schemas included), when the CLI reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_peak_tokens: Option<u64>,
+    /// The context the phase may fill: `budget` plus what the agent's CLI holds before
+    /// baton's prompt (its floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_budget: Option<u64>,
+    /// `context_peak_tokens` passed `context_budget`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_budget: bool,
     /// Names the saved prompt (`prompts/<label>.md`) and the logs (`logs/<label>.log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -91,6 +102,9 @@ impl PhaseOutcome {
             judged: Some(Judged::Broken),
             kept: None,
             budget: None,
+            context_peak_tokens: None,
+            context_budget: None,
+            over_budget: false,
             label: None,
         }
     }

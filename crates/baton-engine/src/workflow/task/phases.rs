@@ -435,6 +435,9 @@ impl TaskEngine<'_> {
                         judged: Some(if ok { Judged::Passed } else { Judged::Rejected }),
                         kept: None,
                         budget: None,
+                        context_peak_tokens: None,
+                        context_budget: None,
+                        over_budget: false,
                         label: None,
                     };
                     self.log(Entry::PhaseFinished {
