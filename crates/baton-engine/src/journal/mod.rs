@@ -120,6 +120,9 @@ impl PhaseOutcome {
     }
 }
 
+// A journal holds a few hundred entries, most of them phase records: boxing the large variant
+// would save little memory and cost every match on it a dereference.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Entry {
