@@ -128,10 +128,11 @@ impl Progress {
                     6,
                 );
                 self.line(&format!(
-                    "  {:<17} {mark} {:>7} {:>8} tokens  {}",
+                    "  {:<17} {mark} {:>7} {:>8} tokens  {}{}",
                     phase_label(subject.unit.as_deref(), phase),
                     human_ms(outcome.duration_ms),
                     outcome.usage.total(),
+                    context_note(outcome),
                     outcome.detail
                 ));
             }
@@ -235,4 +236,23 @@ impl Reporter for Progress {
             Mode::Live | Mode::Plain => self.human(e),
         }
     }
+}
+
+/// `context 29,441/43,000  ` when the agent reported the context it held: the largest request
+/// of its session against the phase's context budget; red, and said, when it went over.
+fn context_note(o: &baton_engine::journal::PhaseOutcome) -> String {
+    let Some(peak) = o.context_peak_tokens else {
+        return String::new();
+    };
+    let text = match o.context_budget {
+        Some(b) if o.over_budget => format!("context {peak}/{b} OVER BUDGET"),
+        Some(b) => format!("context {peak}/{b}"),
+        None => format!("context {peak}"),
+    };
+    let paint = if o.over_budget {
+        style::BAD
+    } else {
+        style::NOTE
+    };
+    format!("{}  ", style::paint(style::To::Stderr, paint, &text))
 }

@@ -63,6 +63,11 @@ struct RunRow {
     /// Outputs masked for this run's agents, and the tokens that saved (the mask log).
     masked: u64,
     saved_tokens: u64,
+    /// The most context any agent of the run held (its largest request), and where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_peak: Option<ContextPeak>,
+    /// Phases whose agent held more than the phase's context budget.
+    phases_over_budget: usize,
     /// Phases started and not finished (an interrupted run's stay here until it is resumed).
     running: Vec<Running>,
     /// The agents a killed baton of this run left running.
@@ -70,6 +75,15 @@ struct RunRow {
     left_running: Vec<baton_agent::Orphan>,
     started_at: String,
     updated_at: String,
+}
+
+#[derive(serde::Serialize, Clone)]
+struct ContextPeak {
+    tokens: u64,
+    /// The context budget of that phase, when it has one.
+    budget: Option<u64>,
+    subject: String,
+    phase: String,
 }
 
 /// Everything `baton status` shows.
@@ -130,6 +144,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             cost_usd: 0.0,
             masked: run_masks.count,
             saved_tokens: run_masks.saved_tokens,
+            context_peak: None,
+            phases_over_budget: 0,
             running: vec![],
             left_running: vec![],
             started_at: String::new(),
@@ -186,6 +202,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             )
         };
         let (tokens, cost_usd, running) = progress(&j);
+        let (context_peak, phases_over_budget) = context(&j);
         runs.push(RunRow {
             run_id: id.clone(),
             workflow: wf.to_string(),
@@ -197,6 +214,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             cost_usd,
             masked: run_masks.count,
             saved_tokens: run_masks.saved_tokens,
+            context_peak,
+            phases_over_budget,
             running,
             left_running: j.orphans(),
             done: count("done"),
@@ -280,6 +299,34 @@ fn progress(j: &Journal) -> (u64, f64, Vec<Running>) {
     (tokens, cost, running)
 }
 
+/// The largest context any phase's agent held, and how many phases went over their budget.
+fn context(j: &Journal) -> (Option<ContextPeak>, usize) {
+    let mut peak: Option<ContextPeak> = None;
+    let mut over = 0;
+    for r in &j.records {
+        if let Entry::PhaseFinished {
+            subject,
+            phase,
+            outcome,
+            ..
+        } = &r.entry
+        {
+            over += usize::from(outcome.over_budget);
+            if let Some(t) = outcome.context_peak_tokens
+                && peak.as_ref().is_none_or(|p| t > p.tokens)
+            {
+                peak = Some(ContextPeak {
+                    tokens: t,
+                    budget: outcome.context_budget,
+                    subject: subject.label(),
+                    phase: phase.clone(),
+                });
+            }
+        }
+    }
+    (peak, over)
+}
+
 /// What a run of `workflow` works on: "epic" or "task" (the plan run's workflow, `plan`, is
 /// not an engine workflow).
 fn subject_word(workflow: &str) -> &'static str {
@@ -317,6 +364,25 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             r.tokens,
             r.cost_usd
         )?;
+        if let Some(p) = &r.context_peak {
+            let of = p.budget.map(|b| format!(" of {b}")).unwrap_or_default();
+            let over = match r.phases_over_budget {
+                0 => String::new(),
+                n => format!(
+                    "; {}",
+                    super::style::paint(
+                        super::style::To::Stdout,
+                        super::style::BAD,
+                        &format!("{n} phases over their context budget")
+                    )
+                ),
+            };
+            writeln!(
+                w,
+                "    largest context: {}{of} tokens ({} {}){over}",
+                p.tokens, p.subject, p.phase
+            )?;
+        }
         if r.masked > 0 {
             writeln!(
                 w,

@@ -110,6 +110,10 @@ struct PhaseView {
     budget_at: Option<f64>,
     over: bool,
     budget_title: String,
+    /// `29441/43000`, empty when the agent did not report it.
+    context: String,
+    context_over: bool,
+    context_title: String,
     tokens: u64,
     usage_title: String,
     cost: String,
@@ -256,6 +260,21 @@ fn phase_view(p: &Phase, i: usize, m: &Model, x: &dyn Fn(u64) -> f64, base: &Pat
                 p.prompt_tokens as f64 * 100.0 / b.max(1) as f64
             ),
             None => format!("prompt {} tokens; the phase has no budget", p.prompt_tokens),
+        },
+        context: match (p.context_peak, p.context_budget) {
+            (Some(c), Some(b)) => format!("{c}/{b}"),
+            (Some(c), None) => c.to_string(),
+            _ => String::new(),
+        },
+        context_over: p.over_budget,
+        context_title: match (p.context_peak, p.context_budget) {
+            (Some(c), Some(b)) => format!(
+                "the agent's largest request held {c} tokens: {:.0} % of the phase's context \
+                 budget of {b} (its prompt budget plus what the CLI holds before baton's prompt)",
+                c as f64 * 100.0 / b.max(1) as f64
+            ),
+            (Some(c), None) => format!("the agent's largest request held {c} tokens"),
+            _ => "the agent did not report the context it held".into(),
         },
         tokens: u.total(),
         usage_title: format!(

@@ -70,6 +70,11 @@ pub struct Phase {
     pub cost_usd: Option<f64>,
     pub prompt_tokens: u64,
     pub budget: Option<u64>,
+    /// The most context the agent held (its largest request), its budget, and whether it
+    /// went over.
+    pub context_peak: Option<u64>,
+    pub context_budget: Option<u64>,
+    pub over_budget: bool,
     pub duration_ms: u64,
     /// The saved prompt and the agent's log, when they exist.
     pub prompt: Option<PathBuf>,
@@ -269,6 +274,9 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
                     cost_usd: o.cost_usd,
                     prompt_tokens: o.prompt_tokens,
                     budget: o.budget,
+                    context_peak: o.context_peak_tokens,
+                    context_budget: o.context_budget,
+                    over_budget: o.over_budget,
                     duration_ms: o.duration_ms,
                     prompt,
                     log,
@@ -372,6 +380,9 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
             cost_usd: None,
             prompt_tokens: 0,
             budget: None,
+            context_peak: None,
+            context_budget: None,
+            over_budget: false,
             duration_ms: last.saturating_sub(start),
             prompt: None,
             log: None,

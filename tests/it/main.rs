@@ -14,6 +14,7 @@ mod concurrency;
 mod conductor;
 mod confine;
 mod context;
+mod context_held;
 mod crash_points;
 mod discover;
 mod errors;

@@ -707,17 +707,20 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
     };
     // codex and gemini print only sums: their own transcript has each request.
     let since = std::time::SystemTime::now() - raw.duration - std::time::Duration::from_secs(2);
-    let context_peak_tokens = p.context_peak_tokens.or_else(|| {
-        transcript::session_peak(spec.kind, &spec.env, p.session_id.as_deref()?, since)
-    });
+    let (latest, peak) = match (p.context_peak_tokens, p.session_id.as_deref()) {
+        (None, Some(id)) => {
+            transcript::session_context(spec.kind, &spec.env, id, since).unwrap_or_default()
+        }
+        _ => (None, None),
+    };
     AgentOutcome {
         kind: spec.kind,
         exit: raw.exit,
         text_tail,
         session_id: p.session_id,
         usage: p.usage,
-        context_tokens: p.context_tokens,
-        context_peak_tokens,
+        context_tokens: p.context_tokens.or(latest),
+        context_peak_tokens: p.context_peak_tokens.or(peak),
         cost_usd: p.cost_usd,
         num_turns: p.num_turns,
         model: p.model,

@@ -194,18 +194,19 @@ pub fn peak_tokens(kind: AgentKind, text: &str) -> Option<u64> {
     }
 }
 
-/// Larger transcripts are not read for their peak.
+/// Larger transcripts are not read.
 const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 
-/// [`peak_tokens`] of the headless session `session_id` of `kind` that started at `since`,
-/// from the transcript the CLI wrote under the roots `env` (the agent's own environment,
-/// over baton's) names. For codex and gemini, whose headless output reports only sums.
-pub fn session_peak(
+/// The context of the headless session `session_id` of `kind` that started at `since`, from
+/// the transcript the CLI wrote under the roots `env` (the agent's own environment, over
+/// baton's) names: its latest size ([`context_tokens`]) and its peak ([`peak_tokens`]). For
+/// codex and gemini, whose headless output reports only sums.
+pub fn session_context(
     kind: AgentKind,
     env: &[(String, String)],
     session_id: &str,
     since: SystemTime,
-) -> Option<u64> {
+) -> Option<(Option<u64>, Option<u64>)> {
     let var = |k: &str| {
         env.iter()
             .rev()
@@ -228,7 +229,8 @@ pub fn session_peak(
         return None;
     }
     let bytes = baton_core::fs::read_no_link(&path).ok()?;
-    peak_tokens(kind, &String::from_utf8_lossy(&bytes))
+    let text = String::from_utf8_lossy(&bytes);
+    Some((context_tokens(kind, &text), peak_tokens(kind, &text)))
 }
 
 /// A thread that polls the session's transcript while it runs: it keeps the latest context
@@ -362,7 +364,7 @@ not json
         .unwrap();
         let env = vec![("HOME".to_string(), home.path().display().to_string())];
         let since = SystemTime::now() - Duration::from_secs(60);
-        let peak = |id: &str| session_peak(AgentKind::Codex, &env, id, since);
+        let peak = |id: &str| session_context(AgentKind::Codex, &env, id, since).and_then(|c| c.1);
         assert_eq!(peak("aaaa-1111"), Some(500));
         assert_eq!(peak("bbbb-2222"), Some(900));
         assert_eq!(peak("cccc-3333"), None);
@@ -371,12 +373,12 @@ not json
         std::fs::create_dir_all(&chats).unwrap();
         std::fs::write(
             chats.join("session-2026-11-27T10-00-12345678.jsonl"),
-            "{\"type\":\"gemini\",\"tokens\":{\"input\":4321}}\n",
+            "{\"type\":\"gemini\",\"tokens\":{\"input\":4321,\"output\":40}}\n",
         )
         .unwrap();
         assert_eq!(
-            session_peak(AgentKind::Gemini, &env, "12345678-aaaa-bbbb", since),
-            Some(4321)
+            session_context(AgentKind::Gemini, &env, "12345678-aaaa-bbbb", since),
+            Some((Some(4361), Some(4321)))
         );
     }
 

@@ -16,7 +16,8 @@
 //! Actions: `ok`/`pass`, `block` (dev), `fail` (review), `fix` (review passes with a fix),
 //! `hang`, `crash`, `flood` (50 MB of output), `nosignal`, `nostage` (dev claims completion
 //! but stages nothing), `norecord` (completes without appending its record), `secret` (dev
-//! stages a `.env`).
+//! stages a `.env`), `bigcontext` (one request of [`BIG_CONTEXT`] tokens, then the phase's
+//! work).
 
 pub mod conductor;
 pub mod task;
@@ -245,6 +246,15 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario, mut out: &mut dyn Writ
             );
             return Ok(3);
         }
+        // One request of 50,000 tokens, as an agent that read a large file holds it.
+        "bigcontext" => {
+            let usage = serde_json::json!({"input_tokens": BIG_CONTEXT, "output_tokens": 1});
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "(simulated agent) reading a large file"}], "usage": usage}, "session_id": session})
+            );
+        }
         "flood" => {
             let line = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "x".repeat(1000)}]}}).to_string();
             for _ in 0..50_000 {
@@ -348,6 +358,9 @@ pub(crate) fn init(out: &mut impl Write, cwd: &Path) -> String {
     );
     session
 }
+
+/// The request size the `bigcontext` action reports.
+pub const BIG_CONTEXT: u64 = 50_000;
 
 /// The assistant message and the final `result` line, shaped like Claude Code's stream-json.
 pub(crate) fn emit(
