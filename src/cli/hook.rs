@@ -69,6 +69,7 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
                 .unwrap_or(baton_context::mask::DEFAULT_THRESHOLD),
             redact_scratch: project.config.mask.redact_scratch,
             route: project.config.mask.route(),
+            read_threshold: project.config.mask.read_threshold(),
         };
         hooks::handle(a.agent, a.event, &input, &env)
     })();

@@ -77,12 +77,22 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
             .unwrap_or_else(|| "cmd".into()),
         None => "stdin".into(),
     };
+    // A read of baton's own scratch file (the full output a summary named) is shown as it is:
+    // masked again, it would only name another copy of itself.
+    let local = ctx.project.local_dir();
+    if args
+        .command
+        .iter()
+        .any(|a| mask::scratch::names_scratch(&a.to_string_lossy(), &local))
+    {
+        return unmasked(&args, None);
+    }
     let scratch = mask::scratch::scratch_dir(&ctx.project.local_dir())
         .and_then(|dir| mask::scratch::create(&dir, &label));
     let (file, path) = match scratch {
         Ok(made) => made,
         // An agent told to wrap its commands must still be able to run them.
-        Err(e) if !args.command.is_empty() => return unmasked(&args, &e),
+        Err(e) if !args.command.is_empty() => return unmasked(&args, Some(&e)),
         Err(e) => return Err(e),
     };
     let argv: Vec<String> = args
@@ -90,10 +100,15 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // `cat FILE` is a whole-file read: shown whole up to the read threshold, outline first
+    // beyond it (see `first_read` below).
+    let read_threshold = baton_context::outline::whole_file_read(&argv)
+        .and(ctx.project.config.mask.read_threshold());
+    let threshold = read_threshold.map_or(args.threshold, |r| r.max(args.threshold));
     let masker = Masker::new(
         std::io::sink(),
         mask::summarizer(args.kind, &argv),
-        args.threshold,
+        threshold,
     );
     // The scratch file is written in large chunks, so it needs no buffer of its own.
     let mut sink = if args.redact_scratch || ctx.project.config.mask.redact_scratch {
@@ -138,7 +153,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     let write_error = write_error.or_else(|| sink.finish().err());
     fin.write_error = write_error;
     // A scratch copy that could not be written whole (a full disk) is no record: gone.
-    let mut outcome = mask::decide(fin, args.threshold, exit, path.clone()).inspect_err(|_| {
+    let mut outcome = mask::decide(fin, threshold, exit, path.clone()).inspect_err(|_| {
         let _ = std::fs::remove_file(&path);
     })?;
     outcome.timed_out = timed_out;
@@ -149,21 +164,32 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     if !outcome.masked && !args.keep {
         let _ = std::fs::remove_file(&path);
     }
+    let first = read_threshold.and_then(|t| first_read(&argv, &outcome, t));
     if outcome.masked {
-        record(ctx, &args, &outcome, &argv);
+        record(ctx, &args, &outcome, &argv, first.as_deref());
     }
-    print(ctx, &outcome);
+    match &first {
+        Some(text) if !ctx.out.json => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        }
+        _ => print(ctx, &outcome),
+    }
     if timed_out.is_some() {
         return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
     }
     Ok(ExitCode::from(exit.map_or(0, |e| e.shell_code())))
 }
 
-/// The command run with its output passed through, secrets redacted but nothing masked: what
-/// `baton mask` does when it cannot store the full output (a full disk, a read-only or
-/// misplaced `.baton/`), said on stderr.
-fn unmasked(args: &MaskArgs, why: &Error) -> Result<ExitCode> {
-    eprintln!("baton: warning: no scratch file ({why}): the output is passed through, not masked");
+/// The command run with its output passed through, secrets redacted but nothing masked: for a
+/// read of a scratch file, and when `baton mask` cannot store the full output (`why`: a full
+/// disk, a read-only or misplaced `.baton/`), said on stderr.
+fn unmasked(args: &MaskArgs, why: Option<&Error>) -> Result<ExitCode> {
+    if let Some(why) = why {
+        eprintln!(
+            "baton: warning: no scratch file ({why}): the output is passed through, not masked"
+        );
+    }
     let mut running = match mask::spawn_in(&args.command, args.timeout.is_some()) {
         Ok(r) => r,
         Err(f) => {
@@ -191,11 +217,37 @@ fn unmasked(args: &MaskArgs, why: &Error) -> Result<ExitCode> {
     Ok(ExitCode::from(exit.shell_code()))
 }
 
+/// A whole-file read (`cat FILE`) that was masked, answered outline first instead: the file's
+/// first lines, its outline and how to read more (secrets redacted). Only for a read that
+/// worked: a failed `cat` keeps the usual summary.
+fn first_read(argv: &[String], outcome: &mask::Outcome, threshold: usize) -> Option<String> {
+    let file = baton_context::outline::whole_file_read(argv)?;
+    if !outcome.masked
+        || outcome.binary.is_some()
+        || outcome.exit.is_none_or(|e| e.shell_code() != 0)
+        || outcome.bytes > 16 << 20
+    {
+        return None;
+    }
+    let text = std::fs::read_to_string(&outcome.scratch).ok()?;
+    let fr = baton_context::outline::first_read(&file, &text, threshold)?;
+    Some(mask::redact::redact(&fr.text()).into_owned())
+}
+
 /// Note what was masked in the project's mask log (`baton gain`, the run's report). A record
 /// that cannot be written costs the caller nothing: the masked output is printed all the same.
-fn record(ctx: &Ctx, args: &MaskArgs, outcome: &mask::Outcome, argv: &[String]) {
+fn record(
+    ctx: &Ctx,
+    args: &MaskArgs,
+    outcome: &mask::Outcome,
+    argv: &[String],
+    first: Option<&str>,
+) {
     use mask::record::{MaskRecord, Origin, Source};
-    let shown = serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default();
+    let shown = match first {
+        Some(text) => text.to_string(),
+        None => serde_json::to_string_pretty(&outcome.to_json()).unwrap_or_default(),
+    };
     let source = if args.routed {
         Source::PreToolUse
     } else {
@@ -203,7 +255,10 @@ fn record(ctx: &Ctx, args: &MaskArgs, outcome: &mask::Outcome, argv: &[String]) 
     };
     let stdin = ["(stdin)".to_string()];
     let argv = if argv.is_empty() { &stdin[..] } else { argv };
-    let rec = MaskRecord::of(outcome, source, Origin::from_env(), argv, &shown);
+    let mut rec = MaskRecord::of(outcome, source, Origin::from_env(), argv, &shown);
+    if first.is_some() {
+        rec.kind = "outline".into();
+    }
     if let Err(e) = mask::record::append(&ctx.project.local_dir(), &rec) {
         eprintln!("baton: note: the mask log was not written: {e}");
     }

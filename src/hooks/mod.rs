@@ -23,6 +23,8 @@ use baton_context::mask::{self, capture};
 use baton_core::error::{Error, Result};
 use baton_store::Store;
 
+mod read;
+
 /// What a hook needs from the project.
 pub struct Env<'a> {
     pub store: Store,
@@ -31,6 +33,9 @@ pub struct Env<'a> {
     pub redact_scratch: bool,
     /// The command prefixes the pre-tool hook routes through `baton mask` (`[mask] route`).
     pub route: Vec<String>,
+    /// Whole-file reads over this many tokens are answered outline first (`[mask]
+    /// read_threshold`); `None`: never.
+    pub read_threshold: Option<usize>,
 }
 
 /// Hook output strings are capped (Claude Code: 10,000 characters); the summary stays far below.
@@ -65,8 +70,9 @@ fn pre_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>>
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
-    // The common case, a command not routed, costs no look-up of baton's own path.
-    if !mask::route::matches(command.trim_start(), &env.route) {
+    // The common case, a command not routed, costs no look-up of baton's own path. A read of
+    // baton's own scratch file is never masked again.
+    if !mask::route::matches(command.trim_start(), &env.route) || reads_scratch(command, env) {
         return Ok(None);
     }
     let Some(routed) = route(command, &env.route, &wiring::baton_program()) else {
@@ -121,18 +127,22 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
     let Some(resp) = v.get("tool_response") else {
         return Err(Error::invalid("PostToolUse input has no tool_response"));
     };
+    if let Some(answer) = read::post_read(agent, tool, v, resp, env) {
+        return Ok(answer);
+    }
     let Some((text, shape)) = output_text(agent, tool, resp) else {
         return Ok(None);
     };
-    // Each token is at least one byte: an output this short cannot be over the threshold.
-    if text.len() <= env.threshold {
-        return Ok(redacted(agent, shape, &text));
-    }
-    let command: Vec<String> = v
+    let line = v
         .pointer("/tool_input/command")
         .and_then(Value::as_str)
-        .map(|c| c.split_whitespace().map(String::from).collect())
-        .unwrap_or_default();
+        .unwrap_or("");
+    // Each token is at least one byte: an output this short cannot be over the threshold. A
+    // read of baton's own scratch file (the full output a summary named) is shown as it is.
+    if text.len() <= env.threshold || reads_scratch(line, env) {
+        return Ok(redacted(agent, shape, &text));
+    }
+    let command: Vec<String> = line.split_whitespace().map(String::from).collect();
     let opts = capture::Options {
         local_dir: env.local_dir,
         threshold: env.threshold,
@@ -167,6 +177,27 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
     Ok(Some(reply(agent, shape, replaced)))
 }
 
+/// Whether a command line reads baton's own scratch folder.
+fn reads_scratch(command: &str, env: &Env) -> bool {
+    mask::scratch::names_scratch(command, env.local_dir)
+}
+
+/// Who a hook masks for: the hook's agent, the payload's `session_id`, the run (if any) the
+/// environment names.
+fn origin(agent: HookAgent, v: &Value) -> mask::record::Origin {
+    let mut origin = mask::record::Origin::from_env();
+    origin.agent = Some(agent.name().to_string());
+    origin.session = session_id(v).map(String::from);
+    origin
+}
+
+/// The payload's `session_id`, when it is a plausible one.
+fn session_id(v: &Value) -> Option<&str> {
+    v.get("session_id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && s.len() <= 128)
+}
+
 /// Note the mask in the project's mask log: the agent is the hook's, the session the
 /// payload's `session_id`, the run (if any) the environment's. A log that cannot be written
 /// costs the agent nothing.
@@ -178,14 +209,8 @@ fn log_mask(
     command: &[String],
     shown: &str,
 ) {
-    use mask::record::{MaskRecord, Origin, Source};
-    let mut origin = Origin::from_env();
-    origin.agent = Some(agent.name().to_string());
-    origin.session = v
-        .get("session_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty() && s.len() <= 128)
-        .map(String::from);
+    use mask::record::{MaskRecord, Source};
+    let origin = origin(agent, v);
     let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("tool");
     // An MCP tool's output has no command line: it is named by its tool.
     let named = if command.is_empty() {

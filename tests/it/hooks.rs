@@ -234,7 +234,7 @@ fn codex_routes_a_test_run_through_baton_mask_and_nothing_else() {
             )}
         }})
     );
-    for quiet in ["ls", "cat Cargo.toml", "baton mask -- cargo test"] {
+    for quiet in ["ls", "head Cargo.toml", "baton mask -- cargo test"] {
         Test::new()
             .args(["hook", "codex", "pre-tool-use"])
             .stdin(codex_pre_tool_use(quiet))
@@ -380,4 +380,155 @@ fn a_persisted_path_that_is_not_the_output_is_not_read() {
         assert!(!text.contains("the_last_one"), "{text}");
         assert!(!text.contains("own copy"), "{text}");
     }
+}
+
+/// A Rust file of `n` functions (about 80 tokens each).
+fn big_source(n: usize) -> String {
+    crate::real_claude::big_source(n)
+}
+
+fn hook(p: &Proj, agent: &str, payload: &Value) -> Option<Value> {
+    let o = p.run(
+        &["hook", agent, "post-tool-use"],
+        Some(payload.to_string().as_bytes()),
+    );
+    assert!(o.status.success());
+    (!o.stdout.is_empty()).then(|| serde_json::from_slice(&o.stdout).unwrap())
+}
+
+/// Outline-first reads: Claude's Read and gemini's read_file of a large whole file get its
+/// head and outline; a ranged read, a second whole read, a small file and a scratch file pass.
+#[test]
+fn a_large_whole_file_read_is_answered_outline_first_in_each_clis_shape() {
+    let p = Proj::new();
+    let src = big_source(150);
+    let file = p.write("src/lib.rs", &src);
+    let path = file.display().to_string();
+    let lines = src.lines().count();
+    let claude = |session: &str, input: Value| {
+        json!({"session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Read",
+               "tool_input": input,
+               "tool_response": {"type": "text", "file": {"filePath": path, "content": src,
+                   "numLines": lines, "startLine": 1, "totalLines": lines}}})
+    };
+    let a = hook(&p, "claude", &claude("s1", json!({"file_path": path}))).unwrap();
+    let out = &a["hookSpecificOutput"];
+    assert_eq!(out["hookEventName"], "PostToolUse");
+    let f = &out["updatedToolOutput"]["file"];
+    let head = f["content"].as_str().unwrap();
+    assert!(
+        src.starts_with(head) && head.len() < src.len() / 4,
+        "{head}"
+    );
+    assert_eq!(f["numLines"], head.lines().count());
+    assert_eq!(
+        (f["startLine"].clone(), f["totalLines"].clone()),
+        (json!(1), json!(lines))
+    );
+    assert_eq!(f["filePath"], path.as_str());
+    assert_eq!(out["updatedToolOutput"]["type"], "text");
+    let guide = out["additionalContext"].as_str().unwrap();
+    assert!(
+        guide.contains("pub fn function_3(") && guide.contains("--symbol NAME"),
+        "{guide}"
+    );
+    // The same file read whole again in that session: all of it, untouched.
+    assert_eq!(
+        hook(&p, "claude", &claude("s1", json!({"file_path": path}))),
+        None
+    );
+    // Another session is outlined afresh; a read with a range never.
+    assert!(hook(&p, "claude", &claude("s2", json!({"file_path": path}))).is_some());
+    let ranged = json!({"file_path": path, "offset": 1, "limit": lines});
+    assert_eq!(hook(&p, "claude", &claude("s3", ranged)), None);
+    // gemini: the replacement is the denial's reason, head then guide.
+    let gemini = |input: Value| {
+        json!({"session_id": "g1", "hook_event_name": "AfterTool", "tool_name": "read_file",
+               "tool_input": input, "tool_response": {"llmContent": src, "returnDisplay": ""}})
+    };
+    let g = hook(&p, "gemini", &gemini(json!({"file_path": path}))).unwrap();
+    assert_eq!(g["decision"], "deny");
+    let reason = g["reason"].as_str().unwrap();
+    assert!(reason.starts_with("//! A module."), "{reason}");
+    assert!(
+        reason.contains(&format!("of {lines} shown above")),
+        "{reason}"
+    );
+    let ranged = json!({"file_path": path, "start_line": 40, "end_line": 90});
+    assert_eq!(hook(&p, "gemini", &gemini(ranged)), None);
+    // Each outlined read is in the mask log, its full text the file itself.
+    let log = std::fs::read_to_string(p.path().join(".baton/masks.jsonl")).unwrap();
+    let recs: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 3);
+    assert!(
+        recs.iter()
+            .all(|r| r["kind"] == "outline" && r["scratch"] == path.as_str())
+    );
+    assert!(
+        recs.iter()
+            .all(|r| r["tokens"].as_u64() > r["masked_tokens"].as_u64())
+    );
+    // A small file, and a scratch file however large, pass.
+    let small = json!({"session_id": "s9", "tool_name": "Read", "tool_input": {"file_path": path},
+        "tool_response": {"type": "text", "file": {"filePath": path, "content": "fn a() {}\n",
+            "numLines": 1, "startLine": 1, "totalLines": 1}}});
+    assert_eq!(hook(&p, "claude", &small), None);
+    let scratch = p.path().join(".baton/scratch/x.log").display().to_string();
+    let mut big_scratch = claude("s9", json!({"file_path": scratch}));
+    big_scratch["tool_response"]["file"]["filePath"] = json!(scratch);
+    assert_eq!(hook(&p, "claude", &big_scratch), None);
+}
+
+/// codex reads baton's scratch files through its shell: never routed, never masked again.
+#[test]
+fn a_read_of_a_scratch_file_is_neither_routed_nor_masked_again() {
+    let p = Proj::new();
+    let pre = |command: &str| {
+        json!({"session_id": "c1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command}})
+    };
+    let routed = |command: &str| {
+        let o = p.run(
+            &["hook", "codex", "pre-tool-use"],
+            Some(pre(command).to_string().as_bytes()),
+        );
+        !o.stdout.is_empty()
+    };
+    assert!(routed("cat src/lib.rs"), "a whole-file read is routed");
+    assert!(!routed("cat .baton/scratch/20261127-cargo.log"));
+    let abs = p.path().join(".baton/scratch/a.log").display().to_string();
+    assert!(!routed(&format!("sed -n '1,4000p' {abs}")));
+    let big = long_log(4000);
+    let post = json!({"session_id": "c1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cat .baton/scratch/20261127-cargo.log"},
+        "tool_response": big});
+    assert_eq!(hook(&p, "codex", &post), None);
+}
+
+/// `baton mask -- cat FILE`: a large file comes outline first (the form codex's routed reads
+/// run in), a file under the read threshold whole, a scratch file as it is.
+#[test]
+fn baton_mask_answers_a_whole_file_read_outline_first() {
+    let p = Proj::new();
+    let src = big_source(500);
+    p.write("src/lib.rs", &src);
+    let out = p.ok(&["mask", "--", "bash", "-c", "cat src/lib.rs"]);
+    assert!(out.starts_with("//! A module.\n"), "{out}");
+    assert!(out.contains("baton: src/lib.rs is"), "{out}");
+    assert!(out.contains("pub fn function_3("), "{out}");
+    assert!(out.len() * 3 < src.len(), "{}", out.len());
+    // Between the mask threshold (2000) and the read threshold (6000): whole.
+    let medium = big_source(40);
+    p.write("src/mid.rs", &medium);
+    assert_eq!(p.ok(&["mask", "--", "cat", "src/mid.rs"]), medium);
+    // A scratch file: as it is, however large.
+    let log = long_log(4000);
+    p.write(".baton/scratch/old.log", &log);
+    assert_eq!(p.ok(&["mask", "--", "cat", ".baton/scratch/old.log"]), log);
+    let recs = std::fs::read_to_string(p.path().join(".baton/masks.jsonl")).unwrap();
+    assert_eq!(recs.lines().count(), 1, "{recs}");
+    assert!(recs.contains("\"kind\":\"outline\""), "{recs}");
 }

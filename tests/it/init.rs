@@ -207,7 +207,10 @@ fn codex_and_gemini_files() {
     assert_eq!(g["mcpServers"]["baton"]["command"], "baton");
     // baton's server, and only it, needs no confirmation: gemini offers it headless.
     assert_eq!(g["mcpServers"]["baton"]["trust"], true);
-    assert_eq!(g["hooks"]["AfterTool"][0]["matcher"], "run_shell_command");
+    assert_eq!(
+        g["hooks"]["AfterTool"][0]["matcher"],
+        "run_shell_command|read_file"
+    );
     assert!(g["hooks"].get("BeforeTool").is_none());
     assert_eq!(
         g["hooks"]["PreCompress"][0]["hooks"][0]["command"],

@@ -845,7 +845,11 @@ fn mask_points_a_huge_cat_at_the_outline() {
     }
     write(&p, "big.rs", &s);
     write(&p, "big.txt", &s);
-    let v: Value = serde_json::from_str(&p.ok(&["mask", "--", "cat", "big.rs"])).unwrap();
+    // A whole-file `cat` is answered outline first (tests/it/hooks.rs); --json keeps the
+    // summary document, with the hint.
+    let first = p.ok(&["mask", "--", "cat", "big.rs"]);
+    assert!(first.starts_with("pub fn function_0(") && first.contains("baton: big.rs is"));
+    let v: Value = serde_json::from_str(&p.ok(&["--json", "mask", "--", "cat", "big.rs"])).unwrap();
     assert_eq!(v["masked"], true);
     let h = &v["outline_hint"];
     assert_eq!(h["command"], "baton outline big.rs");
@@ -861,7 +865,8 @@ fn mask_points_a_huge_cat_at_the_outline() {
         serde_json::from_str(&p.ok(&["mask", "--", "head", "-n", "1500", "big.rs"])).unwrap();
     assert_eq!(v["outline_hint"]["command"], "baton outline big.rs");
     // Not a source file, or not a plain read: no hint.
-    let v: Value = serde_json::from_str(&p.ok(&["mask", "--", "cat", "big.txt"])).unwrap();
+    let v: Value =
+        serde_json::from_str(&p.ok(&["--json", "mask", "--", "cat", "big.txt"])).unwrap();
     assert_eq!(v["masked"], true);
     assert!(v.get("outline_hint").is_none(), "{v}");
     let v: Value =

@@ -189,3 +189,75 @@ fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
     let kept = std::fs::read_to_string(logs.join(format!("{name}.earlier-1.log"))).unwrap();
     assert!(kept.contains("rate"), "{kept}");
 }
+
+/// A Rust file of `n` small functions, one doc line each.
+pub fn big_source(n: usize) -> String {
+    let mut s = String::from("//! A module.\n\nuse std::fmt;\n\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "/// Function number {i}.\npub fn function_{i}(x: u32) -> u32 {{\n    let y = x + {i};\n    let z = y.wrapping_mul(31).rotate_left(3);\n    if z % 7 == 0 {{\n        return z;\n    }}\n    (z ^ y).count_ones() * 2\n}}\n\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn a_large_file_read_reaches_the_model_outline_first_and_whole_when_asked_for() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    init_claude(&p);
+    let src = big_source(150);
+    let file = p.write("src/lib.rs", &src);
+    let home = tempfile::tempdir().unwrap();
+    // Claude refuses a second whole read of an unchanged file ("Wasted call"): all of it is
+    // asked for as the whole range, as the guide says.
+    let lines = src.lines().count();
+    let read = json!({"file_path": file.display().to_string()});
+    let all = json!({"file_path": file.display().to_string(), "offset": 1, "limit": lines});
+    let double = CLAUDE.double(Box::new(
+        move |r: &crate::util::model_double::Request| match (r.tools().is_empty(), r.turns()) {
+            (false, 0) => Reply::tool("Read", read.clone()),
+            (false, 1) => Reply::tool("Read", all.clone()),
+            _ => Reply::Text("DONE".into()),
+        },
+    ));
+    let out = session(&cli, &p, home.path(), &double, "Read");
+    assert!(out.status.success(), "{}", text(&out));
+    let reqs = double.requests();
+    let results = reqs.last().unwrap().tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    let o200k = |t: &str| baton_context::tokens::Encoding::O200kBase.count(t);
+    // The first read: the file's first lines, numbered by Claude as its own, not the rest.
+    assert!(results[0].contains("//! A module."), "{}", results[0]);
+    assert!(!results[0].contains("function_149"), "{}", results[0]);
+    assert!(o200k(&results[0]) * 4 < o200k(&src), "{}", results[0]);
+    // The outline came with it, in the request after the read.
+    let after_first = reqs
+        .iter()
+        .find(|r| r.turns() == 1)
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        after_first.contains("baton extract FILE --symbol NAME"),
+        "{after_first}"
+    );
+    assert!(after_first.contains("pub fn function_20("), "no outline");
+    assert!(
+        after_first.contains(&format!("offset 1 and limit {lines}")),
+        "{after_first}"
+    );
+    // All of it, asked for.
+    assert!(results[1].contains("function_149"), "{}", results[1]);
+    let log = std::fs::read_to_string(p.path().join(".baton/masks.jsonl")).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["kind"], "outline");
+    assert_eq!(rec["agent"], "claude");
+    assert_eq!(
+        log.lines().count(),
+        1,
+        "a read with a range is not outlined"
+    );
+}

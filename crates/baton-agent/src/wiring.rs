@@ -82,11 +82,12 @@ pub fn mcp_server(baton: &str) -> Value {
 /// The matcher of each event's entry, per agent (None: every occurrence).
 fn matcher(agent: HookAgent, event: Event) -> Option<&'static str> {
     match (agent, event) {
-        // Bash, and MCP tools (other servers' large results; baton's own are skipped).
-        (HookAgent::Claude, Event::PostToolUse) => Some("Bash|mcp__.*"),
+        // Bash, file reads (outline first), and MCP tools (other servers' large results;
+        // baton's own are skipped).
+        (HookAgent::Claude, Event::PostToolUse) => Some("Bash|Read|mcp__.*"),
         // Codex hooks only Bash.
         (HookAgent::Codex, Event::PreToolUse | Event::PostToolUse) => Some("Bash"),
-        (HookAgent::Gemini, Event::PostToolUse) => Some("run_shell_command"),
+        (HookAgent::Gemini, Event::PostToolUse) => Some("run_shell_command|read_file"),
         (HookAgent::Claude, Event::SessionStart) => Some("startup|resume|clear|compact"),
         (HookAgent::Codex, Event::SessionStart) => Some("startup|resume|clear"),
         _ => None,
@@ -197,7 +198,7 @@ mod tests {
         let d = hooks_document("baton", HookAgent::Claude);
         assert_eq!(
             d["hooks"]["PostToolUse"][0],
-            json!({"matcher": "Bash|mcp__.*", "hooks": [{
+            json!({"matcher": "Bash|Read|mcp__.*", "hooks": [{
                 "type": "command", "command": "baton hook claude post-tool-use", "timeout": 30
             }]})
         );
@@ -211,7 +212,7 @@ mod tests {
     fn gemini_names_its_events_and_counts_milliseconds() {
         let d = hooks_document("baton", HookAgent::Gemini);
         let hook = &d["hooks"]["AfterTool"][0];
-        assert_eq!(hook["matcher"], "run_shell_command");
+        assert_eq!(hook["matcher"], "run_shell_command|read_file");
         assert_eq!(hook["hooks"][0]["timeout"], 30_000);
         assert!(d["hooks"].get("PreCompress").is_some());
     }

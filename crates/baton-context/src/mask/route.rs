@@ -4,7 +4,7 @@
 
 use super::MaskConfig;
 
-/// Commands likely to print a lot: test runners, builds, linters, diffs and logs.
+/// Commands likely to print a lot: test runners, builds, linters, diffs, logs and file reads.
 pub const DEFAULT_ROUTE: &[&str] = &[
     "cargo test",
     "cargo nextest",
@@ -40,6 +40,9 @@ pub const DEFAULT_ROUTE: &[&str] = &[
     "docker logs",
     "kubectl logs",
     "journalctl",
+    // A whole-file read: answered outline first when the file is large (`[mask]
+    // read_threshold`), whole otherwise.
+    "cat",
 ];
 
 impl MaskConfig {

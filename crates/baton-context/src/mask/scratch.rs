@@ -100,6 +100,18 @@ pub fn create(dir: &Path, label: &str) -> Result<(File, PathBuf)> {
     ))
 }
 
+/// Whether `text` (a command line, an argument) names a path in the scratch folder of the
+/// project whose local folder is `local_dir`: absolute, or as `.baton/scratch/…`. A read of a
+/// scratch file is the full output a summary named; masking it again would only name another
+/// copy of itself.
+pub fn names_scratch(text: &str, local_dir: &Path) -> bool {
+    let abs = local_dir.join("scratch");
+    let relative = local_dir
+        .file_name()
+        .map(|n| format!("{}/scratch/", n.to_string_lossy()));
+    text.contains(&*abs.to_string_lossy()) || relative.is_some_and(|r| text.contains(&r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,9 +20,26 @@ pub struct MaskConfig {
     pub keep_days: Option<u64>,
     /// Then the oldest go until `.baton/scratch` holds at most this many MB; unset: 1024.
     pub keep_mb: Option<u64>,
+    /// A whole-file read by an agent (Claude's Read, gemini's read_file, `cat FILE`) of more
+    /// tokens than this is answered with the file's first lines and its outline, and how to
+    /// read more; a read with a line range, or the same file read whole again, gets all of
+    /// it. Unset: 6000; 0: reads are never outlined.
+    pub read_threshold: Option<usize>,
 }
 
+/// [`MaskConfig::read_threshold`] when unset.
+pub const DEFAULT_READ_THRESHOLD: usize = 6000;
+
 impl MaskConfig {
+    /// The read threshold in effect; `None`: reads are never outlined.
+    pub fn read_threshold(&self) -> Option<usize> {
+        match self.read_threshold {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(DEFAULT_READ_THRESHOLD),
+        }
+    }
+
     /// The scratch retention these settings ask for.
     pub fn retention(&self) -> retention::Retention {
         retention::Retention {

@@ -21,6 +21,7 @@ use baton_core::error::Result;
 mod count;
 mod def;
 mod estimate;
+mod first_read;
 pub(crate) use estimate::estimate;
 mod go;
 mod js;
@@ -33,6 +34,7 @@ mod walk;
 
 use count::RangeCounter;
 use def::{Def, DocStyle, Table, Up};
+pub use first_read::{FirstRead, first_read, whole_file_read};
 use parse::code_items;
 pub use render::{hint_for_command, ratio, render};
 pub use symbol::{find_symbol, nearest_names};
