@@ -120,8 +120,8 @@ enum Shape {
 
 fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>> {
     let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
-    // baton's own MCP tools already answer briefly.
-    if tool.starts_with("mcp__baton__") {
+    // baton's own MCP tools already answer briefly (wired by `baton init`, or by the plugin).
+    if tool.starts_with("mcp__baton__") || tool.starts_with("mcp__plugin_baton_baton__") {
         return Ok(None);
     }
     let Some(resp) = v.get("tool_response") else {
@@ -442,7 +442,7 @@ mod tests {
             "ls -la",
             "cargo testing",
             "makeup",
-            "cat src/main.rs",
+            "head src/main.rs",
             "baton mask -- cargo test",
             "/usr/bin/baton mask -- cargo test",
             "",

@@ -128,6 +128,77 @@ confirm, run `baton run epic-execute $ARGUMENTS` and report its outcome from `ba
     ),
 ];
 
+/// The plugin's further commands (its `/baton:*` namespace needs no `baton-` prefix).
+const PLUGIN_COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "gain",
+        "Show the tokens baton's masking saved",
+        "Run `baton gain $ARGUMENTS` and show me its table as it is: tokens saved, by command, \
+kind, agent and day. Then say in one sentence where most of the savings came from.",
+    ),
+    (
+        "report",
+        "Open the HTML report of the latest baton run",
+        "Run `baton report $ARGUMENTS` and give me the path of the report it wrote, with the \
+run's outcome from `baton status` in three lines.",
+    ),
+];
+
+/// The Claude Code plugin this repository publishes (`plugin/`, listed by
+/// `.claude-plugin/marketplace.json`): the hooks and MCP server of `baton init claude`, naming
+/// `baton` from PATH, and `/baton:*` commands. Paths are relative to the repository's top; a
+/// test keeps the committed files equal to these.
+pub fn plugin_files() -> Vec<(PathBuf, String)> {
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    let version = env!("CARGO_PKG_VERSION");
+    let description = "Context management for multi-agent coding: large outputs masked to a \
+summary and a file, large file reads outline first, durable task state, baton's MCP tools";
+    let mut out = vec![
+        (
+            PathBuf::from(".claude-plugin/marketplace.json"),
+            pretty(&serde_json::json!({
+                "name": "baton",
+                "owner": {"name": "baton developers"},
+                "metadata": {"description": "baton for Claude Code", "version": version},
+                "plugins": [{
+                    "name": "baton",
+                    "source": "./plugin",
+                    "description": description,
+                    "version": version,
+                    "license": "MIT OR Apache-2.0",
+                }],
+            })),
+        ),
+        (
+            PathBuf::from("plugin/.claude-plugin/plugin.json"),
+            pretty(&serde_json::json!({
+                "name": "baton",
+                "version": version,
+                "description": description,
+                "author": {"name": "baton developers"},
+                "license": "MIT OR Apache-2.0",
+                "keywords": ["context", "masking", "tokens", "mcp", "bmad"],
+            })),
+        ),
+        (
+            PathBuf::from("plugin/hooks/hooks.json"),
+            pretty(&wiring::hooks_document("baton", HookAgent::Claude)),
+        ),
+        (
+            PathBuf::from("plugin/.mcp.json"),
+            pretty(&serde_json::json!({"mcpServers": {"baton": wiring::mcp_server("baton")}})),
+        ),
+    ];
+    for (name, desc, prompt) in COMMANDS.iter().chain(PLUGIN_COMMANDS) {
+        let short = name.trim_start_matches("baton-");
+        out.push((
+            PathBuf::from(format!("plugin/commands/{short}.md")),
+            format!("---\ndescription: {desc}\n---\n{prompt}\n"),
+        ));
+    }
+    out
+}
+
 fn command_files(agent: HookAgent) -> Vec<Wanted> {
     COMMANDS
         .iter()

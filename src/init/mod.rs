@@ -17,6 +17,8 @@ use baton_core::error::{Error, Result};
 mod files;
 mod merge;
 
+pub use files::plugin_files;
+
 /// How a file was changed, so a file edited since can still lose only baton's part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

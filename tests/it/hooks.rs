@@ -532,3 +532,18 @@ fn baton_mask_answers_a_whole_file_read_outline_first() {
     assert_eq!(recs.lines().count(), 1, "{recs}");
     assert!(recs.contains("\"kind\":\"outline\""), "{recs}");
 }
+
+/// baton's own MCP tools answer briefly: never masked, whether `baton init` or the plugin
+/// wired them.
+#[test]
+fn batons_own_mcp_tools_are_left_alone_under_either_name() {
+    let p = Proj::new();
+    for tool in ["mcp__baton__status", "mcp__plugin_baton_baton__status"] {
+        let payload = json!({"session_id": "s", "tool_name": tool, "tool_input": {},
+            "tool_response": long_log(4000)});
+        assert_eq!(hook(&p, "claude", &payload), None, "{tool}");
+    }
+    let other = json!({"session_id": "s", "tool_name": "mcp__github__search", "tool_input": {},
+        "tool_response": long_log(4000)});
+    assert!(hook(&p, "claude", &other).is_some());
+}

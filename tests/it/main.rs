@@ -31,6 +31,7 @@ mod mask_secrets;
 mod mcp;
 mod newcomer;
 mod outline;
+mod plugin;
 mod queue_pg;
 mod queue_pg_workers;
 mod real_claude;

@@ -1619,8 +1619,17 @@ fn start_slow_run(d: &Demo) -> (std::process::Child, std::path::PathBuf, i32) {
                 .find(|p| p.extension().is_some_and(|x| x == "pgid"))
         })
         .expect("an agent started");
-    let text = std::fs::read_to_string(&marker).unwrap();
-    let pgid: i32 = text.split_whitespace().next().unwrap().parse().unwrap();
+    // The marker is created, then written: wait for its number.
+    let pgid: i32 = (0..400)
+        .find_map(|_| {
+            let text = std::fs::read_to_string(&marker).ok()?;
+            let n = text.split_whitespace().next().and_then(|w| w.parse().ok());
+            if n.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            n
+        })
+        .expect("the agent's marker names its process group");
     let hanging = d.dir.join(".baton/sim-hang.pid");
     let t = std::time::Instant::now();
     while !hanging.is_file() {

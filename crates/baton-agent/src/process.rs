@@ -394,9 +394,10 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
     let mut child = spawn_retrying(&mut cmd).map_err(|e| spawn_error(&job.inv.program, e))?;
     let pgid = child.id() as i32;
     let marker = job.log_dir.join(format!("{}.{MARKER_EXT}", job.name));
-    let _ = std::fs::write(
+    // Whole or not at all: a reader (status, a resumed run) never sees it half written.
+    let _ = baton_core::fs::write_atomic(
         &marker,
-        format!("{pgid} {}\n", start_time(pgid).unwrap_or(0)),
+        format!("{pgid} {}\n", start_time(pgid).unwrap_or(0)).as_bytes(),
     );
 
     if let Some(mut stdin) = child.stdin.take() {

@@ -1,0 +1,166 @@
+//! The Claude Code plugin this repository publishes (`.claude-plugin/marketplace.json`,
+//! `plugin/`): the committed files are what baton generates, the real CLI validates and
+//! installs them into a fresh HOME, and a session with the plugin alone (no `baton init`)
+//! masks a large output and offers baton's MCP tools.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::util::real_agent::{CLAUDE, generated, last_tool_result, one_call};
+use crate::util::scripted_agent::GEN;
+use crate::util::{Proj, text};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `BATON_BLESS=1` writes the generated files instead of comparing.
+#[test]
+fn the_committed_plugin_is_what_baton_generates() {
+    let files = baton::init::plugin_files();
+    let bless = std::env::var_os("BATON_BLESS").is_some();
+    for (rel, text) in &files {
+        let path = repo().join(rel);
+        if bless {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (BATON_BLESS=1 cargo test plugin writes it)",
+                rel.display()
+            )
+        });
+        assert_eq!(
+            &committed,
+            text,
+            "{} is out of date: BATON_BLESS=1 cargo test plugin",
+            rel.display()
+        );
+    }
+    // Nothing else in the plugin's folder.
+    let mut on_disk = vec![];
+    let mut stack = vec![repo().join("plugin")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                on_disk.push(e.path().strip_prefix(repo()).unwrap().to_path_buf());
+            }
+        }
+    }
+    on_disk.sort();
+    let mut wanted: Vec<PathBuf> = files
+        .iter()
+        .map(|(p, _)| p.clone())
+        .filter(|p| p.starts_with("plugin"))
+        .collect();
+    wanted.sort();
+    assert_eq!(on_disk, wanted);
+}
+
+fn claude(cli: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(cli)
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CLAUDECODE")
+        .env_remove("ANTHROPIC_API_KEY")
+        .current_dir(home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn claude_validates_the_marketplace_and_the_plugin() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    for target in [repo(), repo().join("plugin")] {
+        let o = claude(
+            &cli,
+            home.path(),
+            &[
+                "plugin",
+                "validate",
+                "--strict",
+                &target.display().to_string(),
+            ],
+        );
+        assert!(o.status.success(), "{}: {}", target.display(), text(&o));
+    }
+}
+
+#[test]
+fn a_fresh_home_installs_the_plugin_and_a_session_masks_and_offers_batons_tools() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let o = claude(
+        &cli,
+        h,
+        &[
+            "plugin",
+            "marketplace",
+            "add",
+            &repo().display().to_string(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = claude(&cli, h, &["plugin", "install", "baton@baton"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // A project with no `baton init`.
+    let p = Proj::new();
+    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
+    assert!(!p.path().join(".claude").exists() && !p.path().join(".mcp.json").exists());
+    let trusted =
+        json!({"projects": {p.path().to_string_lossy(): {"hasTrustDialogAccepted": true}}});
+    // Keep what the install wrote to ~/.claude.json, and trust the project.
+    let cfg = h.join(".claude.json");
+    let mut v: serde_json::Value = std::fs::read_to_string(&cfg)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(json!({}));
+    v["projects"] = trusted["projects"].clone();
+    std::fs::write(&cfg, v.to_string()).unwrap();
+    let at = 3699;
+    let cmd = format!("sh gen.sh {at}");
+    let double = CLAUDE.double(one_call(
+        "Bash",
+        json!({"command": cmd, "description": "run the tests"}),
+    ));
+    let out = CLAUDE
+        .env(Command::new(&cli), &cli, p.path(), h, &double)
+        .args([
+            "-p",
+            "run the tests",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .args(["--allowedTools", &format!("Bash({cmd})")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let seen = last_tool_result(&double);
+    assert!(
+        seen.chars().count() <= 8_000,
+        "{} chars: {seen}",
+        seen.chars().count()
+    );
+    assert!(seen.contains("tests::the_failing_one"), "{seen}");
+    let full = generated(p.path(), at);
+    assert!(full.len() > 200_000);
+    // The plugin's hook, not Claude's own cut (its head would be 30,000 characters).
+    assert!(seen.contains("baton masked this output"), "{seen}");
+    let tools = double.requests().last().unwrap().tools();
+    for t in ["mask", "status", "retrieve"] {
+        let name = format!("mcp__plugin_baton_baton__{t}");
+        assert!(tools.iter().any(|x| *x == name), "{name} not in {tools:?}");
+    }
+}
