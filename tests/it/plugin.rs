@@ -161,6 +161,6 @@ fn a_fresh_home_installs_the_plugin_and_a_session_masks_and_offers_batons_tools(
     let tools = double.requests().last().unwrap().tools();
     for t in ["mask", "status", "retrieve"] {
         let name = format!("mcp__plugin_baton_baton__{t}");
-        assert!(tools.iter().any(|x| *x == name), "{name} not in {tools:?}");
+        assert!(tools.contains(&name), "{name} not in {tools:?}");
     }
 }
