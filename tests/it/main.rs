@@ -23,6 +23,7 @@ mod formats;
 mod gain;
 mod hooks;
 mod init;
+mod install;
 mod interrupt_random;
 mod layout;
 mod mask;
