@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use baton_agent::preflight::{self, Credentials};
 use baton_agent::trust::{self, Trust};
-use baton_agent::wiring::HookAgent;
+use baton_agent::wiring::{HookAgent, Scope};
 use baton_agent::{AgentKind, AgentSpec};
 
 /// One agent CLI as doctor finds it.
@@ -23,6 +23,9 @@ pub struct AgentReport {
     pub unwired: Vec<PathBuf>,
     /// Why the project's agent settings could not be read (then nothing is known wired).
     pub wiring_error: Option<String>,
+    /// Where baton's wiring is complete: `project` (`baton init AGENT`), `user` (`baton init
+    /// AGENT --global`), `plugin` (Claude Code's baton plugin, installed and enabled).
+    pub wired_at: Vec<&'static str>,
     pub trust: Trust,
     /// What to do, in order; empty when the CLI would use baton's wiring here.
     pub todo: Vec<String>,
@@ -31,10 +34,10 @@ pub struct AgentReport {
 impl AgentReport {
     /// Installed, wired, trusted: the CLI uses baton's hooks and MCP server in this project.
     pub fn picked_up(&self) -> bool {
-        self.installed.is_some()
-            && self.unwired.is_empty()
-            && self.wiring_error.is_none()
-            && matches!(self.trust, Trust::Trusted(_))
+        let project = self.wired_at.contains(&"project") && matches!(self.trust, Trust::Trusted(_));
+        // The user's own settings and an enabled plugin need no folder trust.
+        let elsewhere = self.wired_at.iter().any(|w| *w != "project");
+        self.installed.is_some() && (project || elsewhere)
     }
 }
 
@@ -60,6 +63,7 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
                 credentials: None,
                 unwired: Vec::new(),
                 wiring_error: None,
+                wired_at: Vec::new(),
                 trust,
                 todo: vec![format!("not installed: {}", preflight::install_hint(kind))],
             };
@@ -74,20 +78,26 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
             }
             Credentials::NotApplicable => None,
         };
-        let (unwired, wiring_error): (Vec<PathBuf>, _) = match crate::init::plan(dir, agent) {
-            Ok(changes) => (changes.into_iter().map(|c| c.path).collect(), None),
-            Err(e) => {
-                todo.push(format!("{e}: fix it, then run baton init {}", agent.name()));
-                (Vec::new(), Some(e.to_string()))
-            }
-        };
-        if !unwired.is_empty() {
+        let (unwired, wiring_error): (Vec<PathBuf>, _) =
+            match crate::init::plan(dir, agent, Scope::Project) {
+                Ok(changes) => (changes.into_iter().map(|c| c.path).collect(), None),
+                Err(e) => {
+                    todo.push(format!("{e}: fix it, then run baton init {}", agent.name()));
+                    (Vec::new(), Some(e.to_string()))
+                }
+            };
+        let wired_at = levels(agent, unwired.is_empty() && wiring_error.is_none());
+        if wired_at.is_empty() {
             todo.push(format!(
-                "wire baton into this project: baton init {}",
+                "wire baton: baton init {0} (this project) or baton init {0} --global (every \
+                 project)",
                 agent.name()
             ));
         }
-        if let Trust::NotTrusted(how) = &trust {
+        // Only a project's own settings wait for the folder to be trusted.
+        if !wired_at.iter().any(|w| *w != "project")
+            && let Trust::NotTrusted(how) = &trust
+        {
             todo.push(how.clone());
         }
         AgentReport {
@@ -97,12 +107,47 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
             credentials,
             unwired,
             wiring_error,
+            wired_at,
             trust,
             todo,
         }
     })
     .collect()
 }
+
+/// The levels at which baton's wiring for `agent` is complete.
+fn levels(agent: HookAgent, project: bool) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if project {
+        out.push("project");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if let Some(h) = home.as_deref().filter(|h| h.is_dir())
+        && crate::init::plan(h, agent, Scope::User).is_ok_and(|c| c.is_empty())
+    {
+        out.push("user");
+    }
+    if agent == HookAgent::Claude && home.as_deref().is_some_and(claude_plugin_enabled) {
+        out.push("plugin");
+    }
+    out
+}
+
+/// Claude Code's baton plugin: installed (`~/.claude/plugins/installed_plugins.json`) and
+/// enabled (`enabledPlugins` in the user's settings).
+fn claude_plugin_enabled(home: &Path) -> bool {
+    let json = |p: PathBuf| -> Option<serde_json::Value> {
+        serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
+    };
+    let installed = json(home.join(".claude/plugins/installed_plugins.json"))
+        .is_some_and(|v| v["plugins"].get(PLUGIN_ID).is_some());
+    let enabled = json(home.join(".claude/settings.json"))
+        .is_some_and(|v| v["enabledPlugins"][PLUGIN_ID] == serde_json::Value::Bool(true));
+    installed && enabled
+}
+
+/// The plugin's id: its name at the marketplace this repository is.
+const PLUGIN_ID: &str = "baton@baton";
 
 /// Where a login shell finds `baton` (`$SHELL -lc 'command -v baton'`), if it does within 5 s
 /// (a profile that waits for something must not hang doctor).
@@ -138,8 +183,8 @@ pub fn render(
         writeln!(w, "  {:<7} {head}: {verdict}", a.agent)?;
         let wired = if let Some(e) = &a.wiring_error {
             format!("unknown ({e})")
-        } else if a.unwired.is_empty() {
-            "yes".to_string()
+        } else if !a.wired_at.is_empty() {
+            format!("yes ({})", a.wired_at.join(", "))
         } else {
             let files: Vec<String> = a.unwired.iter().map(|p| p.display().to_string()).collect();
             format!("no ({} to change)", files.join(", "))

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 
 use crate::hooks;
-use baton_agent::wiring::{Event, HookAgent};
+use baton_agent::wiring::{Event, HookAgent, Scope};
 use baton_core::error::{Error, Result};
 use baton_engine::config::Project;
 
@@ -28,6 +28,9 @@ The event's JSON is read on stdin. Any error (input that is not the event's JSON
 baton.toml, a full disk) exits 0 with no output: the agent keeps what it had.
 
 Threshold: --threshold, else `[mask] threshold` in baton.toml, else 2000 tokens (o200k_base).
+Scope: `baton init AGENT --global` writes `--scope user`, the Claude Code plugin `--scope
+plugin`; such a hook does nothing where a more specific one (the project's, then the user's)
+is wired for the same agent.
 
 Examples:
   baton hook claude post-tool-use < event.json
@@ -43,6 +46,10 @@ pub struct Args {
     /// Mask outputs over this many tokens
     #[arg(long, value_name = "TOKENS")]
     pub threshold: Option<usize>,
+    /// Where this hook was wired: a user-level hook steps aside in a project wired itself, the
+    /// plugin's for either (one output is never masked twice)
+    #[arg(long, value_enum, default_value = "project")]
+    pub scope: Scope,
 }
 
 /// Largest hook input read (an output past it is cut in the read, and masked).
@@ -59,6 +66,10 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
         // Hooks run in the session's directory; `cwd` of the event says where, when it differs.
         let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
         let project = Project::discover(&cwd)?;
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        if a.scope.shadowed(a.agent, &project.dir, home.as_deref()) {
+            return Ok(None);
+        }
         let local = project.local_dir();
         let env = hooks::Env {
             store: baton_store::Store::new(project.store_root(root)),

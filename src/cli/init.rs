@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::init;
-use baton_agent::wiring::HookAgent;
+use baton_agent::wiring::{HookAgent, Scope};
 use baton_core::error::Result;
 
 #[derive(Debug, ClapArgs)]
@@ -26,9 +26,17 @@ What was added is recorded in .baton/init-AGENT.json: --uninstall restores a fil
 changed since byte for byte, and takes only baton's entries out of one that was changed.
 Running init again changes nothing. JSON files baton changes are rewritten with sorted keys.
 
+With --global the same parts go into the user's settings under HOME (claude:
+~/.claude/settings.json, ~/.claude.json mcpServers, ~/.claude/commands/, ~/.claude/CLAUDE.md;
+codex: ~/.codex/config.toml, ~/.codex/hooks.json, ~/.codex/AGENTS.md; gemini:
+~/.gemini/settings.json, ~/.gemini/commands/, ~/.gemini/GEMINI.md), recorded in
+~/.config/baton/init-AGENT.json. The user-level hooks step aside in a project that has its own
+`baton init`: one output is masked once.
+
 Examples:
   baton init claude --dry-run     the diff, nothing written
   baton init claude
+  baton init claude --global      every project of this user
   baton init codex --uninstall")]
 pub struct Args {
     /// The agent CLI to set up
@@ -40,6 +48,11 @@ pub struct Args {
     /// Remove exactly what `baton init` added
     #[arg(long)]
     pub uninstall: bool,
+    /// Set up the CLI for every project: the user's own settings under HOME
+    /// (~/.claude/settings.json and ~/.claude.json, ~/.codex/, ~/.gemini/), recorded in
+    /// ~/.config/baton/; a project's own `baton init` takes precedence where there is one
+    #[arg(long)]
+    pub global: bool,
 }
 
 #[derive(Serialize)]
@@ -54,7 +67,18 @@ struct Report {
 
 /// What each CLI needs from its user before it reads a project's settings (checked with
 /// claude-code 2.1.197, codex 0.171.0, gemini-cli 0.61.0).
-fn next_steps(agent: HookAgent) -> Vec<&'static str> {
+fn next_steps(agent: HookAgent, scope: Scope) -> Vec<&'static str> {
+    if scope == Scope::User {
+        return match agent {
+            HookAgent::Codex => vec![
+                "in codex, run `/hooks` and trust baton's hooks: codex runs no hook it has not \
+                 been told to trust",
+                "restart the codex sessions already running",
+            ],
+            HookAgent::Claude => vec!["restart the claude sessions already running"],
+            HookAgent::Gemini => vec!["restart the gemini sessions already running"],
+        };
+    }
     match agent {
         HookAgent::Claude => vec![
             "trust this folder in claude (start `claude` here once and accept the trust dialog): \
@@ -84,15 +108,32 @@ struct FileReport {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
-    let dir = &ctx.project.dir;
-    let local = ctx.project.local_dir();
-    let changes = if a.uninstall {
-        init::plan_uninstall(dir, &local, a.agent)?
+    let (dir, local, scope) = if a.global {
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .ok_or_else(|| {
+                baton_core::error::Error::invalid("--global needs HOME: it is not set")
+                    .hint("set HOME to your home folder")
+            })?;
+        let record = baton_engine::config::user_file()
+            .and_then(|f| f.parent().map(std::path::Path::to_path_buf))
+            .unwrap_or_else(|| home.join(".config/baton"));
+        (home, record, Scope::User)
     } else {
-        init::plan(dir, a.agent)?
+        (
+            ctx.project.dir.clone(),
+            ctx.project.local_dir(),
+            Scope::Project,
+        )
+    };
+    let changes = if a.uninstall {
+        init::plan_uninstall(&dir, &local, a.agent)?
+    } else {
+        init::plan(&dir, a.agent, scope)?
     };
     if !a.dry_run {
-        init::write(dir, &local, a.agent, &changes, !a.uninstall)?;
+        init::write(&dir, &local, a.agent, &changes, !a.uninstall, scope)?;
     }
     let files: Vec<FileReport> = changes
         .iter()
@@ -113,7 +154,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         next_steps: if a.uninstall || files.is_empty() {
             Vec::new()
         } else {
-            next_steps(a.agent)
+            next_steps(a.agent, scope)
         },
         files,
     };
@@ -137,9 +178,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         if a.dry_run {
             writeln!(w, "(dry run: nothing written)")?;
         } else if !a.uninstall {
+            let global = if a.global { " --global" } else { "" };
+            let place = if a.global { " in every project" } else { "" };
             writeln!(
                 w,
-                "baton is set up for {}; `baton init {} --uninstall` removes it",
+                "baton is set up for {}{place}; `baton init {}{global} --uninstall` removes it",
                 report.agent, report.agent
             )?;
             writeln!(w, "Before {} uses it:", report.agent)?;

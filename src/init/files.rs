@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use baton_agent::wiring::{self, HookAgent};
+use baton_agent::wiring::{self, HookAgent, Scope};
 
 /// The command the project files name: baton on PATH (never a machine's own path).
 const BATON: &str = "baton";
@@ -38,8 +38,8 @@ fn p(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|s| s.to_string()).collect()
 }
 
-fn hook_entries(agent: HookAgent) -> Vec<(Vec<String>, Value)> {
-    wiring::hook_entries(BATON, agent)
+fn hook_entries(agent: HookAgent, scope: Scope) -> Vec<(Vec<String>, Value)> {
+    wiring::hook_entries(BATON, agent, scope)
         .into_iter()
         .map(|(event, entry)| (p(&["hooks", event]), entry))
         .collect()
@@ -48,13 +48,16 @@ fn hook_entries(agent: HookAgent) -> Vec<(Vec<String>, Value)> {
 /// Claude's settings: the hooks, baton's MCP tools allowed (else every call is refused: "you
 /// haven't granted it yet"), and the project's `.mcp.json` server `baton` enabled (else a
 /// session asks first, and `claude -p` never loads it).
-fn claude_entries() -> Vec<(Vec<String>, Value)> {
-    let mut entries = hook_entries(HookAgent::Claude);
+fn claude_entries(scope: Scope) -> Vec<(Vec<String>, Value)> {
+    let mut entries = hook_entries(HookAgent::Claude, scope);
     entries.push((
         p(&["permissions", "allow"]),
         Value::String(wiring::CLAUDE_MCP_RULE.into()),
     ));
-    entries.push((p(&["enabledMcpjsonServers"]), Value::String("baton".into())));
+    // The user's servers (in ~/.claude.json) need no enabling; a project's `.mcp.json` does.
+    if scope == Scope::Project {
+        entries.push((p(&["enabledMcpjsonServers"]), Value::String("baton".into())));
+    }
     entries
 }
 
@@ -182,7 +185,11 @@ summary and a file, large file reads outline first, durable task state, baton's 
         ),
         (
             PathBuf::from("plugin/hooks/hooks.json"),
-            pretty(&wiring::hooks_document("baton", HookAgent::Claude)),
+            pretty(&wiring::hooks_document(
+                "baton",
+                HookAgent::Claude,
+                wiring::Scope::Plugin,
+            )),
         ),
         (
             PathBuf::from("plugin/.mcp.json"),
@@ -200,6 +207,7 @@ summary and a file, large file reads outline first, durable task state, baton's 
 }
 
 fn command_files(agent: HookAgent) -> Vec<Wanted> {
+    // The same relative paths serve a project and HOME (~/.claude/commands, ~/.gemini/commands).
     COMMANDS
         .iter()
         .filter_map(|(name, desc, prompt)| match agent {
@@ -223,12 +231,15 @@ fn command_files(agent: HookAgent) -> Vec<Wanted> {
         .collect()
 }
 
-/// Every file `baton init AGENT` writes.
-pub fn wanted(agent: HookAgent) -> Vec<Wanted> {
+/// Every file `baton init AGENT` writes (relative to the project), or with `Scope::User` every
+/// file `baton init AGENT --global` writes (relative to HOME: the same settings files, the
+/// user's MCP server list `~/.claude.json`, and the instructions files under each CLI's folder).
+pub fn wanted(agent: HookAgent, scope: Scope) -> Vec<Wanted> {
+    let user = scope == Scope::User;
     let mut out = match agent {
         HookAgent::Claude => vec![
             Wanted {
-                path: ".mcp.json".into(),
+                path: if user { ".claude.json" } else { ".mcp.json" }.into(),
                 part: Part::Json {
                     keys: vec![mcp_key()],
                     entries: Vec::new(),
@@ -238,7 +249,7 @@ pub fn wanted(agent: HookAgent) -> Vec<Wanted> {
                 path: ".claude/settings.json".into(),
                 part: Part::Json {
                     keys: Vec::new(),
-                    entries: claude_entries(),
+                    entries: claude_entries(scope),
                 },
             },
         ],
@@ -254,7 +265,7 @@ pub fn wanted(agent: HookAgent) -> Vec<Wanted> {
                 path: ".codex/hooks.json".into(),
                 part: Part::Json {
                     keys: Vec::new(),
-                    entries: hook_entries(agent),
+                    entries: hook_entries(agent, scope),
                 },
             },
         ],
@@ -262,15 +273,18 @@ pub fn wanted(agent: HookAgent) -> Vec<Wanted> {
             path: ".gemini/settings.json".into(),
             part: Part::Json {
                 keys: vec![gemini_mcp_key()],
-                entries: hook_entries(agent),
+                entries: hook_entries(agent, scope),
             },
         }],
     };
     out.extend(command_files(agent));
-    let doc = match agent {
-        HookAgent::Claude => "CLAUDE.md",
-        HookAgent::Codex => "AGENTS.md",
-        HookAgent::Gemini => "GEMINI.md",
+    let doc = match (agent, user) {
+        (HookAgent::Claude, false) => "CLAUDE.md",
+        (HookAgent::Codex, false) => "AGENTS.md",
+        (HookAgent::Gemini, false) => "GEMINI.md",
+        (HookAgent::Claude, true) => ".claude/CLAUDE.md",
+        (HookAgent::Codex, true) => ".codex/AGENTS.md",
+        (HookAgent::Gemini, true) => ".gemini/GEMINI.md",
     };
     out.push(Wanted {
         path: doc.into(),

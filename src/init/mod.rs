@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_agent::wiring::HookAgent;
+use baton_agent::wiring::{HookAgent, Scope};
 use baton_core::error::{Error, Result};
 
 mod files;
@@ -77,9 +77,9 @@ fn load_record(local: &Path, agent: HookAgent) -> Result<Option<Record>> {
 }
 
 /// What `baton init AGENT` would change (files whose text stays the same are left out).
-pub fn plan(dir: &Path, agent: HookAgent) -> Result<Vec<Change>> {
+pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
     let mut out = Vec::new();
-    for want in files::wanted(agent) {
+    for want in files::wanted(agent, scope) {
         let path = dir.join(&want.path);
         let before = read_opt(&path)?;
         let (after, edit) =
@@ -133,6 +133,7 @@ pub fn write(
     agent: HookAgent,
     changes: &[Change],
     install: bool,
+    scope: Scope,
 ) -> Result<()> {
     for c in changes {
         let path = dir.join(&c.path);
@@ -166,7 +167,12 @@ pub fn write(
                 None => rec.files.push(c.clone()),
             }
         }
-        baton_context::mask::scratch::scratch_dir(local)?;
+        if scope == Scope::Project {
+            // `.baton/` is created ignored by git before anything of baton's goes in it.
+            baton_context::mask::scratch::scratch_dir(local)?;
+        } else {
+            baton_core::fs::create_dir_all(local)?;
+        }
         let text =
             serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
         baton_core::fs::write_atomic(&rec_path, text.as_bytes())?;

@@ -232,3 +232,142 @@ fn a_broken_settings_file_is_refused_and_left_alone() {
         .run();
     assert_eq!(files(&p), before);
 }
+
+/// `baton init AGENT --global`: the user's settings under HOME, merged into what is there,
+/// recorded in ~/.config/baton, and `--global --uninstall` restores every file byte for byte;
+/// the project is not touched.
+#[test]
+fn global_init_writes_the_users_settings_and_uninstall_restores_them() {
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    // The user's own files: Claude's state file, settings, a codex config, gemini settings.
+    let claude_json =
+        "{\"numStartups\": 7, \"projects\": {\"/x\": {\"hasTrustDialogAccepted\": true}}}\n";
+    std::fs::create_dir_all(h.join(".claude")).unwrap();
+    std::fs::create_dir_all(h.join(".codex")).unwrap();
+    std::fs::create_dir_all(h.join(".gemini")).unwrap();
+    std::fs::write(h.join(".claude.json"), claude_json).unwrap();
+    std::fs::write(h.join(".claude/settings.json"), SETTINGS).unwrap();
+    std::fs::write(h.join(".codex/config.toml"), "model = \"gpt-5-codex\"\n").unwrap();
+    std::fs::write(h.join(".gemini/settings.json"), "{\"theme\": \"dark\"}\n").unwrap();
+    let project_before = files(&p);
+    let home_before = snapshot(h);
+    let run = |args: &[&str]| {
+        let o = p
+            .cmd(args)
+            .env("HOME", h)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::util::text(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    for agent in ["claude", "codex", "gemini"] {
+        let out = run(&["init", agent, "--global"]);
+        assert!(out.contains("in every project"), "{out}");
+        assert!(
+            out.contains(&format!("`baton init {agent} --global --uninstall`")),
+            "{out}"
+        );
+        assert!(h.join(format!(".config/baton/init-{agent}.json")).is_file());
+        // Again: nothing to change.
+        assert!(run(&["init", agent, "--global"]).contains("nothing to change"));
+    }
+    let settings = json_at(&h.join(".claude/settings.json"));
+    let hook = settings["hooks"]["PostToolUse"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["matcher"] == "Bash|Read|mcp__.*")
+        .unwrap();
+    assert_eq!(
+        hook["hooks"][0]["command"],
+        "baton hook claude post-tool-use --scope user"
+    );
+    assert_eq!(settings["model"], "opus", "the user's keys are kept");
+    assert!(settings.get("enabledMcpjsonServers").is_none());
+    let state = json_at(&h.join(".claude.json"));
+    assert_eq!(state["mcpServers"]["baton"]["args"], json!(["mcp"]));
+    assert_eq!(state["numStartups"], 7);
+    assert!(h.join(".claude/commands/baton-status.md").is_file());
+    assert!(
+        std::fs::read_to_string(h.join(".claude/CLAUDE.md"))
+            .unwrap()
+            .contains("## baton")
+    );
+    let codex = std::fs::read_to_string(h.join(".codex/config.toml")).unwrap();
+    assert!(codex.contains("[mcp_servers.baton]") && codex.contains("model = \"gpt-5-codex\""));
+    assert!(
+        std::fs::read_to_string(h.join(".codex/hooks.json"))
+            .unwrap()
+            .contains("--scope user")
+    );
+    let gemini = json_at(&h.join(".gemini/settings.json"));
+    assert_eq!(gemini["theme"], "dark");
+    assert_eq!(gemini["mcpServers"]["baton"]["trust"], true);
+    assert_eq!(files(&p), project_before, "the project is not touched");
+    for agent in ["claude", "codex", "gemini"] {
+        run(&["init", agent, "--global", "--uninstall"]);
+    }
+    let mut after = snapshot(h);
+    // The record folder baton made stays (empty of records).
+    after.retain(|k, _| !k.starts_with(h.join(".config")));
+    assert_eq!(after, home_before, "every user file restored byte for byte");
+}
+
+/// A user settings file that is not JSON is refused, and nothing is written.
+#[test]
+fn global_init_refuses_a_broken_user_settings_file() {
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(home.path().join(".claude/settings.json"), "{ not json").unwrap();
+    let before = snapshot(home.path());
+    let o = p
+        .cmd(&["init", "claude", "--global"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", crate::util::text(&o));
+    assert!(
+        crate::util::text(&o).contains(".claude/settings.json"),
+        "{}",
+        crate::util::text(&o)
+    );
+    assert_eq!(snapshot(home.path()), before);
+}
+
+/// One output is masked once: a user-level (or plugin) hook steps aside in a project wired
+/// itself, and answers where nothing else is wired.
+#[test]
+fn a_user_level_hook_steps_aside_for_the_projects_own() {
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    let big: String = (0..4000).map(|i| format!("compiling unit {i}\n")).collect();
+    let payload = json!({"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "make"},
+        "tool_response": {"stdout": big, "stderr": "", "interrupted": false, "isImage": false}})
+    .to_string();
+    let answers = |scope: &str| {
+        use std::io::Write;
+        let mut child = p
+            .cmd(&["hook", "claude", "post-tool-use", "--scope", scope])
+            .env("HOME", home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        !child.wait_with_output().unwrap().stdout.is_empty()
+    };
+    assert!(answers("user") && answers("plugin") && answers("project"));
+    let o = p.cmd(&["init", "claude"]).output().unwrap();
+    assert!(o.status.success());
+    assert!(!answers("user") && !answers("plugin"));
+    assert!(answers("project"));
+}

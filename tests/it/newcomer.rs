@@ -751,9 +751,13 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(
-        todo.contains(&"wire baton into this project: baton init codex"),
+        todo.contains(
+            &"wire baton: baton init codex (this project) or baton init codex --global (every project)"
+        ),
         "{todo:?}"
     );
+    assert_eq!(codex["wired_at"], serde_json::json!([]));
+    assert_eq!(claude["wired_at"], serde_json::json!(["project"]));
     assert!(
         todo.iter()
             .any(|t| t.starts_with("run `codex` in this folder once and trust it")),
@@ -792,6 +796,45 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     );
     let o = r.run(&["doctor", "--store"], &env);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("agents:"));
+    // codex wired for the user, claude's plugin installed and enabled: no folder trust needed.
+    let o = r.run(&["init", "codex", "--global"], &env);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::create_dir_all(home.join(".claude/plugins")).unwrap();
+    std::fs::write(
+        home.join(".claude/plugins/installed_plugins.json"),
+        r#"{"version": 2, "plugins": {"baton@baton": [{"scope": "user"}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"baton@baton": true}}"#,
+    )
+    .unwrap();
+    let o = r.run(&["doctor", "--agents", "--json"], &env);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let by = |name: &str| {
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by("codex")["wired_at"], serde_json::json!(["user"]));
+    let todo = by("codex")["todo"].to_string();
+    assert!(
+        !todo.contains("wire baton") && !todo.contains("trust it"),
+        "{todo}"
+    );
+    assert_eq!(
+        by("claude")["wired_at"],
+        serde_json::json!(["project", "plugin"])
+    );
+    let o = r.run(&["doctor", "--agents"], &env);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("wired: yes (user)"), "{out}");
+    assert!(out.contains("wired: yes (project, plugin)"), "{out}");
     // Settings that cannot be read are not taken for wired.
     let settings = r.dir.join(".claude/settings.json");
     let kept = std::fs::read(&settings).unwrap();

@@ -164,3 +164,76 @@ fn a_fresh_home_installs_the_plugin_and_a_session_masks_and_offers_batons_tools(
         assert!(tools.contains(&name), "{name} not in {tools:?}");
     }
 }
+
+/// `baton init claude --global` reaches a project that has no `baton init`; in one that has, an
+/// output is masked once (the user-level hook steps aside), and with the plugin installed too.
+#[test]
+fn user_level_wiring_masks_everywhere_and_never_twice() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let p = Proj::new();
+    let global = p
+        .cmd(&["init", "claude", "--global"])
+        .env("HOME", h)
+        .output()
+        .unwrap();
+    assert!(global.status.success(), "{}", text(&global));
+    for o in [
+        claude(
+            &cli,
+            h,
+            &[
+                "plugin",
+                "marketplace",
+                "add",
+                &repo().display().to_string(),
+            ],
+        ),
+        claude(&cli, h, &["plugin", "install", "baton@baton"]),
+    ] {
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
+    let session = |at: usize| {
+        let cfg = h.join(".claude.json");
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+        v["projects"][p.path().to_string_lossy().as_ref()] =
+            json!({"hasTrustDialogAccepted": true});
+        std::fs::write(&cfg, v.to_string()).unwrap();
+        let cmd = format!("sh gen.sh {at}");
+        let double = CLAUDE.double(one_call(
+            "Bash",
+            json!({"command": cmd, "description": "run the tests"}),
+        ));
+        let out = CLAUDE
+            .env(Command::new(&cli), &cli, p.path(), h, &double)
+            .args([
+                "-p",
+                "run the tests",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ])
+            .args(["--allowedTools", &format!("Bash({cmd})")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let seen = last_tool_result(&double);
+        assert!(seen.contains("baton masked this output"), "{seen}");
+        assert!(seen.contains("tests::the_failing_one"), "{seen}");
+        std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    // User level and plugin, no project init: one mask, the user-level hook's.
+    assert_eq!(session(0), 1);
+    // The project's own init too: still one mask per output.
+    let o = p.cmd(&["init", "claude"]).env("HOME", h).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(session(1850), 2);
+}

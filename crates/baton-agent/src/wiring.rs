@@ -22,6 +22,83 @@ impl HookAgent {
     }
 }
 
+/// Where a hook entry was written: a project's files (`baton init AGENT`), the user's own
+/// settings (`baton init AGENT --global`), or the Claude Code plugin. One call is answered by
+/// one of them only: the most specific wired (project, then user, then plugin), so an output
+/// is never masked twice ([`Scope::shadowed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scope {
+    #[default]
+    Project,
+    User,
+    Plugin,
+}
+
+impl Scope {
+    fn flag(self) -> &'static str {
+        match self {
+            Scope::Project => "",
+            Scope::User => " --scope user",
+            Scope::Plugin => " --scope plugin",
+        }
+    }
+
+    /// Whether a hook of this scope should step aside for a more specific one wired for
+    /// `agent`: the project's settings in `project`, the user's under `home`.
+    pub fn shadowed(
+        self,
+        agent: HookAgent,
+        project: &std::path::Path,
+        home: Option<&std::path::Path>,
+    ) -> bool {
+        let wired = |base: &std::path::Path, files: &[&str], scope: Scope| {
+            files.iter().any(|f| {
+                std::fs::read_to_string(base.join(f))
+                    .is_ok_and(|text| names_hook(&text, agent, scope))
+            })
+        };
+        let project_wired = || {
+            wired(
+                project,
+                settings_files(agent, Scope::Project),
+                Scope::Project,
+            )
+        };
+        let user_wired =
+            || home.is_some_and(|h| wired(h, settings_files(agent, Scope::User), Scope::User));
+        match self {
+            Scope::Project => false,
+            Scope::User => project_wired(),
+            Scope::Plugin => project_wired() || user_wired(),
+        }
+    }
+}
+
+/// The files (relative to the project, or to HOME for [`Scope::User`]) where `agent`'s hooks
+/// of that scope are written.
+pub fn settings_files(agent: HookAgent, scope: Scope) -> &'static [&'static str] {
+    match (agent, scope) {
+        (HookAgent::Claude, Scope::Project) => {
+            &[".claude/settings.json", ".claude/settings.local.json"]
+        }
+        (HookAgent::Claude, _) => &[".claude/settings.json"],
+        (HookAgent::Codex, _) => &[".codex/hooks.json"],
+        (HookAgent::Gemini, _) => &[".gemini/settings.json"],
+    }
+}
+
+/// Whether a settings text holds baton's post-tool hook for `agent` of exactly `scope`.
+fn names_hook(text: &str, agent: HookAgent, scope: Scope) -> bool {
+    let needle = format!("hook {} {}", agent.name(), Event::PostToolUse.arg());
+    text.match_indices(&needle).any(|(i, _)| {
+        let rest = &text[i + needle.len()..];
+        match scope {
+            Scope::Project => !rest.starts_with(" --scope"),
+            _ => rest.starts_with(scope.flag()),
+        }
+    })
+}
+
 /// The events baton handles, named as Claude Code names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Event {
@@ -61,13 +138,15 @@ impl Event {
 /// Seconds Claude Code and Codex give a hook; Gemini counts in milliseconds.
 const HOOK_TIMEOUT_SECS: u64 = 30;
 
-/// `<baton> hook <agent> <event>`, `baton` quoted for the shell the agent runs it with.
-pub fn hook_command(baton: &str, agent: HookAgent, event: Event) -> String {
+/// `<baton> hook <agent> <event> [--scope S]`, `baton` quoted for the shell the agent runs it
+/// with.
+pub fn hook_command(baton: &str, agent: HookAgent, event: Event, scope: Scope) -> String {
     format!(
-        "{} hook {} {}",
+        "{} hook {} {}{}",
         shell_quote(baton),
         agent.name(),
-        event.arg()
+        event.arg(),
+        scope.flag()
     )
 }
 
@@ -95,14 +174,14 @@ fn matcher(agent: HookAgent, event: Event) -> Option<&'static str> {
 }
 
 /// One event's entry: `{matcher?, hooks: [{type: command, command, timeout}]}`.
-pub fn hook_entry(baton: &str, agent: HookAgent, event: Event) -> Value {
+pub fn hook_entry(baton: &str, agent: HookAgent, event: Event, scope: Scope) -> Value {
     let timeout = match agent {
         HookAgent::Gemini => HOOK_TIMEOUT_SECS * 1000,
         _ => HOOK_TIMEOUT_SECS,
     };
     let mut hook = json!({
         "type": "command",
-        "command": hook_command(baton, agent, event),
+        "command": hook_command(baton, agent, event, scope),
         "timeout": timeout,
     });
     if agent == HookAgent::Gemini {
@@ -116,7 +195,7 @@ pub fn hook_entry(baton: &str, agent: HookAgent, event: Event) -> Value {
 }
 
 /// Every event baton hooks, with its native name: `(native event, entry)`.
-pub fn hook_entries(baton: &str, agent: HookAgent) -> Vec<(&'static str, Value)> {
+pub fn hook_entries(baton: &str, agent: HookAgent, scope: Scope) -> Vec<(&'static str, Value)> {
     [
         Event::PreToolUse,
         Event::PostToolUse,
@@ -124,15 +203,15 @@ pub fn hook_entries(baton: &str, agent: HookAgent) -> Vec<(&'static str, Value)>
         Event::PreCompact,
     ]
     .into_iter()
-    .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e))))
+    .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e, scope))))
     .collect()
 }
 
 /// `{"hooks": {"PostToolUse": [entry], …}}`: Claude's settings, Codex's hooks.json, Gemini's
 /// settings.json share this shape.
-pub fn hooks_document(baton: &str, agent: HookAgent) -> Value {
+pub fn hooks_document(baton: &str, agent: HookAgent, scope: Scope) -> Value {
     let mut hooks = serde_json::Map::new();
-    for (name, entry) in hook_entries(baton, agent) {
+    for (name, entry) in hook_entries(baton, agent, scope) {
         hooks.insert(name.to_string(), json!([entry]));
     }
     json!({ "hooks": hooks })
@@ -168,7 +247,7 @@ pub fn claude_run_args_with(baton: &str) -> Vec<String> {
     // Only the masking hook: a run's prompt carries its own state, and the store's current
     // task need not be the run's.
     let post = Event::PostToolUse;
-    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(baton, HookAgent::Claude, post)]}});
+    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(baton, HookAgent::Claude, post, Scope::Project)]}});
     vec![
         "--settings".into(),
         hooks.to_string(),
@@ -195,7 +274,7 @@ mod tests {
 
     #[test]
     fn claude_settings_have_the_documented_shape() {
-        let d = hooks_document("baton", HookAgent::Claude);
+        let d = hooks_document("baton", HookAgent::Claude, Scope::Project);
         assert_eq!(
             d["hooks"]["PostToolUse"][0],
             json!({"matcher": "Bash|Read|mcp__.*", "hooks": [{
@@ -210,7 +289,7 @@ mod tests {
 
     #[test]
     fn gemini_names_its_events_and_counts_milliseconds() {
-        let d = hooks_document("baton", HookAgent::Gemini);
+        let d = hooks_document("baton", HookAgent::Gemini, Scope::Project);
         let hook = &d["hooks"]["AfterTool"][0];
         assert_eq!(hook["matcher"], "run_shell_command|read_file");
         assert_eq!(hook["hooks"][0]["timeout"], 30_000);
@@ -221,5 +300,40 @@ mod tests {
     fn paths_with_spaces_are_quoted() {
         assert_eq!(shell_quote("/usr/bin/baton"), "/usr/bin/baton");
         assert_eq!(shell_quote("/my dir/it's"), r"'/my dir/it'\''s'");
+    }
+
+    #[test]
+    fn a_hook_steps_aside_for_a_more_specific_one() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let (p, h) = (project.path(), Some(home.path()));
+        let write = |base: &std::path::Path, scope: Scope| {
+            let doc = hooks_document("baton", HookAgent::Claude, scope);
+            std::fs::create_dir_all(base.join(".claude")).unwrap();
+            std::fs::write(base.join(".claude/settings.json"), doc.to_string()).unwrap();
+        };
+        for s in [Scope::Project, Scope::User, Scope::Plugin] {
+            assert!(!s.shadowed(HookAgent::Claude, p, h), "{s:?} alone");
+        }
+        write(home.path(), Scope::User);
+        assert!(!Scope::User.shadowed(HookAgent::Claude, p, h));
+        assert!(Scope::Plugin.shadowed(HookAgent::Claude, p, h));
+        assert!(
+            !Scope::Plugin.shadowed(HookAgent::Codex, p, h),
+            "another agent's"
+        );
+        write(project.path(), Scope::Project);
+        assert!(Scope::User.shadowed(HookAgent::Claude, p, h));
+        assert!(Scope::Plugin.shadowed(HookAgent::Claude, p, None));
+        assert!(!Scope::Project.shadowed(HookAgent::Claude, p, h));
+        assert_eq!(
+            hook_command(
+                "/opt/b a/baton",
+                HookAgent::Codex,
+                Event::PreToolUse,
+                Scope::User
+            ),
+            "'/opt/b a/baton' hook codex pre-tool-use --scope user"
+        );
     }
 }
