@@ -26,6 +26,9 @@ pub struct AgentReport {
     /// Where baton's wiring is complete: `project` (`baton init AGENT`), `user` (`baton init
     /// AGENT --global`), `plugin` (Claude Code's baton plugin, installed and enabled).
     pub wired_at: Vec<&'static str>,
+    /// codex only: each of baton's hooks and how codex judges it (`trusted`, `untrusted`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_trust: Option<Vec<HookTrust>>,
     pub trust: Trust,
     /// What to do, in order; empty when the CLI would use baton's wiring here.
     pub todo: Vec<String>,
@@ -37,8 +40,52 @@ impl AgentReport {
         let project = self.wired_at.contains(&"project") && matches!(self.trust, Trust::Trusted(_));
         // The user's own settings and an enabled plugin need no folder trust.
         let elsewhere = self.wired_at.iter().any(|w| *w != "project");
-        self.installed.is_some() && (project || elsewhere)
+        let hooks_trusted = self
+            .hook_trust
+            .as_ref()
+            .is_none_or(|h| !h.is_empty() && h.iter().all(|t| t.status == "trusted"));
+        self.installed.is_some() && (project || elsewhere) && hooks_trusted
     }
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct HookTrust {
+    pub command: String,
+    pub status: String,
+}
+
+/// The CLI versions baton's wiring was checked with (tests/it/real_*.rs): an older one may
+/// lack a hook field baton relies on (Claude's `updatedToolOutput` for every tool, codex's
+/// rewritten `updatedInput`, gemini's `read_file` hook).
+const CHECKED: [(HookAgent, &str, &str); 3] = [
+    (HookAgent::Claude, "2.1.197", "@anthropic-ai/claude-code"),
+    (HookAgent::Codex, "0.171.0", "@openai/codex"),
+    (HookAgent::Gemini, "0.61.0", "@google/gemini-cli"),
+];
+
+/// The first `x.y.z` in a `--version` line, as numbers.
+fn version_numbers(text: &str) -> Option<Vec<u64>> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find(|w| w.matches('.').count() >= 2)
+        .map(|w| w.split('.').filter_map(|n| n.parse().ok()).collect())
+}
+
+/// What to do when `version` is older than the one baton was checked with.
+fn too_old(agent: HookAgent, version: &str) -> Option<String> {
+    let (_, checked, package) = CHECKED.iter().find(|(a, _, _)| *a == agent)?;
+    let have = version_numbers(version)?;
+    let want = version_numbers(checked)?;
+    (have < want).then(|| {
+        format!(
+            "{} {} is older than {checked}, the version baton's hooks were checked with: \
+             update it (npm install -g {package}@latest)",
+            agent.name(),
+            have.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(".")
+        )
+    })
 }
 
 /// Every agent CLI, for the project at `dir`.
@@ -64,6 +111,7 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
                 unwired: Vec::new(),
                 wiring_error: None,
                 wired_at: Vec::new(),
+                hook_trust: None,
                 trust,
                 todo: vec![format!("not installed: {}", preflight::install_hint(kind))],
             };
@@ -94,6 +142,40 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
                 agent.name()
             ));
         }
+        if let Some(old) = version.as_deref().and_then(|v| too_old(agent, v)) {
+            todo.push(old);
+        }
+        // codex runs no hook its user has not trusted (`/hooks`): ask codex itself.
+        let hook_trust = (agent == HookAgent::Codex && !wired_at.is_empty())
+            .then(|| {
+                installed.as_deref().and_then(|codex| {
+                    trust::codex_hook_trust(codex, dir, std::time::Duration::from_secs(10))
+                })
+            })
+            .map(|found| match found {
+                Some(hooks) => {
+                    let untrusted = hooks.iter().filter(|(_, s)| s != "trusted").count();
+                    if untrusted > 0 {
+                        todo.push(format!(
+                            "in codex, run `/hooks` and trust baton's hooks ({untrusted} of {} \
+                             not trusted): codex runs no hook it has not been told to trust",
+                            hooks.len()
+                        ));
+                    }
+                    hooks
+                        .into_iter()
+                        .map(|(command, status)| HookTrust { command, status })
+                        .collect()
+                }
+                None => {
+                    todo.push(
+                        "codex could not be asked whether baton's hooks are trusted: check \
+                         `/hooks` in codex"
+                            .into(),
+                    );
+                    Vec::new()
+                }
+            });
         // Only a project's own settings wait for the folder to be trusted.
         if !wired_at.iter().any(|w| *w != "project")
             && let Trust::NotTrusted(how) = &trust
@@ -108,6 +190,7 @@ pub fn check(dir: &Path) -> Vec<AgentReport> {
             unwired,
             wiring_error,
             wired_at,
+            hook_trust,
             trust,
             todo,
         }
@@ -209,5 +292,35 @@ pub fn render(
             "baton on a login shell's PATH: {} (codex runs an agent's commands in a login shell: add baton's folder to PATH in your shell profile)",
             paint(To::Stdout, BAD, "not found")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_older_cli_than_the_one_checked_is_said_to_be() {
+        assert_eq!(
+            version_numbers("2.1.197 (Claude Code)"),
+            Some(vec![2, 1, 197])
+        );
+        assert_eq!(version_numbers("codex-cli 0.171.0"), Some(vec![0, 171, 0]));
+        assert!(too_old(HookAgent::Claude, "2.1.197 (Claude Code)").is_none());
+        assert!(too_old(HookAgent::Claude, "2.2.0 (Claude Code)").is_none());
+        assert!(
+            too_old(HookAgent::Codex, "codex-cli 0.99.0")
+                .unwrap()
+                .contains("@openai/codex")
+        );
+        assert!(
+            too_old(HookAgent::Gemini, "0.60.9")
+                .unwrap()
+                .contains("older than 0.61.0")
+        );
+        assert!(
+            too_old(HookAgent::Gemini, "nightly").is_none(),
+            "unknown: not judged"
+        );
     }
 }

@@ -215,3 +215,83 @@ fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
         last_tool_result(&double)
     );
 }
+
+/// `baton doctor` asks codex itself whether baton's hooks are trusted (`codex app-server`'s
+/// `hooks/list`): before `/hooks`, all of them are not, and doctor says what to do; after, all
+/// are, and codex uses baton here.
+#[test]
+fn doctor_reads_codexs_own_verdict_on_batons_hooks() {
+    let Some(cli) = CODEX.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    let o = p.cmd(&["init", "codex"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let home = tempfile::tempdir().unwrap();
+    // The user's codex config, written once (the environment helper writes it anew).
+    let placeholder = CODEX.double(Box::new(|_| Reply::Text("unused".into())));
+    CODEX.env(
+        Command::new(&cli),
+        &cli,
+        p.path(),
+        home.path(),
+        &placeholder,
+    );
+    let doctor = || -> Value {
+        let o = Command::new(crate::util::bin())
+            .current_dir(p.path())
+            .env("HOME", home.path())
+            .env("CODEX_HOME", home.path().join(".codex"))
+            .env("PATH", crate::util::path_with(&[cli.parent().unwrap()]))
+            .args(["doctor", "--agents", "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == "codex")
+            .unwrap()
+            .clone()
+    };
+    // The project trusted, the hooks not yet.
+    let config = home.path().join(".codex/config.toml");
+    let before = doctor();
+    let kept = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{kept}\n[projects.{}]\ntrust_level = \"trusted\"\n",
+            toml::Value::String(p.path().display().to_string())
+        ),
+    )
+    .unwrap();
+    let untrusted = doctor();
+    let statuses = |a: &Value| -> Vec<String> {
+        a["hook_trust"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["status"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(before["wired_at"], json!(["project"]));
+    let s = statuses(&untrusted);
+    assert!(
+        s.len() >= 4 && s.iter().all(|s| s != "trusted"),
+        "{untrusted}"
+    );
+    assert!(
+        untrusted["todo"].to_string().contains("run `/hooks`"),
+        "{untrusted}"
+    );
+    std::fs::write(&config, &kept).unwrap();
+    trust_project_and_hooks(&cli, &home.path().join(".codex"), p.path());
+    let trusted = doctor();
+    assert!(
+        statuses(&trusted).iter().all(|s| s == "trusted"),
+        "{trusted}"
+    );
+    assert!(!trusted["todo"].to_string().contains("/hooks"), "{trusted}");
+}

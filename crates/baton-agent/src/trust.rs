@@ -157,3 +157,78 @@ mod tests {
         assert!(!gemini_trusts(Path::new("/work/a"), b"not json"));
     }
 }
+
+/// How codex judges baton's hooks in `dir`: for each hook whose command is baton's, its
+/// `trustStatus` (`trusted`, `untrusted`, `modified`…), as `codex app-server`'s `hooks/list`
+/// reports it — the state `/hooks` shows and records. `None` when codex cannot be asked
+/// within `limit` (an older codex without the method, a broken install).
+pub fn codex_hook_trust(
+    codex: &Path,
+    dir: &Path,
+    limit: std::time::Duration,
+) -> Option<Vec<(String, String)>> {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(codex)
+        .arg("app-server")
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let stdout = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(|l| l.ok())
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"clientInfo": {"name": "baton-doctor", "version": env!("CARGO_PKG_VERSION")}}});
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
+        "params": {"cwds": [dir]}});
+    let deadline = std::time::Instant::now() + limit;
+    let mut answer = None;
+    if writeln!(stdin, "{init}").is_ok() {
+        let mut listed = false;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            let Ok(line) = rx.recv_timeout(left) else {
+                break;
+            };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if v["id"] == 1 && !listed {
+                listed = writeln!(stdin, "{list}").is_ok();
+            } else if v["id"] == 2 {
+                answer = Some(v);
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let hooks = answer?["result"]["data"][0]["hooks"].as_array()?.clone();
+    Some(
+        hooks
+            .iter()
+            .filter_map(|h| {
+                let command = h["command"].as_str()?;
+                command.contains(" hook codex ").then(|| {
+                    (
+                        command.to_string(),
+                        h["trustStatus"].as_str().unwrap_or("unknown").to_string(),
+                    )
+                })
+            })
+            .collect(),
+    )
+}
