@@ -135,29 +135,6 @@ fn gemini_trusts(dir: &Path, rules: &[u8]) -> bool {
         .is_some_and(|(_, level)| matches!(level, "TRUST_FOLDER" | "TRUST_PARENT"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gemini_rules_cover_subfolders_and_trust_parent_covers_the_parent() {
-        let rules = br#"{"/work/a": "TRUST_FOLDER", "/work/b/x": "TRUST_PARENT", "/work/a/no": "DO_NOT_TRUST"}"#;
-        let trusted = |d: &str| gemini_trusts(Path::new(d), rules);
-        assert!(trusted("/work/a"));
-        assert!(trusted("/work/a/deep/er"));
-        assert!(
-            trusted("/work/b/y"),
-            "TRUST_PARENT of /work/b/x trusts /work/b"
-        );
-        assert!(
-            !trusted("/work/a/no/more"),
-            "the most specific rule decides"
-        );
-        assert!(!trusted("/elsewhere"));
-        assert!(!gemini_trusts(Path::new("/work/a"), b"not json"));
-    }
-}
-
 /// How codex judges baton's hooks in `dir`: for each hook whose command is baton's, its
 /// `trustStatus` (`trusted`, `untrusted`, `modified`…), as `codex app-server`'s `hooks/list`
 /// reports it — the state `/hooks` shows and records. `None` when codex cannot be asked
@@ -231,4 +208,27 @@ pub fn codex_hook_trust(
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_rules_cover_subfolders_and_trust_parent_covers_the_parent() {
+        let rules = br#"{"/work/a": "TRUST_FOLDER", "/work/b/x": "TRUST_PARENT", "/work/a/no": "DO_NOT_TRUST"}"#;
+        let trusted = |d: &str| gemini_trusts(Path::new(d), rules);
+        assert!(trusted("/work/a"));
+        assert!(trusted("/work/a/deep/er"));
+        assert!(
+            trusted("/work/b/y"),
+            "TRUST_PARENT of /work/b/x trusts /work/b"
+        );
+        assert!(
+            !trusted("/work/a/no/more"),
+            "the most specific rule decides"
+        );
+        assert!(!trusted("/elsewhere"));
+        assert!(!gemini_trusts(Path::new("/work/a"), b"not json"));
+    }
 }
