@@ -2,7 +2,7 @@
 # How close baton is to the floor of what it does (docs/BENCHMARKS.md, "Close to the floor"):
 # whole processes, measured side by side in one run, as ratios of medians.
 #
-#     bench/floor.sh [BATON_BIN] [ROUNDS]      # default target/release/baton, 200 rounds
+#     bench/floor.sh [BATON_BIN] [ROUNDS]      # default target/dist/baton, 200 rounds
 #
 # Rows (each round runs every command once, in this order, so the load of a shared machine
 # hits all of them alike; p50 of wall time per command):
@@ -23,9 +23,9 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-BATON=$(realpath "${1:-target/release/baton}")
+BATON=$(realpath "${1:-target/dist/baton}")
 ROUNDS=${2:-200}
-[[ -x $BATON ]] || { echo "not executable: $BATON (build with cargo build --release)" >&2; exit 2; }
+[[ -x $BATON ]] || { echo "not executable: $BATON (build with cargo build --profile dist)" >&2; exit 2; }
 command -v ctags >/dev/null || { echo "Universal Ctags is needed (apt-get install universal-ctags)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "GNU time is needed (apt-get install time)" >&2; exit 2; }
 unset BATON_AGENT_SIM BATON_SIM_SCENARIO

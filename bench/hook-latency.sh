@@ -5,9 +5,9 @@
 # mask (`cargo test`: the rewrite only, the command is not run), against `baton --version`
 # (the process's floor), all started through `sh -c` as agent CLIs start hooks. Interleaved,
 # N runs each; p50 and p90 in milliseconds. See docs/BENCHMARKS.md.
-# Usage: bench/hook-latency.sh [BATON] [N]     (default: target/release/baton, 200)
+# Usage: bench/hook-latency.sh [BATON] [N]     (default: target/dist/baton, 200)
 set -euo pipefail
-baton="$(realpath "${1:-target/release/baton}")"
+baton="$(realpath "${1:-target/dist/baton}")"
 n="${2:-200}"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT

@@ -66,12 +66,24 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BATON_C
     name = "baton",
     version = VERSION,
     about = "Context management for multi-agent LLM coding workflows",
-    long_about = "baton keeps durable task state, masks large tool output, extracts only the spec \
-sections a phase needs and budgets tokens: every bookkeeping operation costs zero tokens.",
-    after_help = "Examples:\n  baton task init \"Add login\" --mode standard --workflow orchestrate\n  \
-baton phase begin architect --needs memory\n  baton exec 'BEGIN_PHASE phase: architect needs: memory'\n  \
-baton history --tail 20\n\nExit codes: 0 ok, 2 bad input, 3 not allowed in the task's state, \
-4 not found, 5 damaged store, 6 file system error."
+    long_about = "baton runs each phase of an agent workflow in a fresh agent process (the \
+orchestrator: `baton run`), keeps durable task state, masks large tool output, extracts only \
+the spec sections a phase needs and budgets tokens: every bookkeeping operation costs zero \
+tokens.",
+    after_help = "Commands, in the order above: the orchestrator (run … workflow), the \
+context manager's task store (task … walkthrough), context tools (mask … session), set-up \
+(init … man).\n\n\
+Examples:\n  baton demo                               a 4-story epic end to end, simulated agent\n  \
+baton run epic-execute 1 --agent claude  one commit per story of epic 1\n  \
+baton status                             runs, tasks, what waits for you\n  \
+baton init claude                        hooks and MCP server for your own sessions\n  \
+baton mask -- cargo test                 a summary and a file instead of 200 KB\n  \
+baton phase begin architect --needs memory\n\n\
+Exit codes: 0 ok · 1 a story, task or item failed, nothing found, violations · 2 bad input · \
+3 not allowed in the current state · 4 not found · 5 damaged file · 6 file-system error · \
+7 an agent CLI cannot work, or a rate limit outlasted the backoff (run paused) · 70 internal \
+error · 130/143/129 stopped by Ctrl-C/SIGTERM/SIGHUP (resumable) · budget: 10 warn, 11 rotate \
+· mask: the command's own (124 timed out). README's \"Exit codes\" says more."
 )]
 pub struct Cli {
     /// Store root (default: `paths.root` of baton.toml, i.e. docs/orchestrator)
@@ -94,89 +106,129 @@ pub struct Cli {
 pub enum Command {
     /// Create, list, summarize and select tasks (INIT, LIST, SUMMARY)
     #[command(subcommand)]
+    #[command(display_order = 20)]
     Task(task::TaskCmd),
     /// Record phases: start, end, begin (RETRIEVE+START), complete (STORE+END)
     #[command(subcommand)]
+    #[command(display_order = 21)]
     Phase(phase::PhaseCmd),
     /// Pause the task for a human (PAUSE)
+    #[command(display_order = 23)]
     Pause(pause::Args),
     /// Stop the task at a gate for human approval (SET_GATE), or show the open gate
     #[command(subcommand)]
+    #[command(display_order = 22)]
     Gate(gate::GateCmd),
     /// Answer a pause or a gate with a decision (RESUME)
+    #[command(display_order = 24)]
     Resume(resume::Args),
     /// Store a phase's output as an artifact of the task (STORE)
+    #[command(display_order = 25)]
     Store(store::Args),
     /// Print the condensed context a phase needs (RETRIEVE)
+    #[command(display_order = 26)]
     Retrieve(retrieve::Args),
     /// Execution metrics of the task (METRICS)
+    #[command(display_order = 27)]
     Metrics(metrics::Args),
     /// Search every task's artifacts and the history (QUERY)
+    #[command(display_order = 28)]
     Query(query::Args),
     /// The global history log, newest last (HISTORY)
+    #[command(display_order = 29)]
     History(history::Args),
-    /// Verify the store and repair what can be repaired
+    /// Check the store (and repair it) and whether each agent CLI really uses baton here
+    #[command(display_order = 61)]
     Doctor(doctor::Args),
     /// The configuration in force and where each value came from; --reference: every key
+    #[command(display_order = 62)]
     Config(config::Args),
     /// Remove old scratch files (masked outputs' full text) by age and total size
+    #[command(display_order = 63)]
     Gc(gc::Args),
     /// Tokens masking saved: totals, by command, kind, agent and day, from the mask log
+    #[command(display_order = 41)]
     Gain(gain::Args),
     /// Stop a run (resumable), and the agents a killed baton left running
+    #[command(display_order = 4)]
     Stop(stop::Args),
     /// Run commands written in the context-manager command language
+    #[command(display_order = 30)]
     Exec(exec::Args),
     /// Walk through a whole task in a scratch store, showing each command and its output
+    #[command(display_order = 31)]
     Walkthrough(walkthrough::Args),
     /// Run a command and print its output, or a summary + scratch path when it is large
+    #[command(display_order = 40)]
     Mask(mask::MaskArgs),
     /// Discovery: a dialogue with you in an agent CLI (a fresh session) that writes a task's specs
+    #[command(display_order = 7)]
     Discover(discover::Args),
     /// Planning: a fresh headless agent turns the specs into the task breakdown (spec.md)
+    #[command(display_order = 8)]
     Plan(plan::Args),
     /// Run a workflow: epic-execute, epic-chain, orchestrate, poc, graduate, verify
+    #[command(display_order = 1)]
     Run(run::Args),
     /// Every run and task, and what each waits for (--watch: a live view)
+    #[command(display_order = 2)]
     Status(status::Args),
     /// The HTML report of a run: timeline, budgets, usage, cost, links to prompts and logs
+    #[command(display_order = 3)]
     Report(report::Args),
     /// A small epic run end to end with the simulated agent, in a temporary repository
+    #[command(display_order = 5)]
     Demo(demo::Args),
     /// Workflow definitions: list them, print one to copy and change
     #[command(subcommand)]
+    #[command(display_order = 12)]
     Workflow(workflow::WorkflowCmd),
     /// Count tokens exactly (o200k_base, cl100k_base; Claude estimated)
+    #[command(display_order = 44)]
     Tokens(tokens::Args),
     /// Check a context against its window or phase budget: ok, warn or rotate
+    #[command(display_order = 45)]
     Budget(budget::Args),
     /// Print only the spec section or ADR decision a task needs
+    #[command(display_order = 42)]
     Extract(extract::Args),
     /// Outline source files: definitions with signatures, line ranges and token counts
+    #[command(display_order = 43)]
     Outline(outline::Args),
     /// Validate or extract a sub-agent's summary block
+    #[command(display_order = 46)]
     Summary(summary::Args),
     /// Create, list and clean session directories for shared context files
+    #[command(display_order = 47)]
     Session(session::Args),
     /// List an epic's stories in a BMAD project: ids, statuses, files, sprint-status
+    #[command(display_order = 6)]
     Stories(stories::Args),
     /// Queues of items for `baton run verify`: add, show, list
     #[command(subcommand)]
+    #[command(display_order = 9)]
     Queue(queue::QueueCmd),
     /// A verify item's state: its phases, the context estimate, the command to continue
     #[command(subcommand)]
+    #[command(display_order = 10)]
     State(state::StateCmd),
     /// Drain a PostgreSQL verify queue together with workers on other machines
+    #[command(display_order = 11)]
     Worker(worker::Args),
     /// Print a shell completion script (bash, zsh, fish)
+    #[command(display_order = 66)]
     Completions(completions::CompletionsArgs),
     /// Print baton's man page (roff), or write every command's page into a directory
+    #[command(display_order = 67)]
     Man(completions::ManArgs),
     /// Serve baton's tools to an agent over MCP (stdio)
+    #[command(display_order = 64)]
     Mcp(mcp::Args),
     /// Handle an agent CLI's hook event (JSON on stdin); written into settings by `baton init`
+    #[command(display_order = 65)]
     Hook(hook::Args),
-    /// Set up an agent CLI in this project: MCP server, hooks, slash commands, instructions
+    /// Set up an agent CLI for this project (--global: every project): MCP server, hooks, commands
+    #[command(display_order = 60)]
     Init(init::Args),
 }
 
