@@ -133,7 +133,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         init::plan(&dir, a.agent, scope)?
     };
     if !a.dry_run {
-        init::write(&dir, &local, a.agent, &changes, !a.uninstall, scope)?;
+        init::write(&dir, &local, a.agent, &changes, !a.uninstall, scope).inspect_err(|_| {
+            eprintln!(
+                "baton init: nothing was changed (what was written before the error was put \
+                 back): make the folder writable, then run init again"
+            );
+        })?;
     }
     let files: Vec<FileReport> = changes
         .iter()

@@ -127,6 +127,7 @@ pub fn plan_uninstall(dir: &Path, local: &Path, agent: HookAgent) -> Result<Vec<
 }
 
 /// Write `changes`; `install` records them (kept originals win), else the record is removed.
+/// On an error nothing is changed: what was written before it is put back.
 pub fn write(
     dir: &Path,
     local: &Path,
@@ -135,28 +136,35 @@ pub fn write(
     install: bool,
     scope: Scope,
 ) -> Result<()> {
-    for c in changes {
-        let path = dir.join(&c.path);
-        match &c.after {
-            Some(text) => {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-                }
-                baton_core::fs::write_atomic(&path, text.as_bytes())?;
-            }
-            None => match std::fs::remove_file(&path) {
-                Ok(()) => remove_empty_parents(dir, &path),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&path, e)),
-            },
+    // All or nothing: the record's folder is made first, and a file (or the record) that
+    // cannot be written puts back every file written before it: nothing is left half set up.
+    let undo = |done: &[&Change], e: Error| {
+        for d in done.iter().rev() {
+            let _ = apply(dir, &d.path, d.before.as_deref());
         }
+        e
+    };
+    if install {
+        if scope == Scope::Project {
+            // `.baton/` is created ignored by git before anything of baton's goes in it.
+            baton_context::mask::scratch::scratch_dir(local).map_err(|e| undo(&[], e))?;
+        } else {
+            baton_core::fs::create_dir_all(local).map_err(|e| undo(&[], e))?;
+        }
+    }
+    let mut done: Vec<&Change> = Vec::new();
+    for c in changes {
+        apply(dir, &c.path, c.after.as_deref()).map_err(|e| undo(&done, e))?;
+        done.push(c);
     }
     let rec_path = record_path(local, agent);
     if install {
-        let mut rec = load_record(local, agent)?.unwrap_or(Record {
-            version: 1,
-            files: Vec::new(),
-        });
+        let mut rec = load_record(local, agent)
+            .map_err(|e| undo(&done, e))?
+            .unwrap_or(Record {
+                version: 1,
+                files: Vec::new(),
+            });
         for c in changes {
             match rec.files.iter_mut().find(|f| f.path == c.path) {
                 // Init again after an edit: the original stays the one from before baton.
@@ -167,15 +175,9 @@ pub fn write(
                 None => rec.files.push(c.clone()),
             }
         }
-        if scope == Scope::Project {
-            // `.baton/` is created ignored by git before anything of baton's goes in it.
-            baton_context::mask::scratch::scratch_dir(local)?;
-        } else {
-            baton_core::fs::create_dir_all(local)?;
-        }
         let text =
             serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
-        baton_core::fs::write_atomic(&rec_path, text.as_bytes())?;
+        baton_core::fs::write_atomic(&rec_path, text.as_bytes()).map_err(|e| undo(&done, e))?;
     } else {
         match std::fs::remove_file(&rec_path) {
             Ok(()) => {}
@@ -184,6 +186,27 @@ pub fn write(
         }
     }
     Ok(())
+}
+
+/// Make `dir/rel` hold `text`, or remove it (`None`).
+fn apply(dir: &Path, rel: &Path, text: Option<&str>) -> Result<()> {
+    let path = dir.join(rel);
+    match text {
+        Some(text) => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            baton_core::fs::write_atomic(&path, text.as_bytes())
+        }
+        None => match std::fs::remove_file(&path) {
+            Ok(()) => {
+                remove_empty_parents(dir, &path);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&path, e)),
+        },
+    }
 }
 
 /// Directories baton created for a file it removes go too, when empty (never `dir` itself).

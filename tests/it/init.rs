@@ -371,3 +371,61 @@ fn a_user_level_hook_steps_aside_for_the_projects_own() {
     assert!(!answers("user") && !answers("plugin"));
     assert!(answers("project"));
 }
+
+/// A place init cannot write (a folder that is a file: the user's settings folder, or the
+/// record's) stops init with the path named, and nothing is changed: nothing half set up.
+#[test]
+fn init_that_cannot_write_a_file_puts_back_what_it_wrote() {
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".claude.json"), "{\"numStartups\": 1}\n").unwrap();
+    // The record's folder is a file: caught before any file is written.
+    std::fs::create_dir_all(home.path().join(".config")).unwrap();
+    std::fs::write(home.path().join(".config/baton"), "not a folder").unwrap();
+    let before = snapshot(home.path());
+    let o = p
+        .cmd(&["init", "claude", "--global"])
+        .env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(6), "{}", crate::util::text(&o));
+    assert!(
+        crate::util::text(&o).contains(".config/baton"),
+        "{}",
+        crate::util::text(&o)
+    );
+    assert_eq!(snapshot(home.path()), before);
+    std::fs::remove_file(home.path().join(".config/baton")).unwrap();
+    // The record itself cannot be written (its path is a folder): the files written before it
+    // are put back.
+    std::fs::create_dir_all(home.path().join(".config/baton/init-claude.json/x")).unwrap();
+    let before = snapshot(home.path());
+    let o = p
+        .cmd(&["init", "claude", "--global"])
+        .env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0), "{}", crate::util::text(&o));
+    assert!(
+        crate::util::text(&o).contains("nothing was changed"),
+        "{}",
+        crate::util::text(&o)
+    );
+    assert_eq!(snapshot(home.path()), before);
+    assert!(!home.path().join(".claude").exists());
+    std::fs::remove_dir_all(home.path().join(".config")).unwrap();
+    std::fs::write(home.path().join(".claude"), "not a folder").unwrap();
+    let before = snapshot(home.path());
+    let o = p
+        .cmd(&["init", "claude", "--global"])
+        .env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(6), "{}", crate::util::text(&o));
+    let err = crate::util::text(&o);
+    assert!(err.contains(".claude/settings.json"), "{err}");
+    assert_eq!(snapshot(home.path()), before);
+}
