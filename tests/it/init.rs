@@ -378,54 +378,34 @@ fn a_user_level_hook_steps_aside_for_the_projects_own() {
 fn init_that_cannot_write_a_file_puts_back_what_it_wrote() {
     let p = Proj::new();
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join(".claude.json"), "{\"numStartups\": 1}\n").unwrap();
+    let h = home.path();
+    std::fs::write(h.join(".claude.json"), "{\"numStartups\": 1}\n").unwrap();
+    // `baton init claude --global` fails saying `says`, and HOME is as it was.
+    let refused = |says: &str| {
+        let before = snapshot(h);
+        let o = p
+            .cmd(&["init", "claude", "--global"])
+            .env("HOME", h)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        let t = crate::util::text(&o);
+        assert_eq!(o.status.code(), Some(6), "{t}");
+        assert!(t.contains(says), "{t}");
+        assert_eq!(snapshot(h), before);
+    };
     // The record's folder is a file: caught before any file is written.
-    std::fs::create_dir_all(home.path().join(".config")).unwrap();
-    std::fs::write(home.path().join(".config/baton"), "not a folder").unwrap();
-    let before = snapshot(home.path());
-    let o = p
-        .cmd(&["init", "claude", "--global"])
-        .env("HOME", home.path())
-        .env_remove("XDG_CONFIG_HOME")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(6), "{}", crate::util::text(&o));
-    assert!(
-        crate::util::text(&o).contains(".config/baton"),
-        "{}",
-        crate::util::text(&o)
-    );
-    assert_eq!(snapshot(home.path()), before);
-    std::fs::remove_file(home.path().join(".config/baton")).unwrap();
+    std::fs::create_dir_all(h.join(".config")).unwrap();
+    std::fs::write(h.join(".config/baton"), "not a folder").unwrap();
+    refused(".config/baton");
+    std::fs::remove_file(h.join(".config/baton")).unwrap();
     // The record itself cannot be written (its path is a folder): the files written before it
     // are put back.
-    std::fs::create_dir_all(home.path().join(".config/baton/init-claude.json/x")).unwrap();
-    let before = snapshot(home.path());
-    let o = p
-        .cmd(&["init", "claude", "--global"])
-        .env("HOME", home.path())
-        .env_remove("XDG_CONFIG_HOME")
-        .output()
-        .unwrap();
-    assert_ne!(o.status.code(), Some(0), "{}", crate::util::text(&o));
-    assert!(
-        crate::util::text(&o).contains("nothing was changed"),
-        "{}",
-        crate::util::text(&o)
-    );
-    assert_eq!(snapshot(home.path()), before);
-    assert!(!home.path().join(".claude").exists());
-    std::fs::remove_dir_all(home.path().join(".config")).unwrap();
-    std::fs::write(home.path().join(".claude"), "not a folder").unwrap();
-    let before = snapshot(home.path());
-    let o = p
-        .cmd(&["init", "claude", "--global"])
-        .env("HOME", home.path())
-        .env_remove("XDG_CONFIG_HOME")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(6), "{}", crate::util::text(&o));
-    let err = crate::util::text(&o);
-    assert!(err.contains(".claude/settings.json"), "{err}");
-    assert_eq!(snapshot(home.path()), before);
+    std::fs::create_dir_all(h.join(".config/baton/init-claude.json/x")).unwrap();
+    refused("nothing was changed");
+    assert!(!h.join(".claude").exists());
+    std::fs::remove_dir_all(h.join(".config")).unwrap();
+    // The settings folder is a file: refused while planning, the file named.
+    std::fs::write(h.join(".claude"), "not a folder").unwrap();
+    refused(".claude/settings.json");
 }

@@ -690,6 +690,17 @@ fn a_mistyped_phase_or_task_is_refused_with_what_was_meant() {
     );
 }
 
+/// One agent's part of `baton doctor --json`.
+fn agent_of(doctor: &serde_json::Value, name: &str) -> serde_json::Value {
+    doctor["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == name)
+        .unwrap()
+        .clone()
+}
+
 /// `baton doctor` says, per agent CLI, whether it would use baton's wiring in this project:
 /// installed (its version), wired by `baton init`, the folder trusted by the CLI, credentials;
 /// and what to do when not.
@@ -727,15 +738,7 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     let o = r.run(&["doctor", "--agents", "--json"], &env);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let agent = |name: &str| {
-        v["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["agent"] == name)
-            .unwrap()
-            .clone()
-    };
+    let agent = |name: &str| agent_of(&v, name);
     let claude = agent("claude");
     assert_eq!(claude["version"], "2.1.197 (Claude Code)");
     assert_eq!(claude["unwired"], serde_json::json!([]));
@@ -812,15 +815,7 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     .unwrap();
     let o = r.run(&["doctor", "--agents", "--json"], &env);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let by = |name: &str| {
-        v["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["agent"] == name)
-            .unwrap()
-            .clone()
-    };
+    let by = |name: &str| agent_of(&v, name);
     assert_eq!(by("codex")["wired_at"], serde_json::json!(["user"]));
     let todo = by("codex")["todo"].to_string();
     assert!(
@@ -866,12 +861,6 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     .unwrap();
     let o = r.run(&["doctor", "--agents", "--json"], &env);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let gemini = v["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["agent"] == "gemini")
-        .unwrap()
-        .clone();
+    let gemini = agent_of(&v, "gemini");
     assert_eq!(gemini["trust"]["trust"], "trusted", "{gemini}");
 }

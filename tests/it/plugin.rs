@@ -8,6 +8,7 @@ use std::process::Command;
 
 use serde_json::json;
 
+use crate::util::model_double::ModelDouble;
 use crate::util::real_agent::{CLAUDE, generated, last_tool_result, one_call};
 use crate::util::scripted_agent::GEN;
 use crate::util::{Proj, text};
@@ -94,70 +95,64 @@ fn claude_validates_the_marketplace_and_the_plugin() {
     }
 }
 
-#[test]
-fn a_fresh_home_installs_the_plugin_and_a_session_masks_and_offers_batons_tools() {
-    let Some(cli) = CLAUDE.cli() else {
-        return;
-    };
-    let home = tempfile::tempdir().unwrap();
-    let h = home.path();
-    let o = claude(
-        &cli,
-        h,
-        &[
-            "plugin",
-            "marketplace",
-            "add",
-            &repo().display().to_string(),
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let o = claude(&cli, h, &["plugin", "install", "baton@baton"]);
-    assert!(o.status.success(), "{}", text(&o));
-    // A project with no `baton init`.
-    let p = Proj::new();
-    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
-    assert!(!p.path().join(".claude").exists() && !p.path().join(".mcp.json").exists());
-    let trusted =
-        json!({"projects": {p.path().to_string_lossy(): {"hasTrustDialogAccepted": true}}});
-    // Keep what the install wrote to ~/.claude.json, and trust the project.
+/// `claude plugin marketplace add <this repository>`, then `claude plugin install baton@baton`,
+/// in the fresh HOME `h`.
+fn install_plugin(cli: &Path, h: &Path) {
+    let repo = repo().display().to_string();
+    for args in [
+        &["plugin", "marketplace", "add", repo.as_str()][..],
+        &["plugin", "install", "baton@baton"],
+    ] {
+        let o = claude(cli, h, args);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+}
+
+/// A session the user starts in `p` (trusted in `h`'s ~/.claude.json, whatever else it holds)
+/// whose model runs `sh gen.sh AT` (a 200 KB test output, the failing test at line AT): what
+/// the model was shown is masked by baton, with the failing test; the double, for more checks.
+fn masked_session(cli: &Path, h: &Path, p: &Proj, at: usize) -> ModelDouble {
     let cfg = h.join(".claude.json");
     let mut v: serde_json::Value = std::fs::read_to_string(&cfg)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(json!({}));
-    v["projects"] = trusted["projects"].clone();
+    v["projects"][p.path().to_string_lossy().as_ref()] = json!({"hasTrustDialogAccepted": true});
     std::fs::write(&cfg, v.to_string()).unwrap();
-    let at = 3699;
     let cmd = format!("sh gen.sh {at}");
     let double = CLAUDE.double(one_call(
         "Bash",
         json!({"command": cmd, "description": "run the tests"}),
     ));
     let out = CLAUDE
-        .env(Command::new(&cli), &cli, p.path(), h, &double)
-        .args([
-            "-p",
-            "run the tests",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
-        .args(["--allowedTools", &format!("Bash({cmd})")])
+        .env(Command::new(cli), cli, p.path(), h, &double)
+        .args(["-p", "run the tests", "--output-format", "stream-json"])
+        .args(["--verbose", "--allowedTools", &format!("Bash({cmd})")])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let seen = last_tool_result(&double);
-    assert!(
-        seen.chars().count() <= 8_000,
-        "{} chars: {seen}",
-        seen.chars().count()
-    );
+    let chars = seen.chars().count();
+    assert!(chars <= 8_000, "{chars} chars: {seen}");
     assert!(seen.contains("tests::the_failing_one"), "{seen}");
-    let full = generated(p.path(), at);
-    assert!(full.len() > 200_000);
-    // The plugin's hook, not Claude's own cut (its head would be 30,000 characters).
+    // baton's hook, not Claude's own cut (its head would be 30,000 characters).
     assert!(seen.contains("baton masked this output"), "{seen}");
+    assert!(generated(p.path(), at).len() > 200_000);
+    double
+}
+
+#[test]
+fn a_fresh_home_installs_the_plugin_and_a_session_masks_and_offers_batons_tools() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    install_plugin(&cli, home.path());
+    // A project with no `baton init`.
+    let p = Proj::new();
+    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
+    assert!(!p.path().join(".claude").exists() && !p.path().join(".mcp.json").exists());
+    let double = masked_session(&cli, home.path(), &p, 3699);
     let tools = double.requests().last().unwrap().tools();
     for t in ["mask", "status", "retrieve"] {
         let name = format!("mcp__plugin_baton_baton__{t}");
@@ -181,59 +176,20 @@ fn user_level_wiring_masks_everywhere_and_never_twice() {
         .output()
         .unwrap();
     assert!(global.status.success(), "{}", text(&global));
-    for o in [
-        claude(
-            &cli,
-            h,
-            &[
-                "plugin",
-                "marketplace",
-                "add",
-                &repo().display().to_string(),
-            ],
-        ),
-        claude(&cli, h, &["plugin", "install", "baton@baton"]),
-    ] {
-        assert!(o.status.success(), "{}", text(&o));
-    }
+    install_plugin(&cli, h);
     std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
-    let session = |at: usize| {
-        let cfg = h.join(".claude.json");
-        let mut v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
-        v["projects"][p.path().to_string_lossy().as_ref()] =
-            json!({"hasTrustDialogAccepted": true});
-        std::fs::write(&cfg, v.to_string()).unwrap();
-        let cmd = format!("sh gen.sh {at}");
-        let double = CLAUDE.double(one_call(
-            "Bash",
-            json!({"command": cmd, "description": "run the tests"}),
-        ));
-        let out = CLAUDE
-            .env(Command::new(&cli), &cli, p.path(), h, &double)
-            .args([
-                "-p",
-                "run the tests",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ])
-            .args(["--allowedTools", &format!("Bash({cmd})")])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-        let seen = last_tool_result(&double);
-        assert!(seen.contains("baton masked this output"), "{seen}");
-        assert!(seen.contains("tests::the_failing_one"), "{seen}");
+    let records = || {
         std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
             .unwrap()
             .lines()
             .count()
     };
     // User level and plugin, no project init: one mask, the user-level hook's.
-    assert_eq!(session(0), 1);
+    masked_session(&cli, h, &p, 0);
+    assert_eq!(records(), 1);
     // The project's own init too: still one mask per output.
     let o = p.cmd(&["init", "claude"]).env("HOME", h).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(session(1850), 2);
+    masked_session(&cli, h, &p, 1850);
+    assert_eq!(records(), 2);
 }
