@@ -153,8 +153,11 @@ fn render(
         _ => String::new(),
     };
     let log = record::log_path(&ctx.project.local_dir());
-    let log = log.strip_prefix(&ctx.project.dir).unwrap_or(&log);
-    writeln!(w, "  {span} · from {}", log.display())?;
+    writeln!(
+        w,
+        "  {span} · from {}",
+        super::shown(&ctx.project.dir, &log)
+    )?;
     for (title, rows) in [
         ("command", &g.by_command),
         ("kind", &g.by_kind),

@@ -58,12 +58,7 @@ fn mb(bytes: u64) -> String {
 }
 
 fn render(w: &mut dyn Write, ctx: &Ctx, p: &Plan, dry_run: bool) -> std::io::Result<()> {
-    let rel = |path: &std::path::Path| {
-        path.strip_prefix(&ctx.project.dir)
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    };
+    let rel = |path: &std::path::Path| super::shown(&ctx.project.dir, path);
     let removed: u64 = p.remove.iter().map(|r| r.bytes).sum();
     let verb = if dry_run { "would remove" } else { "removed" };
     writeln!(

@@ -177,7 +177,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             if a.dry_run {
                 w.write_all(f.diff.as_bytes())?;
             } else {
-                writeln!(w, "{} {}", f.change, f.path)?;
+                let shown = super::shown(&dir, std::path::Path::new(&f.path));
+                writeln!(w, "{} {shown}", f.change)?;
             }
         }
         if a.dry_run {

@@ -314,6 +314,32 @@ fn sim_main() -> Result<ExitCode> {
     )?))
 }
 
+/// `path` (absolute, or relative to the project's top `project`) as the user can use it from
+/// where they stand: relative to the current folder when that is in or near the project, else
+/// absolute. Run from the top, that is the project-relative path.
+pub(crate) fn shown(project: &std::path::Path, path: &std::path::Path) -> String {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        project.join(path)
+    };
+    let rel = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| pathdiff::diff_paths(&abs, cwd));
+    match rel {
+        Some(r)
+            if !r.as_os_str().is_empty()
+                && r.components()
+                    .take_while(|c| *c == std::path::Component::ParentDir)
+                    .count()
+                    <= 2 =>
+        {
+            r.display().to_string()
+        }
+        _ => abs.display().to_string(),
+    }
+}
+
 /// Write the demo's BMAD project into `dir` (used by `baton demo` and the tests).
 pub fn demo_project(dir: &std::path::Path) -> Result<()> {
     demo::write_project(dir)

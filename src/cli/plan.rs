@@ -84,7 +84,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             ctx.out.emit(&v, |w| {
                 writeln!(
                     w,
-                    "task {slug} planned: {tasks} tasks in {spec}\n  run log: {run_log}\n  next: baton run orchestrate {slug} --from plan"
+                    "task {slug} planned: {tasks} tasks in {}\n  run log: {}\n  next: baton run orchestrate {slug} --from plan",
+                    super::shown(&ctx.project.dir, std::path::Path::new(&spec)),
+                    super::shown(&ctx.project.dir, std::path::Path::new(&run_log))
                 )
             });
             Ok(ExitCode::SUCCESS)
@@ -94,7 +96,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             ctx.out.emit(&v, |w| {
                 writeln!(
                     w,
-                    "task {slug}: plan paused: {reason}\n  continue: baton resume --task {slug} --decision retry, then baton plan {slug}\n  run log: {run_log}"
+                    "task {slug}: plan paused: {reason}\n  continue: baton resume --task {slug} --decision retry, then baton plan {slug}\n  run log: {}",
+                    super::shown(&ctx.project.dir, std::path::Path::new(&run_log))
                 )
             });
             Ok(ExitCode::from(1))

@@ -47,12 +47,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let journal = report::find(&ctx.project.local_dir(), &which)?;
     let store = ctx.store();
     let w = report::write(&journal, Some(&store), a.output.as_deref())?;
-    let shown = w
-        .path
-        .strip_prefix(&ctx.project.dir)
-        .unwrap_or(&w.path)
-        .display()
-        .to_string();
+    let shown = super::shown(&ctx.project.dir, &w.path);
     ctx.out.emit(&w, |out| {
         writeln!(
             out,

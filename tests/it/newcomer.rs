@@ -864,3 +864,35 @@ fn doctor_says_whether_each_cli_would_use_batons_wiring_here_and_what_to_do() {
     let gemini = agent_of(&v, "gemini");
     assert_eq!(gemini["trust"]["trust"], "trusted", "{gemini}");
 }
+
+/// Paths baton prints work from where the user stands: run from a subfolder of the project,
+/// the run log, the report and init's files are named relative to that folder.
+#[test]
+fn printed_paths_work_from_a_subfolder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    crate::util::demo_repo(&dir, "");
+    let sub = dir.join("docs/stories");
+    let o = crate::util::run_in(&sub, &EPIC_SIM, &[]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let named = |label: &str| -> String {
+        out.lines()
+            .find_map(|l| l.strip_prefix(label))
+            .unwrap_or_else(|| panic!("no {label} in {out}"))
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let log = named("run log: ");
+    let report = named("report: ");
+    assert!(log.starts_with("../../.baton/runs/"), "{log}");
+    assert!(sub.join(&log).join("events.jsonl").is_file(), "{log}");
+    assert!(sub.join(&report).is_file(), "{report}");
+    // From the top, as before: project-relative.
+    let o = crate::util::run_in(&dir, &["report"], &[]);
+    assert!(text(&o).contains(": .baton/runs/"), "{}", text(&o));
+    let o = crate::util::run_in(&sub, &["init", "claude"], &[]);
+    assert!(text(&o).contains("created ../../.mcp.json"), "{}", text(&o));
+}

@@ -133,3 +133,47 @@ fn a_short_rate_limit_is_waited_out_without_spending_an_attempt() {
 fn a_stream_cut_mid_message_is_retried_without_spending_an_attempt() {
     recovers_from(&GEMINI, 1, || Reply::Cut);
 }
+
+/// A large file read whole with read_file reaches the model outline first (gemini shows a
+/// hook's replacement as the tool's error text); the same file asked for by line range, whole.
+#[test]
+fn a_large_file_read_reaches_the_model_outline_first() {
+    let Some(cli) = GEMINI.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    init_gemini(&p);
+    let src = crate::real_claude::big_source(150);
+    let file = p.write("src/lib.rs", &src);
+    let lines = src.lines().count();
+    let home = tempfile::tempdir().unwrap();
+    let path = file.display().to_string();
+    let double = GEMINI.double(Box::new(
+        move |r: &crate::util::model_double::Request| match (r.tools().is_empty(), r.turns()) {
+            (false, 0) => Reply::tool("read_file", json!({"file_path": path})),
+            (false, 1) => Reply::tool(
+                "read_file",
+                json!({"file_path": path, "start_line": 1, "end_line": lines}),
+            ),
+            _ => Reply::Text("DONE".into()),
+        },
+    ));
+    let out = session(&cli, &p, home.path(), &double, "read_file");
+    assert!(out.status.success(), "{}", text(&out));
+    let results = double.requests().last().unwrap().tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].contains("//! A module."), "{}", results[0]);
+    assert!(
+        results[0].contains("baton extract FILE --symbol NAME"),
+        "{}",
+        results[0]
+    );
+    // The outline names every function; the body of the last is not shown.
+    assert!(
+        results[0].contains("pub fn function_149("),
+        "{}",
+        results[0]
+    );
+    assert!(!results[0].contains("x + 149;"), "{}", results[0]);
+    assert!(results[1].contains("x + 149;"), "{}", results[1]);
+}

@@ -20,22 +20,21 @@ fn demo(tmp: &Path) -> (PathBuf, PathBuf) {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
+    // Named from where the user stands (`tmp`, above the demo's folder).
     let rel = out
         .lines()
         .find_map(|l| l.strip_prefix("report: "))
         .unwrap_or_else(|| panic!("baton run names no report:\n{out}"));
     assert!(
-        rel.starts_with(".baton/runs/") && rel.ends_with("/report.html"),
+        rel.starts_with("demo/.baton/runs/") && rel.ends_with("/report.html"),
         "{rel}"
     );
+    let report = tmp.join(rel);
     assert!(
-        out.contains(&format!(
-            "{}   the run's HTML report",
-            dir.join(rel).display()
-        )),
+        out.contains(&format!("{}   the run's HTML report", report.display())),
         "{out}"
     );
-    (dir.clone(), dir.join(rel))
+    (dir.clone(), report)
 }
 
 /// The phase rows of a report (`<tr id="pN" data-s="STATUS">`): (id, status).

@@ -280,10 +280,9 @@ fn print_summary(reports: &[EpicReport], run_dir: &Path, project: &Path) {
             let _ = writeln!(out, "  artifacts: {}", r.artifacts.join(", "));
         }
     }
-    let rel = run_dir.strip_prefix(project).unwrap_or(run_dir);
     let _ = writeln!(
         out,
         "\nrun log: {} (events.jsonl, prompts/, logs/)",
-        rel.display()
+        crate::cli::shown(project, run_dir)
     );
 }

@@ -306,7 +306,7 @@ fn at_run_end(
 /// Where the run's HTML report is (`at_run_end` wrote it).
 fn print_report(report: Option<&std::path::Path>, project: &std::path::Path) {
     if let Some(p) = report {
-        println!("report: {}", p.strip_prefix(project).unwrap_or(p).display());
+        println!("report: {}", crate::cli::shown(project, p));
     }
 }
 

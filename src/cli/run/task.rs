@@ -58,11 +58,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         project_dir,
     } = run.run(&ctx.project, &progress)?;
     let project_dir = &project_dir;
-    let rel = run_dir
-        .strip_prefix(project_dir)
-        .unwrap_or(&run_dir)
-        .display()
-        .to_string();
+    let rel = crate::cli::shown(project_dir, &run_dir);
     let (line, code) = match &stop {
         Stop::Completed => ("completed".to_string(), 0),
         Stop::Failed => ("failed".to_string(), 1),

@@ -80,7 +80,11 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
                 report.queue
             )?;
         }
-        writeln!(w, "run log: {run_dir} (events.jsonl, prompts/, logs/)")
+        writeln!(
+            w,
+            "run log: {} (events.jsonl, prompts/, logs/)",
+            crate::cli::shown(&ctx.project.dir, &dir)
+        )
     };
     if !ctx.out.json {
         human(&mut std::io::stdout().lock()).map_err(|e| Error::io("stdout", e))?;
