@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
-    CLAUDE, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
+    CLAUDE, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
     commits_every_story, generated, last_tool_result, one_call, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, failing_first, one_story_project, story_commits};
@@ -53,7 +53,7 @@ fn a_large_output_reaches_the_model_masked_with_its_failure_wherever_it_is() {
         let out = session(&cli, &p, home.path(), &double, &format!("Bash({cmd})"));
         assert!(out.status.success(), "{}", text(&out));
         let seen = last_tool_result(&double);
-        assert_masked(&seen, p.path(), &generated(p.path(), at));
+        assert_masked_as(&seen, p.path(), &generated(p.path(), at), true);
         // Claude's own pointer is kept.
         assert!(
             seen.contains("Claude Code's own copy of the full output: "),

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::util::model_double::{ModelDouble, Reply, Request};
 use crate::util::real_agent::{
-    CODEX, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
+    CODEX, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
     commits_every_story, generated, last_tool_result, one_call, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, one_story_project};
@@ -185,10 +185,11 @@ fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
         let double = CODEX.double(one_call("exec_command", cmd));
         let out = session(&cli, &p, home.path(), &double, &trust);
         assert!(out.status.success(), "{}", text(&out));
-        assert_masked(
+        assert_masked_as(
             &last_tool_result(&double),
             p.path(),
             &generated(p.path(), at),
+            true,
         );
     }
     // A command that prints little is not routed: the model sees it as it is.

@@ -164,9 +164,15 @@ pub fn last_tool_result(double: &ModelDouble) -> String {
 }
 
 /// What a masked output must be when it reaches the model: ≤ 2,000 tokens, naming the failing
-/// test and a file in `dir` that holds all of `full` (the CLI may add lines of its own around
-/// it, as gemini does).
+/// test and a file in `dir` that holds all of `full` — exactly, for claude (its saved copy)
+/// and codex (the routed command's own output); gemini adds lines of its own around it.
 pub fn assert_masked(seen: &str, dir: &Path, full: &[u8]) {
+    assert_masked_as(seen, dir, full, false)
+}
+
+/// [`assert_masked`]; `exact`: the file is the output, byte for byte (trailing line breaks
+/// aside).
+pub fn assert_masked_as(seen: &str, dir: &Path, full: &[u8], exact: bool) {
     let tokens = Encoding::O200kBase.count(seen);
     assert!(tokens <= 2_000, "{tokens} tokens shown: {seen}");
     assert!(seen.contains("tests::the_failing_one"), "{seen}");
@@ -182,6 +188,13 @@ pub fn assert_masked(seen: &str, dir: &Path, full: &[u8]) {
         kept.contains(full.as_ref()),
         "{path} lacks part of the output"
     );
+    if exact {
+        assert_eq!(
+            kept.trim_end_matches('\n'),
+            full.trim_end_matches('\n'),
+            "{path} is not the output"
+        );
+    }
 }
 
 /// The output of `sh gen.sh AT` in `dir`: what the scratch file must hold.
