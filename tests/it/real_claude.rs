@@ -10,9 +10,10 @@ use serde_json::json;
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
     CLAUDE, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
-    commits_every_story, generated, last_tool_result, one_call, recovers_from,
+    commits_every_story, generated, last_tool_result, one_call,
+    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
-use crate::util::scripted_agent::{GEN, failing_first, one_story_project, story_commits};
+use crate::util::scripted_agent::GEN;
 use crate::util::{Proj, text};
 
 /// A session the user starts in the project they trust (the trust dialog accepted, as claude
@@ -139,55 +140,7 @@ fn a_stream_cut_mid_message_is_retried_without_spending_an_attempt() {
 
 #[test]
 fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
-    if CLAUDE.cli().is_none() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = one_story_project(tmp.path());
-    // The first call and its three retries are refused; the resumed run's calls are answered.
-    let double = CLAUDE.double(failing_first(&dir, CLAUDE.dialect, 4, || {
-        Reply::rate_limited(3600)
-    }));
-    let (out, _) = CLAUDE.run_epic(&dir, &double);
-    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
-    let said = text(&out);
-    assert!(said.contains("is paused in the dev phase"), "{said}");
-    assert!(said.contains("baton run --resume"), "{said}");
-    assert_eq!(story_commits(&dir), Vec::<String>::new());
-    // Every call kept its own log.
-    let runs: Vec<_> = std::fs::read_dir(dir.join(".baton/runs"))
-        .unwrap()
-        .map(|e| e.unwrap())
-        .collect();
-    assert_eq!(runs.len(), 1);
-    let logs = runs[0].path().join("logs");
-    let n = std::fs::read_dir(&logs)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension() == Some("log".as_ref()))
-        .count();
-    assert!(n >= 4, "{n} logs in {}", logs.display());
-    let run_id = runs[0].file_name();
-    let paused: Vec<_> = std::fs::read_dir(&logs)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    let (out, _) = CLAUDE.baton_run(&dir, &double, &["--resume", &run_id.to_string_lossy()]);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(story_commits(&dir).len(), 1);
-    // The resumed call reused the paused call's label: the paused call's log is kept whole.
-    let dev_log = paused
-        .iter()
-        .map(|f| f.to_string_lossy().into_owned())
-        .find(|f| {
-            f.contains("-dev-")
-                && f.ends_with(".log")
-                && !f.contains("retry")
-                && !f.contains("stderr")
-        })
-        .unwrap_or_else(|| panic!("the paused dev call's log in {paused:?}"));
-    let name = dev_log.trim_end_matches(".log");
-    let kept = std::fs::read_to_string(logs.join(format!("{name}.earlier-1.log"))).unwrap();
-    assert!(kept.contains("rate"), "{kept}");
+    pauses_on_a_rate_limit_past_the_backoff(&CLAUDE);
 }
 
 /// A Rust file of `n` small functions, one doc line each.

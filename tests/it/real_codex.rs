@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use crate::util::model_double::{ModelDouble, Reply, Request};
 use crate::util::real_agent::{
     CODEX, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
-    commits_every_story, generated, last_tool_result, one_call, recovers_from,
+    commits_every_story, generated, last_tool_result, one_call,
+    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, one_story_project};
 use crate::util::{Proj, text};
@@ -295,4 +296,12 @@ fn doctor_reads_codexs_own_verdict_on_batons_hooks() {
         "{trusted}"
     );
     assert!(!trusted["todo"].to_string().contains("/hooks"), "{trusted}");
+}
+
+/// codex would wait out a 429's `retry-after` itself (an hour here): baton stops it at its
+/// first reconnect after the 429, backs off, pauses the run when the limit outlasts that, and
+/// `--resume` finishes it.
+#[test]
+fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
+    pauses_on_a_rate_limit_past_the_backoff(&CODEX);
 }

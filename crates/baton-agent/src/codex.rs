@@ -89,8 +89,13 @@ pub(super) struct Parser {
     trouble_since: Option<Instant>,
     waiting: u32,
     network: Option<String>,
-    /// Set when only reconnect messages came for too long, or the model is not codex's.
+    /// Set when only reconnect messages came for too long, the API refused for a rate limit,
+    /// or the model is not codex's.
     stop: bool,
+    /// codex reconnecting after a 429: it would wait out the API's `retry-after` itself (an
+    /// hour, for a spent quota), so baton stops it and its own backoff, which can pause the
+    /// run, takes over.
+    rate_limited: Option<String>,
     /// From "Model metadata for `X` not found", and whether X is another vendor's model.
     unknown_model: Option<(String, bool)>,
     warnings: Vec<String>,
@@ -98,6 +103,13 @@ pub(super) struct Parser {
 
 fn msg(v: &Value) -> Option<String> {
     v.get("message").and_then(Value::as_str).map(str::to_string)
+}
+
+/// codex's reconnect message after the API refused for a rate limit ("Reconnecting... 1/5
+/// (exceeded retry limit, last status: 429 Too Many Requests)").
+fn is_rate_limit(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("429") || m.contains("too many requests") || m.contains("rate limit")
 }
 
 /// `X` of codex's "Model metadata for `X` not found".
@@ -180,7 +192,10 @@ impl Parser {
             }
             Some("error") => {
                 let m = msg(&v).unwrap_or_else(|| "codex error".into());
-                if is_network(&m) {
+                if is_rate_limit(&m) {
+                    self.rate_limited = Some(m.clone());
+                    self.stop = true;
+                } else if is_network(&m) {
                     self.trouble(m.clone(), now);
                 }
                 self.pending_error = Some(m);
@@ -238,6 +253,12 @@ impl OutputParser for Parser {
                 FailureKind::Model,
                 model_message(m, &format!("Model metadata for `{m}` not found")),
             )),
+            _ if self.rate_limited.is_some() => self.rate_limited.take().map(|m| {
+                (
+                    FailureKind::Api,
+                    format!("rate limited: the API answered 429 Too Many Requests ({m})"),
+                )
+            }),
             (_, None) if self.stop => self.network.take().map(|m| {
                 (
                     FailureKind::Network,
@@ -274,6 +295,26 @@ mod tests {
 
     const NO_NETWORK: &str = include_str!("../../../tests/fixtures/agents/codex/no_network.jsonl");
     const MODEL: &str = include_str!("../../../tests/fixtures/agents/codex/model_not_found.jsonl");
+
+    #[test]
+    fn a_rate_limit_stops_codex_at_once_as_a_transient_api_failure() {
+        let mut p = Parser::default();
+        let now = Instant::now();
+        p.line_at(r#"{"type":"thread.started","thread_id":"t1"}"#, now);
+        p.line_at(r#"{"type":"turn.started"}"#, now);
+        p.line_at(
+            r#"{"type":"error","message":"Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests)"}"#,
+            now,
+        );
+        assert!(
+            OutputParser::stop(&p),
+            "codex would wait out retry-after itself"
+        );
+        let (kind, msg) = p.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::Api);
+        assert!(crate::is_transient(&msg), "{msg}");
+        assert!(!kind.is_fatal());
+    }
 
     #[test]
     fn resume_and_flags_order() {
