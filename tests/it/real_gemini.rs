@@ -11,7 +11,8 @@ use serde_json::json;
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
     GEMINI, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
-    commits_every_story, generated, last_tool_result, one_call, recovers_from,
+    commits_every_story, generated, last_tool_result, one_call,
+    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::GEN;
 use crate::util::{Proj, text};
@@ -176,4 +177,12 @@ fn a_large_file_read_reaches_the_model_outline_first() {
     );
     assert!(!results[0].contains("x + 149;"), "{}", results[0]);
     assert!(results[1].contains("x + 149;"), "{}", results[1]);
+}
+
+/// gemini retries a 429 itself for about four minutes: still refused after baton's patience,
+/// it is stopped, baton backs off, pauses the run when the limit outlasts that, and `--resume`
+/// finishes it.
+#[test]
+fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
+    pauses_on_a_rate_limit_past_the_backoff(&GEMINI);
 }

@@ -74,6 +74,9 @@ const WAITING_LIMIT: u32 = 3;
 /// (codex 0.169 offline: "Reconnecting... 2/5" … "5/5" in 4 s, then "waiting for network" at
 /// about 9, 17 and 30 s, forever).
 const TROUBLE_WINDOW: Duration = Duration::from_secs(20);
+/// How long a CLI may wait out a rate limit itself before baton stops it (a short
+/// `retry-after` is over well before).
+pub(super) const RATE_LIMIT_PATIENCE: Duration = Duration::from_secs(20);
 
 #[derive(Default)]
 pub(super) struct Parser {
@@ -92,10 +95,11 @@ pub(super) struct Parser {
     /// Set when only reconnect messages came for too long, the API refused for a rate limit,
     /// or the model is not codex's.
     stop: bool,
-    /// codex reconnecting after a 429: it would wait out the API's `retry-after` itself (an
-    /// hour, for a spent quota), so baton stops it and its own backoff, which can pause the
-    /// run, takes over.
-    rate_limited: Option<String>,
+    /// codex reconnecting after a 429, since when: it waits out the API's `retry-after` itself
+    /// (an hour, for a spent quota). A short wait it gets over; one still going after
+    /// [`RATE_LIMIT_PATIENCE`] is stopped, and baton's backoff, which can pause the run, takes
+    /// over.
+    rate_limited: Option<(String, Instant)>,
     /// From "Model metadata for `X` not found", and whether X is another vendor's model.
     unknown_model: Option<(String, bool)>,
     warnings: Vec<String>,
@@ -148,6 +152,7 @@ impl Parser {
 
     /// A real event: whatever reconnects came before were overcome.
     fn progress(&mut self) {
+        self.rate_limited = None;
         self.trouble_since = None;
         self.waiting = 0;
         self.network = None;
@@ -193,8 +198,8 @@ impl Parser {
             Some("error") => {
                 let m = msg(&v).unwrap_or_else(|| "codex error".into());
                 if is_rate_limit(&m) {
-                    self.rate_limited = Some(m.clone());
-                    self.stop = true;
+                    let since = self.rate_limited.as_ref().map_or(now, |(_, t)| *t);
+                    self.rate_limited = Some((m.clone(), since));
                 } else if is_network(&m) {
                     self.trouble(m.clone(), now);
                 }
@@ -243,6 +248,10 @@ impl OutputParser for Parser {
 
     fn stop(&self) -> bool {
         self.stop
+            || self
+                .rate_limited
+                .as_ref()
+                .is_some_and(|(_, since)| since.elapsed() >= RATE_LIMIT_PATIENCE)
     }
 
     fn finish(&mut self) -> Parsed {
@@ -253,7 +262,7 @@ impl OutputParser for Parser {
                 FailureKind::Model,
                 model_message(m, &format!("Model metadata for `{m}` not found")),
             )),
-            _ if self.rate_limited.is_some() => self.rate_limited.take().map(|m| {
+            _ if self.rate_limited.is_some() => self.rate_limited.take().map(|(m, _)| {
                 (
                     FailureKind::Api,
                     format!("rate limited: the API answered 429 Too Many Requests ({m})"),
@@ -297,15 +306,27 @@ mod tests {
     const MODEL: &str = include_str!("../../../tests/fixtures/agents/codex/model_not_found.jsonl");
 
     #[test]
-    fn a_rate_limit_stops_codex_at_once_as_a_transient_api_failure() {
+    fn a_long_rate_limit_stops_codex_as_a_transient_api_failure() {
         let mut p = Parser::default();
         let now = Instant::now();
         p.line_at(r#"{"type":"thread.started","thread_id":"t1"}"#, now);
         p.line_at(r#"{"type":"turn.started"}"#, now);
+        let line = r#"{"type":"error","message":"Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests)"}"#;
+        p.line_at(line, now);
+        assert!(
+            !OutputParser::stop(&p),
+            "a short retry-after is codex's to wait out"
+        );
+        // Then an answer: over.
         p.line_at(
-            r#"{"type":"error","message":"Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests)"}"#,
+            r#"{"type":"item.completed","item":{"type":"agent_message","text":"hi"}}"#,
             now,
         );
+        assert!(p.rate_limited.is_none());
+        // Still waiting past the patience: stopped.
+        let long_ago = now.checked_sub(RATE_LIMIT_PATIENCE * 2).unwrap();
+        p.line_at(line, long_ago);
+        p.line_at(line, now);
         assert!(
             OutputParser::stop(&p),
             "codex would wait out retry-after itself"

@@ -29,11 +29,17 @@ const OFFLINE_ATTEMPTS: u32 = 3;
 /// parser does with its reconnect events: a rate limit or a server error is not this. Only
 /// one request's attempts in a row count (gemini numbers them from 1 for every request): a
 /// long session's brief outages, each over at the next attempt, do not add up.
+///
+/// A 429 gemini retries itself too, with its own backoff (about four minutes of attempts, not
+/// the API's `retry-after`): still failing after [`crate::codex::RATE_LIMIT_PATIENCE`], gemini
+/// is stopped and baton's backoff, which can pause the run, takes over.
 #[derive(Default)]
 pub(super) struct Offline {
     /// Attempts of the current request that failed to be sent, all in a row from the first.
     attempts: u32,
     last: String,
+    /// The first of the current run of 429 attempts, and the latest line.
+    rate_limited: Option<(std::time::Instant, String)>,
 }
 
 impl OutputParser for Offline {
@@ -41,6 +47,15 @@ impl OutputParser for Offline {
         let Some(rest) = line.strip_prefix("Attempt ") else {
             return;
         };
+        if line.contains("status 429") || line.contains("429 error") {
+            let since = self
+                .rate_limited
+                .as_ref()
+                .map_or_else(std::time::Instant::now, |(t, _)| *t);
+            self.rate_limited = Some((since, line.trim_end().to_string()));
+        } else {
+            self.rate_limited = None;
+        }
         let n = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok());
         self.attempts = match n {
             Some(n) if line.contains("fetch failed") && (n == 1 || n == self.attempts + 1) => n,
@@ -53,12 +68,26 @@ impl OutputParser for Offline {
     }
 
     fn stop(&self) -> bool {
-        self.attempts >= OFFLINE_ATTEMPTS
+        self.attempts >= OFFLINE_ATTEMPTS || self.rate_limit_outlasts()
     }
 
     fn finish(&mut self) -> Parsed {
+        if self.rate_limit_outlasts()
+            && let Some((_, line)) = self.rate_limited.take()
+        {
+            return Parsed {
+                failure: Some((
+                    FailureKind::Api,
+                    format!(
+                        "rate limited: the API answered 429 Too Many Requests (\"{}\")",
+                        tail_str(&line, 300)
+                    ),
+                )),
+                ..Parsed::default()
+            };
+        }
         Parsed {
-            failure: self.stop().then(|| {
+            failure: (self.attempts >= OFFLINE_ATTEMPTS).then(|| {
                 (
                     FailureKind::Network,
                     format!(
@@ -70,6 +99,14 @@ impl OutputParser for Offline {
             }),
             ..Parsed::default()
         }
+    }
+}
+
+impl Offline {
+    fn rate_limit_outlasts(&self) -> bool {
+        self.rate_limited
+            .as_ref()
+            .is_some_and(|(since, _)| since.elapsed() >= crate::codex::RATE_LIMIT_PATIENCE)
     }
 }
 
@@ -260,6 +297,26 @@ impl OutputParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_limit_gemini_keeps_retrying_is_stopped_after_the_patience() {
+        let mut w = Offline::default();
+        let line = "Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {}";
+        w.line(line);
+        assert!(!w.stop(), "a short 429 is gemini's to retry");
+        // Another failure, or a sent request, ends the run of 429s.
+        w.line("Attempt 2 failed with status 500. Retrying with backoff...");
+        assert!(w.rate_limited.is_none());
+        w.line(line);
+        let since = std::time::Instant::now()
+            .checked_sub(crate::codex::RATE_LIMIT_PATIENCE * 2)
+            .unwrap();
+        w.rate_limited.as_mut().unwrap().0 = since;
+        assert!(w.stop());
+        let (kind, msg) = w.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::Api);
+        assert!(crate::is_transient(&msg), "{msg}");
+    }
 
     #[test]
     fn noise_before_document_and_old_token_fields() {

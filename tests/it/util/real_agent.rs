@@ -354,11 +354,22 @@ pub fn pauses_on_a_rate_limit_past_the_backoff(a: &Agent) {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
-    // The first call and its three retries are refused; the resumed run's calls are answered.
-    let double = a.double(failing_first(&dir, a.dialect, 4, || {
-        Reply::rate_limited(3600)
+    // Every request is refused (an hour's retry-after) until the paused run is resumed; the
+    // CLI's own retries, however many, do not get past it.
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let agent = epic_agent(&dir, a.dialect);
+    let gate = open.clone();
+    let double = a.double(Box::new(move |r: &Request| {
+        if r.tools().is_empty() {
+            Reply::Text("ok".into())
+        } else if gate.load(std::sync::atomic::Ordering::SeqCst) {
+            agent(r)
+        } else {
+            Reply::rate_limited(3600)
+        }
     }));
     let (out, _) = a.run_epic(&dir, &double);
+    open.store(true, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out));
     let said = text(&out);
     assert!(said.contains("is paused in the dev phase"), "{said}");
@@ -396,6 +407,9 @@ pub fn pauses_on_a_rate_limit_past_the_backoff(a: &Agent) {
         })
         .unwrap_or_else(|| panic!("the paused dev call's log in {paused:?}"));
     let name = dev_log.trim_end_matches(".log");
-    let kept = std::fs::read_to_string(logs.join(format!("{name}.earlier-1.log"))).unwrap();
+    // gemini says it on stderr, claude and codex in their event streams.
+    let kept = std::fs::read_to_string(logs.join(format!("{name}.earlier-1.log"))).unwrap()
+        + &std::fs::read_to_string(logs.join(format!("{name}.earlier-1.stderr.log")))
+            .unwrap_or_default();
     assert!(kept.contains("429"), "{kept}");
 }
