@@ -255,6 +255,8 @@ impl OutputParser for Parser {
     }
 
     fn finish(&mut self) -> Parsed {
+        // codex's own verdict, when it gave up itself, is the message.
+        let gave_up = self.turn_failed.is_some();
         let error = self.turn_failed.take().or(self.pending_error.take());
         let model = self.unknown_model.take();
         let failure = match (&model, error) {
@@ -262,12 +264,14 @@ impl OutputParser for Parser {
                 FailureKind::Model,
                 model_message(m, &format!("Model metadata for `{m}` not found")),
             )),
-            _ if self.rate_limited.is_some() => self.rate_limited.take().map(|(m, _)| {
-                (
-                    FailureKind::Api,
-                    format!("rate limited: the API answered 429 Too Many Requests ({m})"),
-                )
-            }),
+            _ if !gave_up && self.rate_limited.is_some() => {
+                self.rate_limited.take().map(|(m, _)| {
+                    (
+                        FailureKind::Api,
+                        format!("rate limited: the API answered 429 Too Many Requests ({m})"),
+                    )
+                })
+            }
             (_, None) if self.stop => self.network.take().map(|m| {
                 (
                     FailureKind::Network,
