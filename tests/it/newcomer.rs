@@ -493,6 +493,9 @@ fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
     std::fs::create_dir_all(&run).unwrap();
     std::fs::write(run.join("events.jsonl"), "{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"20990101T000000-abcdef\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{}}\n").unwrap();
     std::fs::write(run.join("masks.jsonl"), format!("{{\"v\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"phase\":\"1-1.1-dev-1\",\"command\":\"pytest\",\"scratch\":\"{}\",\"tokens\":300,\"masked_tokens\":50}}\n", run_uses.display())).unwrap();
+    // Today's records are in the project's mask log, with the run's id.
+    let log_uses = scratch(&r.dir, "20260101T000000-6-jest.log", 1000, 30);
+    std::fs::write(r.dir.join(".baton/masks.jsonl"), format!("{{\"v\":2,\"ts\":\"2099-01-01T00:00:00Z\",\"source\":\"cli\",\"run\":\"20990101T000000-abcdef\",\"command\":\"jest\",\"scratch\":\"{}\",\"tokens\":300,\"masked_tokens\":50}}\n", log_uses.display())).unwrap();
     std::fs::write(
         r.dir.join("a.md"),
         format!(
@@ -512,7 +515,7 @@ fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.starts_with("would remove 1 of 4 scratch files"),
+        out.starts_with("would remove 1 of 5 scratch files"),
         "{out}"
     );
     assert!(
@@ -539,6 +542,10 @@ fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["plan"]["remove"][0]["reason"], "age");
     assert!(!old.exists() && run_uses.exists() && task_uses.exists() && fresh.exists());
+    assert!(
+        log_uses.exists(),
+        "recorded in the project's log for the unfinished run"
+    );
     let o = r.run(&["gc", "--older-than", "12h"], &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!fresh.exists(), "a day old, over --older-than 12h");

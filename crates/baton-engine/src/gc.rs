@@ -20,11 +20,28 @@ pub fn scratch_plan(
 ) -> Result<retention::Plan> {
     let local = project.local_dir();
     let mut named: BTreeSet<String> = BTreeSet::new();
-    for j in unfinished(&local) {
-        for r in record::for_run(&j.dir).records {
-            if let Some(n) = Path::new(&r.scratch).file_name() {
-                named.insert(n.to_string_lossy().into_owned());
-            }
+    let runs = unfinished(&local);
+    let ids: BTreeSet<String> = runs
+        .iter()
+        .filter_map(|j| j.dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    // The project's log is read once, and only when a run is unfinished (every run's end
+    // collects: most find none).
+    let mut records = Vec::new();
+    if !runs.is_empty() {
+        records.extend(
+            record::read_all(&local)
+                .records
+                .into_iter()
+                .filter(|r| r.run.as_ref().is_some_and(|id| ids.contains(id))),
+        );
+    }
+    for j in &runs {
+        records.extend(record::of_v1_run(&j.dir).records);
+    }
+    for r in records {
+        if let Some(n) = Path::new(&r.scratch).file_name() {
+            named.insert(n.to_string_lossy().into_owned());
         }
     }
     let task_text = match store.current() {

@@ -297,11 +297,17 @@ pub fn read_all(local: &Path) -> Read {
     read
 }
 
+/// A version-1 run's own records (`<run dir>/masks.jsonl`); none for a run of today's.
+pub fn of_v1_run(run_dir: &Path) -> Read {
+    let mut read = Read::default();
+    read.add_file(&run_dir.join(FILE));
+    read
+}
+
 /// The records of one run: the project's log filtered by the run's id (runs live in
 /// `<local>/runs/<id>`), plus a version-1 run's own file.
 pub fn for_run(run_dir: &Path) -> Read {
-    let mut read = Read::default();
-    read.add_file(&run_dir.join(FILE));
+    let mut read = of_v1_run(run_dir);
     let (Some(id), Some(local)) = (
         run_dir.file_name().and_then(|n| n.to_str()),
         run_dir.parent().and_then(Path::parent),

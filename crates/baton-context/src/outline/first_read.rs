@@ -71,7 +71,10 @@ pub fn first_read(name: &str, text: &str, threshold: usize) -> Option<FirstRead>
     if text.len() <= threshold {
         return None;
     }
-    let file_tokens = Encoding::O200kBase.count(text);
+    // One exact count of the file: the outline's (its total is the file's).
+    let src = Source::from_bytes(name, text.as_bytes().to_vec());
+    let o = outline_with(&src, None, Encoding::O200kBase, true);
+    let file_tokens = o.tokens;
     if file_tokens <= threshold {
         return None;
     }
@@ -92,9 +95,6 @@ pub fn first_read(name: &str, text: &str, threshold: usize) -> Option<FirstRead>
         return None;
     }
     let total_lines = text.lines().count();
-    let src = Source::from_bytes(name, text.as_bytes().to_vec());
-    // Exact, as the file's count above: the two numbers shown must agree.
-    let o = outline_with(&src, None, Encoding::O200kBase, true);
     let outline_budget = threshold.saturating_mul(2);
     let mut rendered: Vec<&str> = Vec::new();
     let full = render(&o);
@@ -149,6 +149,8 @@ mod tests {
         let text = big_rust();
         let r = first_read("src/lib.rs", &text, 2000).unwrap();
         assert!(text.starts_with(&r.head));
+        assert_eq!(r.file_tokens, Encoding::O200kBase.count(&text));
+        assert!(r.guide.contains(&format!("{} tokens", r.file_tokens)));
         assert_eq!(r.total_lines, text.lines().count());
         assert_eq!(r.head.lines().count(), r.head_lines);
         // About half the threshold of the file itself.
