@@ -26,7 +26,9 @@ runs it with a fresh agent exactly as `baton run verify` does, and records the o
 output file in the database while releasing the claim. A claim holds a lease its heartbeat\n\
 renews; a worker killed or cut off loses it after --lease seconds and another worker takes the\n\
 phase over. A phase whose outcome was recorded never runs again. Idle workers wait for\n\
-`baton queue add` (LISTEN/NOTIFY). Ctrl-C releases the claims being worked on and exits.\n\
+`baton queue add` (LISTEN/NOTIFY). A database that goes away (restart, failover, a killed\n\
+connection) is reconnected to with backoff; the worker stops only when it stays unreachable\n\
+for --unreachable seconds. Ctrl-C releases the claims being worked on and exits.\n\
 Logs one line per claim (--json: one JSON object per claim).")]
 pub struct Args {
     /// The queue to drain (`baton queue add NAME ITEM…`)
@@ -42,6 +44,11 @@ pub struct Args {
     /// Lease of a claim, in seconds (default: [queue] lease_secs of baton.toml, else 60)
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub lease: Option<u64>,
+    /// Seconds the database may stay unreachable (a restart, a failover, a killed connection)
+    /// before the worker stops; it reconnects meanwhile (default: [queue] unreachable_secs,
+    /// else 300)
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub unreachable: Option<u64>,
     /// This worker's name in claims and logs (default: HOST-PID)
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
@@ -85,6 +92,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             .clone()
             .unwrap_or_else(|| format!("{host}-{}", std::process::id())),
         host,
+        patience: a
+            .unreachable
+            .map(std::time::Duration::from_secs)
+            .unwrap_or_else(|| cfg.unreachable()),
     };
     let agents =
         CliAgents::new(&ctx.project.dir, opts.scenario.clone()).configured(&ctx.project.config);

@@ -732,3 +732,68 @@ fn outcome_round_trips_through_json() {
     let back: AgentOutcome = serde_json::from_str(&json).unwrap();
     assert_eq!(back, out);
 }
+
+/// `read_output` (a recorded call read again, what the fuzzer drives) concludes what the live
+/// run concluded from the same bytes, for every recorded stream.
+#[test]
+fn a_recorded_output_reads_as_the_live_call_did() {
+    let cases: &[(AgentKind, &str, Option<&str>, i32)] = &[
+        (AgentKind::Claude, "claude/success.jsonl", None, 0),
+        (AgentKind::Claude, "claude/not_logged_in.jsonl", None, 1),
+        (AgentKind::Claude, "claude/overloaded.jsonl", None, 1),
+        (AgentKind::Claude, "claude/max_turns.jsonl", None, 1),
+        (AgentKind::Claude, "claude/permission_denied.jsonl", None, 0),
+        (AgentKind::Codex, "codex/success.jsonl", None, 0),
+        (AgentKind::Codex, "codex/turn_failed.jsonl", None, 1),
+        (AgentKind::Codex, "codex/model_not_found.jsonl", None, 1),
+        (AgentKind::Gemini, "gemini/success.json", None, 0),
+        (AgentKind::Gemini, "gemini/empty.json", None, 0),
+        (
+            AgentKind::Gemini,
+            "gemini/auth_error.json",
+            Some("gemini/auth_error.stderr"),
+            41,
+        ),
+        (
+            AgentKind::Gemini,
+            "gemini/empty.json",
+            Some("gemini/untrusted.stderr"),
+            55,
+        ),
+    ];
+    for &(kind, stdout, stderr, code) in cases {
+        let f = Fake::new();
+        let spec = f.spec(kind);
+        let mut req = f.request("p", stdout, code);
+        if let Some(e) = stderr {
+            req.env
+                .push(("STDERR_FIXTURE".into(), fixture(e).display().to_string()));
+        }
+        let live = run(&spec, &req).unwrap();
+        let mut err = format!(
+            "fake {} on stderr\n",
+            spec.program.as_ref().unwrap().display()
+        )
+        .into_bytes();
+        if let Some(e) = stderr {
+            err.extend(std::fs::read(fixture(e)).unwrap());
+        }
+        let read = baton_agent::read_output(
+            &spec,
+            &std::fs::read(fixture(stdout)).unwrap(),
+            &err,
+            live.exit,
+        );
+        let what = format!("{kind:?} {stdout} {stderr:?}");
+        assert_eq!(read.failure, live.failure, "{what}");
+        assert_eq!(read.error, live.error, "{what}");
+        assert_eq!(read.transient, live.transient, "{what}");
+        assert_eq!(read.session_id, live.session_id, "{what}");
+        assert_eq!(read.usage, live.usage, "{what}");
+        assert_eq!(read.context_peak_tokens, live.context_peak_tokens, "{what}");
+        assert_eq!(read.cost_usd, live.cost_usd, "{what}");
+        assert_eq!(read.text_tail, live.text_tail, "{what}");
+        assert_eq!(read.warnings, live.warnings, "{what}");
+        assert_eq!(read.stdout_bytes, live.stdout_bytes, "{what}");
+    }
+}

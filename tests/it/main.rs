@@ -34,6 +34,7 @@ mod newcomer;
 mod outline;
 mod plugin;
 mod queue_pg;
+mod queue_pg_faults;
 mod queue_pg_workers;
 mod real_claude;
 mod real_codex;

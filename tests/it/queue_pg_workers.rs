@@ -15,7 +15,7 @@ use super::queue_pg::pg_project;
 use crate::util::{Proj, bin, pg};
 
 /// A worker draining queue `q`; `lease`: its lease in seconds.
-fn worker(p: &Proj, url: &str, name: &str, lease: u32) -> Child {
+pub(crate) fn worker(p: &Proj, url: &str, name: &str, lease: u32) -> Child {
     let log = std::fs::File::create(p.path().join(format!("{name}.log"))).unwrap();
     Command::new(bin())
         .args([
@@ -32,7 +32,7 @@ fn worker(p: &Proj, url: &str, name: &str, lease: u32) -> Child {
 }
 
 /// Wait for a worker to exit 0; its stderr.
-fn wait_ok(mut c: Child, name: &str, deadline: Instant) -> String {
+pub(crate) fn wait_ok(mut c: Child, name: &str, deadline: Instant) -> String {
     loop {
         if let Some(st) = c.try_wait().unwrap() {
             let mut err = String::new();
@@ -49,12 +49,12 @@ fn wait_ok(mut c: Child, name: &str, deadline: Instant) -> String {
     }
 }
 
-fn count(db: &mut Db, sql: &str) -> i64 {
+pub(crate) fn count(db: &mut Db, sql: &str) -> i64 {
     db.client.query_one(sql, &[]).unwrap().get(0)
 }
 
 /// Every phase recorded complete exactly once, none failed, every item complete.
-fn assert_exactly_once(db: &mut Db, items: i64) {
+pub(crate) fn assert_exactly_once(db: &mut Db, items: i64) {
     let phases = items * 5;
     assert_eq!(
         count(
@@ -477,12 +477,12 @@ fn a_lost_claim_stops_its_agent_and_the_worker_goes_on() {
 }
 
 #[test]
-fn a_heartbeat_cut_off_from_the_database_for_a_lease_stops_its_agents() {
+fn a_heartbeat_cut_off_from_the_database_for_a_lease_stops_its_agents_and_the_worker_goes_on() {
     let Some(s) = pg::server("queue_pg_workers::a_heartbeat_cut_off") else {
         return;
     };
     let url = s.database();
-    let (_p, mut db, mut w1, pgid) = hanging_first_phase(&url);
+    let (p, mut db, mut w1, pgid) = hanging_first_phase(&url);
     let name: String = db
         .client
         .query_one("SELECT current_database()", &[])
@@ -524,11 +524,10 @@ fn a_heartbeat_cut_off_from_the_database_for_a_lease_stops_its_agents() {
         "{:?}",
         t0.elapsed()
     );
-    let st = w1.wait().unwrap();
-    let mut err = String::new();
-    use std::io::Read;
-    w1.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert!(!st.success(), "{err}");
+    // The database lets connections in again: the worker reconnects, takes the phase again
+    // (its claim was lost) and drains the queue.
+    drop(_reopen);
+    let err = wait_ok(w1, "w1", Instant::now() + Duration::from_secs(60));
     assert!(
         err.contains("the heartbeat could not renew the leases"),
         "{err}"
@@ -537,4 +536,12 @@ fn a_heartbeat_cut_off_from_the_database_for_a_lease_stops_its_agents() {
         err.contains("'s lease was not renewed for 2 s; its agent is stopped"),
         "{err}"
     );
+    assert!(
+        err.contains("w1: reconnected to the queue database"),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(p.path().join("w1.log")).unwrap();
+    assert!(log.contains("w1 A 1a #2: complete in "), "{log}");
+    // The test's own connection was terminated with the worker's.
+    assert_exactly_once(&mut Db::connect(&url).unwrap(), 1);
 }

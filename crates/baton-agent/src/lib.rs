@@ -600,12 +600,7 @@ fn stderr_reason(stderr_tail: &str) -> Option<String> {
 /// Run one invocation (see the module doc).
 pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
     let inv = invocation(spec, req)?;
-    let parser: Box<dyn OutputParser> = match spec.kind {
-        AgentKind::Claude => Box::new(claude::Parser::default()),
-        AgentKind::Codex => Box::new(codex::Parser::default()),
-        AgentKind::Gemini => Box::new(gemini::Parser::default()),
-        _ => Box::new(PlainText),
-    };
+    let (parser, stderr_watch) = parsers(spec.kind);
     let mut env = kind_env(spec.kind);
     env.extend(spec.env.iter().cloned());
     env.extend(req.env.iter().cloned());
@@ -620,10 +615,31 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
         grace: spec.grace,
         cancel: req.cancel.as_ref(),
         parser,
-        stderr_watch: (spec.kind == AgentKind::Gemini)
-            .then(|| Box::new(gemini::Offline::default()) as Box<dyn OutputParser>),
+        stderr_watch,
     })?;
     Ok(outcome(spec, raw))
+}
+
+/// A CLI's stdout format, and the watcher of its stderr (gemini's retries).
+fn parsers(kind: AgentKind) -> (Box<dyn OutputParser>, Option<Box<dyn OutputParser>>) {
+    let parser: Box<dyn OutputParser> = match kind {
+        AgentKind::Claude => Box::new(claude::Parser::default()),
+        AgentKind::Codex => Box::new(codex::Parser::default()),
+        AgentKind::Gemini => Box::new(gemini::Parser::default()),
+        _ => Box::new(PlainText),
+    };
+    let watch = (kind == AgentKind::Gemini)
+        .then(|| Box::new(gemini::Offline::default()) as Box<dyn OutputParser>);
+    (parser, watch)
+}
+
+/// The outcome of a call whose output was recorded (a log read again, a fuzzer's input): what
+/// [`run`] would have concluded had the CLI printed `stdout` and `stderr` and ended by `exit`.
+pub fn read_output(spec: &AgentSpec, stdout: &[u8], stderr: &[u8], exit: ExitKind) -> AgentOutcome {
+    outcome(
+        spec,
+        process::replay(parsers(spec.kind), stdout, stderr, exit),
+    )
 }
 
 fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {

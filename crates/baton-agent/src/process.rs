@@ -541,17 +541,7 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
             MAX_LINE / (1024 * 1024)
         ));
     }
-    let mut parsed = match out.parser.take() {
-        Some(mut p) => p.finish(),
-        // Plain text: the parser was never fed.
-        None => Parsed {
-            saw_result: true,
-            ..Parsed::default()
-        },
-    };
-    if parsed.failure.is_none() {
-        parsed.failure = err.parser.take().and_then(|mut p| p.finish().failure);
-    }
+    let parsed = finish_parsers(&mut out, &mut err);
     Ok(Raw {
         exit,
         parsed,
@@ -563,6 +553,55 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
         stderr_path,
         warnings,
     })
+}
+
+/// What the streams' parsers made of the output: stdout's result, or stderr's watcher's
+/// failure when stdout names none.
+fn finish_parsers(out: &mut Stream, err: &mut Stream) -> Parsed {
+    let mut parsed = match out.parser.take() {
+        Some(mut p) => p.finish(),
+        // Plain text: the parser was never fed.
+        None => Parsed {
+            saw_result: true,
+            ..Parsed::default()
+        },
+    };
+    if parsed.failure.is_none() {
+        parsed.failure = err.parser.take().and_then(|mut p| p.finish().failure);
+    }
+    parsed
+}
+
+/// A finished call's output read again, as [`run`] reads it live: the same line splitting,
+/// parsers and tails, from bytes instead of pipes.
+pub(super) fn replay(
+    parsers: (Box<dyn OutputParser>, Option<Box<dyn OutputParser>>),
+    stdout: &[u8],
+    stderr: &[u8],
+    exit: ExitKind,
+) -> Raw {
+    let (parser, stderr_watch) = parsers;
+    let wants_lines = parser.wants_lines();
+    let mut out = Stream::new(TEXT_TAIL_BYTES, wants_lines.then_some(parser));
+    let mut err = Stream::new(STDERR_TAIL, stderr_watch);
+    for (st, bytes) in [(&mut out, stdout), (&mut err, stderr)] {
+        // In chunks, as the pipe delivers them: lines cut across chunks must join.
+        for chunk in bytes.chunks(CHUNK) {
+            st.feed(chunk);
+        }
+        st.end();
+    }
+    Raw {
+        exit,
+        parsed: finish_parsers(&mut out, &mut err),
+        stdout_tail: out.tail.snapshot(),
+        stderr_tail: err.tail.snapshot(),
+        stdout_bytes: out.bytes,
+        duration: Duration::ZERO,
+        log_path: PathBuf::new(),
+        stderr_path: PathBuf::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// Whether `dir` is the process's working directory (the same file, however it is named).

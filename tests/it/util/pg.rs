@@ -22,6 +22,8 @@ pub struct PgServer {
     bin: PathBuf,
     run_as: Option<&'static str>,
     next: AtomicU32,
+    /// The server's `-o` options, for a restart.
+    opts: String,
 }
 
 /// The directory holding initdb, pg_ctl and postgres.
@@ -95,6 +97,7 @@ impl PgServer {
             bin,
             run_as,
             next: AtomicU32::new(0),
+            opts: String::new(),
         };
         let data = server.root.join("data");
         let out = server
@@ -119,31 +122,90 @@ impl PgServer {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        let mut opts = format!(
+        let mut server = server;
+        server.opts = format!(
             "-k {} -c listen_addresses='' -c max_connections=200",
             server.socket.display()
         );
         for s in settings {
-            opts.push_str(&format!(" -c {s}"));
+            server.opts.push_str(&format!(" -c {s}"));
         }
-        let out = server
+        server.pg_start()?;
+        Ok(server)
+    }
+
+    fn pg_start(&self) -> Result<(), String> {
+        let out = self
             .cmd("pg_ctl")
             .arg("-D")
-            .arg(&data)
+            .arg(self.root.join("data"))
             .arg("-l")
-            .arg(server.root.join("server.log"))
-            .args(["-w", "-o", &opts, "start"])
+            .arg(self.root.join("server.log"))
+            .args(["-w", "-o", &self.opts, "start"])
             .stdout(Stdio::null())
             .output()
             .map_err(|e| format!("pg_ctl: {e}"))?;
         if !out.status.success() {
-            let log = std::fs::read_to_string(server.root.join("server.log")).unwrap_or_default();
+            let log = std::fs::read_to_string(self.root.join("server.log")).unwrap_or_default();
             return Err(format!(
                 "pg_ctl start failed: {}{log}",
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        Ok(server)
+        Ok(())
+    }
+
+    /// Stop the server at once (as a crash or a failover does: no clean shutdown) and start
+    /// it again.
+    pub fn restart(&self) {
+        let st = self
+            .cmd("pg_ctl")
+            .arg("-D")
+            .arg(self.root.join("data"))
+            .args(["-m", "immediate", "-w", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("pg_ctl stop");
+        assert!(st.success(), "pg_ctl stop failed");
+        self.pg_start().expect("the server starts again");
+    }
+
+    /// The server's processes: the postmaster (first line of postmaster.pid) and its children.
+    fn processes(&self) -> Vec<i32> {
+        let pid_file = std::fs::read_to_string(self.root.join("data/postmaster.pid")).unwrap();
+        let main: i32 = pid_file.lines().next().unwrap().trim().parse().unwrap();
+        let mut out = vec![main];
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+                .and_then(|p| p.parse::<i32>().ok());
+            if ppid == Some(main) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
+    /// Freeze every server process (SIGSTOP) while `f` runs, then let them go on: a server
+    /// that hangs without closing its connections.
+    pub fn paused<T>(&self, f: impl FnOnce() -> T) -> T {
+        let pids = self.processes();
+        for &p in &pids {
+            // SAFETY: signals to the server's own processes.
+            unsafe { libc::kill(p, libc::SIGSTOP) };
+        }
+        let out = f();
+        for &p in &pids {
+            // SAFETY: as above.
+            unsafe { libc::kill(p, libc::SIGCONT) };
+        }
+        out
     }
 
     pub fn stop(&self) {
@@ -186,6 +248,35 @@ extern "C" fn stop_at_exit() {
     }
 }
 
+/// A server of the test's own (stopped when dropped), for a test that restarts or pauses it:
+/// `None` after a `skipped: …` line, as [`server`].
+pub fn private(test: &str) -> Option<Private> {
+    match PgServer::start(&["fsync=off", "full_page_writes=off"]) {
+        Ok(s) => Some(Private(s)),
+        Err(why) => {
+            skip_or_fail(test, why);
+            None
+        }
+    }
+}
+
+pub struct Private(pub PgServer);
+
+impl Drop for Private {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+fn skip_or_fail(test: &str, why: String) {
+    // Only a missing server binary is a reason to skip, and not in CI.
+    if find_bin().is_none() && std::env::var_os("BATON_REQUIRE_POSTGRES").is_none_or(|v| v != "1") {
+        let _ = writeln!(std::io::stderr().lock(), "skipped: {test}: {why}");
+    } else {
+        panic!("{test}: no PostgreSQL server to test against: {why}");
+    }
+}
+
 /// The test process's server (started on first use, stopped at exit), or `None` after a
 /// `skipped: <test>: …` line when this machine has no PostgreSQL server binary.
 pub fn server(test: &str) -> Option<&'static PgServer> {
@@ -205,14 +296,9 @@ pub fn server(test: &str) -> Option<&'static PgServer> {
     });
     match s {
         Ok(s) => Some(s),
-        // Only a missing server binary is a reason to skip, and not in CI.
-        Err(why)
-            if find_bin().is_none()
-                && std::env::var_os("BATON_REQUIRE_POSTGRES").is_none_or(|v| v != "1") =>
-        {
-            let _ = writeln!(std::io::stderr().lock(), "skipped: {test}: {why}");
+        Err(why) => {
+            skip_or_fail(test, why.clone());
             None
         }
-        Err(why) => panic!("{test}: no PostgreSQL server to test against: {why}"),
     }
 }

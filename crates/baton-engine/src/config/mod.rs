@@ -217,6 +217,11 @@ pub fn load(file: &Path) -> Result<Config> {
     merge(&[Layer::read(Level::Project, file)?])
 }
 
+/// `text` as the whole configuration, read from `file` (named in errors only).
+pub fn parse(file: &Path, text: &str) -> Result<Config> {
+    merge(&[Layer::parse(Level::Project, file, text)?])
+}
+
 /// What to say after an error in a configuration file.
 fn fix_hint(file: &Path) -> String {
     format!(
@@ -230,12 +235,17 @@ impl Layer {
     /// tables. Errors name the file and the line.
     pub fn read(level: Level, file: &Path) -> Result<Layer> {
         let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+        Layer::parse(level, file, &text)
+    }
+
+    /// [`Layer::read`] of text already read from `file`.
+    pub fn parse(level: Level, file: &Path, text: &str) -> Result<Layer> {
         let bad = |e: toml::de::Error| {
             let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
             Error::corrupt(file, line, e.message().to_string()).hint(fix_hint(file))
         };
-        let table: toml::Table = toml::from_str(&text).map_err(bad)?;
-        let config: Config = toml::from_str(&text).map_err(bad)?;
+        let table: toml::Table = toml::from_str(text).map_err(bad)?;
+        let config: Config = toml::from_str(text).map_err(bad)?;
         check_values(&config, file)?;
         Ok(Layer {
             level,

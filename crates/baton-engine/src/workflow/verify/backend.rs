@@ -26,6 +26,10 @@ pub struct QueueConfig {
     /// How long a worker's claim on a phase lasts without a heartbeat (renewed every third of
     /// it): a worker gone longer than this has its phase taken over.
     pub lease_secs: u64,
+    /// How long a worker keeps reconnecting to a database that went away (a restart, a
+    /// failover, a killed connection) before it stops: every connection it holds reconnects
+    /// with backoff meanwhile. 0: stop at the first connection lost.
+    pub unreachable_secs: u64,
 }
 
 impl Default for QueueConfig {
@@ -34,6 +38,7 @@ impl Default for QueueConfig {
             backend: BackendKind::Files,
             database_url: None,
             lease_secs: 60,
+            unreachable_secs: 300,
         }
     }
 }
@@ -63,6 +68,10 @@ impl QueueConfig {
 
     pub fn lease(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.lease_secs)
+    }
+
+    pub fn unreachable(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.unreachable_secs)
     }
 }
 

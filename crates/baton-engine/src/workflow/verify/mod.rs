@@ -6,6 +6,7 @@
 //! to rotate it before it would overflow.
 
 pub mod backend;
+pub mod link;
 pub mod pg;
 pub mod pipeline;
 pub mod queue;

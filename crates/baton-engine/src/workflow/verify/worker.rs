@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::link::Link;
 use super::pg::{Claimed, Db, Outcome, Recorded};
 use super::pipeline::Pipeline;
 use super::queue::Queues;
@@ -39,6 +40,9 @@ pub struct WorkerOptions {
     /// This worker's name in claims (slots add `/1`, `/2`, …).
     pub name: String,
     pub host: String,
+    /// How long the database may stay unreachable before the worker stops (every connection
+    /// reconnects meanwhile: `verify::link`).
+    pub patience: Duration,
 }
 
 /// Everything a slot needs to run phases, shared by the slots.
@@ -168,14 +172,16 @@ pub fn run(
 
 /// Renew the leases of the claims being worked on, every third of the lease. A renewal that
 /// fails (the connection broke, the server restarts) is tried again on a new connection at
-/// the next beat; once a whole lease has passed without one, every claim may be another
-/// worker's: their agents are stopped and the heartbeat ends with the error.
+/// the next beat. Once a whole lease has passed without one, every claim may be another
+/// worker's: their agents are stopped. The heartbeat ends with an error only when the
+/// database has been unreachable for the worker's patience.
 fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool, stop: &AtomicBool) -> Result<()> {
     let every = (w.lease / 3).max(Duration::from_millis(100));
     // A beat that hangs (a host gone) must fail in time for the next one.
     let connect = || Db::connect_within(&w.url, Some(every));
     let mut db = Some(connect()?);
     let (mut last, mut renewed) = (Instant::now(), Instant::now());
+    let mut down = false;
     while !ended.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
         if last.elapsed() < every {
@@ -202,27 +208,41 @@ fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool, stop: &AtomicBo
         });
         let kept = match kept {
             Ok(kept) => kept,
-            Err(e) if renewed.elapsed() < w.lease => {
-                baton_core::notice::said(format!(
-                    "{}: the heartbeat could not renew the leases ({e}); trying again",
-                    w.name
-                ));
-                continue;
-            }
             Err(e) => {
-                // No slot takes a new claim from here on (see `slot`), then the held ones stop.
-                stop.store(true, Ordering::SeqCst);
-                for (t, cancel) in std::mem::take(&mut *held) {
-                    cancel.cancel();
+                if !std::mem::replace(&mut down, true) {
                     baton_core::notice::said(format!(
-                        "{}: claim {t}'s lease was not renewed for {} s; its agent is stopped",
+                        "{}: the heartbeat could not renew the leases ({e}); trying again every {} ms",
                         w.name,
-                        w.lease.as_secs()
+                        every.as_millis()
                     ));
                 }
-                return Err(e);
+                if renewed.elapsed() >= w.lease {
+                    // Another worker may hold these phases now: their agents stop, their
+                    // results would be dropped. The slots go on once the database answers.
+                    for (t, cancel) in std::mem::take(&mut *held) {
+                        cancel.cancel();
+                        baton_core::notice::said(format!(
+                            "{}: claim {t}'s lease was not renewed for {} s; its agent is stopped",
+                            w.name,
+                            w.lease.as_secs()
+                        ));
+                    }
+                }
+                if renewed.elapsed() >= w.patience.max(w.lease) {
+                    stop.store(true, Ordering::SeqCst);
+                    return Err(Error::state(format!(
+                        "{}: the queue database was unreachable for {} s (last: {e}); the worker stops",
+                        w.name,
+                        w.patience.as_secs()
+                    ))
+                    .hint("start the worker again once the database answers (the wait is [queue] unreachable_secs, or --unreachable)"));
+                }
+                continue;
             }
         };
+        if std::mem::take(&mut down) {
+            baton_core::notice::said(format!("{}: the heartbeat renews the leases again", w.name));
+        }
         renewed = Instant::now();
         for t in tokens.iter().filter(|t| !kept.contains(t)) {
             // Said once. Its agent is stopped: another worker has the phase now, and the
@@ -250,16 +270,13 @@ fn slot(
     report: &Mutex<WorkerReport>,
     log: &(dyn Fn(&ClaimLog) + Sync),
 ) -> Result<()> {
-    let mut db = match db {
-        Some(d) => d,
-        None => Db::connect(&w.url)?,
-    };
-    db.listen()?;
     let worker = if w.concurrency > 1 {
         format!("{}/{k}", w.name)
     } else {
         w.name.clone()
     };
+    let mut db = Link::new(&w.url, db, w.patience, &worker);
+    db.listen()?;
     let queue = setup.opts.queue.clone();
     let id = baton_core::ids::new_id();
     // A verify run of the queue, as `baton status` and `baton report --queue` show them; one
@@ -290,8 +307,9 @@ fn slot(
         if stop.load(Ordering::SeqCst) || crate::interrupt::received().is_some() {
             break;
         }
-        let Some(c) = db.claim(&queue, (&worker, &w.host, &engine.run_id), w.lease)? else {
-            if w.once && db.unfinished(&queue)? == 0 {
+        let Some(c) = db.run(|d| d.claim(&queue, (&worker, &w.host, &engine.run_id), w.lease))?
+        else {
+            if w.once && db.run(|d| d.unfinished(&queue))? == 0 {
                 break;
             }
             // Until a notification, the idle time, or a signal (looked at every 250 ms).
@@ -299,7 +317,7 @@ fn slot(
             while let Some(left) = until.checked_duration_since(Instant::now())
                 && !stop.load(Ordering::SeqCst)
                 && crate::interrupt::received().is_none()
-                && !db.wait(left.min(Duration::from_millis(250)))?
+                && !db.run(|d| d.wait(left.min(Duration::from_millis(250))))?
             {}
             continue;
         };
@@ -309,7 +327,7 @@ fn slot(
         // are no longer renewed, so this one goes back unrun.
         if stop.load(Ordering::SeqCst) {
             guard(held).remove(&c.token);
-            let _ = db.release(&queue, c.token);
+            let _ = db.run(|d| d.release(&queue, c.token));
             break;
         }
         let mut calls = Report::default();
@@ -323,18 +341,34 @@ fn slot(
                 &mut calls,
             )
         });
-        guard(held).remove(&c.token);
+        // Gone already: the heartbeat gave the claim up (another worker may hold it now).
+        let lost = guard(held).remove(&c.token).is_none();
         let line = match r {
             Ok(l) => l,
+            Err(e) if lost && !matches!(e, Error::Interrupted { .. }) => ClaimLog {
+                worker: worker.clone(),
+                item: c.item.clone(),
+                phase: "-".into(),
+                attempt: c.attempt,
+                // Its error may be the new holder's doing (the item's folder is shared on
+                // one machine): not this worker's end.
+                result: ClaimResult::Dropped(format!(
+                    "the claim was lost while it ran, then it failed: {e}"
+                )),
+                secs: 0.0,
+                took_over: c.took_over(),
+            },
             Err(Error::Interrupted { signal, name, .. }) => {
                 // The phase goes back to the queue at once.
-                let _ = db.release(&queue, c.token);
+                let _ = db.run(|d| d.release(&queue, c.token));
                 return Err(interrupted(signal, name, &queue));
             }
             Err(e) if c.attempt >= MAX_BROKEN_CLAIMS => {
                 // The same item broke this many claims: it fails, instead of stopping every
                 // worker that takes it next, one after another.
-                let around = db.neighbours(&queue, &c.item).unwrap_or_default();
+                let around = db
+                    .run(|d| d.neighbours(&queue, &c.item))
+                    .unwrap_or_default();
                 let mut st = engine.prepare_state(&c.item, c.state.clone(), around);
                 let reason = format!(
                     "claimed {} times without an outcome; the last claim ended in an error: {e}",
@@ -361,7 +395,7 @@ fn slot(
             }
             Err(e) => {
                 // The phase goes back to the queue at once, for another worker to try.
-                let _ = db.release(&queue, c.token);
+                let _ = db.run(|d| d.release(&queue, c.token));
                 return Err(e);
             }
         };
@@ -411,7 +445,7 @@ fn interrupted(signal: i32, name: String, queue: &str) -> Error {
 /// One claim: materialize, run the item's next phase, record.
 fn run_claim(
     engine: &mut Engine,
-    db: &mut Db,
+    db: &mut Link,
     c: &Claimed,
     (worker, host): (&str, &str),
     held: &Held,
@@ -420,7 +454,7 @@ fn run_claim(
     let started = Instant::now();
     let queue = engine.opts.queue.clone();
     let item = c.item.as_str();
-    let around = db.neighbours(&queue, item)?;
+    let around = db.run(|d| d.neighbours(&queue, item))?;
     let mut st = engine.prepare_state(item, c.state.clone(), around);
     // The id names a directory: one put in the database by other means than `queue add` must
     // be valid, and its state readable, else the item fails (every worker would refuse it).
@@ -471,7 +505,7 @@ fn run_claim(
             started,
         );
     };
-    db.set_phase(c.token, &ph.id)?;
+    db.run(|d| d.set_phase(c.token, &ph.id))?;
     stop_orphan(engine, c, worker, host);
     // The phase's attempt number counts every claim of it, taken-over ones too.
     if let Some(ps) = st.phases.get_mut(&ph.id) {
@@ -484,13 +518,29 @@ fn run_claim(
         std::fs::remove_file(&output).map_err(|e| Error::io(&output, e))?;
     }
     let inputs = engine.input_names(&ph, item);
-    for (name, body) in db.files(&queue, item, &inputs)? {
+    for (name, body) in db.run(|d| d.files(&queue, item, &inputs))? {
         baton_core::fs::write_atomic(&item_dir.join(&name), &body)?;
     }
     let mut ctx = Context::fresh(&engine.opts.config, &st.to_text());
     st.context_estimate = ctx.estimate();
     st.save(&path)?;
     let result = engine.run_phase(item, &ph, &path, &mut st, &mut ctx, calls)?;
+    // The heartbeat gave the claim up (its lease could not be renewed) and stopped the agent:
+    // what the phase made of that is not its result. The phase goes back to the queue.
+    if !guard(held).contains_key(&c.token) {
+        db.run(|d| d.release(&queue, c.token))?;
+        return Ok(ClaimLog {
+            worker: worker.into(),
+            item: c.item.clone(),
+            phase: ph.id.clone(),
+            attempt: c.attempt,
+            result: ClaimResult::Dropped(
+                "its lease ran out before the heartbeat could renew it; the phase goes back to the queue".into(),
+            ),
+            secs: started.elapsed().as_secs_f64(),
+            took_over: c.took_over(),
+        });
+    }
     let (files, outcome) = match &result {
         PhaseResult::Complete => {
             if engine
@@ -535,7 +585,7 @@ fn run_claim(
 #[allow(clippy::too_many_arguments)]
 fn finish(
     engine: &Engine,
-    db: &mut Db,
+    db: &mut Link,
     c: &Claimed,
     (worker, host): (&str, &str),
     held: &Held,
@@ -551,7 +601,7 @@ fn finish(
     };
     // No longer renewed from here on (see `heartbeat`): the record ends the claim.
     guard(held).remove(&c.token);
-    let rec = db.record(&Outcome {
+    let outcome_row = Outcome {
         queue: &engine.opts.queue,
         item: &c.item,
         token: c.token,
@@ -562,7 +612,8 @@ fn finish(
         result: reason.map_or(Ok(()), Err),
         state: st,
         files,
-    })?;
+    };
+    let rec = db.run(|d| d.record(&outcome_row))?;
     if rec == Recorded::Recorded
         && (st.status == Progress::Complete || st.status == Progress::Failed)
     {

@@ -91,8 +91,10 @@ impl Db {
         (worker, host, run_id): (&str, &str, &str),
         lease: Duration,
     ) -> Result<Option<Claimed>> {
-        let row = self
-            .client
+        // Durable: a claim lost in a server crash would let a second worker run the phase
+        // beside its holder (see `Db::connect_within`).
+        let mut tx = self.durable()?;
+        let row = tx
             .query_opt(
                 // Two probes, the second run only when the first finds nothing (a CTE is
                 // read as far as the outer query asks), so only the taken row is locked.
@@ -128,6 +130,7 @@ impl Db {
                 &[&queue, &worker, &host, &secs(lease), &run_id],
             )
             .map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
         let Some(r) = row else { return Ok(None) };
         let item: String = r.get(0);
         // Not an error of this claim: it is committed, and the item must fail, not the worker.
@@ -164,8 +167,9 @@ impl Db {
 
     /// Renew the leases of `tokens`; returns the tokens still held.
     pub fn heartbeat(&mut self, tokens: &[i64], lease: Duration) -> Result<Vec<i64>> {
-        Ok(self
-            .client
+        // Durable, as claims are: a renewal lost in a crash would end a lease early.
+        let mut tx = self.durable()?;
+        let kept = tx
             .query(
                 "UPDATE baton_items SET lease_until = now() + make_interval(secs => $2)
                  WHERE claim_token = ANY($1) RETURNING claim_token",
@@ -174,7 +178,9 @@ impl Db {
             .map_err(db_err)?
             .iter()
             .map(|r| r.get(0))
-            .collect())
+            .collect();
+        tx.commit().map_err(db_err)?;
+        Ok(kept)
     }
 
     /// The stored files of an item named in `names`.
@@ -210,6 +216,20 @@ impl Db {
             .map_err(db_err)?
             .is_some();
         if !held {
+            // A record run again after its commit was not acknowledged (the connection broke;
+            // see `verify::link`) finds its own outcome: recorded, not lost.
+            if o.phase.is_some()
+                && tx
+                    .query_opt(
+                        "SELECT 1 FROM baton_outcomes WHERE queue = $1 AND item = $2
+                           AND claim_token = $3",
+                        &[&o.queue, &o.item, &o.token],
+                    )
+                    .map_err(db_err)?
+                    .is_some()
+            {
+                return Ok(Recorded::Recorded);
+            }
             let holder = tx
                 .query_opt(
                     "SELECT worker || '@' || host FROM baton_items

@@ -113,10 +113,11 @@ impl Db {
         })?;
         let mut db = Db { client };
         schema::migrate(&mut db.client)?;
-        // Claims, heartbeats and releases are leases: one lost in a server crash only makes
-        // its phase claimable again, and its holder then cannot record (the token is gone).
-        // So they commit without waiting for the WAL flush; what must survive a crash — a
-        // recorded outcome, added or retried items — commits in `durable` transactions.
+        // A release lost in a server crash only keeps its phase until the lease runs out, so
+        // statements commit without waiting for the WAL flush by default; what must survive
+        // a crash — a claim and its renewals (lost, a second worker would run the phase
+        // beside its holder), a recorded outcome, added or retried items — commits in
+        // `durable` transactions.
         db.client
             .batch_execute("SET synchronous_commit = off")
             .map_err(db_err)?;
