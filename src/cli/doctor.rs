@@ -67,6 +67,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                 Level::Ok => "ok      ",
                 Level::Repaired => "repaired",
                 Level::Warning => "warning ",
+                Level::NoSpace => "no space",
                 Level::Error => "ERROR   ",
             };
             writeln!(w, "  {tag} {}: {}", f.path, f.message)?;
@@ -74,10 +75,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         writeln!(
             w,
             "{}",
-            if report.healthy() {
-                "store is healthy"
-            } else {
+            if !report.healthy() {
                 "store has damage that needs a human"
+            } else if report.out_of_space() {
+                "the disk is full: nothing is damaged; free some space and run `baton doctor` again"
+            } else {
+                "store is healthy"
             }
         )?;
         if let Some((ag, login)) = &agents {
@@ -85,10 +88,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         }
         Ok(())
     });
-    Ok(if report.healthy() {
-        ExitCode::SUCCESS
-    } else {
+    Ok(if !report.healthy() {
         ExitCode::from(5)
+    } else if report.out_of_space() {
+        // The file system refused (exit 6, as for any write it refuses), not damage (5).
+        ExitCode::from(6)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

@@ -16,7 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use baton_core::error::{Error, Result};
 
-mod gate;
+pub mod gate;
 pub mod tools;
 
 /// How often the mask tool reports progress while its command runs.

@@ -20,6 +20,7 @@ mod discover;
 mod errors;
 mod exec_lang;
 mod formats;
+mod full_disk;
 mod gain;
 mod hooks;
 mod init;

@@ -100,6 +100,19 @@ impl Error {
         }
     }
 
+    /// The file system ran out of space (or quota): nothing is damaged, a write could not
+    /// be made now.
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => {
+                source.kind() == std::io::ErrorKind::StorageFull
+                    || source.kind() == std::io::ErrorKind::QuotaExceeded
+                    || matches!(source.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+            }
+            _ => false,
+        }
+    }
+
     /// Attach "what to do next" to an error that can carry one.
     pub fn hint(mut self, text: impl Into<String>) -> Self {
         match &mut self {
@@ -128,6 +141,9 @@ impl Error {
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 Some("check the directory's permissions, or point --root elsewhere".into())
             }
+            Error::Io { .. } if self.is_out_of_space() => Some(
+                "the disk is full: free some space and run the command again (`baton doctor` writes what a full disk kept from the store's files)".into(),
+            ),
             Error::Io { .. } => None,
             Error::Internal { .. } => {
                 Some("this is a bug in baton: please report it with the command that failed".into())

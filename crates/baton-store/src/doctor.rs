@@ -17,6 +17,9 @@ pub enum Level {
     Ok,
     Repaired,
     Warning,
+    /// A repair that cannot be made now because the disk is full: nothing is damaged (the
+    /// event log holds it); run doctor again once there is space.
+    NoSpace,
     Error,
 }
 
@@ -37,6 +40,86 @@ pub struct Report {
 impl Report {
     pub fn healthy(&self) -> bool {
         !self.findings.iter().any(|f| f.level == Level::Error)
+    }
+
+    /// Repairs wait for disk space (and nothing else is wrong when [`Report::healthy`]).
+    pub fn out_of_space(&self) -> bool {
+        self.findings.iter().any(|f| f.level == Level::NoSpace)
+    }
+}
+
+/// An artifact the events recorded whose file was missing, and whether writing it again from
+/// its event's content worked.
+pub(crate) struct Restored {
+    pub file: std::path::PathBuf,
+    pub seq: u64,
+    pub result: Result<()>,
+}
+
+/// Write again every artifact of `events` whose file is missing (a crash, a full disk, a file
+/// deleted), from the content its event carries. Used by doctor and by RETRIEVE, which must
+/// not serve an older version in its place.
+pub(crate) fn restore_missing(dir: &Path, events: &[super::model::Event]) -> Vec<Restored> {
+    let mut out = Vec::new();
+    for e in events {
+        let EventKind::ArtifactStored { path, content, .. } = &e.kind else {
+            continue;
+        };
+        let file = dir.join(path);
+        if file.symlink_metadata().is_ok() {
+            continue;
+        }
+        // An event log is outside input (a store is committed, a clone can carry anything):
+        // a path that leaves the task is never written.
+        let inside = Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let result = match content {
+            _ if !inside || fs::confined(dir, &file).is_err() => Err(Error::corrupt(
+                dir.join(EVENTS),
+                None,
+                format!(
+                    "event {} names an artifact outside the task: {path:?}",
+                    e.seq
+                ),
+            )),
+            Some(text) => file
+                .parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|_| fs::write_new(&file, text.as_bytes())),
+            None => Err(Error::corrupt(
+                &file,
+                None,
+                format!("recorded by event {} but missing", e.seq),
+            )),
+        };
+        out.push(Restored {
+            file,
+            seq: e.seq,
+            result,
+        });
+    }
+    out
+}
+
+/// A full disk is no damage: said as such.
+fn level_of(e: &Error) -> Level {
+    if e.is_out_of_space() {
+        Level::NoSpace
+    } else {
+        Level::Error
+    }
+}
+
+fn no_space_note(e: Error) -> String {
+    if e.is_out_of_space() {
+        format!(
+            "{e}: the disk is full; nothing is lost (the event log holds it): free some space and run `baton doctor` again"
+        )
+    } else if let Error::Corrupt { msg, .. } = &e {
+        msg.clone()
+    } else {
+        e.to_string()
     }
 }
 
@@ -146,7 +229,7 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
                     "{n} history line(s) of task {slug} that a failed write left pending were added"
                 ),
             ),
-            Err(e) => say(Level::Error, &store.history_path(), e.to_string()),
+            Err(e) => say(level_of(&e), &store.history_path(), no_space_note(e)),
         }
     }
     remove_temp_files(dir, &mut say);
@@ -210,32 +293,14 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
                 }
             }
         }
-        for e in all {
-            if let EventKind::ArtifactStored { path, content, .. } = &e.kind
-                && !dir.join(path).exists()
-            {
-                let file = dir.join(path);
-                match content {
-                    Some(text) => {
-                        let restored = file
-                            .parent()
-                            .map_or(Ok(()), fs::create_dir_all)
-                            .and_then(|_| fs::write_new(&file, text.as_bytes()));
-                        match restored {
-                            Ok(()) => say(
-                                Level::Repaired,
-                                &file,
-                                format!("was missing; restored from event {}", e.seq),
-                            ),
-                            Err(err) => say(Level::Error, &file, err.to_string()),
-                        }
-                    }
-                    None => say(
-                        Level::Error,
-                        &file,
-                        format!("recorded by event {} but missing", e.seq),
-                    ),
-                }
+        for r in restore_missing(dir, &all) {
+            match r.result {
+                Ok(()) => say(
+                    Level::Repaired,
+                    &r.file,
+                    format!("was missing; restored from event {}", r.seq),
+                ),
+                Err(err) => say(level_of(&err), &r.file, no_space_note(err)),
             }
         }
     }
@@ -268,7 +333,7 @@ fn check_task(store: &Store, dir: &Path, out: &mut Vec<Finding>) {
                     &manifest_path,
                     format!("manifest was {why}; rebuilt from events"),
                 ),
-                Err(e) => say(Level::Error, &manifest_path, e.to_string()),
+                Err(e) => say(level_of(&e), &manifest_path, no_space_note(e)),
             }
         }
     }

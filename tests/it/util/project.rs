@@ -11,7 +11,15 @@ pub struct Proj {
 impl Proj {
     /// A fresh git repository, as a user's project would be.
     pub fn new() -> Proj {
-        let dir = tempfile::tempdir().unwrap();
+        Proj::init(tempfile::tempdir().unwrap())
+    }
+
+    /// A fresh git repository under `parent` (a file system of the test's own).
+    pub fn new_in(parent: &Path) -> Proj {
+        Proj::init(tempfile::tempdir_in(parent).unwrap())
+    }
+
+    fn init(dir: tempfile::TempDir) -> Proj {
         let st = Command::new("git")
             .args(["init", "-q"])
             .current_dir(dir.path())

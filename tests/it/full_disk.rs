@@ -1,0 +1,180 @@
+//! A full disk, for real: the project on a small tmpfs filled to the last byte. RETRIEVE never
+//! serves an older artifact in place of one a failed write left missing (it writes it again
+//! from its event, or refuses saying why); `doctor` tells a full disk from damage; `baton mask`
+//! still runs the command and passes its output through.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::Proj;
+
+/// A tmpfs of `kb` KiB mounted on a temp directory, unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    /// `None` (after a `skipped:` line) when this process may not mount (not root).
+    fn mount(test: &str, kb: u32) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kb}k"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        match (ok, root) {
+            (true, _) => Some(SmallDisk { dir }),
+            (false, true) => panic!("{test}: root could not mount a tmpfs"),
+            (false, false) => {
+                eprintln!("skipped: {test}: mounting a small file system needs root");
+                None
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fill the disk to the last byte; the filler's path (remove it to free the space).
+    fn fill(&self) -> PathBuf {
+        let filler = self.path().join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let block = vec![b'x'; 4096];
+        while f.write_all(&block).is_ok() {}
+        // The last partial block too.
+        while f.write_all(b"x").is_ok() {}
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_said_as_such_and_retrieve_never_serves_an_older_version() {
+    let Some(disk) = SmallDisk::mount("full_disk::retrieve", 2048) else {
+        return;
+    };
+    let p = Proj::new_in(disk.path());
+    p.ok(&["task", "init", "full-disk"]);
+    p.ok_in(
+        &["store", "spec"],
+        Some("# Spec\n\n## Signatures\n\nspec one\n"),
+    );
+    p.ok_in(
+        &["store", "spec"],
+        Some("# Spec\n\n## Signatures\n\nspec two\n"),
+    );
+    // The second version's file is what a full disk kept from being written: its event holds it.
+    let v2 = p.task_dir("full-disk").join("spec.v2.md");
+    std::fs::remove_file(&v2).unwrap();
+    let filler = disk.fill();
+
+    let out = p
+        .test()
+        .args(["retrieve", "--for", "implementation"])
+        .status(3)
+        .stderr_contains("spec.v2.md: stored by event")
+        .stderr_contains("RETRIEVE serves no older version in its place")
+        .stderr_contains("the disk is full: free some space")
+        .run();
+    assert!(!out.stdout.contains("spec one"), "{}", out.stdout);
+
+    p.test()
+        .args(["doctor", "--store"])
+        .status(6)
+        .stdout_contains("no space")
+        .stdout_contains("spec.v2.md")
+        .stdout_contains(
+            "the disk is full: nothing is damaged; free some space and run `baton doctor` again",
+        )
+        .run();
+    let json = p
+        .test()
+        .args(["doctor", "--store", "--json"])
+        .status(6)
+        .any_stdout()
+        .run()
+        .json();
+    assert!(
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["level"] == "no_space"),
+        "{json}"
+    );
+
+    // A command still runs through `baton mask`, its output passed through.
+    p.test()
+        .args(["mask", "--", "sh", "-c", "seq 1 3000"])
+        .stdout_contains("\n3000\n")
+        .stderr_contains("warning")
+        .run();
+
+    // Space again: RETRIEVE writes the missing version back and serves it.
+    std::fs::remove_file(filler).unwrap();
+    p.test()
+        .args(["retrieve", "--for", "implementation"])
+        .stdout_contains("spec two")
+        .run();
+    assert_eq!(
+        std::fs::read_to_string(&v2).unwrap(),
+        "# Spec\n\n## Signatures\n\nspec two\n"
+    );
+    p.test()
+        .args(["doctor", "--store"])
+        .stdout_contains("store is healthy")
+        .run();
+}
+
+/// An event log is outside input (a store is committed; a clone carries what it likes): an
+/// artifact event naming a path outside the task is never written, by doctor or by RETRIEVE.
+#[test]
+fn an_artifact_event_naming_a_path_outside_the_task_is_never_written() {
+    let p = Proj::new();
+    p.ok(&["task", "init", "forged"]);
+    p.ok_in(&["store", "spec"], Some("x\n"));
+    let events = p.task_dir("forged").join("events.jsonl");
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&events)
+        .unwrap();
+    for (seq, path) in [
+        (3, "../../../../../escaped.md"),
+        (4, "/tmp/baton-escaped-abs.md"),
+    ] {
+        writeln!(
+            log,
+            r#"{{"v":1,"seq":{seq},"ts":"2026-11-27T14:47:35.420Z","event":"artifact_stored","phase":"spec","path":"{path}","bytes":4,"content":"pwn\n"}}"#
+        )
+        .unwrap();
+    }
+    drop(log);
+    let escaped = [
+        p.path().join("escaped.md"),
+        p.path().parent().unwrap().join("escaped.md"),
+        PathBuf::from("/tmp/baton-escaped-abs.md"),
+    ];
+    p.test()
+        .args(["retrieve", "--for", "implementation"])
+        .status(3)
+        .stderr_contains("names an artifact outside the task")
+        .run();
+    p.test()
+        .args(["doctor", "--store"])
+        .status(5)
+        .stdout_contains("names an artifact outside the task")
+        .run();
+    for e in &escaped {
+        assert!(!e.exists(), "{} was written", e.display());
+    }
+}
