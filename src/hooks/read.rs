@@ -44,18 +44,11 @@ fn outline_first(
     resp: &Value,
     env: &Env,
 ) -> Option<Value> {
-    let threshold = env.read_threshold?;
     let input = v.get("tool_input")?;
-    // Claude's Read takes offset/limit, gemini's read_file start_line/end_line.
-    let ranged = ["offset", "limit", "start_line", "end_line"]
-        .iter()
-        .any(|k| input.get(k).is_some_and(|x| !x.is_null()));
     let (path, text) = match (agent, tool) {
         (HookAgent::Claude, "Read") => {
             let file = resp.get("file")?;
-            if resp.get("type").and_then(Value::as_str) != Some("text")
-                || file.get("startLine").and_then(Value::as_u64).unwrap_or(1) != 1
-            {
+            if resp.get("type").and_then(Value::as_str) != Some("text") {
                 return None;
             }
             (
@@ -75,7 +68,23 @@ fn outline_first(
         ),
         _ => return None,
     };
-    if ranged || text.len() <= threshold || super::reads_scratch(path, env) {
+    // baton's own scratch file (the full output a summary named) is shown as it is, never
+    // outlined, but with its secrets redacted: the copy on disk keeps them (`redact_scratch`
+    // is opt-in), what the model reads does not.
+    if super::reads_scratch(path, env) {
+        return redacted_read(agent, resp, text);
+    }
+    let threshold = env.read_threshold?;
+    // Claude's Read takes offset/limit, gemini's read_file start_line/end_line.
+    let ranged = ["offset", "limit", "start_line", "end_line"]
+        .iter()
+        .any(|k| input.get(k).is_some_and(|x| !x.is_null()))
+        || resp
+            .pointer("/file/startLine")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            != 1;
+    if ranged || text.len() <= threshold {
         return None;
     }
     let session = session_id(v).unwrap_or("");
@@ -102,6 +111,25 @@ fn outline_first(
         }
         // gemini takes a replacement only as a denial's reason.
         _ => json!({"decision": "deny", "reason": fr.text()}),
+    })
+}
+
+/// A file read answered with its secrets redacted, in the tool's own shape; `None` when it
+/// holds none (the read passes untouched).
+fn redacted_read(agent: HookAgent, resp: &Value, text: &str) -> Option<Value> {
+    let std::borrow::Cow::Owned(clean) = baton_context::mask::redact::redact(text) else {
+        return None;
+    };
+    Some(match agent {
+        HookAgent::Claude => {
+            let mut out = resp.clone();
+            out["file"]["content"] = json!(clean);
+            json!({"hookSpecificOutput": {
+                "hookEventName": "PostToolUse",
+                "updatedToolOutput": out,
+            }})
+        }
+        _ => json!({"decision": "deny", "reason": clean}),
     })
 }
 

@@ -480,6 +480,29 @@ fn a_large_whole_file_read_is_answered_outline_first_in_each_clis_shape() {
     let mut big_scratch = claude("s9", json!({"file_path": scratch}));
     big_scratch["tool_response"]["file"]["filePath"] = json!(scratch);
     assert_eq!(hook(&p, "claude", &big_scratch), None);
+    // …with its secrets redacted: the copy on disk keeps them, the model does not see them.
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let leaky = format!("{src}\nexport GITHUB_TOKEN={secret}\n");
+    big_scratch["tool_response"]["file"]["content"] = json!(leaky);
+    big_scratch["tool_input"]["offset"] = json!(10);
+    let r = hook(&p, "claude", &big_scratch).expect("a scratch read with a secret is answered");
+    let out = &r["hookSpecificOutput"]["updatedToolOutput"];
+    let shown = out["file"]["content"].as_str().unwrap();
+    assert!(
+        !shown.contains(secret) && shown.contains("[REDACTED]"),
+        "{shown}"
+    );
+    assert_eq!(shown.len(), leaky.len() - secret.len() + "[REDACTED]".len());
+    assert_eq!(
+        out["file"]["filePath"],
+        json!(scratch),
+        "the rest of Read's shape stays"
+    );
+    let g = json!({"session_id": "g9", "hook_event_name": "AfterTool", "tool_name": "read_file",
+        "tool_input": {"file_path": scratch}, "tool_response": {"llmContent": leaky}});
+    let g = hook(&p, "gemini", &g).unwrap();
+    assert_eq!(g["decision"], "deny");
+    assert!(!g["reason"].as_str().unwrap().contains(secret), "{g}");
 }
 
 /// codex reads baton's scratch files through its shell: never routed, never masked again.
@@ -506,6 +529,19 @@ fn a_read_of_a_scratch_file_is_neither_routed_nor_masked_again() {
         "tool_input": {"command": "cat .baton/scratch/20261127-cargo.log"},
         "tool_response": big});
     assert_eq!(hook(&p, "codex", &post), None);
+    // Shown as it is, but never a secret it holds.
+    let mut leaky = post.clone();
+    leaky["tool_response"] = json!(format!(
+        "{}\npassword=hunter2-very-secret\n",
+        long_log(4000)
+    ));
+    let r = hook(&p, "codex", &leaky).expect("a secret in a scratch read is redacted");
+    assert_eq!(r["decision"], "block");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        !reason.contains("hunter2") && reason.contains("[REDACTED]"),
+        "{reason}"
+    );
 }
 
 /// `baton mask -- cat FILE`: a large file comes outline first (the form codex's routed reads
