@@ -137,6 +137,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         resume: None,
         no_wait: false,
         agent: None,
+        store: Default::default(),
     };
     let code = super::run::run(&sub, args)?;
     let report = crate::report::find(&sub.project.local_dir(), &crate::report::Which::Latest)

@@ -43,6 +43,8 @@ pub struct Args {
     /// Print the prompt and the command line; start nothing, change nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

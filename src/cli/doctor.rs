@@ -34,6 +34,8 @@ pub struct Args {
     /// The agent CLIs only
     #[arg(long, conflicts_with = "queue")]
     pub agents: bool,
+    #[command(flatten)]
+    pub at: super::StoreRoot,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

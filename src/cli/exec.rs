@@ -21,6 +21,8 @@ with its code."
 pub struct Args {
     /// Command lines; read from stdin when none is given
     commands: Vec<String>,
+    #[command(flatten)]
+    pub store: super::StoreRoot,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -28,6 +28,8 @@ pub struct Args {
     /// Then keep at most this many MB instead of [mask] keep_mb
     #[arg(long, value_name = "MB")]
     pub max_mb: Option<u64>,
+    #[command(flatten)]
+    pub store: super::StoreRoot,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -13,6 +13,8 @@ pub struct Args {
     /// How many entries, newest last
     #[arg(long, default_value_t = 20)]
     tail: usize,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -50,6 +50,8 @@ pub struct Args {
     /// plugin's for either (one output is never masked twice)
     #[arg(long, value_enum, default_value = "project")]
     pub scope: Scope,
+    #[command(flatten)]
+    pub store: super::StoreRoot,
 }
 
 /// Largest hook input read (an output past it is cut in the read, and masked).

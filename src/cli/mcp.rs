@@ -18,7 +18,10 @@ Examples:
   baton init claude            writes .mcp.json: {\"mcpServers\": {\"baton\": {\"command\": \"baton\", \"args\": [\"mcp\"]}}}
   claude mcp add baton -- baton mcp
   codex mcp add baton -- baton mcp")]
-pub struct Args {}
+pub struct Args {
+    #[command(flatten)]
+    pub store: super::StoreRoot,
+}
 
 pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
     crate::mcp::serve(crate::mcp::tools::Ctx {

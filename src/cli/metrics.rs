@@ -13,6 +13,8 @@ use baton_store::metrics;
 pub struct Args {
     #[arg(long, default_value = "summary", value_parser = ["summary", "detailed", "json"])]
     format: String,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

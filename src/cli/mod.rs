@@ -86,12 +86,6 @@ error · 130/143/129 stopped by Ctrl-C/SIGTERM/SIGHUP (resumable) · budget: 10 
 · mask: the command's own (124 timed out). README's \"Exit codes\" says more."
 )]
 pub struct Cli {
-    /// Store root (default: `paths.root` of baton.toml, i.e. docs/orchestrator)
-    #[arg(long, global = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Operate on this task instead of the current one
-    #[arg(long, global = true, value_name = "SLUG", add = complete::task_slugs())]
-    pub task: Option<String>,
     /// Print machine-readable JSON
     #[arg(long, global = true)]
     pub json: bool,
@@ -105,20 +99,17 @@ pub struct Cli {
 #[command(defer = true)]
 pub enum Command {
     /// Create, list, summarize and select tasks (INIT, LIST, SUMMARY)
-    #[command(subcommand)]
     #[command(display_order = 20)]
-    Task(task::TaskCmd),
+    Task(Group<task::TaskCmd>),
     /// Record phases: start, end, begin (RETRIEVE+START), complete (STORE+END)
-    #[command(subcommand)]
     #[command(display_order = 21)]
-    Phase(phase::PhaseCmd),
+    Phase(Group<phase::PhaseCmd>),
     /// Pause the task for a human (PAUSE)
     #[command(display_order = 23)]
     Pause(pause::Args),
     /// Stop the task at a gate for human approval (SET_GATE), or show the open gate
-    #[command(subcommand)]
     #[command(display_order = 22)]
-    Gate(gate::GateCmd),
+    Gate(Group<gate::GateCmd>),
     /// Answer a pause or a gate with a decision (RESUME)
     #[command(display_order = 24)]
     Resume(resume::Args),
@@ -230,6 +221,69 @@ pub enum Command {
     /// Set up an agent CLI for this project (--global: every project): MCP server, hooks, commands
     #[command(display_order = 60)]
     Init(init::Args),
+}
+
+/// The task store and the task a command works on: an option of the commands that use them
+/// (and of every subcommand of a group: `global` reaches down, never up).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Scope {
+    #[command(flatten)]
+    pub store: StoreRoot,
+    /// Operate on this task instead of the current one
+    #[arg(long, global = true, value_name = "SLUG", add = complete::task_slugs())]
+    pub task: Option<String>,
+}
+
+/// The task store a command reads or writes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreRoot {
+    /// Store root (default: `paths.root` of baton.toml, i.e. docs/orchestrator)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+impl From<StoreRoot> for Scope {
+    fn from(store: StoreRoot) -> Scope {
+        Scope { store, task: None }
+    }
+}
+
+/// A group of task-store commands, with the store and task they work on.
+#[derive(Debug, clap::Args)]
+pub struct Group<C: clap::Subcommand> {
+    #[command(subcommand)]
+    pub cmd: C,
+    #[command(flatten)]
+    pub scope: Scope,
+}
+
+impl Command {
+    /// The store and task this command was given (none for a command that uses neither).
+    fn scope(&self) -> Scope {
+        match self {
+            Command::Task(g) => g.scope.clone(),
+            Command::Phase(g) => g.scope.clone(),
+            Command::Gate(g) => g.scope.clone(),
+            Command::Pause(a) => a.scope.clone(),
+            Command::Resume(a) => a.scope.clone(),
+            Command::Store(a) => a.scope.clone(),
+            Command::Retrieve(a) => a.scope.clone(),
+            Command::Metrics(a) => a.scope.clone(),
+            Command::History(a) => a.scope.clone(),
+            Command::Report(a) => a.scope.clone(),
+            Command::Discover(a) => a.scope.clone(),
+            Command::Plan(a) => a.scope.clone(),
+            Command::Query(a) => a.store.clone().into(),
+            Command::Doctor(a) => a.at.clone().into(),
+            Command::Gc(a) => a.store.clone().into(),
+            Command::Exec(a) => a.store.clone().into(),
+            Command::Status(a) => a.store.clone().into(),
+            Command::Run(a) => a.store.clone().into(),
+            Command::Mcp(a) => a.store.clone().into(),
+            Command::Hook(a) => a.store.clone().into(),
+            _ => Scope::default(),
+        }
+    }
 }
 
 /// Everything a command needs from the environment.
@@ -348,24 +402,25 @@ pub fn demo_project(dir: &std::path::Path) -> Result<()> {
 fn run(cli: Cli) -> Result<ExitCode> {
     // A hook fails open: nothing before it may fail (a broken baton.toml included).
     if let Command::Hook(a) = &cli.command {
-        return Ok(hook::run(a, cli.root.as_deref()));
+        return Ok(hook::run(a, a.store.root.as_deref()));
     }
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     let project = Project::discover(&cwd)?;
-    if let Some(root) = &cli.root {
+    let scope = cli.command.scope();
+    if let Some(root) = &scope.store.root {
         check_root(root, &cli.command)?;
     }
     let ctx = Ctx {
         project,
-        root: cli.root,
-        task: cli.task,
+        root: scope.store.root,
+        task: scope.task,
         out: Out { json: cli.json },
     };
     match cli.command {
-        Command::Task(c) => task::run(&ctx, c),
-        Command::Phase(c) => phase::run(&ctx, c),
+        Command::Task(g) => task::run(&ctx, g.cmd),
+        Command::Phase(g) => phase::run(&ctx, g.cmd),
         Command::Pause(a) => pause::run(&ctx, a),
-        Command::Gate(c) => gate::run(&ctx, c),
+        Command::Gate(g) => gate::run(&ctx, g.cmd),
         Command::Resume(a) => resume::run(&ctx, a),
         Command::Store(a) => store::run(&ctx, a),
         Command::Retrieve(a) => retrieve::run(&ctx, a),
@@ -410,7 +465,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
 fn check_root(root: &std::path::Path, command: &Command) -> Result<()> {
     let creates = matches!(
         command,
-        Command::Task(task::TaskCmd::Init { .. }) | Command::Init(_)
+        Command::Task(Group {
+            cmd: task::TaskCmd::Init { .. },
+            ..
+        }) | Command::Init(_)
     );
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),

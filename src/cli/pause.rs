@@ -17,6 +17,8 @@ pub struct Args {
     /// Recommendations for the human, comma-separated
     #[arg(long, value_delimiter = ',')]
     recommend: Vec<String>,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -32,6 +32,8 @@ pub struct Args {
     /// Print the prompt that would be sent; run nothing, change nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

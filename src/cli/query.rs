@@ -18,6 +18,8 @@ pub struct Args {
     /// At most this many hits
     #[arg(long, default_value_t = 100)]
     limit: usize,
+    #[command(flatten)]
+    pub store: super::StoreRoot,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -28,6 +28,8 @@ pub struct Args {
     /// Write the report here instead of the run's directory
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

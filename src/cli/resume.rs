@@ -19,6 +19,8 @@ paused + retry               → continue from the failure point\n  reject      
 pub struct Args {
     #[arg(long, value_parser = ["approve", "reject", "retry", "full", "lite", "shelf", "cancel"])]
     decision: String,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -27,6 +27,8 @@ pub struct Args {
     /// The phase the context is for
     #[arg(long = "for", value_name = "PHASE")]
     for_phase: String,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -23,6 +23,8 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 1.0, requires = "watch",
           value_parser = interval)]
     interval: f64,
+    #[command(flatten)]
+    pub store: super::StoreRoot,
 }
 
 fn interval(s: &str) -> std::result::Result<f64, String> {

@@ -24,6 +24,8 @@ pub struct Args {
     /// Read the content from this file instead of stdin
     #[arg(long)]
     file: Option<PathBuf>,
+    #[command(flatten)]
+    pub scope: super::Scope,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -209,19 +209,19 @@ fn an_unreadable_story_or_epic_file_is_refused_not_dropped() {
 fn a_mistyped_root_is_not_taken_for_an_empty_store() {
     let r = repo();
     r.refused(
-        &["--root", "docs/orchestratr", "status"],
+        &["status", "--root", "docs/orchestratr"],
         &[],
         2,
         "--root docs/orchestratr: no such folder",
     );
     r.refused(
-        &["--root", "README.md", "history"],
+        &["history", "--root", "README.md"],
         &[],
         2,
         "--root README.md: not a folder",
     );
     // Creating the first task there is what makes a store.
-    let o = r.run(&["--root", "elsewhere/store", "task", "init", "x"], &[]);
+    let o = r.run(&["task", "init", "x", "--root", "elsewhere/store"], &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(r.dir.join("elsewhere/store").is_dir());
 }
@@ -598,7 +598,7 @@ fn in_terminal(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
 #[test]
 fn failures_are_red_on_a_terminal_and_plain_elsewhere_or_with_no_color() {
     let r = repo();
-    let args = ["--root", "nowhere", "status"];
+    let args = ["status", "--root", "nowhere"];
     let red = "\x1b[1m\x1b[31merror:\x1b[0m --root nowhere: no such folder";
     assert!(in_terminal(&r.dir, &args, &[]).contains(red));
     let plain = in_terminal(&r.dir, &args, &[("NO_COLOR", "1")]);
@@ -902,4 +902,69 @@ fn printed_paths_work_from_a_subfolder() {
     assert!(text(&o).contains(": .baton/runs/"), "{}", text(&o));
     let o = crate::util::run_in(&sub, &["init", "claude"], &[]);
     assert!(text(&o).contains("created ../../.mcp.json"), "{}", text(&o));
+}
+
+/// `--root` and `--task` are options of the commands that use a task store, not of every
+/// command: elsewhere they are refused as unknown, and `--help` does not offer them.
+#[test]
+fn store_options_are_offered_only_where_they_mean_something() {
+    let r = repo();
+    for args in [
+        &["tokens", "--root", "x", "README.md"][..],
+        &["gain", "--task", "t"][..],
+        &["--root", "x", "status"][..],
+    ] {
+        let o = r.run(args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("unexpected argument"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+    let help = |args: &[&str]| {
+        let o = r.run(args, &[]);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    for cmd in [
+        "tokens", "extract", "mask", "outline", "gain", "demo", "worker",
+    ] {
+        let h = help(&[cmd, "--help"]);
+        assert!(
+            !h.contains("--root") && !h.contains("--task <SLUG>"),
+            "{cmd}: {h}"
+        );
+    }
+    for cmd in [
+        &["phase", "start"][..],
+        &["retrieve"],
+        &["task", "show"],
+        &["history"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let h = help(&args);
+        assert!(
+            h.contains("--root <DIR>") && h.contains("--task <SLUG>"),
+            "{cmd:?}: {h}"
+        );
+    }
+    for cmd in [&["status"][..], &["doctor"], &["run"], &["query"]] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let h = help(&args);
+        assert!(
+            h.contains("--root <DIR>") && !h.contains("--task <SLUG>"),
+            "{cmd:?}: {h}"
+        );
+    }
+    // The options work after the subcommand, in a group on its leaves too.
+    let o = r.run(&["task", "init", "x", "--root", "s"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = r.run(
+        &["task", "show", "--root", "s", "--task", "x", "--json"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
 }

@@ -507,7 +507,7 @@ fn bash_completes_commands_and_the_projects_runs_tasks_and_queues() {
         ["add-login"]
     );
     assert_eq!(
-        bash_offers(p.path(), &["baton", "status", "--task", "add"]),
+        bash_offers(p.path(), &["baton", "metrics", "--task", "add"]),
         ["add-login"]
     );
     assert_eq!(

@@ -396,7 +396,7 @@ fn store_refuses_bad_input_and_leaves_state_unchanged() {
         .status(2)
         .run();
     p.test()
-        .args(["--task", "../etc", "task", "summary"])
+        .args(["task", "summary", "--task", "../etc"])
         .stderr(
             "error: task slug `../etc` must not contain `/`, `\\` or `..`: \
              it becomes a file name inside the store\n",
@@ -404,7 +404,7 @@ fn store_refuses_bad_input_and_leaves_state_unchanged() {
         .status(2)
         .run();
     p.test()
-        .args(["--task", "nope", "task", "summary"])
+        .args(["task", "summary", "--task", "nope"])
         .stderr(
             "error: no task `nope` in [PROJECT]/docs/orchestrator/context/tasks\n  \
              hint: list the tasks with `baton task list`, or create it with `baton task init`\n",
@@ -703,7 +703,7 @@ fn metrics_list_summary_query_history() {
     let h = h.as_array().unwrap();
     assert_eq!(h.len(), 2);
     assert!(h[1].as_str().unwrap().contains("USE"), "{h:?}");
-    let mine = p.json(&["--task", "second-one", "history", "--tail", "5"]);
+    let mine = p.json(&["history", "--tail", "5", "--task", "second-one"]);
     assert_eq!(mine.as_array().unwrap().len(), 1, "only second-one's INIT");
 }
 
@@ -809,7 +809,7 @@ fn an_unwritable_store_gives_a_clear_error() {
     // A store root under a regular file cannot be created, even by root.
     p.test()
         .write("blocker", "")
-        .args(["--root", "blocker/store", "task", "init", "x"])
+        .args(["task", "init", "x", "--root", "blocker/store"])
         .stderr("error: blocker/store/context/tasks: Not a directory (os error 20)\n")
         .status(6)
         .run();

@@ -102,6 +102,36 @@ pub(crate) fn restore_missing(dir: &Path, events: &[super::model::Event]) -> Vec
     out
 }
 
+/// Artifacts whose files a failed write left missing (a full disk) are written again from
+/// their events before RETRIEVE reads the task: it must never serve an older version in a
+/// newer one's place. One that still cannot be written refuses RETRIEVE, saying why.
+pub(crate) fn restore_for_retrieve(dir: &Path) -> Result<()> {
+    let events = log::read_all(&dir.join(EVENTS))?;
+    let missing = events.iter().any(|e| {
+        matches!(&e.kind, EventKind::ArtifactStored { path, .. }
+            if dir.join(path).symlink_metadata().is_err())
+    });
+    if !missing {
+        return Ok(());
+    }
+    let _lock = fs::lock(&dir.join(LOCK))?;
+    for r in restore_missing(dir, &events) {
+        if let Err(e) = r.result {
+            return Err(Error::state(format!(
+                "{}: stored by event {} but its file could not be written ({e}); RETRIEVE serves no older version in its place",
+                r.file.display(),
+                r.seq
+            ))
+            .hint(if e.is_out_of_space() {
+                "the disk is full: free some space and run the command again"
+            } else {
+                "run `baton doctor` to check the task"
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// A full disk is no damage: said as such.
 fn level_of(e: &Error) -> Level {
     if e.is_out_of_space() {

@@ -531,9 +531,8 @@ impl Store {
 
     pub fn retrieve(&self, slug: &str, needs: &[String], for_phase: &str) -> Result<Retrieved> {
         names::check_phase(for_phase)?;
-        // First: a refusal leaves the store as it was.
-        self.restore_artifacts(slug)?;
         let m = self.manifest(slug)?;
+        doctor::restore_for_retrieve(&self.task_dir(slug))?;
         retrieve::retrieve(
             &self.task_dir(slug),
             &self.memory_dir(),
@@ -541,37 +540,6 @@ impl Store {
             needs,
             for_phase,
         )
-    }
-
-    /// Artifacts whose files a failed write left missing (a full disk) are written again from
-    /// their events before RETRIEVE reads the task: it must never serve an older version in a
-    /// newer one's place. One that still cannot be written refuses RETRIEVE, saying why.
-    fn restore_artifacts(&self, slug: &str) -> Result<()> {
-        let dir = self.task_dir(slug);
-        let events = log::read_all(&dir.join(EVENTS))?;
-        let missing = events.iter().any(|e| {
-            matches!(&e.kind, model::EventKind::ArtifactStored { path, .. }
-                if dir.join(path).symlink_metadata().is_err())
-        });
-        if !missing {
-            return Ok(());
-        }
-        let _lock = fs::lock(&dir.join(LOCK))?;
-        for r in doctor::restore_missing(&dir, &events) {
-            if let Err(e) = r.result {
-                return Err(Error::state(format!(
-                    "{}: stored by event {} but its file could not be written ({e}); RETRIEVE serves no older version in its place",
-                    r.file.display(),
-                    r.seq
-                ))
-                .hint(if e.is_out_of_space() {
-                    "the disk is full: free some space and run the command again"
-                } else {
-                    "run `baton doctor` to check the task"
-                }));
-            }
-        }
-        Ok(())
     }
 
     pub fn pause(&self, slug: &str, reason: &str, recommendations: Vec<String>) -> Result<Outcome> {

@@ -44,6 +44,9 @@ pub struct Args {
     /// Not with --resume: a run keeps the agents it started with (refused, with the reason)
     #[arg(long, requires = "resume", hide = true)]
     pub agent: Option<AgentId>,
+    /// The task store of orchestrate|poc|graduate runs
+    #[command(flatten)]
+    pub store: crate::cli::StoreRoot,
 }
 
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -247,6 +250,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                         agent: AgentArgs::default(),
                         workflow: "plan".into(),
                         dry_run: false,
+                        scope: Default::default(),
                     },
                 );
             }
