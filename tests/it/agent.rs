@@ -797,3 +797,38 @@ fn a_recorded_output_reads_as_the_live_call_did() {
         assert_eq!(read.stdout_bytes, live.stdout_bytes, "{what}");
     }
 }
+
+/// Found by the `agent_streams` fuzz target: a failure whose message the CLI left empty
+/// (codex's `turn.failed` with `"message": ""`) is said with what is known, never as "".
+#[test]
+fn a_failure_the_cli_left_without_a_message_still_says_something() {
+    let stdout = br#"{"type":"thread.started","thread_id":"t1"}
+{"type":"turn.failed","error":{"message":""}}
+"#;
+    let spec = AgentSpec::new(AgentKind::Codex);
+    let out = baton_agent::read_output(&spec, stdout, b"", ExitKind::Exited(1));
+    assert!(out.is_error());
+    assert_eq!(
+        out.error.as_deref(),
+        Some("codex reported a failure without a message")
+    );
+    let out = baton_agent::read_output(&spec, stdout, b"quota exceeded\n", ExitKind::Exited(1));
+    assert_eq!(out.error.as_deref(), Some("quota exceeded"));
+}
+
+/// Found by the `agent_streams` fuzz target: token counts a stream makes up (any u64) saturate
+/// instead of overflowing their sum.
+#[test]
+fn token_counts_at_the_limit_do_not_overflow() {
+    let stdout = br#"{"type":"assistant","message":{"usage":{"input_tokens":18446744073709551615,"cache_read_input_tokens":5,"output_tokens":1}}}
+{"type":"result","subtype":"success","is_error":false,"result":"ok","usage":{"input_tokens":18446744073709551615,"cache_creation_input_tokens":9,"output_tokens":18446744073709551615}}
+"#;
+    let out = baton_agent::read_output(
+        &AgentSpec::new(AgentKind::Claude),
+        stdout,
+        b"",
+        ExitKind::Exited(0),
+    );
+    assert_eq!(out.context_peak_tokens, Some(u64::MAX));
+    assert_eq!(out.usage.total(), u64::MAX);
+}

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::AgentKind;
+use super::{AgentKind, tail_str};
 
 /// Why an invocation counts as failed.
 ///
@@ -158,6 +158,22 @@ static NETWORK: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether a message is one of the CLI's own "no network" / reconnect messages.
 pub(super) fn is_network(message: &str) -> bool {
     NETWORK.is_match(message)
+}
+
+static ANSI: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;]*[A-Za-z]").expect("static regex"));
+
+/// The last non-empty lines of stderr, at most ~1 KB: the reason a process gave for failing.
+pub(crate) fn stderr_reason(stderr_tail: &str) -> Option<String> {
+    let plain = ANSI.replace_all(stderr_tail, "");
+    let lines: Vec<&str> = plain
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(5);
+    let s = lines[start..].join("\n");
+    (!s.is_empty()).then(|| tail_str(&s, 1024))
 }
 
 #[cfg(test)]

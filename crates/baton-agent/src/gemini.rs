@@ -270,7 +270,9 @@ impl OutputParser for Parser {
                     input,
                     cache_creation: 0,
                     cache_read: cached,
-                    output: n("candidates").unwrap_or(0) + n("thoughts").unwrap_or(0),
+                    output: n("candidates")
+                        .unwrap_or(0)
+                        .saturating_add(n("thoughts").unwrap_or(0)),
                 });
                 model.get_or_insert_with(|| name.clone());
             }

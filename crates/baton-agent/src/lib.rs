@@ -88,7 +88,7 @@ mod usage;
 pub mod wiring;
 
 pub use failure::{FailureKind, is_transient};
-use failure::{classify_api_error, is_bad_argument, is_network};
+use failure::{classify_api_error, is_bad_argument, is_network, stderr_reason};
 pub use process::{Orphan, orphans, stop_orphans};
 pub use usage::Usage;
 
@@ -581,22 +581,6 @@ fn tail_str(s: &str, max: usize) -> String {
     s[start..].to_string()
 }
 
-static ANSI: std::sync::LazyLock<regex::Regex> =
-    std::sync::LazyLock::new(|| regex::Regex::new(r"\x1b\[[0-9;]*[A-Za-z]").expect("static regex"));
-
-/// The last non-empty lines of stderr, at most ~1 KB: the reason a process gave for failing.
-fn stderr_reason(stderr_tail: &str) -> Option<String> {
-    let plain = ANSI.replace_all(stderr_tail, "");
-    let lines: Vec<&str> = plain
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let start = lines.len().saturating_sub(5);
-    let s = lines[start..].join("\n");
-    (!s.is_empty()).then(|| tail_str(&s, 1024))
-}
-
 /// Run one invocation (see the module doc).
 pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
     let inv = invocation(spec, req)?;
@@ -710,6 +694,13 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
             None => (None, None),
         },
     };
+    // A CLI may report a failure with an empty message (codex's `turn.failed`): say what is known.
+    let error = error.map(|e| match e.trim() {
+        "" => stderr_reason(&stderr_tail).unwrap_or_else(|| {
+            format!("{} reported a failure without a message", spec.kind.name())
+        }),
+        _ => e,
+    });
     let transient = failure.is_some_and(|f| {
         !f.is_fatal() && !matches!(f, FailureKind::TimedOut | FailureKind::Cancelled)
     }) && (error.as_deref().is_some_and(is_transient)

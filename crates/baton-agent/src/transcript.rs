@@ -109,12 +109,7 @@ pub fn context_tokens(kind: AgentKind, text: &str) -> Option<u64> {
         AgentKind::Claude => text.lines().rev().find_map(|l| {
             let v: Value = serde_json::from_str(l).ok()?;
             let u = v.get("message")?.get("usage")?;
-            u.is_object().then(|| {
-                n(u, "input_tokens")
-                    + n(u, "cache_creation_input_tokens")
-                    + n(u, "cache_read_input_tokens")
-                    + n(u, "output_tokens")
-            })
+            u.is_object().then(|| crate::claude::usage(u).total())
         }),
         AgentKind::Codex => text.lines().rev().find_map(|l| {
             let v: Value = serde_json::from_str(l).ok()?;
@@ -128,14 +123,14 @@ pub fn context_tokens(kind: AgentKind, text: &str) -> Option<u64> {
                 .or_else(|| info.get("total_token_usage"))?;
             Some(match u.get("total_tokens").and_then(Value::as_u64) {
                 Some(t) => t,
-                None => n(u, "input_tokens") + n(u, "output_tokens"),
+                None => n(u, "input_tokens").saturating_add(n(u, "output_tokens")),
             })
         }),
         AgentKind::Gemini => gemini_messages(text).iter().rev().find_map(|m| {
             let t = m.get("tokens")?;
             Some(match t.get("total").and_then(Value::as_u64) {
                 Some(total) => total,
-                None => n(t, "input") + n(t, "output"),
+                None => n(t, "input").saturating_add(n(t, "output")),
             })
         }),
         AgentKind::Command | AgentKind::Sim => None,
@@ -161,7 +156,6 @@ fn gemini_messages(text: &str) -> Vec<Value> {
 /// codex's `last_token_usage.input_tokens`, which counts the cached part, gemini's
 /// `tokens.input`, its `promptTokenCount`).
 pub fn peak_tokens(kind: AgentKind, text: &str) -> Option<u64> {
-    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
     let lines = || {
         text.lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -170,11 +164,8 @@ pub fn peak_tokens(kind: AgentKind, text: &str) -> Option<u64> {
         AgentKind::Claude => lines()
             .filter_map(|v| {
                 let u = v.get("message")?.get("usage")?;
-                u.is_object().then(|| {
-                    n(u, "input_tokens")
-                        + n(u, "cache_creation_input_tokens")
-                        + n(u, "cache_read_input_tokens")
-                })
+                u.is_object()
+                    .then(|| crate::claude::usage(u).prompt_tokens())
             })
             .max(),
         AgentKind::Codex => lines()

@@ -14,18 +14,51 @@ pub struct Usage {
     pub output: u64,
 }
 
+// The counts are what a CLI printed: any u64 a stream holds. Sums saturate instead of
+// overflowing (a panic in a debug build, a wrapped count in a release one; found by fuzzing).
 impl Usage {
     pub fn prompt_tokens(&self) -> u64 {
-        self.input + self.cache_creation + self.cache_read
+        self.input
+            .saturating_add(self.cache_creation)
+            .saturating_add(self.cache_read)
     }
     /// Prompt and output together.
     pub fn total(&self) -> u64 {
-        self.prompt_tokens() + self.output
+        self.prompt_tokens().saturating_add(self.output)
     }
     pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.cache_creation += other.cache_creation;
-        self.cache_read += other.cache_read;
-        self.output += other.output;
+        self.input = self.input.saturating_add(other.input);
+        self.cache_creation = self.cache_creation.saturating_add(other.cache_creation);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.output = self.output.saturating_add(other.output);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the `agent_streams` fuzz target: a claude `assistant` line with
+    /// `"input_tokens": 18446744073709551615` and a cache count overflowed the prompt's sum.
+    #[test]
+    fn counts_a_stream_makes_up_saturate_instead_of_overflowing() {
+        let mut u = Usage {
+            input: u64::MAX,
+            cache_creation: 7,
+            cache_read: 1,
+            output: 2,
+        };
+        assert_eq!(u.prompt_tokens(), u64::MAX);
+        assert_eq!(u.total(), u64::MAX);
+        u.add(&Usage {
+            input: 1,
+            cache_creation: u64::MAX,
+            cache_read: 0,
+            output: 1,
+        });
+        assert_eq!(
+            (u.input, u.cache_creation, u.output),
+            (u64::MAX, u64::MAX, 3)
+        );
     }
 }

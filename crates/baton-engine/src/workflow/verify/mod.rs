@@ -346,7 +346,7 @@ impl Engine<'_> {
                     result: "failed",
                     reason: &reason,
                     commit: None,
-                    tokens: st.phases.values().filter_map(|p| p.tokens_burned).sum(),
+                    tokens: st.tokens_burned(),
                     cost_usd: 0.0,
                 });
                 return Ok(Some(reason));
@@ -411,7 +411,7 @@ impl Engine<'_> {
             result: "complete",
             reason: "",
             commit: None,
-            tokens: st.phases.values().filter_map(|p| p.tokens_burned).sum(),
+            tokens: st.tokens_burned(),
             cost_usd: 0.0,
         });
         Ok(None)

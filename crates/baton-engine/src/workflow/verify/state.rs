@@ -245,6 +245,14 @@ pub struct ContextEstimate {
 }
 
 impl State {
+    /// Tokens every phase burned (saturating: the counts are what agent CLIs printed).
+    pub fn tokens_burned(&self) -> u64 {
+        self.phases
+            .values()
+            .filter_map(|p| p.tokens_burned)
+            .fold(0, u64::saturating_add)
+    }
+
     pub fn load_opt(path: &Path) -> Result<Option<State>> {
         let Some(text) = fs::read_text_opt(path)? else {
             return Ok(None);

@@ -633,7 +633,7 @@ fn finish(
             result,
             reason: st.failure.as_deref().unwrap_or(""),
             commit: None,
-            tokens: st.phases.values().filter_map(|p| p.tokens_burned).sum(),
+            tokens: st.tokens_burned(),
             cost_usd: 0.0,
         });
     }

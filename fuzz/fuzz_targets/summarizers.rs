@@ -1,0 +1,61 @@
+//! Every test-runner summarizer (and `auto`'s detection) on any output, fed in chunks as a
+//! pipe delivers it: a summary always comes back, its lines are the output's own lines, and
+//! it is the same however the output was cut into chunks.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use baton_context::mask::{Kind, Masker, summarize_command_output, summarizer};
+use libfuzzer_sys::fuzz_target;
+
+const KINDS: &[Kind] = &[
+    Kind::Auto,
+    Kind::CargoTest,
+    Kind::Nextest,
+    Kind::Pytest,
+    Kind::Jest,
+    Kind::Vitest,
+    Kind::NodeTest,
+    Kind::GoTest,
+    Kind::GitDiff,
+    Kind::GitDiffStat,
+    Kind::Rustc,
+    Kind::Tsc,
+    Kind::Generic,
+];
+const COMMANDS: &[&str] = &[
+    "cargo test",
+    "pytest -q",
+    "npx jest",
+    "go test ./...",
+    "git diff",
+    "tsc",
+    "make",
+];
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    kind: u8,
+    command: u8,
+    cut: u16,
+    output: Vec<u8>,
+}
+
+fuzz_target!(|input: Input| {
+    let kind = KINDS[input.kind as usize % KINDS.len()];
+    let command: Vec<String> = COMMANDS[input.command as usize % COMMANDS.len()]
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let whole = summarize_command_output(kind, &command, &input.output);
+    // The same output in two pieces cut anywhere.
+    let cut = input.cut as usize % (input.output.len() + 1);
+    let mut m = Masker::new(std::io::sink(), summarizer(kind, &command), 0);
+    m.feed(&input.output[..cut]);
+    m.feed(&input.output[cut..]);
+    let pieces = m.finish().summary;
+    assert_eq!(
+        serde_json::to_value(&whole).unwrap(),
+        serde_json::to_value(&pieces).unwrap(),
+        "cut at {cut}"
+    );
+});
