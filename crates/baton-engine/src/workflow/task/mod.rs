@@ -115,6 +115,45 @@ pub struct TaskEngine<'a> {
     pub(crate) dry_run: Option<&'a Mutex<Vec<crate::call::DryPhase>>>,
 }
 
+/// What a task engine is made of; the rest (attempt counters, printed notes, a conductor, a
+/// lite decision's workflow, a dry run's prompts) starts empty.
+pub(crate) struct Parts<'a> {
+    pub project_dir: PathBuf,
+    pub store: Store,
+    pub slug: String,
+    pub wf: TaskWorkflow,
+    /// The workflow's source and text, journaled with the run.
+    pub wf_text: (String, String),
+    pub journal: Journal,
+    pub agents: &'a dyn Agents,
+    pub reporter: &'a dyn Reporter,
+    pub opts: TaskOptions,
+    /// Where the run's prompts are written (`.baton/prompts`).
+    pub prompts_dir: PathBuf,
+}
+
+impl<'a> TaskEngine<'a> {
+    pub(crate) fn new(p: Parts<'a>) -> TaskEngine<'a> {
+        TaskEngine {
+            project_dir: p.project_dir,
+            store: p.store,
+            slug: p.slug,
+            wf: p.wf,
+            wf_text: p.wf_text,
+            poc_wf: None,
+            journal: Mutex::new(p.journal),
+            agents: p.agents,
+            reporter: p.reporter,
+            opts: p.opts,
+            prompts_dir: p.prompts_dir,
+            attempts: Mutex::new(HashMap::new()),
+            printed: Mutex::new(vec![]),
+            conductor: None,
+            dry_run: None,
+        }
+    }
+}
+
 impl TaskEngine<'_> {
     fn log(&self, e: Entry) -> Result<()> {
         lock(&self.journal).log(e)

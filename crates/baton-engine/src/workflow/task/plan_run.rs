@@ -5,12 +5,11 @@
 //! phase through the task engine's pipeline and journals the end, or [`PlanRun::dry_run`]
 //! renders the prompt it would send.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::def::{self as task_def, TaskPhase as Phase};
-use super::{Stop, TaskEngine, TaskOptions, plan};
+use super::{Parts, Stop, TaskEngine, TaskOptions, plan};
 use crate::call::DryPhase;
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
@@ -199,23 +198,19 @@ impl PlanRun {
         Phase,
         Option<std::fs::File>,
     ) {
-        let engine = TaskEngine {
+        let mut engine = TaskEngine::new(Parts {
             project_dir: self.project_dir,
             store: self.store,
             slug: self.slug,
             wf: self.wf.clone(),
             wf_text: self.wf_text,
-            poc_wf: None,
-            journal: Mutex::new(self.journal),
+            journal: self.journal,
             agents,
             reporter,
             opts: self.spec.options,
             prompts_dir: self.local.join("prompts"),
-            attempts: Mutex::new(HashMap::new()),
-            printed: Mutex::new(vec![]),
-            conductor: None,
-            dry_run: dry,
-        };
+        });
+        engine.dry_run = dry;
         (engine, self.wf, self.phase, self.hold)
     }
 

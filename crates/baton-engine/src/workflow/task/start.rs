@@ -4,12 +4,11 @@
 //! started or held — before the first agent call. Then [`TaskRun::run`] drives the task to
 //! where it stops and journals the end; the caller renders the [`TaskOutcome`].
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::def as task_def;
-use super::{Stop, TaskEngine, TaskOptions};
+use super::{Parts, Stop, TaskEngine, TaskOptions};
 use crate::cli_agents::CliAgents;
 use crate::conductor::{Conductor, Policy};
 use crate::config::Project;
@@ -183,23 +182,19 @@ impl TaskRun {
                 _ => None,
             })
             .unwrap_or_default();
-        let mut engine = TaskEngine {
+        let mut engine = TaskEngine::new(Parts {
             project_dir: self.project_dir.clone(),
             store: self.store.clone(),
             slug: self.slug.clone(),
             wf,
             wf_text: (source, text),
-            poc_wf,
-            journal: Mutex::new(self.journal),
+            journal: self.journal,
             agents: &agents,
             reporter,
             opts: self.spec.options,
             prompts_dir: self.local.join("prompts"),
-            attempts: Mutex::new(HashMap::new()),
-            printed: Mutex::new(vec![]),
-            conductor: None,
-            dry_run: None,
-        };
+        });
+        engine.poc_wf = poc_wf;
         if let Some(d) = &engine.wf.conductor {
             let policy = Policy::from_budget(&project.config.budget);
             let mut c = Conductor::new(engine.assignment(&engine.wf, &d.role), policy);
