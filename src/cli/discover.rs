@@ -8,11 +8,7 @@ use super::Ctx;
 use baton_agent::settings::AgentId;
 use baton_agent::wiring::shell_quote;
 use baton_core::error::{Error, Result};
-use baton_engine::cli_agents::CliAgents;
-use baton_engine::workflow::task::def as task_def;
-use baton_engine::workflow::task::discover::{Ended, Session};
-use baton_engine::workflow::task::plan;
-use baton_store::model::{Mode, Status, Workflow};
+use baton_engine::workflow::task::discover::{Ask, Ended, Prepared};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -49,91 +45,40 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let store = ctx.store();
-    let local = ctx.project.local_dir();
-    let project_dir = baton_engine::git::Git::new(&ctx.project.dir)
-        .toplevel()
-        .unwrap_or_else(|_| ctx.project.dir.clone());
-    let (wf, source, _) = task_def::load(&a.workflow, &local.join("workflows"))?;
-    let phase = plan::discovery_phase(&wf, &source)?.clone();
-    // The task, or the one an idea becomes (created only when the session really starts).
-    let (slug, create) = match a.target.as_deref() {
-        None => (store.resolve(ctx.task.as_deref())?, None),
-        Some(t) => {
-            let slug = baton_store::names::slugify(t).ok();
-            match slug {
-                Some(s) if store.exists(&s) => (store.resolve(Some(&s))?, None),
-                // One word is a task's name, not an idea: a typo must not become a task.
-                _ if !t.trim().contains(char::is_whitespace) => {
-                    let close = store.did_you_mean(t);
-                    return Err(Error::not_found(format!("no task `{t}`{close}")).hint(
-                        "see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"",
-                    ));
-                }
-                _ => {
-                    // A sentence makes a long slug: its first words name the task.
-                    let name: String = t.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
-                    let slug = baton_store::names::slugify(&name)?;
-                    if store.exists(&slug) {
-                        // The idea would be dropped in favour of a task it merely starts like.
-                        return Err(Error::state(format!(
-                            "the idea would be task `{slug}`, which exists already"
-                        ))
-                        .hint(format!(
-                            "continue that task: baton discover {slug}; or word the idea's first words differently"
-                        )));
-                    }
-                    (slug, Some((name, t.to_string())))
-                }
-            }
-        }
+    let ask = Ask {
+        target: a.target.as_deref(),
+        task: ctx.task.as_deref(),
+        workflow: &a.workflow,
+        agent: a.agent.as_ref(),
+        spec_dir: a.spec_dir.as_deref(),
     };
-    let specs = plan::spec_paths(&project_dir, &phase, &slug, a.spec_dir.as_deref())?;
-    let cfg = &ctx.project.config;
-    let who = baton_engine::definition::assign(
-        &phase.role,
-        a.agent.as_ref(),
-        &cfg.run.roles,
-        &wf.roles,
-        &cfg.run.default_agent,
-    );
-    if who.agent.is_sim() {
-        return Err(Error::invalid(format!(
-            "discovery is a dialogue with a person: the simulated agent cannot hold it (agent `{}`)",
-            who.agent
-        ))
-        .hint("pick an interactive agent CLI: --agent claude|codex|gemini or an [agents.<name>] of baton.toml"));
-    }
-    let agent = CliAgents::new(&project_dir, None)
-        .configured(cfg)
-        .spec(&who)?;
-    let idea = create.as_ref().map(|(_, idea)| idea.as_str());
-    let prompt = baton_engine::workflow::task::discover::prompt(
-        &local.join("prompts"),
-        &phase,
-        &slug,
-        idea,
-        &specs,
-    )?;
-    let (program, args) = baton_agent::interactive::argv(&agent, &prompt, None)?;
+    let prepared = Prepared::prepare(&ctx.project, &store, &ask)?;
+    let slug = prepared.slug.clone();
     if a.dry_run {
-        let mut shown: Vec<String> = vec![shell_quote(&program.display().to_string())];
+        let args = &prepared.args;
+        let mut shown: Vec<String> = vec![shell_quote(&prepared.program.display().to_string())];
         shown.extend(args[..args.len() - 1].iter().map(|s| shell_quote(s)));
         shown.push("<prompt>".into());
         let command = shown.join(" ");
-        let files: Vec<&str> = specs.iter().map(|s| s.rel.as_str()).collect();
-        let v = serde_json::json!({"task": slug, "creates_task": create.is_some(), "agent": who.agent.as_str(), "command": command, "spec_files": files, "budget": phase.budget, "prompt": prompt});
+        let files: Vec<&str> = prepared.specs.iter().map(|s| s.rel.as_str()).collect();
+        let (creates, budget, prompt) = (
+            prepared.create.is_some(),
+            prepared.phase.budget,
+            &prepared.prompt,
+        );
+        let v = serde_json::json!({"task": slug, "creates_task": creates, "agent": prepared.agent_name, "command": command, "spec_files": files, "budget": budget, "prompt": prompt});
         ctx.out.emit(&v, |w| {
             writeln!(
                 w,
                 "discovery of task {slug}{} (dry run: nothing started)\n  command: {command}\n  spec files: {}\n  budget: {}\n--- prompt ---\n{prompt}",
-                if create.is_some() { " (a new task)" } else { "" },
+                if creates { " (a new task)" } else { "" },
                 files.join(", "),
-                phase.budget.map_or("none".into(), |b| format!("{b} tokens")),
+                budget.map_or("none".into(), |b| format!("{b} tokens")),
             )
         });
         return Ok(ExitCode::SUCCESS);
     }
-    baton_agent::preflight::locate(&agent, &project_dir)?;
+    prepared.locate()?;
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(Error::invalid(
@@ -143,26 +88,18 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             "run `baton discover {slug}` in a terminal (`--dry-run` shows its prompt anywhere); the headless phase is `baton plan`"
         )));
     }
-    match &create {
-        Some((name, _)) => {
-            store.init(name, Mode::Standard, Workflow::Orchestrate)?;
-            eprintln!("created task {slug} (standard mode, orchestrate workflow)");
-        }
-        None => {
-            let m = store.manifest(&slug)?;
-            if m.status != Status::Running {
-                return Err(Error::state(format!(
-                    "task `{slug}` is {}: discovery records a phase only in a running task",
-                    m.status
-                ))
-                .hint("start a new task: baton discover \"<idea>\""));
-            }
-        }
+    let (created, who, specs) = (
+        prepared.create.is_some(),
+        prepared.agent_name.clone(),
+        prepared.specs.len(),
+    );
+    let session = prepared.open(&store, Duration::from_millis(500))?;
+    if created {
+        eprintln!("created task {slug} (standard mode, orchestrate workflow)");
     }
     eprintln!(
-        "discovery of task {slug}: {} in this terminal; quit it once {} written",
-        who.agent,
-        if specs.len() == 1 {
+        "discovery of task {slug}: {who} in this terminal; quit it once {} written",
+        if specs == 1 {
             "the spec is"
         } else {
             "the specs are"
@@ -170,16 +107,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     );
     // A Ctrl-C meant for the agent must not end baton before it records the phase.
     baton_engine::interrupt::install_for_dialogue();
-    let session = Session {
-        project_dir: project_dir.clone(),
-        store: &store,
-        slug: slug.clone(),
-        phase,
-        specs,
-        agent,
-        prompt,
-        poll: Duration::from_millis(500),
-    };
     let warn = Box::new(|tokens: u64, budget: u64| {
         // The agent owns the terminal (raw mode, perhaps): a line of its own, \r included.
         eprint!(

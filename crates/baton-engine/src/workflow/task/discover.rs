@@ -8,14 +8,161 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::def::TaskPhase;
-use super::plan::SpecPath;
+use super::def::{self as task_def, TaskPhase};
+use super::plan::{self, SpecPath};
+use crate::cli_agents::CliAgents;
+use crate::config::Project;
+use baton_agent::settings::AgentId;
 use baton_agent::{AgentSpec, interactive, transcript};
 use baton_context::extract;
 use baton_core::error::{Error, Result};
 use baton_core::markdown;
-use baton_store::model::PhaseStatus;
+use baton_store::model::{Mode, PhaseStatus, Status, Workflow};
 use baton_store::{Content, Store, artifacts};
+
+/// What `baton discover` is asked.
+pub struct Ask<'a> {
+    /// A task (its slug or name), an idea (a sentence: a task is made of it), or none: `task`.
+    pub target: Option<&'a str>,
+    /// The task when no target is given (`--task`, else the current one).
+    pub task: Option<&'a str>,
+    /// The task workflow whose discovery phase runs.
+    pub workflow: &'a str,
+    pub agent: Option<&'a AgentId>,
+    /// Where the spec files go (`{task}`: the slug); default: the phase's.
+    pub spec_dir: Option<&'a str>,
+}
+
+/// A discovery session prepared — the task, its spec files, the agent CLI, the prompt and the
+/// command line — with nothing changed yet (a dry run stops here).
+pub struct Prepared {
+    pub project_dir: PathBuf,
+    pub slug: String,
+    /// The name of the task an idea becomes, made when the session opens, and the idea.
+    pub create: Option<(String, String)>,
+    /// The agent, as the person named it.
+    pub agent_name: String,
+    pub phase: TaskPhase,
+    pub specs: Vec<SpecPath>,
+    pub agent: AgentSpec,
+    pub prompt: String,
+    /// The command line; its last argument is the prompt.
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl Prepared {
+    pub fn prepare(project: &Project, store: &Store, ask: &Ask) -> Result<Prepared> {
+        let local = project.local_dir();
+        let project_dir = crate::git::Git::new(&project.dir)
+            .toplevel()
+            .unwrap_or_else(|_| project.dir.clone());
+        let (wf, source, _) = task_def::load(ask.workflow, &local.join("workflows"))?;
+        let phase = plan::discovery_phase(&wf, &source)?.clone();
+        let (slug, create) = resolve(store, ask)?;
+        let specs = plan::spec_paths(&project_dir, &phase, &slug, ask.spec_dir)?;
+        let cfg = &project.config;
+        let who = crate::definition::assign(
+            &phase.role,
+            ask.agent,
+            &cfg.run.roles,
+            &wf.roles,
+            &cfg.run.default_agent,
+        );
+        if who.agent.is_sim() {
+            return Err(Error::invalid(format!(
+                "discovery is a dialogue with a person: the simulated agent cannot hold it (agent `{}`)",
+                who.agent
+            ))
+            .hint("pick an interactive agent CLI: --agent claude|codex|gemini or an [agents.<name>] of baton.toml"));
+        }
+        let agent = CliAgents::new(&project_dir, None)
+            .configured(cfg)
+            .spec(&who)?;
+        let idea = create.as_ref().map(|(_, idea)| idea.as_str());
+        let prompt = self::prompt(&local.join("prompts"), &phase, &slug, idea, &specs)?;
+        let (program, args) = interactive::argv(&agent, &prompt, None)?;
+        Ok(Prepared {
+            project_dir,
+            slug,
+            create,
+            agent_name: who.agent.to_string(),
+            phase,
+            specs,
+            agent,
+            prompt,
+            program,
+            args,
+        })
+    }
+
+    /// The agent CLI is there (before the terminal is checked: a missing CLI is the first
+    /// thing to fix).
+    pub fn locate(&self) -> Result<()> {
+        baton_agent::preflight::locate(&self.agent, &self.project_dir).map(|_| ())
+    }
+
+    /// Make the task an idea becomes, or check the task runs: the session can start.
+    pub fn open(self, store: &Store, poll: Duration) -> Result<Session<'_>> {
+        match &self.create {
+            Some((name, _)) => {
+                store.init(name, Mode::Standard, Workflow::Orchestrate)?;
+            }
+            None => {
+                let m = store.manifest(&self.slug)?;
+                if m.status != Status::Running {
+                    return Err(Error::state(format!(
+                        "task `{}` is {}: discovery records a phase only in a running task",
+                        self.slug, m.status
+                    ))
+                    .hint("start a new task: baton discover \"<idea>\""));
+                }
+            }
+        }
+        Ok(Session {
+            project_dir: self.project_dir,
+            store,
+            slug: self.slug,
+            phase: self.phase,
+            specs: self.specs,
+            agent: self.agent,
+            prompt: self.prompt,
+            poll,
+        })
+    }
+}
+
+/// The task asked for, or the one an idea becomes (its name and the idea).
+fn resolve(store: &Store, ask: &Ask) -> Result<(String, Option<(String, String)>)> {
+    let Some(t) = ask.target else {
+        return Ok((store.resolve(ask.task)?, None));
+    };
+    match baton_store::names::slugify(t).ok() {
+        Some(s) if store.exists(&s) => Ok((store.resolve(Some(&s))?, None)),
+        // One word is a task's name, not an idea: a typo must not become a task.
+        _ if !t.trim().contains(char::is_whitespace) => {
+            let close = store.did_you_mean(t);
+            Err(Error::not_found(format!("no task `{t}`{close}")).hint(
+                "see the tasks with `baton task list`; an idea is a sentence: baton discover \"Let people sign in with GitHub\"",
+            ))
+        }
+        _ => {
+            // A sentence makes a long slug: its first words name the task.
+            let name: String = t.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+            let slug = baton_store::names::slugify(&name)?;
+            if store.exists(&slug) {
+                // The idea would be dropped in favour of a task it merely starts like.
+                return Err(Error::state(format!(
+                    "the idea would be task `{slug}`, which exists already"
+                ))
+                .hint(format!(
+                    "continue that task: baton discover {slug}; or word the idea's first words differently"
+                )));
+            }
+            Ok((slug, Some((name, t.to_string()))))
+        }
+    }
+}
 
 /// The discovery prompt: what to ask, what to scan, the spec files and their sections.
 pub fn prompt(
