@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::assert_exit;
 use crate::util::{EPIC_SIM, bin, fixture, text};
 
 /// The demo project on a branch of its own, with `baton_toml` as its baton.toml (written after
@@ -74,7 +75,7 @@ fn claude_model_names_never_reach_codex() {
         ["exec", "--json", "--sandbox", "workspace-write"]
     );
     // The fake still says the model is unknown: the run stops at once and says what to change.
-    assert_eq!(o.status.code(), Some(7), "{}", text(&o));
+    assert_exit(&o, 7);
     assert_eq!(argv.iter().filter(|a| *a == "--end--").count(), 1);
 }
 
@@ -93,7 +94,7 @@ fn a_tier_becomes_the_agent_s_mapped_model_and_its_flags_and_env_are_passed() {
         &fake,
         &["run", "epic-execute", "1", "--agent", "codex"],
     );
-    assert_eq!(o.status.code(), Some(7), "{}", text(&o));
+    assert_exit(&o, 7);
     assert_eq!(
         argv,
         [

@@ -6,7 +6,8 @@
 
 use serde_json::Value;
 
-use crate::run_epic_work::{Proj, git, out, template_story};
+use crate::run_epic_work::{Proj, git, template_story};
+use crate::util::text as out;
 
 const IMPL: &str = "_bmad-output/implementation-artifacts";
 const INSERTED: &str = "_bmad-output/implementation-artifacts/stories/epic-3.5";

@@ -19,6 +19,7 @@ use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::Value;
 
+use crate::util::assert_exit;
 use crate::util::{bin, git, text};
 
 /// Interrupted runs per engine in the normal suite.
@@ -708,7 +709,7 @@ fn interrupt_a_hanging_call(
         libc::kill(-(child.id() as i32), libc::SIGINT);
     }
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert_exit(&o, 130);
     std::fs::write(d.join(".baton/sim.toml"), "").unwrap();
     let id = p.run_id().unwrap();
     let o = cmd(d, &["run", "--resume", &id]).output().unwrap();

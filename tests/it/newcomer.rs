@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::assert_exit;
 use crate::util::{EPIC_SIM, bin, git, text};
 
 struct Repo {
@@ -561,7 +562,7 @@ fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
     );
     assert!(!old.exists() && run_uses.exists() && task_uses.exists());
     let o = r.run(&["gc", "--older-than", "soon"], &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_exit(&o, 2);
     assert!(text(&o).contains("bad duration \"soon\""), "{}", text(&o));
 }
 
@@ -676,7 +677,7 @@ fn a_mistyped_phase_or_task_is_refused_with_what_was_meant() {
     let store = r.dir.join("docs/orchestrator");
     let before = crate::util::snapshot(&store);
     let o = r.run(&["phase", "begin", "archtect"], &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_exit(&o, 2);
     assert!(
         text(&o).starts_with(
             "error: `archtect` is not a phase of the task store (did you mean `architect`?)"
@@ -689,7 +690,7 @@ fn a_mistyped_phase_or_task_is_refused_with_what_was_meant() {
         "no phase was started"
     );
     let o = r.run(&["run", "orchestrate", "add-logn", "--agent", "sim"], &[]);
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_exit(&o, 4);
     assert!(
         text(&o).starts_with("error: no task `add-logn` (did you mean `add-login`?)"),
         "{}",

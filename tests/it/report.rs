@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::util::{Proj, Test, bin, text};
+use crate::util::assert_exit;
 
 /// `baton demo` into `<tmp>/demo`: the project dir and the demo's report.
 fn demo(tmp: &Path) -> (PathBuf, PathBuf) {
@@ -157,7 +158,7 @@ fn report_picks_runs_and_writes_where_asked_with_links_relative_to_the_file() {
     assert_eq!(assert_links_resolve(&html, &dir.join("out")), 38);
     // Bad input: a clear error, a non-zero code, nothing written.
     let o = run(&["report", "20990101T000000-aaaaaa"]);
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_exit(&o, 4);
     assert!(
         text(&o).contains("no run 20990101T000000-aaaaaa"),
         "{}",
@@ -170,10 +171,10 @@ fn report_picks_runs_and_writes_where_asked_with_links_relative_to_the_file() {
             && text(&o).contains("baton run verify --queue nope")
     );
     let o = run(&["report", "-o", "missing/dir/r.html"]);
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_exit(&o, 4);
     assert!(text(&o).contains("does not exist"), "{}", text(&o));
     let o = run(&["report", "-o", "out"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_exit(&o, 2);
     assert!(!dir.join("missing").exists());
 }
 
@@ -427,7 +428,7 @@ fn status_watch_refreshes_until_ctrl_c_and_plain_output_stays_plain() {
     }
     std::io::Read::read_to_end(&mut stdout, &mut seen).unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_exit(&o, 0);
     let out = String::from_utf8(seen).unwrap();
     // Nothing changed: one view, no terminal escapes in a pipe.
     assert_eq!(out.matches("--- ").count(), 1, "{out}");

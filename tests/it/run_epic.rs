@@ -10,7 +10,9 @@ struct Demo {
     dir: PathBuf,
 }
 
+use crate::util::assert_exit;
 use crate::util::git;
+use crate::util::text as out;
 
 /// The demo's BMAD project (4 stories) on branch epic-1, with `scenario` for the sim agent.
 fn project(scenario: &str) -> Demo {
@@ -77,14 +79,6 @@ impl Demo {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
-}
-
-fn out(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]
@@ -472,7 +466,7 @@ fn a_crash_at_every_event_boundary_resumes_to_the_same_result() {
         "[story.\"1.2\"]\nreview = [\"fail\", \"pass\"]\n[story.\"1.3\"]\ndev = [\"block\"]\n";
     let clean = project(scenario);
     let o = clean.run(&["run", "epic-execute", "1", "--agent", "sim", "--party-all"]);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let total = clean.events().len();
     let calls = |d: &Demo| {
         d.events()
@@ -679,7 +673,7 @@ fn a_story_that_depends_on_another_waits_for_it_or_is_skipped() {
         "--parallel",
         "4",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let finished = |id: &str| -> serde_json::Value {
         d.events()
             .into_iter()
@@ -907,7 +901,7 @@ fn status_shows_runs_and_a_damaged_journal() {
     let id = d.run_id();
     // A run keeps the agent it started with: another one at resume is refused, with the reason.
     let o = d.run(&["run", "--resume", &id, "--agent", "claude"]);
-    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert_exit(&o, 2);
     assert!(
         out(&o).contains(&format!(
             "run {id} continues with the agent it started with (sim), not claude"
@@ -947,7 +941,7 @@ fn status_shows_runs_and_a_damaged_journal() {
 fn a_signal_for_another_story_does_not_pass_the_phase() {
     let d = project("[story.\"1.1\"]\ndev = [\"wrongid\"]\n");
     let o = d.run(&EPIC_SIM);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let devs: Vec<serde_json::Value> = d
         .events()
         .into_iter()
@@ -984,7 +978,7 @@ fn a_rate_limited_call_is_waited_out_not_counted_as_a_failure() {
     let d = project("[story.\"1.1\"]\ndev = [\"ratelimit\"]\n");
     no_backoff(&d.dir, "epic-execute");
     let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert_exit(&o, 0);
     let lines: Vec<serde_json::Value> = crate::util::json_lines(&o.stdout);
     let retrying: Vec<&serde_json::Value> = lines
         .iter()
@@ -1183,7 +1177,7 @@ fn a_git_command_killed_by_the_interrupting_signal_is_run_again() {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let o = d.run_env(&EPIC_SIM, &[("PATH", &path)]);
     assert!(bin.join("killed").exists(), "no `git commit` was killed");
-    assert_eq!(o.status.code(), Some(130), "{}", out(&o));
+    assert_exit(&o, 130);
     assert!(out(&o).contains("interrupted by SIGINT"), "{}", out(&o));
     // The commit ran again and landed before baton stopped.
     assert_eq!(d.story_commits(), 1, "{:?}", d.log());
@@ -1263,7 +1257,7 @@ fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
     )
     .unwrap();
     let o = d.run(&EPIC_SIM);
-    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_exit(&o, 3);
     assert!(out(&o).contains("sprint-status.yaml"), "{}", out(&o));
     assert!(
         out(&o).contains("fix sprint-status.yaml first"),
@@ -1275,7 +1269,7 @@ fn a_broken_sprint_status_or_scenario_is_refused_before_the_run() {
     std::fs::remove_file(d.dir.join("docs/sprint-status.yaml")).unwrap();
     std::fs::write(d.dir.join(".baton/sim.toml"), "[story.\"1.1\"\ndev = 3\n").unwrap();
     let o = d.run(&EPIC_SIM);
-    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert_exit(&o, 5);
     assert!(out(&o).contains("sim.toml line 1"), "{}", out(&o));
     assert!(
         out(&o).contains("fix the simulated agent's scenario"),
@@ -1422,7 +1416,7 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
     let (mut child, _marker, pgid) = start_slow_run(&d);
     let id = d.run_id();
     let o = d.run(&["run", "--resume", &id]);
-    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_exit(&o, 3);
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         format!(
@@ -1430,7 +1424,7 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
         )
     );
     let o = d.run(&EPIC_SIM);
-    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_exit(&o, 3);
     assert!(
         out(&o).contains(&format!(
             "error: epic 1 is being worked on by run {id}, in another baton"
@@ -1502,7 +1496,7 @@ fn a_resumed_run_is_refused_while_a_newer_run_works_on_its_epic() {
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
     let o = d.run(&["run", "--resume", &old]);
-    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_exit(&o, 3);
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         format!(
@@ -1539,7 +1533,7 @@ fn two_runs_of_one_epic_started_together_run_it_once() {
     let [a, b] = runs;
     let (loser, mut winner) = if refused == 0 { (a, b) } else { (b, a) };
     let o = loser.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert_exit(&o, 3);
     let id = d.run_id();
     assert!(
         out(&o).contains(&format!(

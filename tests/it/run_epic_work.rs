@@ -6,17 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::assert_exit;
 use crate::util::bin;
+use crate::util::text as out;
 
 pub use crate::util::git;
-
-pub fn out(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// A story as BMAD's story template makes it: the `## Dev Agent Record` section is there,
 /// empty, before any dev work.
@@ -331,7 +325,7 @@ fn a_failed_story_stays_in_progress_and_only_its_own_changes_are_stashed() {
     let p = project();
     std::fs::write(p.fake.join("block"), "").unwrap();
     let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     // Two attempts, then the story failed: a BMAD status, the reason in its record.
     assert_eq!(p.fake_file("calls"), "dev 1.1\ndev 1.1\nother\n");
     let story = p.read(STORY);

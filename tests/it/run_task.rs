@@ -4,6 +4,8 @@
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::util::assert_exit;
+use crate::util::text as out;
 use crate::util::{Proj, bin};
 use serde_json::Value;
 
@@ -35,14 +37,6 @@ fn cmd(p: &Proj, args: &[&str]) -> Command {
 
 fn run(p: &Proj, args: &[&str]) -> Output {
     cmd(p, args).output().unwrap()
-}
-
-fn out(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn spawn(p: &Proj, args: &[&str]) -> Child {
@@ -313,7 +307,7 @@ fn investigation_decisions_route_as_the_routing_table_says() {
     // reject at the final gate fails the task.
     decide(&p, "reject");
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     assert_eq!(p.manifest("add-login")["status"], "failed");
 }
 
@@ -330,7 +324,7 @@ fn reject_at_the_design_gate_fails_the_task() {
     );
     decide(&p, "reject");
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let m = p.manifest("add-login");
     assert_eq!(m["status"], "failed");
     assert!(!labels(&m).contains(&"spec".to_string()));
@@ -375,7 +369,7 @@ fn a_failing_phase_pauses_and_retry_continues_from_it() {
     no_wait_to(&p, RUN, "design");
     decide(&p, "approve");
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     assert!(
         out(&o).contains("paused") && out(&o).contains("--decision retry"),
         "{}",
@@ -391,7 +385,7 @@ fn a_failing_phase_pauses_and_retry_continues_from_it() {
     );
     // Rerunning a paused task before deciding says what to do.
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     decide(&p, "retry");
     no_wait_to(&p, RUN, "final");
     let l = labels(&p.manifest("add-login"));
@@ -428,7 +422,7 @@ fn revision_and_fix_loops_write_their_artifacts() {
     // A design audit failing beyond max_revisions pauses the task.
     let p = proj("[task]\ndesign-audit = [\"fail\"]\n", "orchestrate");
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let m = p.manifest("add-login");
     assert_eq!(m["status"], "paused");
     assert!(
@@ -724,7 +718,7 @@ fn bad_input_is_refused_clearly() {
     let bad = text.replace("after = [\"tests\"]", "after = [\"testz\"]");
     std::fs::write(wdir.join("orchestrate.toml"), &bad).unwrap();
     let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert_exit(&o, 5);
     assert!(
         out(&o).contains(".baton/workflows/orchestrate.toml line") && out(&o).contains("testz"),
         "{}",
@@ -750,7 +744,7 @@ fn bad_input_is_refused_clearly() {
         "{}",
         out(&o)
     );
-    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert_exit(&o, 5);
     assert!(
         out(&o).contains("delete it to use the built-in"),
         "{}",
@@ -769,7 +763,7 @@ fn bad_input_is_refused_clearly() {
         .replace("name = \"debt\"", "name = \"dept\"");
     std::fs::write(wdir.join("poc.toml"), &poc).unwrap();
     let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(5), "{}", out(&o));
+    assert_exit(&o, 5);
     assert!(out(&o).contains("poc.toml"), "{}", out(&o));
     std::fs::remove_file(wdir.join("poc.toml")).unwrap();
     p.test()
@@ -802,7 +796,7 @@ fn bad_input_is_refused_clearly() {
     assert!(o.status.success(), "{}", out(&o));
     let mid = p.snapshot();
     let o = run(&p, &["run", "poc", "add-login", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert_exit(&o, 2);
     assert!(
         out(&o).contains("unfinished orchestrate run"),
         "{}",
@@ -816,7 +810,7 @@ fn bad_input_is_refused_clearly() {
     no_wait_to(&p, RUN, "design");
     decide(&p, "approve");
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let m = p.manifest("add-login");
     assert_eq!(m["status"], "paused");
     let r = m["failure_context"]["reason"].as_str().unwrap();
@@ -863,7 +857,7 @@ fn a_test_command_is_run_by_baton_and_masked() {
     );
     std::fs::write(p.path().join(".baton/workflows/orchestrate.toml"), &own).unwrap();
     let o = run(&p, &["run", "orchestrate", "add-login", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let m = p.manifest("add-login");
     assert_eq!(m["status"], "paused");
     assert_eq!(m["failure_context"]["failed_phase"], "test-results");
@@ -883,7 +877,7 @@ fn a_signal_for_another_task_does_not_pass_the_phase() {
             "--no-wait",
         ],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_exit(&o, 1);
     let archs: Vec<Value> = events(&p)
         .into_iter()
         .filter(|e| e["event"] == "phase_finished" && e["phase"] == "architect")
@@ -919,7 +913,7 @@ fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
             "--json",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert_exit(&o, 0);
     let lines: Vec<Value> = crate::util::json_lines(&o.stdout);
     let kinds: Vec<&str> = lines.iter().map(|e| e["event"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");

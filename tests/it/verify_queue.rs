@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::util::assert_exit;
+use crate::util::text;
 use crate::util::{Proj, Test};
 use serde_json::Value;
 
@@ -103,14 +105,6 @@ fn read_json(p: &Path) -> Value {
         &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
     )
     .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn assert_complete_phase(st: &Value, id: &str) {
@@ -238,7 +232,7 @@ fn a_missing_summary_block_is_retried_once_with_the_reminder_then_fails() {
         setup("[verify]\n\"BMNR/1b\" = [\"nosummary\"]\n\"MARA/1b\" = [\"nosummary\", \"ok\"]\n");
     t.p.ok(&["queue", "add", "q", "BMNR", "MARA"]);
     let o = t.verify();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_exit(&o, 1);
     let out = text(&o);
     assert!(out.contains("BMNR failed: phase 1b: the answer has no `## Summary` block (after a retry with the format reminder)"), "{out}");
     let run = &t.runs()[0];
@@ -555,7 +549,7 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     let wf = t.p.path().join(".baton/workflows/verify.toml");
     std::fs::write(&wf, FOUR.replace("inputs = [\"1a\"]", "inputs = [\"9z\"]")).unwrap();
     let o = t.verify();
-    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    assert_exit(&o, 5);
     let e = text(&o);
     assert!(
         e.contains("verify.toml line 8") && e.contains("`9z`"),
@@ -585,7 +579,7 @@ fn an_answer_for_another_item_does_not_pass_the_phase() {
     let t = setup("[verify]\n\"BMNR/1a\" = [\"wrongid\"]\n");
     t.p.ok(&["queue", "add", "q", "BMNR"]);
     let o = t.verify();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_exit(&o, 1);
     let b = t.state("BMNR");
     assert_eq!(b["status"], "failed");
     assert_eq!(b["phases"]["1a"]["status"], "failed");
@@ -615,7 +609,7 @@ fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
     crate::util::no_backoff(t.p.path(), "verify");
     t.p.ok(&["queue", "add", "q", "BMNR"]);
     let o = t.run(&["run", "verify", "--queue", "q", "--agent", "sim", "--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_exit(&o, 0);
     let lines: Vec<Value> = crate::util::json_lines(&o.stdout);
     let kinds: Vec<&str> = lines.iter().map(|e| e["event"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");

@@ -18,7 +18,8 @@ pub(crate) use corpus::corpus_or_skip;
 pub use fixtures::{copy_dir, fixture};
 pub use project::{Proj, assert_manifest_is_replay, snapshot};
 pub use runner::{
-    bin, demo_epic_2, demo_repo, demo_story_path, git, json_lines, no_backoff, run_in, text,
+    assert_exit, bin, demo_epic_2, demo_repo, demo_story_path, git, json_lines, no_backoff, run_in,
+    text,
 };
 pub use test::Test;
 

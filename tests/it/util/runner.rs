@@ -74,6 +74,12 @@ pub fn demo_epic_2(dir: &std::path::Path) {
     git(dir, &["commit", "-q", "-m", "epic 2"]);
 }
 
+/// Require the run to have exited with `code`, showing its output when it did not.
+#[track_caller]
+pub fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "{}", text(o));
+}
+
 /// stdout then stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(
