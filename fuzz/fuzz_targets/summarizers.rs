@@ -1,27 +1,13 @@
 //! Every test-runner summarizer (and `auto`'s detection) on any output, fed in chunks as a
-//! pipe delivers it: a summary always comes back, its lines are the output's own lines, and
-//! it is the same however the output was cut into chunks.
+//! pipe delivers it: a summary always comes back, the same however the output was cut into
+//! chunks.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use baton_context::mask::{Kind, Masker, summarize_command_output, summarizer};
+use clap::ValueEnum;
 use libfuzzer_sys::fuzz_target;
 
-const KINDS: &[Kind] = &[
-    Kind::Auto,
-    Kind::CargoTest,
-    Kind::Nextest,
-    Kind::Pytest,
-    Kind::Jest,
-    Kind::Vitest,
-    Kind::NodeTest,
-    Kind::GoTest,
-    Kind::GitDiff,
-    Kind::GitDiffStat,
-    Kind::Rustc,
-    Kind::Tsc,
-    Kind::Generic,
-];
 const COMMANDS: &[&str] = &[
     "cargo test",
     "pytest -q",
@@ -41,7 +27,9 @@ struct Input {
 }
 
 fuzz_target!(|input: Input| {
-    let kind = KINDS[input.kind as usize % KINDS.len()];
+    // Every kind `baton mask --kind` takes.
+    let kinds = Kind::value_variants();
+    let kind = kinds[input.kind as usize % kinds.len()];
     let command: Vec<String> = COMMANDS[input.command as usize % COMMANDS.len()]
         .split(' ')
         .map(String::from)
