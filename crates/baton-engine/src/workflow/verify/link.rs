@@ -92,7 +92,7 @@ impl<'a> Link<'a> {
                 (Instant::now(), FIRST_DELAY)
             });
             if since.elapsed() >= self.patience {
-                return Err(self.gave_up(failed));
+                return Err(gave_up(&self.who, self.patience, &failed));
             }
             if let Some(sig) = crate::interrupt::received() {
                 return Err(Error::Interrupted {
@@ -106,11 +106,6 @@ impl<'a> Link<'a> {
         }
     }
 
-    /// Whether a connection is held now (false after a break, until the next statement).
-    pub fn is_connected(&self) -> bool {
-        self.db.is_some()
-    }
-
     fn connected(&mut self) -> Result<&mut Db> {
         if self.db.is_none() {
             let mut db = Db::connect_within(self.url, self.bound)?;
@@ -121,17 +116,17 @@ impl<'a> Link<'a> {
         }
         Ok(self.db.as_mut().expect("connected above"))
     }
+}
 
-    fn gave_up(&self, last: Error) -> Error {
-        Error::state(format!(
-            "{}: the queue database was unreachable for {} s (last: {last}); the worker stops",
-            self.who,
-            self.patience.as_secs()
-        ))
-        .hint(
-            "its claims go back to the queue when their leases run out; start the worker again once the database answers (the wait is [queue] unreachable_secs, or --unreachable)",
-        )
-    }
+/// The worker stops: the database stayed unreachable for its patience.
+pub(super) fn gave_up(who: &str, patience: Duration, last: &Error) -> Error {
+    Error::state(format!(
+        "{who}: the queue database was unreachable for {} s (last: {last}); the worker stops",
+        patience.as_secs()
+    ))
+    .hint(
+        "its claims go back to the queue when their leases run out; start the worker again once the database answers (the wait is [queue] unreachable_secs, or --unreachable)",
+    )
 }
 
 /// After a failed statement: is the connection itself gone (closed, or not answering a ping

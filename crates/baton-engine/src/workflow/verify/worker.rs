@@ -230,12 +230,7 @@ fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool, stop: &AtomicBo
                 }
                 if renewed.elapsed() >= w.patience.max(w.lease) {
                     stop.store(true, Ordering::SeqCst);
-                    return Err(Error::state(format!(
-                        "{}: the queue database was unreachable for {} s (last: {e}); the worker stops",
-                        w.name,
-                        w.patience.as_secs()
-                    ))
-                    .hint("start the worker again once the database answers (the wait is [queue] unreachable_secs, or --unreachable)"));
+                    return Err(super::link::gave_up(&w.name, w.patience, &e));
                 }
                 continue;
             }
