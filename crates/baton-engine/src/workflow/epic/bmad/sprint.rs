@@ -228,8 +228,11 @@ pub fn set_line(text: &str, key: &str, value: &str) -> Option<String> {
                     }
                     _ => yaml_scalar(value),
                 };
+                // A key with no value (`"key":` at the end of the file) or a value right after
+                // a quoted key's colon gets a space: `"key":done` is not YAML.
+                let sep = if vs == 0 { " " } else { "" };
                 return Some(format!(
-                    "{}{}{}",
+                    "{}{sep}{}{}",
                     &text[..abs],
                     new_val,
                     &text[abs + val.len()..]
@@ -342,6 +345,30 @@ mod tests {
             set_line(odd, "1-1-a", "review").as_deref(),
             Some("development_status:\n  - stray\n  1-1-a: review\n")
         );
+    }
+
+    /// Found by the `bmad_files` fuzz target: a quoted key with no value at the end of the
+    /// file (`  "1-3-sso":`) set to `done` became `"1-3-sso":done`, which is not YAML: the
+    /// file baton wrote no longer parsed.
+    #[test]
+    fn a_key_without_a_value_is_set_readably() {
+        for (text, want) in [
+            (
+                "development_status:\n  epic-1: done\n  \"1-3-sso\":",
+                "development_status:\n  epic-1: done\n  \"1-3-sso\": done",
+            ),
+            (
+                "development_status:\n  1-3-sso:\n  epic-2: backlog\n",
+                "development_status:\n  1-3-sso: done\n  epic-2: backlog\n",
+            ),
+        ] {
+            SprintStatus::parse(Path::new("s.yaml"), text).unwrap();
+            let new = set_line(text, "1-3-sso", "done").unwrap();
+            assert_eq!(new, want);
+            let after = SprintStatus::parse(Path::new("s.yaml"), &new).unwrap();
+            let e = after.entries.iter().find(|e| e.key == "1-3-sso").unwrap();
+            assert_eq!(e.value, "done");
+        }
     }
 
     #[test]
