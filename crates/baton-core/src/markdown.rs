@@ -78,7 +78,9 @@ fn sections_opts(text: &str, opts: Options) -> Vec<Section> {
                         break;
                     }
                     out[i].end = start;
-                    out[i].end_line = line - 1;
+                    // Two headings can share a line ('\r' alone ends a line for CommonMark,
+                    // not for our count): a section never ends before it starts.
+                    out[i].end_line = (line - 1).max(out[i].start_line);
                     open.pop();
                 }
                 open.push(out.len());
@@ -154,6 +156,19 @@ pub fn select(all: &[Section], mut pred: impl FnMut(&str) -> bool) -> Vec<&Secti
 
 #[cfg(test)]
 mod tests {
+    /// Found by the `outline` fuzz target: with '\r' line endings two headings are on one
+    /// line by our count, and the first section ended (line 0) before it started (line 1).
+    #[test]
+    fn a_section_never_ends_before_it_starts() {
+        let text = "W\r====\r\r# two\r# three";
+        let all = sections(text);
+        assert!(all.len() >= 2, "{all:?}");
+        for s in &all {
+            assert!(s.start_line <= s.end_line, "{s:?}");
+            assert!(s.start <= s.end, "{s:?}");
+        }
+    }
+
     use super::*;
 
     #[test]
