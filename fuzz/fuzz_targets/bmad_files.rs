@@ -56,7 +56,8 @@ fn sprint_file(text: &str, status: u8) {
     };
     let value = STATUSES[status as usize % STATUSES.len()];
     for entry in parsed.entries.iter().take(4) {
-        let Some(updated) = sprint::set_line(text, &entry.key, value) else {
+        // What `sprint::write` would write: refused, or a file that reads back as set.
+        let Ok(Some(updated)) = sprint::edit(file, text, &entry.key, value) else {
             continue;
         };
         let again =

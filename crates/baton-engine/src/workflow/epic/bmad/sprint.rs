@@ -258,25 +258,34 @@ fn split_key(line: &str) -> Option<(&str, &str)> {
 /// is not in the file (nothing is written: adding keys is sprint planning's job, not ours).
 pub fn write(path: &Path, key: &str, value: &str) -> Result<bool> {
     let text = std::fs::read_to_string(path).map_err(io_err(path))?;
-    SprintStatus::parse(path, &text)?;
-    let Some(new) = set_line(&text, key, value) else {
+    let Some(new) = edit(path, &text, key, value)? else {
         return Ok(false);
     };
-    // The line edit must mean what we intended, read the way every YAML reader reads it.
-    let check = SprintStatus::parse(path, &new)?;
-    if !check
-        .entries
-        .iter()
-        .any(|e| e.key == key && e.value == value)
-    {
+    replace_file(path, new.as_bytes())?;
+    Ok(true)
+}
+
+/// The text of [`write`]: `text` (the file at `path`) with `key` set to `value` by a line edit,
+/// `None` when the key is not there. An edit that would not read back as `value`, the way
+/// every YAML reader reads it (a key set twice, a layout the line edit cannot handle), is
+/// refused: the file is never left meaning something else.
+pub fn edit(path: &Path, text: &str, key: &str, value: &str) -> Result<Option<String>> {
+    SprintStatus::parse(path, text)?;
+    let Some(new) = set_line(text, key, value) else {
+        return Ok(None);
+    };
+    let reads_back = SprintStatus::parse(path, &new)
+        .is_ok_and(|s| s.entries.iter().any(|e| e.key == key && e.value == value));
+    if !reads_back {
         return Err(Error::corrupt(
             path,
             None,
-            format!("could not set `{key}` by a line edit; edit the file by hand"),
+            format!(
+                "could not set `{key}` by a line edit (is it set twice?); edit the file by hand"
+            ),
         ));
     }
-    replace_file(path, new.as_bytes())?;
-    Ok(true)
+    Ok(Some(new))
 }
 
 #[cfg(test)]
@@ -368,6 +377,17 @@ mod tests {
             let after = SprintStatus::parse(Path::new("s.yaml"), &new).unwrap();
             let e = after.entries.iter().find(|e| e.key == "1-3-sso").unwrap();
             assert_eq!(e.value, "done");
+        }
+    }
+
+    /// Found by the `bmad_files` fuzz target: a key set twice. The line edit would change the
+    /// first while YAML readers refuse the file (or take the last): refused, naming the file.
+    #[test]
+    fn a_key_set_twice_is_not_edited() {
+        let text = "development_status:\n  1-1-a: backlog\n  1-1-a: done\n  1-2-b: backlog\n";
+        for key in ["1-1-a", "1-2-b"] {
+            let err = edit(Path::new("s.yaml"), text, key, "review").unwrap_err();
+            assert!(err.to_string().starts_with("s.yaml line 3: "), "{err}");
         }
     }
 
