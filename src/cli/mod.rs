@@ -461,14 +461,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// A `--root` that is not there is a typo, not an empty store: only creating the first task
-/// (or the project's wiring) may make it.
+/// may make it.
 fn check_root(root: &std::path::Path, command: &Command) -> Result<()> {
     let creates = matches!(
         command,
         Command::Task(Group {
             cmd: task::TaskCmd::Init { .. },
             ..
-        }) | Command::Init(_)
+        })
     );
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),

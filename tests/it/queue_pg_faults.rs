@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use baton_engine::workflow::verify::pg::Db;
 
 use super::queue_pg::pg_project;
-use super::queue_pg_workers::{assert_exactly_once, wait_ok, worker};
+use super::queue_pg_workers::{assert_exactly_once, wait_ok, worker, worker_with};
 use crate::util::pg;
 
 /// Recorded outcomes so far, on a fresh connection (the server may have restarted since).
@@ -115,20 +115,7 @@ fn a_database_that_stays_away_stops_the_worker_after_its_patience() {
     p.write(".baton/sim.toml", "latency_ms = 200\n");
     let ids: Vec<String> = (0..50).map(|i| format!("G{i:02}")).collect();
     Db::connect(&url).unwrap().add("q", &ids).unwrap();
-    let mut w = std::process::Command::new(crate::util::bin());
-    let log = std::fs::File::create(p.path().join("w1.log")).unwrap();
-    let mut w1 = w
-        .args([
-            "worker", "--queue", "q", "--once", "--agent", "sim", "--name", "w1",
-        ])
-        .args(["--lease", "2", "--unreachable", "3"])
-        .current_dir(p.path())
-        .env("BATON_DATABASE_URL", &url)
-        .stdin(std::process::Stdio::null())
-        .stdout(log)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut w1 = worker_with(&p, &url, "w1", 2, &["--unreachable", "3"]);
     wait_recorded(&url, 3, Instant::now() + Duration::from_secs(60));
     s.stop();
     let t0 = Instant::now();

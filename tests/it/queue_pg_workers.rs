@@ -16,12 +16,18 @@ use crate::util::{Proj, bin, pg};
 
 /// A worker draining queue `q`; `lease`: its lease in seconds.
 pub(crate) fn worker(p: &Proj, url: &str, name: &str, lease: u32) -> Child {
+    worker_with(p, url, name, lease, &[])
+}
+
+/// [`worker`] with more flags; its claims logged in `<name>.log`, its stderr piped.
+pub(crate) fn worker_with(p: &Proj, url: &str, name: &str, lease: u32, more: &[&str]) -> Child {
     let log = std::fs::File::create(p.path().join(format!("{name}.log"))).unwrap();
     Command::new(bin())
         .args([
             "worker", "--queue", "q", "--once", "--agent", "sim", "--name", name,
         ])
         .args(["--lease", &lease.to_string()])
+        .args(more)
         .current_dir(p.path())
         .env("BATON_DATABASE_URL", url)
         .stdin(Stdio::null())
