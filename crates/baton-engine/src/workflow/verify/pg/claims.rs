@@ -91,10 +91,9 @@ impl Db {
         (worker, host, run_id): (&str, &str, &str),
         lease: Duration,
     ) -> Result<Option<Claimed>> {
-        // Durable: a claim lost in a server crash would let a second worker run the phase
-        // beside its holder (see `Db::connect_within`).
-        let mut tx = self.durable()?;
-        let row = tx
+        // One statement; it commits durably (see `Db::connect_within`).
+        let row = self
+            .client
             .query_opt(
                 // Two probes, the second run only when the first finds nothing (a CTE is
                 // read as far as the outer query asks), so only the taken row is locked.
@@ -130,7 +129,6 @@ impl Db {
                 &[&queue, &worker, &host, &secs(lease), &run_id],
             )
             .map_err(db_err)?;
-        tx.commit().map_err(db_err)?;
         let Some(r) = row else { return Ok(None) };
         let item: String = r.get(0);
         // Not an error of this claim: it is committed, and the item must fail, not the worker.
@@ -167,9 +165,8 @@ impl Db {
 
     /// Renew the leases of `tokens`; returns the tokens still held.
     pub fn heartbeat(&mut self, tokens: &[i64], lease: Duration) -> Result<Vec<i64>> {
-        // Durable, as claims are: a renewal lost in a crash would end a lease early.
-        let mut tx = self.durable()?;
-        let kept = tx
+        Ok(self
+            .client
             .query(
                 "UPDATE baton_items SET lease_until = now() + make_interval(secs => $2)
                  WHERE claim_token = ANY($1) RETURNING claim_token",
@@ -178,9 +175,7 @@ impl Db {
             .map_err(db_err)?
             .iter()
             .map(|r| r.get(0))
-            .collect();
-        tx.commit().map_err(db_err)?;
-        Ok(kept)
+            .collect())
     }
 
     /// The stored files of an item named in `names`.

@@ -113,13 +113,12 @@ impl Db {
         })?;
         let mut db = Db { client };
         schema::migrate(&mut db.client)?;
-        // A release lost in a server crash only keeps its phase until the lease runs out, so
-        // statements commit without waiting for the WAL flush by default; what must survive
-        // a crash — a claim and its renewals (lost, a second worker would run the phase
-        // beside its holder), a recorded outcome, added or retried items — commits in
-        // `durable` transactions.
+        // Every commit waits for the WAL flush, whatever the server's default: a claim or a
+        // renewal lost in a server crash would let a second worker run the phase beside its
+        // holder (found by tests/it/queue_pg_faults.rs). Multi-statement writes — a recorded
+        // outcome, added or retried items — are `durable` transactions as well.
         db.client
-            .batch_execute("SET synchronous_commit = off")
+            .batch_execute("SET synchronous_commit = on")
             .map_err(db_err)?;
         if let Some(b) = bound {
             let ms = b.as_millis().max(100);
@@ -130,12 +129,9 @@ impl Db {
         Ok(db)
     }
 
-    /// A transaction that commits only once it is on disk (the session default is not).
+    /// A transaction; it commits only once it is on disk (the session's setting).
     pub(crate) fn durable(&mut self) -> Result<postgres::Transaction<'_>> {
-        let mut tx = self.client.transaction().map_err(db_err)?;
-        tx.batch_execute("SET LOCAL synchronous_commit = on")
-            .map_err(db_err)?;
-        Ok(tx)
+        self.client.transaction().map_err(db_err)
     }
 
     fn not_found(&mut self, name: &str) -> Error {
