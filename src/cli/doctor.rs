@@ -112,7 +112,7 @@ fn queue(ctx: &Ctx, name: &str) -> Result<ExitCode> {
         Backend::Postgres(db) => {
             let phases: Vec<String> =
                 baton_engine::workflow::verify::pipeline::load(&local.join("workflows"))?
-                    .0
+                    .def
                     .phases
                     .into_iter()
                     .map(|p| p.id)

@@ -93,7 +93,7 @@ pub fn run(ctx: &Ctx, cmd: StateCmd) -> Result<ExitCode> {
     }
     // Phases in pipeline order when the pipeline still has them.
     let mut order: Vec<String> = pipeline::load(&local.join("workflows"))
-        .map(|(p, _)| p.phases.into_iter().map(|p| p.id).collect())
+        .map(|l| l.def.phases.into_iter().map(|p| p.id).collect())
         .unwrap_or_default();
     order.retain(|id| st.phases.contains_key(id));
     for id in st.phases.keys() {

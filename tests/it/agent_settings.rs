@@ -132,7 +132,7 @@ fn a_named_agent_runs_a_role_with_its_own_settings() {
     let fake = recording_codex(tmp.path());
     let (o, argv) = run(&dir, &fake, &["run", "epic-execute", "1"]);
     let out = text(&o);
-    assert_eq!(o.status.code(), Some(7), "{out}");
+    assert_exit(&o, 7);
     assert_eq!(argv[..4], ["exec", "--json", "--model", "o3"], "{argv:?}");
     assert!(
         out.contains("codex-deep cannot run the dev phase of story 1.1"),
@@ -170,7 +170,7 @@ fn agent_settings_a_cli_has_no_flag_for_are_refused_before_anything_runs() {
             .output()
             .unwrap();
         let out = text(&o);
-        assert_eq!(o.status.code(), Some(5), "{out}");
+        assert_exit(&o, 5);
         assert!(out.contains("baton.toml") && out.contains(says), "{out}");
         assert!(!dir.join(".baton").exists(), "nothing was created: {out}");
     }

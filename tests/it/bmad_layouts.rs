@@ -108,7 +108,7 @@ fn an_inserted_decimal_epic_is_an_epic_of_its_own() {
     );
     // An epic that is not there: the real ones are named, with a real story as the example.
     let o = p.baton(&["stories", "4"]);
-    assert_eq!(o.status.code(), Some(4));
+    crate::util::assert_exit(&o, 4);
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "error: epic 4 not found; epics found: 3, 3.5\n  hint: see an epic's stories with \

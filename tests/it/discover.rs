@@ -168,7 +168,7 @@ fn discovery_then_plan_then_orchestrate_carry_the_specs_and_never_the_dialogue()
         .into_string()
         .unwrap();
     let o = p.run(&["run", "--resume", &plan_run], None);
-    assert_eq!(o.status.code(), Some(3));
+    crate::util::assert_exit(&o, 3);
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         format!(
@@ -189,7 +189,7 @@ fn discovery_then_plan_then_orchestrate_carry_the_specs_and_never_the_dialogue()
         None,
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    crate::util::assert_exit(&o, 0);
     assert!(
         stdout.contains(&format!(
             "task {SLUG}: waiting at the final gate (--no-wait)"
@@ -546,7 +546,7 @@ fn a_plan_without_tasks_pauses_the_task() {
     p.write(".baton/sim.toml", "[task]\nplan = [\"tasks=0\"]\n");
     let o = p.run(&["plan", "add-login", "--agent", "sim"], None);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    crate::util::assert_exit(&o, 1);
     assert!(stdout.contains("task add-login: plan paused: "), "{stdout}");
     assert!(
         stdout.contains("has no `### Task N: <title>` sections"),
@@ -572,7 +572,7 @@ fn a_workflow_with_discovery_in_front_waits_for_the_dialogue() {
     ) + "\n[roles.discovery]\ntier = \"strong\"\n\n[[phase]]\nname = \"discovery\"\nrole = \"discovery\"\ntemplate = \"discover\"\nsignal = \"DISCOVERY COMPLETE\"\n\n[[phase.specs]]\nfile = \"REQUIREMENTS.md\"\nsections = [\"Problem\"]\n";
     p.write(".baton/workflows/orchestrate.toml", &own);
     let o = p.run(&["run", "orchestrate", "add-login", "--agent", "sim"], None);
-    assert_eq!(o.status.code(), Some(3));
+    crate::util::assert_exit(&o, 3);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("error: task `add-login` has no discovery yet: it is a dialogue with a person, not run headless\n  hint: run `baton discover add-login` in a terminal, then this command again (the run continues)\n"),
         "{}",
@@ -721,7 +721,7 @@ fn a_second_plan_of_the_task_is_refused_while_the_first_runs() {
     }
     let second = p.run(&args, None);
     let stderr = String::from_utf8_lossy(&second.stderr);
-    assert_eq!(second.status.code(), Some(3), "{stderr}");
+    crate::util::assert_exit(&second, 3);
     assert!(stderr.contains("is being run by another baton"), "{stderr}");
     let first = first.wait_with_output().unwrap();
     assert!(

@@ -210,7 +210,7 @@ fn bad_gain_input_is_refused_and_a_torn_log_line_is_counted() {
     let o = cmd(&p, &["gain", "--since", "last tuesday"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    crate::util::assert_exit(&o, 2);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--since") && err.contains("7d"), "{err}");
     let o = cmd(&p, &["mask", "--", "seq", "1", "5000"])

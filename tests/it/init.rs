@@ -329,7 +329,7 @@ fn global_init_refuses_a_broken_user_settings_file() {
         .env("HOME", home.path())
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", crate::util::text(&o));
+    crate::util::assert_exit(&o, 2);
     assert!(
         crate::util::text(&o).contains(".claude/settings.json"),
         "{}",
@@ -390,7 +390,7 @@ fn init_that_cannot_write_a_file_puts_back_what_it_wrote() {
             .output()
             .unwrap();
         let t = crate::util::text(&o);
-        assert_eq!(o.status.code(), Some(6), "{t}");
+        crate::util::assert_exit(&o, 6);
         assert!(t.contains(says), "{t}");
         assert_eq!(snapshot(h), before);
     };

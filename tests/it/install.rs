@@ -218,7 +218,7 @@ fn a_missing_archive_a_wrong_checksum_or_an_unwritable_folder_installs_nothing()
         assert_eq!(leftovers.len(), 1, "{leftovers:?}");
     }
     let o = install(&home, &[]);
-    assert_eq!(o.status.code(), Some(2));
+    crate::util::assert_exit(&o, 2);
     assert!(text(&o).contains("--url"), "{}", text(&o));
 }
 

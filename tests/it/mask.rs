@@ -46,7 +46,7 @@ fn small_output_passes_through_verbatim_and_leaves_no_scratch() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    crate::util::assert_exit(&out, 0);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\nworld\nerr\n");
     assert!(scratch_files(p.path()).is_empty());
     let ignore = std::fs::read_to_string(p.path().join(".baton/.gitignore")).unwrap();
@@ -99,7 +99,7 @@ fn killed_by_signal_small_output() {
         .args(["mask", "--", "sh", "-c", "echo before; kill -9 $$"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(128 + 9));
+    crate::util::assert_exit(&out, 128 + 9);
     assert_eq!(out.stdout, b"before\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("signal 9 (SIGKILL)"), "{err}");
@@ -120,7 +120,7 @@ fn killed_by_signal_masked_output_reports_it() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(128 + 15));
+    crate::util::assert_exit(&out, 128 + 15);
     let v = json(&out.stdout);
     assert_eq!(v["masked"], true);
     assert_eq!(v["signal"], 15);
@@ -143,7 +143,7 @@ fn big_output_is_masked_into_a_private_scratch_file() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    crate::util::assert_exit(&out, 3);
     let v = json(&out.stdout);
     assert_eq!(v["masked"], true);
     assert_eq!(v["kind"], "generic");
@@ -187,7 +187,7 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n
         .write_stdin(log)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    crate::util::assert_exit(&out, 0);
     let v = json(&out.stdout);
     assert_eq!(v["summary"], "1 passed, 1 failed");
     assert_eq!(v["first_failure"]["test"], "b");
@@ -230,7 +230,7 @@ fn binary_output_is_handled() {
         .args(["mask", "--", "sh", "-c", "printf '\\377\\376\\000abc\\n'"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    crate::util::assert_exit(&out, 0);
     assert_eq!(out.stdout, b"\xff\xfe\x00abc\n");
     let out = baton(p.path())
         .args([
@@ -244,7 +244,7 @@ fn binary_output_is_handled() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    crate::util::assert_exit(&out, 0);
     assert_eq!(json(&out.stdout)["bytes"], 100_000);
 }
 
@@ -255,7 +255,7 @@ fn binary_mask(p: &Path, script: &str) -> (Value, Vec<u8>) {
         .args(["mask", "--", "sh", "-c", script])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    crate::util::assert_exit(&out, 0);
     assert!(
         out.stdout.len() < 1000,
         "{}",
@@ -331,7 +331,7 @@ fn timeout_stops_the_command_with_124() {
         .output()
         .unwrap();
     assert!(start.elapsed() < std::time::Duration::from_secs(10));
-    assert_eq!(out.status.code(), Some(124));
+    crate::util::assert_exit(&out, 124);
     assert_eq!(out.stdout, b"started\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -359,7 +359,7 @@ fn timeout_in_the_masked_summary_and_the_whole_group_is_stopped() {
         .timeout(std::time::Duration::from_secs(20))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(124));
+    crate::util::assert_exit(&out, 124);
     let v = json(&out.stdout);
     assert_eq!(v["masked"], true);
     assert_eq!(v["timed_out"], true);
@@ -457,7 +457,7 @@ fn without_a_scratch_file_the_command_still_runs_unmasked() {
         .arg("echo hello; echo GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789; exit 3")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3));
+    crate::util::assert_exit(&o, 3);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
         "hello\nGITHUB_TOKEN=[REDACTED]\n"

@@ -916,7 +916,7 @@ fn store_options_are_offered_only_where_they_mean_something() {
         &["--root", "x", "status"][..],
     ] {
         let o = r.run(args, &[]);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert_exit(&o, 2);
         assert!(
             String::from_utf8_lossy(&o.stderr).contains("unexpected argument"),
             "{args:?}: {}",

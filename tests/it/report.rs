@@ -165,7 +165,7 @@ fn report_picks_runs_and_writes_where_asked_with_links_relative_to_the_file() {
         text(&o)
     );
     let o = run(&["report", "--queue", "nope"]);
-    assert_eq!(o.status.code(), Some(4));
+    assert_exit(&o, 4);
     assert!(
         text(&o).contains("queue `nope` has no run")
             && text(&o).contains("baton run verify --queue nope")

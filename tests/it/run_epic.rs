@@ -244,12 +244,8 @@ fn a_blocked_story_gets_a_failure_analysis_and_the_run_goes_on() {
         "sim",
         "--party-failure",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed story makes the exit code 1: {}",
-        out(&o)
-    );
+    // A failed story makes the exit code 1.
+    assert_exit(&o, 1);
     let s = d.story("1.2");
     assert_eq!(
         s.matches("## Failure Analysis Record").count(),
@@ -320,7 +316,7 @@ fn claims_are_checked_against_the_disk() {
         "[story.\"1.1\"]\ndev = [\"nostage\"]\n[story.\"1.2\"]\ndev = [\"norecord\"]\n[story.\"1.3\"]\ndev = [\"nosignal\"]\n[story.\"1.4\"]\ndev = [\"secret\"]\n",
     );
     let o = d.run(&EPIC_SIM);
-    assert_eq!(o.status.code(), Some(1));
+    assert_exit(&o, 1);
     let text = out(&o);
     assert!(
         text.contains("changed no files besides the story file"),
@@ -438,11 +434,11 @@ fn epic_chain_feeds_each_handoff_into_the_next_epic() {
 fn bad_input_is_refused_before_anything_runs() {
     let d = project("");
     let o = d.run(&["run", "epic-execute", "9", "--agent", "sim"]);
-    assert_eq!(o.status.code(), Some(4));
+    assert_exit(&o, 4);
     assert!(out(&o).contains("epic 9 not found"), "{}", out(&o));
     git(&d.dir, &["switch", "-q", "main"]);
     let o = d.run(&EPIC_SIM);
-    assert_eq!(o.status.code(), Some(3));
+    assert_exit(&o, 3);
     assert!(out(&o).contains("protected branch `main`"), "{}", out(&o));
     let o = d.run(&[
         "run",
@@ -452,10 +448,10 @@ fn bad_input_is_refused_before_anything_runs() {
         "gpt-9",
         "--no-commit",
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_exit(&o, 2);
     assert!(out(&o).contains("unknown agent `gpt-9`"), "{}", out(&o));
     let o = d.run(&["run", "--resume", "20990101T000000-abcdef"]);
-    assert_eq!(o.status.code(), Some(4));
+    assert_exit(&o, 4);
 }
 
 /// Kill the orchestrator right after each journal event of the demo epic in turn, resume, and
@@ -551,12 +547,8 @@ fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
         "--parallel",
         "3",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(3),
-        "a dirty checkout is refused: {}",
-        out(&o)
-    );
+    // A dirty checkout is refused.
+    assert_exit(&o, 3);
     assert!(out(&o).contains("README.md"), "{}", out(&o));
     git(&d.dir, &["checkout", "--", "README.md"]);
 
@@ -569,7 +561,7 @@ fn parallel_stories_merge_in_story_order_and_failures_stay_on_their_branch() {
         "--parallel",
         "3",
     ]);
-    assert_eq!(o.status.code(), Some(1), "1.3 failed: {}", out(&o));
+    assert_exit(&o, 1);
     let subjects = subjects_in_order(&d);
     let stories: Vec<&String> = subjects.iter().filter(|s| s.contains("(story ")).collect();
     assert_eq!(stories.len(), 4, "one commit per story: {subjects:?}");
@@ -874,7 +866,7 @@ fn baton_toml_routes_roles_to_agents() {
         &[("PATH", "/usr/bin:/bin")],
     );
     let text = out(&o);
-    assert_eq!(o.status.code(), Some(7), "{text}");
+    assert_exit(&o, 7);
     assert!(
         text.contains("agent CLI `codex` is not installed"),
         "{text}"
@@ -1045,7 +1037,7 @@ fn an_agent_that_cannot_work_stops_the_run_at_once_and_changes_nothing() {
         &[("PATH", &path)],
     );
     let text = out(&o);
-    assert_eq!(o.status.code(), Some(7), "{text}");
+    assert_exit(&o, 7);
     assert!(
         text.contains("claude cannot run the dev phase of story 1.1: Not logged in"),
         "{text}"
@@ -1116,7 +1108,7 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
     let o = child.wait_with_output().unwrap();
     assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
     let text = out(&o);
-    assert_eq!(o.status.code(), Some(130), "{text}");
+    assert_exit(&o, 130);
     assert!(text.contains("interrupted by SIGINT"), "{text}");
     let id = d.run_id();
     assert!(text.contains(&format!("baton run --resume {id}")), "{text}");

@@ -395,7 +395,7 @@ fn a_failing_phase_pauses_and_retry_continues_from_it() {
     // reject of a paused task fails it — here via the final gate.
     decide(&p, "reject");
     let o = run(&p, RUN);
-    assert_eq!(o.status.code(), Some(1));
+    assert_exit(&o, 1);
 }
 
 #[test]

@@ -83,7 +83,7 @@ fn init_twice_and_bad_names_are_refused() {
         .run();
     // argv cannot carry a NUL byte; the command language on stdin can.
     let o = p.run(&["exec"], Some(b"INIT task: x\0y\n"));
-    assert_eq!(o.status.code(), Some(2));
+    crate::util::assert_exit(&o, 2);
     assert!(String::from_utf8_lossy(&o.stdout).contains("NUL"));
 }
 
@@ -775,7 +775,7 @@ fn a_corrupt_event_line_is_named_and_never_guessed() {
     let err = p.fails(&["task", "summary"], 5);
     assert!(err.contains("events.jsonl line 2"), "{err}");
     let o = p.run(&["doctor"], None);
-    assert_eq!(o.status.code(), Some(5));
+    crate::util::assert_exit(&o, 5);
     assert!(String::from_utf8_lossy(&o.stdout).contains("events.jsonl line 2"));
 }
 
@@ -973,7 +973,7 @@ fn an_unwritable_history_is_a_warning_after_a_durable_event() {
     std::fs::create_dir(&history).unwrap();
     let o = p.run(&["phase", "start", "architect"], None);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    crate::util::assert_exit(&o, 0);
     assert!(err.contains("warning: history.md not written"), "{err}");
     let m = p.manifest("add-login");
     assert_eq!(m["running_phases"][0]["phase"], "architect");

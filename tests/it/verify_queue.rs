@@ -331,7 +331,7 @@ fn an_agent_crash_fails_the_item_and_a_rerun_resumes_at_that_phase() {
     let t = setup("[verify]\n\"BMNR/1b\" = [\"crash\", \"ok\"]\n");
     t.p.ok(&["queue", "add", "q", "BMNR", "MARA"]);
     let o = t.verify();
-    assert_eq!(o.status.code(), Some(1));
+    assert_exit(&o, 1);
     assert!(
         text(&o).contains("BMNR failed: phase 1b: exited with code 3"),
         "{}",

@@ -136,6 +136,29 @@ macro_rules! call_policy_from {
 }
 pub(crate) use call_policy_from;
 
+/// A workflow definition as the engines load it, whatever its kind: the definition, where it
+/// came from (the project's file or `built-in NAME.toml`, as errors name it) and its text (what
+/// the run journals and `baton workflow show` prints).
+#[derive(Debug, Clone)]
+pub struct Loaded<T> {
+    pub def: T,
+    pub source: String,
+    pub text: String,
+}
+
+/// Load a definition: the project's override if there is one, else the built-in, parsed and
+/// checked by its engine's `parse`.
+pub fn load<T>(
+    name: &str,
+    builtins: &[(&str, &str)],
+    override_dir: &Path,
+    parse: impl FnOnce(&str, &str) -> Result<T>,
+) -> Result<Loaded<T>> {
+    let (source, text) = source_text(name, builtins, override_dir)?;
+    let def = parse(&source, &text)?;
+    Ok(Loaded { def, source, text })
+}
+
 /// A definition's source name and TOML text: the project's `<override_dir>/<name>.toml` when
 /// there is one, else the built-in of that name. Not found: the error names the built-ins and
 /// the file that would override them.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::definition::{CallPolicy, Role, definition_error, parse_toml};
+use crate::definition::{CallPolicy, Loaded, Role, definition_error, parse_toml};
 use baton_core::error::{Error, Result};
 
 pub const BUILTIN: &[(&str, &str)] =
@@ -155,10 +155,8 @@ impl Workflow {
     }
 }
 /// Load a workflow by name: the project's override if there is one, else the built-in.
-pub fn load(name: &str, override_dir: &Path) -> Result<(Workflow, String)> {
-    let (source, text) = crate::definition::source_text(name, BUILTIN, override_dir)?;
-    let wf = parse(&source, &text)?;
-    Ok((wf, text))
+pub fn load(name: &str, override_dir: &Path) -> Result<Loaded<Workflow>> {
+    crate::definition::load(name, BUILTIN, override_dir, parse)
 }
 
 pub fn parse(source: &str, text: &str) -> Result<Workflow> {

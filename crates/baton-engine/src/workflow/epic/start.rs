@@ -402,7 +402,7 @@ fn checked_workflow(
     } else {
         &spec.workflow
     };
-    let (wf, _) = def::load(name, &local.join("workflows"))?;
+    let wf = def::load(name, &local.join("workflows"))?.def;
     let o = &spec.options;
     let window = project.config.budget.window;
     let mut whos = Vec::new();

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::definition::{CallPolicy, Role, check_dag};
+use crate::definition::{CallPolicy, Loaded, Role, check_dag};
 use baton_core::error::{Error, Result};
 use baton_store::model::Gate;
 
@@ -319,11 +319,8 @@ pub fn is_builtin(name: &str) -> bool {
 }
 
 /// Load a task workflow: the project's override if there is one, else the built-in.
-/// Returns the workflow, its source name and its text.
-pub fn load(name: &str, override_dir: &Path) -> Result<(TaskWorkflow, String, String)> {
-    let (source, text) = crate::definition::source_text(name, BUILTIN, override_dir)?;
-    let wf = parse(&source, &text)?;
-    Ok((wf, source, text))
+pub fn load(name: &str, override_dir: &Path) -> Result<Loaded<TaskWorkflow>> {
+    crate::definition::load(name, BUILTIN, override_dir, parse)
 }
 
 pub fn parse(source: &str, text: &str) -> Result<TaskWorkflow> {

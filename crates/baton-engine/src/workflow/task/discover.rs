@@ -12,6 +12,7 @@ use super::def::{self as task_def, TaskPhase};
 use super::plan::{self, SpecPath};
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
+use crate::definition::Loaded;
 use baton_agent::settings::AgentId;
 use baton_agent::{AgentSpec, interactive, transcript};
 use baton_context::extract;
@@ -57,7 +58,9 @@ impl Prepared {
         let project_dir = crate::git::Git::new(&project.dir)
             .toplevel()
             .unwrap_or_else(|_| project.dir.clone());
-        let (wf, source, _) = task_def::load(ask.workflow, &local.join("workflows"))?;
+        let Loaded {
+            def: wf, source, ..
+        } = task_def::load(ask.workflow, &local.join("workflows"))?;
         let phase = plan::discovery_phase(&wf, &source)?.clone();
         let (slug, create) = resolve(store, ask)?;
         let specs = plan::spec_paths(&project_dir, &phase, &slug, ask.spec_dir)?;

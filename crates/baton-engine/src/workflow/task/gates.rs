@@ -53,10 +53,10 @@ impl TaskEngine<'_> {
                         "baton resume --task {} --decision retry, then: {}",
                         self.slug,
                         // `baton plan` runs the plan workflow's phase; the others are `baton run`s.
-                        if self.wf.name == "plan" {
+                        if self.wf.def.name == "plan" {
                             format!("baton plan {}", self.slug)
                         } else {
-                            format!("baton run {} {}", self.wf.name, self.slug)
+                            format!("baton run {} {}", self.wf.def.name, self.slug)
                         }
                     ),
                 });
@@ -234,7 +234,7 @@ impl TaskEngine<'_> {
         let decide = if self.opts.no_wait {
             format!(
                 "then continue with: baton run {} {}",
-                self.wf.name, self.slug
+                self.wf.def.name, self.slug
             )
         } else {
             "(this run waits for the decision; Ctrl-C is safe: rerun to continue)".to_string()

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::agents::{Agents, Assignment, Request};
 use crate::call::{Call, Pipeline, Verdict as Judgement, judge_signal};
 use crate::conductor::{Conductor, Report};
+use crate::definition::Loaded;
 use crate::events::{Reporter, RunEvent, Subject};
 use crate::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::lock;
@@ -99,9 +100,8 @@ pub struct TaskEngine<'a> {
     pub(crate) slug: String,
     /// The workflow the run walks (orchestrate, poc, graduate), and the one a `lite` decision
     /// switches to.
-    pub(crate) wf: TaskWorkflow,
-    pub(crate) wf_text: (String, String),
-    pub(crate) poc_wf: Option<(TaskWorkflow, String, String)>,
+    pub(crate) wf: Loaded<TaskWorkflow>,
+    pub(crate) poc_wf: Option<Loaded<TaskWorkflow>>,
     pub(crate) journal: Mutex<Journal>,
     pub(crate) agents: &'a dyn Agents,
     pub(crate) reporter: &'a dyn Reporter,
@@ -121,9 +121,8 @@ pub(crate) struct Parts<'a> {
     pub project_dir: PathBuf,
     pub store: Store,
     pub slug: String,
-    pub wf: TaskWorkflow,
-    /// The workflow's source and text, journaled with the run.
-    pub wf_text: (String, String),
+    /// The workflow, with its source and text (journaled with the run).
+    pub wf: Loaded<TaskWorkflow>,
     pub journal: Journal,
     pub agents: &'a dyn Agents,
     pub reporter: &'a dyn Reporter,
@@ -139,7 +138,6 @@ impl<'a> TaskEngine<'a> {
             store: p.store,
             slug: p.slug,
             wf: p.wf,
-            wf_text: p.wf_text,
             poc_wf: None,
             journal: Mutex::new(p.journal),
             agents: p.agents,
@@ -196,10 +194,9 @@ impl TaskEngine<'_> {
 
     /// Run the workflow from the top (replaying what the journal holds) until it stops.
     pub fn run(&self) -> Result<Stop> {
-        let wf = self.wf.clone();
-        let (source, text) = self.wf_text.clone();
+        let Loaded { def, source, text } = &self.wf;
         let from = self.opts.from_plan.then_some("implementation");
-        self.walk(&wf, &wf.order(&source, &text)?, from)
+        self.walk(def, &def.order(source, text)?, from)
     }
 
     fn walk(&self, wf: &TaskWorkflow, order: &[String], from: Option<&str>) -> Result<Stop> {

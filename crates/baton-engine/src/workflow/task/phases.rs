@@ -7,13 +7,13 @@ impl TaskEngine<'_> {
     /// Investigation gate + lite: the task became a poc; go on with the poc workflow's
     /// implementation (then its debt phase).
     pub(super) fn lite(&self) -> Result<Stop> {
-        let (wf, source, text) = self
+        let Loaded { def, source, text } = self
             .poc_wf
-            .clone()
+            .as_ref()
             .ok_or_else(|| Error::internal("no poc workflow loaded"))?;
         self.say(&format!("{}: lite → the task is now a poc", self.slug));
-        let order = wf.order(&source, &text)?;
-        self.walk(&wf, &order, Some("implementation"))
+        let order = def.order(source, text)?;
+        self.walk(def, &order, Some("implementation"))
     }
 
     /// A discovery phase in a workflow's walk: a dialogue with a person is never run headless;

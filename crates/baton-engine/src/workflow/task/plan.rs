@@ -164,7 +164,9 @@ mod tests {
     use super::*;
 
     fn phase() -> TaskPhase {
-        let (wf, _, _) = super::super::def::load("plan", Path::new("/nonexistent")).unwrap();
+        let wf = super::super::def::load("plan", Path::new("/nonexistent"))
+            .unwrap()
+            .def;
         wf.phase("discovery").unwrap().clone()
     }
 

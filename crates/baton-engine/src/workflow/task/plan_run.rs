@@ -13,6 +13,7 @@ use super::{Parts, Stop, TaskEngine, TaskOptions, plan};
 use crate::call::DryPhase;
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
+use crate::definition::Loaded;
 use crate::events::{Reporter, Subject};
 use crate::journal::{Entry, Journal};
 use baton_agent::settings::AgentId;
@@ -54,8 +55,7 @@ pub struct PlanRun {
     /// back: it must outlive the phase, not the engine's making.)
     hold: Option<std::fs::File>,
     spec: RunSpec,
-    wf: task_def::TaskWorkflow,
-    wf_text: (String, String),
+    wf: Loaded<task_def::TaskWorkflow>,
     phase: Phase,
     slug: String,
     project_dir: PathBuf,
@@ -92,16 +92,17 @@ impl PlanRun {
             .as_ref()
             .and_then(|j| serde_json::from_value::<RunSpec>(j.started()?.options.clone()).ok())
             .map_or(start.workflow, |s| s.workflow);
-        let (wf, source, text) = task_def::load(&workflow, &local.join("workflows"))?;
+        let wf = task_def::load(&workflow, &local.join("workflows"))?;
         let phase = wf
+            .def
             .phase("plan")
             .ok_or_else(|| {
-                Error::invalid(format!("workflow {source} has no `plan` phase"))
+                Error::invalid(format!("workflow {} has no `plan` phase", wf.source))
                     .hint("use the built-in one: baton plan TASK --workflow plan")
             })?
             .clone();
         // Nothing starts without specs to plan from, in a task that can take the phase.
-        let discovery = plan::discovery_phase(&wf, &source)?;
+        let discovery = plan::discovery_phase(&wf.def, &wf.source)?;
         plan::extracted(&store.task_dir(&slug), &project_dir, discovery, &slug)?;
         let m = store.manifest(&slug)?;
         if m.status != Status::Running && !start.dry_run {
@@ -122,7 +123,7 @@ impl PlanRun {
             &phase.role,
             start.agent.as_ref(),
             &cfg.run.roles,
-            &wf.roles,
+            &wf.def.roles,
             &cfg.run.default_agent,
         );
         if start.dry_run {
@@ -178,7 +179,6 @@ impl PlanRun {
             hold,
             spec,
             wf,
-            wf_text: (source, text),
             phase,
             slug,
             project_dir,
@@ -203,7 +203,6 @@ impl PlanRun {
             store: self.store,
             slug: self.slug,
             wf: self.wf.clone(),
-            wf_text: self.wf_text,
             journal: self.journal,
             agents,
             reporter,
@@ -211,7 +210,7 @@ impl PlanRun {
             prompts_dir: self.local.join("prompts"),
         });
         engine.dry_run = dry;
-        (engine, self.wf, self.phase, self.hold)
+        (engine, self.wf.def, self.phase, self.hold)
     }
 
     fn agents(&self, project: &Project) -> CliAgents {

@@ -157,7 +157,7 @@ impl TaskRun {
     /// a gate; a run's end journaled.
     pub fn run(self, project: &Project, reporter: &dyn Reporter) -> Result<TaskOutcome> {
         let wdir = self.local.join("workflows");
-        let (wf, source, text) = task_def::load(&self.workflow, &wdir)?;
+        let wf = task_def::load(&self.workflow, &wdir)?;
         let poc_wf = if self.workflow == "orchestrate" {
             Some(task_def::load("poc", &wdir)?)
         } else {
@@ -187,7 +187,6 @@ impl TaskRun {
             store: self.store.clone(),
             slug: self.slug.clone(),
             wf,
-            wf_text: (source, text),
             journal: self.journal,
             agents: &agents,
             reporter,
@@ -195,9 +194,9 @@ impl TaskRun {
             prompts_dir: self.local.join("prompts"),
         });
         engine.poc_wf = poc_wf;
-        if let Some(d) = &engine.wf.conductor {
+        if let Some(d) = &engine.wf.def.conductor {
             let policy = Policy::from_budget(&project.config.budget);
-            let mut c = Conductor::new(engine.assignment(&engine.wf, &d.role), policy);
+            let mut c = Conductor::new(engine.assignment(&engine.wf.def, &d.role), policy);
             c.meter = meter;
             engine.conductor = Some(Mutex::new(c));
         }
@@ -256,7 +255,7 @@ fn fresh(
     }
     let run_cfg = &project.config.run;
     for name in names {
-        let (wf, _, _) = task_def::load(name, &local.join("workflows"))?;
+        let wf = task_def::load(name, &local.join("workflows"))?.def;
         let roles = wf
             .phases
             .iter()

@@ -87,14 +87,8 @@ impl Phase {
 
 /// Load the pipeline: the project's override if there is one, else the built-in. The phases
 /// come back in an order that respects every `inputs` dependency.
-pub fn load(override_dir: &Path) -> Result<(Pipeline, String)> {
-    let (source, text) = text(override_dir)?;
-    Ok((parse(&source, &text)?, text))
-}
-
-/// The pipeline's source name and TOML text (for `baton workflow show verify`).
-pub fn text(override_dir: &Path) -> Result<(String, String)> {
-    def::source_text("verify", &[("verify", BUILTIN)], override_dir)
+pub fn load(override_dir: &Path) -> Result<def::Loaded<Pipeline>> {
+    def::load("verify", &[("verify", BUILTIN)], override_dir, parse)
 }
 
 pub fn parse(source: &str, text: &str) -> Result<Pipeline> {

@@ -50,7 +50,7 @@ pub struct VerifyOutcome {
 /// pipeline, its prompts and every role's agent. Returns the pipeline.
 pub fn preflight(project: &Project, opts: &Options) -> Result<Pipeline> {
     let local = project.local_dir();
-    let (pipeline, _) = pipeline::load(&local.join("workflows"))?;
+    let pipeline = pipeline::load(&local.join("workflows"))?.def;
     let prompts = local.join("prompts");
     crate::prompt::template("verify-reminder", &prompts)?;
     for ph in &pipeline.phases {
