@@ -103,7 +103,7 @@ impl Called {
 }
 
 /// The pipeline of one run: its journal, its agents, its reporter.
-pub struct Pipeline<'a> {
+pub struct Calls<'a> {
     pub journal: &'a Mutex<Journal>,
     pub agents: &'a dyn Agents,
     pub reporter: &'a dyn Reporter,
@@ -122,7 +122,7 @@ pub struct DryPhase {
     pub prompt: String,
 }
 
-impl Pipeline<'_> {
+impl Calls<'_> {
     /// Run one phase attempt through the pipeline (see the module doc). `render` makes the
     /// prompt (only when the phase really runs); `judge` decides the agent's answer — it is
     /// called only when the agent ran, and a pass also needs the agent process to have ended

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Engine<'_> {
+impl EpicEngine<'_> {
     /// The story's commit message: the same subject and trailers in both modes.
     pub(crate) fn story_message(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> String {
         let subject = if result == "done" {

@@ -14,7 +14,7 @@ pub const BUILTIN: &[(&str, &str)] =
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Workflow {
+pub struct EpicWorkflow {
     pub name: String,
     #[serde(default)]
     pub description: String,
@@ -103,7 +103,7 @@ impl Phase {
     }
 }
 
-impl Workflow {
+impl EpicWorkflow {
     pub fn phases(&self) -> impl Iterator<Item = &Phase> {
         self.story_phases
             .iter()
@@ -155,12 +155,12 @@ impl Workflow {
     }
 }
 /// Load a workflow by name: the project's override if there is one, else the built-in.
-pub fn load(name: &str, override_dir: &Path) -> Result<Loaded<Workflow>> {
+pub fn load(name: &str, override_dir: &Path) -> Result<Loaded<EpicWorkflow>> {
     crate::definition::load(name, BUILTIN, override_dir, parse)
 }
 
-pub fn parse(source: &str, text: &str) -> Result<Workflow> {
-    let wf: Workflow = parse_toml(source, text)?;
+pub fn parse(source: &str, text: &str) -> Result<EpicWorkflow> {
+    let wf: EpicWorkflow = parse_toml(source, text)?;
     wf.validate(source, text)
         .map_err(definition_error(source))?;
     Ok(wf)

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::*;
 use baton_core::markdown;
 
-impl Engine<'_> {
+impl EpicEngine<'_> {
     /// Check the agent's claims against the disk (bmad-loop's lesson).
     pub(super) fn verify(
         &self,

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use self::def::{Phase, Workflow};
+use self::def::{EpicWorkflow, Phase};
 use crate::agents::{Agents, Assignment};
-use crate::call::{Call, Pipeline, Verdict, judge_signal};
+use crate::call::{Call, Calls, Verdict, judge_signal};
 use crate::events::{Reporter, RunEvent, Subject};
 use crate::git::{Git, looks_secret};
 use crate::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
@@ -217,10 +217,10 @@ const PERSONAS: &[(&str, &str, &str, &str)] = &[
 
 /// The epic engine at work: built by [`start::EpicRun::run`] only, so its caches and
 /// journal are never put together by hand.
-pub struct Engine<'a> {
+pub struct EpicEngine<'a> {
     pub(crate) project_dir: PathBuf,
     pub(crate) git: Git,
-    pub(crate) wf: Workflow,
+    pub(crate) wf: EpicWorkflow,
     pub(crate) opts: Options,
     /// Behind a lock because parallel stories log from their own threads; each event is still
     /// appended and fsync'd before the step it records is acted on.
@@ -269,7 +269,7 @@ pub(crate) struct StoryPhases {
     pub failed_record: Option<String>,
 }
 
-impl Engine<'_> {
+impl EpicEngine<'_> {
     pub(crate) fn main_checkout(&self) -> Checkout {
         Checkout {
             dir: self.project_dir.clone(),
@@ -294,8 +294,8 @@ impl Engine<'_> {
         });
     }
 
-    fn calls(&self) -> Pipeline<'_> {
-        Pipeline {
+    fn calls(&self) -> Calls<'_> {
+        Calls {
             journal: &self.journal,
             agents: self.agents,
             reporter: self.reporter,

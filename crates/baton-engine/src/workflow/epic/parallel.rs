@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use super::bmad::id::StoryId;
 use super::{
-    Checkout, Engine, EpicRef, EpicReport, FAILED_STATUS, StoryPhases, StoryRef, StoryReport,
+    Checkout, EpicEngine, EpicRef, EpicReport, FAILED_STATUS, StoryPhases, StoryRef, StoryReport,
     StoryResult,
 };
 use crate::git::{CherryPick, Git, looks_secret};
@@ -106,7 +106,7 @@ fn slug(id: &str) -> String {
     s.replace("..", "-").trim_start_matches('.').to_string()
 }
 
-impl Engine<'_> {
+impl EpicEngine<'_> {
     fn worktree_of(&self, story: &StoryRef) -> Worktree {
         let s = slug(&story.id);
         Worktree {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Engine<'_> {
+impl EpicEngine<'_> {
     /// One phase through the run pipeline (`run::call`): the prompt rendered from its
     /// template, the agent's answer judged by its signal and then its claims checked against
     /// the disk. A phase the journal holds is not run again.

@@ -14,7 +14,8 @@ use super::bmad::config::{Config as BmadConfig, Outputs};
 use super::project::{self, BmadStatus};
 use super::select::Selection;
 use super::{
-    Baseline, Engine, EpicRef, EpicReport, Options, StatusWriter, StoryResult, Workflow, def,
+    Baseline, EpicEngine, EpicRef, EpicReport, EpicWorkflow, Options, StatusWriter, StoryResult,
+    def,
 };
 use crate::agents::Assignment;
 use crate::call::DryPhase;
@@ -71,7 +72,7 @@ pub struct EpicRun {
     spec: RunSpec,
     project_dir: PathBuf,
     local: PathBuf,
-    wf: Workflow,
+    wf: EpicWorkflow,
     journal: Journal,
     /// Held until the run returns: no second baton resumes it meanwhile.
     _hold: Option<std::fs::File>,
@@ -263,7 +264,7 @@ impl EpicRun {
             resumed: self.resumed,
         });
         let opts = &self.spec.options;
-        let mut engine = Engine {
+        let mut engine = EpicEngine {
             project_dir: self.project_dir.clone(),
             git: Git::new(&self.project_dir),
             wf: self.wf,
@@ -396,7 +397,7 @@ fn checked_workflow(
     project: &Project,
     local: &Path,
     spec: &RunSpec,
-) -> Result<(Workflow, Vec<Assignment>)> {
+) -> Result<(EpicWorkflow, Vec<Assignment>)> {
     let name = if spec.workflow == "epic-chain" {
         "epic-execute"
     } else {

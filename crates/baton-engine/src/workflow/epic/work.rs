@@ -29,7 +29,7 @@ impl Baseline {
     }
 
     /// Whether `path` (relative, as git prints it) can be a story's work, in a checkout where
-    /// `pre_run` applies. [`Engine::stage_work`] says the same to git as pathspec excludes.
+    /// `pre_run` applies. [`EpicEngine::stage_work`] says the same to git as pathspec excludes.
     pub(super) fn is_work(&self, path: &str, pre_run: bool) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
         let in_local = !self.local.is_empty()
@@ -39,7 +39,7 @@ impl Baseline {
     }
 }
 
-impl Engine<'_> {
+impl EpicEngine<'_> {
     /// What changed in `co` since the run started: candidates for staging or stashing. The
     /// pre-run set applies to the project's own checkout; a worktree starts clean.
     pub(crate) fn work_of(&self, co: &Checkout) -> Result<Vec<String>> {
@@ -65,7 +65,7 @@ impl Engine<'_> {
     /// tree minus what [`Baseline::is_work`] leaves out, as pathspec excludes (baton's folder
     /// unless git ignores it, its temp files, in the project's checkout the pre-run paths);
     /// else, path by path from one `git status`: when the excludes would not say the same
-    /// (see [`Engine::excludes_say_is_work`]) or git refuses one (it names a path ignored
+    /// (see [`EpicEngine::excludes_say_is_work`]) or git refuses one (it names a path ignored
     /// since the run started).
     pub(crate) fn stage_work(&self, co: &Checkout) -> Result<()> {
         let pre_run = co.dir == self.project_dir;

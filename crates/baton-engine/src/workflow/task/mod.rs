@@ -27,7 +27,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::{Agents, Assignment, Request};
-use crate::call::{Call, Pipeline, Verdict as Judgement, judge_signal};
+use crate::call::{Call, Calls, Verdict as Judgement, judge_signal};
 use crate::conductor::{Conductor, Report};
 use crate::definition::Loaded;
 use crate::events::{Reporter, RunEvent, Subject};
@@ -168,8 +168,8 @@ impl TaskEngine<'_> {
         });
     }
 
-    pub(super) fn calls(&self) -> Pipeline<'_> {
-        Pipeline {
+    pub(super) fn calls(&self) -> Calls<'_> {
+        Calls {
             journal: &self.journal,
             agents: self.agents,
             reporter: self.reporter,

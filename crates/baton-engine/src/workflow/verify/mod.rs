@@ -20,11 +20,11 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use self::pipeline::{Phase, Pipeline};
+use self::pipeline::{Phase, VerifyPipeline};
 use self::queue::Queues;
 use self::state::{ContextEstimate, Neighbours, Partial, Progress, QueueRef, State};
 use crate::agents::{Agents, Assignment};
-use crate::call::{Call, Pipeline as CallPipeline, Verdict};
+use crate::call::{Call, Calls, Verdict};
 use crate::definition::Role;
 use crate::events::{Reporter, RunEvent, Subject};
 use crate::journal::{Entry, Journal, Judged};
@@ -140,10 +140,10 @@ pub struct Report {
 }
 
 /// The verify engine at work: built by [`start::VerifyRun`] and a worker only.
-pub struct Engine<'a> {
+pub struct VerifyEngine<'a> {
     pub(crate) project_dir: PathBuf,
     pub(crate) queues: Queues,
-    pub(crate) pipeline: Pipeline,
+    pub(crate) pipeline: VerifyPipeline,
     pub(crate) prompts_dir: PathBuf,
     pub(crate) agents: &'a dyn Agents,
     pub(crate) opts: Options,
@@ -206,7 +206,7 @@ fn judge_summary(text: &str, output: &Path) -> Verdict {
     }
 }
 
-impl Engine<'_> {
+impl VerifyEngine<'_> {
     fn note(&self, text: &str) {
         self.reporter.report(&RunEvent::Note {
             subject: None,
@@ -214,8 +214,8 @@ impl Engine<'_> {
         });
     }
 
-    fn calls(&self) -> CallPipeline<'_> {
-        CallPipeline {
+    fn calls(&self) -> Calls<'_> {
+        Calls {
             journal: &self.journal,
             agents: self.agents,
             reporter: self.reporter,

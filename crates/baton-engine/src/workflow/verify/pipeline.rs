@@ -37,7 +37,7 @@ pub const FORMAT: &str = "## Summary
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Pipeline {
+pub struct VerifyPipeline {
     pub name: String,
     #[serde(default)]
     pub description: String,
@@ -87,16 +87,16 @@ impl Phase {
 
 /// Load the pipeline: the project's override if there is one, else the built-in. The phases
 /// come back in an order that respects every `inputs` dependency.
-pub fn load(override_dir: &Path) -> Result<def::Loaded<Pipeline>> {
+pub fn load(override_dir: &Path) -> Result<def::Loaded<VerifyPipeline>> {
     def::load("verify", &[("verify", BUILTIN)], override_dir, parse)
 }
 
-pub fn parse(source: &str, text: &str) -> Result<Pipeline> {
-    let p: Pipeline = def::parse_toml(source, text)?;
+pub fn parse(source: &str, text: &str) -> Result<VerifyPipeline> {
+    let p: VerifyPipeline = def::parse_toml(source, text)?;
     check(p, source, text).map_err(def::definition_error(source))
 }
 
-fn check(mut p: Pipeline, source: &str, text: &str) -> Result<Pipeline> {
+fn check(mut p: VerifyPipeline, source: &str, text: &str) -> Result<VerifyPipeline> {
     let line_of = |id: &str| {
         text.lines()
             .position(|l| {

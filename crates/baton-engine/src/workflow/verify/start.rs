@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::backend::BackendKind;
-use super::pipeline::{self, Pipeline};
+use super::pipeline::{self, VerifyPipeline};
 use super::queue::Queues;
-use super::{Engine, Options, Report};
+use super::{Options, Report, VerifyEngine};
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
 use crate::events::{Reporter, RunEvent};
@@ -27,7 +27,7 @@ pub enum Start {
 /// A verify run ready to go.
 pub struct VerifyRun {
     opts: Options,
-    pipeline: Pipeline,
+    pipeline: VerifyPipeline,
     queues: Queues,
     journal: Journal,
     /// The queue's run lock: one run works a queue at a time.
@@ -48,7 +48,7 @@ pub struct VerifyOutcome {
 
 /// Everything checked before a queue is worked on (`baton run verify`, `baton worker`): the
 /// pipeline, its prompts and every role's agent. Returns the pipeline.
-pub fn preflight(project: &Project, opts: &Options) -> Result<Pipeline> {
+pub fn preflight(project: &Project, opts: &Options) -> Result<VerifyPipeline> {
     let local = project.local_dir();
     let pipeline = pipeline::load(&local.join("workflows"))?.def;
     let prompts = local.join("prompts");
@@ -151,7 +151,7 @@ impl VerifyRun {
         let agents =
             CliAgents::new(&project.dir, self.opts.scenario.clone()).configured(&project.config);
         let work_command = format!("baton run verify --queue {}", self.opts.queue);
-        let mut engine = Engine {
+        let mut engine = VerifyEngine {
             project_dir: project.dir.clone(),
             queues: self.queues,
             pipeline: self.pipeline,

@@ -2,7 +2,7 @@
 //! machines. Each slot (`--concurrency`) loops: claim the next item phase (one statement, `FOR
 //! UPDATE SKIP LOCKED`), materialize the item's state and the phase's input files from the
 //! database into `.baton/queues/<Q>/items/<ITEM>/`, run the phase with the very code `baton run
-//! verify` runs ([`Engine::run_phase`]: fresh agent, summary block, format retry), and record
+//! verify` runs ([`VerifyEngine::run_phase`]: fresh agent, summary block, format retry), and record
 //! the outcome, the state and the output file in the transaction that ends the claim. A
 //! heartbeat thread renews the leases of the claims being worked on; an idle slot sleeps on
 //! `LISTEN` until `queue add` or a recorded phase wakes it (or a lease may have expired).
@@ -17,10 +17,10 @@ use serde::Serialize;
 
 use super::link::Link;
 use super::pg::{Claimed, Db, Outcome, Recorded};
-use super::pipeline::Pipeline;
+use super::pipeline::VerifyPipeline;
 use super::queue::Queues;
 use super::state::Progress;
-use super::{Context, Engine, Options, PhaseResult, Report, state};
+use super::{Context, Options, PhaseResult, Report, VerifyEngine, state};
 use crate::agents::Agents;
 use crate::events::{RunEvent, Silent, Subject};
 use crate::journal::{Entry, Journal};
@@ -49,7 +49,7 @@ pub struct WorkerOptions {
 pub struct Setup<'a> {
     pub project_dir: PathBuf,
     pub local: PathBuf,
-    pub pipeline: Pipeline,
+    pub pipeline: VerifyPipeline,
     pub agents: &'a dyn Agents,
     pub opts: Options,
 }
@@ -283,7 +283,7 @@ fn slot(
         options: serde_json::to_value(&setup.opts).map_err(|e| Error::internal(e.to_string()))?,
     };
     let (journal, _hold) = Journal::start(&setup.local, &id, first)?;
-    let mut engine = Engine {
+    let mut engine = VerifyEngine {
         project_dir: setup.project_dir.clone(),
         queues: Queues::new(&setup.local),
         pipeline: setup.pipeline.clone(),
@@ -439,7 +439,7 @@ fn interrupted(signal: i32, name: String, queue: &str) -> Error {
 
 /// One claim: materialize, run the item's next phase, record.
 fn run_claim(
-    engine: &mut Engine,
+    engine: &mut VerifyEngine,
     db: &mut Link,
     c: &Claimed,
     (worker, host): (&str, &str),
@@ -579,7 +579,7 @@ fn run_claim(
 /// journal when it has ended; the claim's log line.
 #[allow(clippy::too_many_arguments)]
 fn finish(
-    engine: &Engine,
+    engine: &VerifyEngine,
     db: &mut Link,
     c: &Claimed,
     (worker, host): (&str, &str),
@@ -646,7 +646,7 @@ fn finish(
 /// A claim taken over from a worker of this host: the agent that worker started may still run
 /// (its own process group outlives a SIGKILLed worker) and would write into the item's
 /// directory with ours. It is stopped first, from the markers in that worker's run journal.
-fn stop_orphan(engine: &Engine, c: &Claimed, worker: &str, host: &str) {
+fn stop_orphan(engine: &VerifyEngine, c: &Claimed, worker: &str, host: &str) {
     let Some(prev) = &c.previous else { return };
     let plain = !prev.run_id.is_empty()
         && prev
