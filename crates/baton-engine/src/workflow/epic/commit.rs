@@ -5,8 +5,13 @@ use super::*;
 
 impl EpicEngine<'_> {
     /// The story's commit message: the same subject and trailers in both modes.
-    pub(crate) fn story_message(&self, epic: &EpicRef, story: &StoryRef, result: &str) -> String {
-        let subject = if result == "done" {
+    pub(crate) fn story_message(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        result: StoryResult,
+    ) -> String {
+        let subject = if result == StoryResult::Done {
             format!("feat(story {}): {}", story.id, story.title)
         } else {
             format!("docs(story {}): failed — records of the attempts", story.id)
@@ -90,7 +95,7 @@ impl EpicEngine<'_> {
         &self,
         epic: &EpicRef,
         story: &StoryRef,
-        result: &str,
+        result: StoryResult,
     ) -> Result<String> {
         let recorded = self.journal().committed(&epic.id, &story.id);
         if let Some(sha) = recorded {

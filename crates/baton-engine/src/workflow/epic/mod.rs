@@ -503,7 +503,7 @@ impl EpicEngine<'_> {
         if passed {
             self.set_status(&main, story, "done")?;
             if !self.opts.no_commit {
-                rep.commit = Some(self.commit_story(epic, story, "done")?);
+                rep.commit = Some(self.commit_story(epic, story, StoryResult::Done)?);
             }
             rep.result = StoryResult::Done;
         } else {
@@ -526,7 +526,7 @@ impl EpicEngine<'_> {
                 });
             }
             if !self.opts.no_commit {
-                rep.commit = Some(self.commit_story(epic, story, "failed")?);
+                rep.commit = Some(self.commit_story(epic, story, StoryResult::Failed)?);
             }
         }
         rep.duration_ms = started.elapsed().as_millis() as u64;

@@ -188,7 +188,7 @@ impl EpicEngine<'_> {
         }
         co.git.unstage(&drop)?;
         let msg = if phases.passed {
-            self.story_message(epic, story, "done")
+            self.story_message(epic, story, StoryResult::Done)
         } else {
             format!(
                 "wip(story {}): failed — its work, kept on this branch\n\nBaton-Run: {}\nBaton-Story: {}\n",
@@ -241,7 +241,7 @@ impl EpicEngine<'_> {
         }
         let main = self.main_checkout();
         self.set_status(&main, story, "done")?;
-        let msg = self.story_message(epic, story, "done");
+        let msg = self.story_message(epic, story, StoryResult::Done);
         self.commit_with(&self.git, story, &self.status_file_names(), &msg)
             .map(Picked::Committed)
     }
@@ -263,7 +263,7 @@ impl EpicEngine<'_> {
             baton_core::fs::write_atomic(&self.project_dir.join(&story.path), &bytes)?;
         }
         self.set_status(&self.main_checkout(), story, FAILED_STATUS)?;
-        let msg = self.story_message(epic, story, "failed");
+        let msg = self.story_message(epic, story, StoryResult::Failed);
         self.commit_with(&self.git, story, &self.status_file_names(), &msg)
     }
 

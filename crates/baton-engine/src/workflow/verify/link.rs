@@ -125,7 +125,7 @@ pub(super) fn gave_up(who: &str, patience: Duration, last: &Error) -> Error {
         patience.as_secs()
     ))
     .hint(
-        "its claims go back to the queue when their leases run out; start the worker again once the database answers (the wait is [queue] unreachable_secs, or --unreachable)",
+        "its claims go back to the queue when their leases run out; start the worker again once the database answers (the wait is [queue] unreachable_secs, or --unreachable; the heartbeat waits at least one lease)",
     )
 }
 

@@ -230,7 +230,7 @@ fn heartbeat(w: &WorkerOptions, held: &Held, ended: &AtomicBool, stop: &AtomicBo
                 }
                 if renewed.elapsed() >= w.patience.max(w.lease) {
                     stop.store(true, Ordering::SeqCst);
-                    return Err(super::link::gave_up(&w.name, w.patience, &e));
+                    return Err(super::link::gave_up(&w.name, w.patience.max(w.lease), &e));
                 }
                 continue;
             }
