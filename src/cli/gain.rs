@@ -60,16 +60,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let mut v = serde_json::to_value(&g).map_err(|e| Error::internal(e.to_string()))?;
     v["since"] = serde_json::json!(filter.since);
     v["unreadable_lines"] = serde_json::json!(read.unreadable);
+    v["unreadable_files"] = serde_json::json!(read.unreadable_files);
     v["masked"] = serde_json::json!(latest);
     ctx.out.emit(&v, |w| {
-        render(
-            w,
-            ctx,
-            &g,
-            &filter,
-            a.history.map(|_| latest),
-            read.unreadable,
-        )
+        render(w, ctx, &g, &filter, a.history.map(|_| latest), &read)
     });
     Ok(ExitCode::SUCCESS)
 }
@@ -118,7 +112,7 @@ fn render(
     g: &Gain,
     filter: &Filter,
     latest: Option<&[&MaskRecord]>,
-    unreadable: usize,
+    read: &record::Read,
 ) -> std::io::Result<()> {
     let t = &g.totals;
     if t.count == 0 {
@@ -133,7 +127,7 @@ fn render(
             "  outputs over the threshold are masked by `baton mask -- CMD`, the hooks `baton init` \
              wires, and the MCP mask tool"
         )?;
-        return note_unreadable(w, unreadable);
+        return note_unreadable(w, read);
     }
     let saved = style::paint(
         style::To::Stdout,
@@ -198,7 +192,7 @@ fn render(
             )?;
         }
     }
-    note_unreadable(w, unreadable)
+    note_unreadable(w, read)
 }
 
 fn table(w: &mut dyn Write, title: &str, rows: &[Group], limit: usize) -> std::io::Result<()> {
@@ -234,7 +228,14 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
-fn note_unreadable(w: &mut dyn Write, unreadable: usize) -> std::io::Result<()> {
+fn note_unreadable(w: &mut dyn Write, read: &record::Read) -> std::io::Result<()> {
+    let unreadable = read.unreadable;
+    for f in &read.unreadable_files {
+        writeln!(
+            w,
+            "\n{f}: this mask log could not be read and its records are left out"
+        )?;
+    }
     if unreadable > 0 {
         writeln!(
             w,

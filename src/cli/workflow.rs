@@ -58,13 +58,7 @@ pub fn run(ctx: &Ctx, cmd: WorkflowCmd) -> Result<ExitCode> {
         WorkflowCmd::Show { name, prompt } => {
             let text = match prompt {
                 Some(p) => baton_engine::prompt::template(&p, &local.join("prompts"))?,
-                None if baton_engine::workflow::task::def::is_builtin(&name) => {
-                    baton_engine::workflow::task::def::load(&name, &local.join("workflows"))?.text
-                }
-                None if name == "verify" => {
-                    baton_engine::workflow::verify::pipeline::load(&local.join("workflows"))?.text
-                }
-                None => def::load(&name, &local.join("workflows"))?.text,
+                None => baton_engine::workflow::definition_text(&name, &local.join("workflows"))?.1,
             };
             ctx.out
                 .emit(&serde_json::json!({"name": name, "text": text}), |w| {

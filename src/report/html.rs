@@ -159,6 +159,7 @@ struct Page {
     waves: Vec<WaveView>,
     ticks: Vec<Tick>,
     masks_unreadable: usize,
+    masks_unreadable_files: Vec<String>,
 }
 
 /// Rounded to a tenth of a unit: enough for a screen, and it keeps 2,000 bars small.
@@ -477,6 +478,7 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
             .collect(),
         ticks,
         masks_unreadable: m.masks_unreadable,
+        masks_unreadable_files: m.masks_unreadable_files.clone(),
     };
     let mut env = minijinja::Environment::new();
     // The name ends in .html: minijinja escapes every value for HTML.

@@ -154,6 +154,8 @@ pub struct Model {
     pub masks: Vec<MaskRecord>,
     /// Lines of masks.jsonl that could not be read.
     pub masks_unreadable: usize,
+    /// Mask logs that could not be read at all ("PATH: why").
+    pub masks_unreadable_files: Vec<String>,
     pub totals: Totals,
     pub run_dir: PathBuf,
 }
@@ -207,6 +209,7 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
     let record::Read {
         records: masks,
         unreadable: masks_unreadable,
+        unreadable_files: masks_unreadable_files,
     } = record::for_run(run_dir);
     let mut masks_of: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, m) in masks.iter().enumerate() {
@@ -437,6 +440,7 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
         waves,
         masks,
         masks_unreadable,
+        masks_unreadable_files,
         totals,
         run_dir: run_dir.to_path_buf(),
     }

@@ -278,3 +278,58 @@ fn status_shows_what_masking_saved_for_each_run_and_the_project() {
     assert!(human.contains("in 2 outputs"), "{human}");
     assert_eq!(gain(&p, &["--run", id])["count"], 1);
 }
+
+#[test]
+fn a_mask_log_that_cannot_be_read_is_said_and_gc_removes_nothing_on_a_guess() {
+    let p = Proj::new();
+    let id = "20990101T000000-abcdef";
+    let run = p.path().join(".baton/runs").join(id);
+    std::fs::create_dir_all(&run).unwrap();
+    // A run that has not finished: its scratch files are still its own.
+    std::fs::write(
+        run.join("events.jsonl"),
+        format!("{{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"{id}\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{{}}}}\n"),
+    )
+    .unwrap();
+    let o = cmd(&p, &["mask", "--", "seq", "1", "5000"])
+        .env("BATON_RUN_DIR", &run)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let scratch = log(&p)[0]["scratch"].as_str().unwrap().to_string();
+    let scratch = p.path().join(scratch);
+    assert!(scratch.is_file(), "{}", scratch.display());
+    // The log replaced by a link (a store file baton never reads through).
+    let log_file = p.path().join(".baton/masks.jsonl");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::rename(&log_file, outside.path().join("masks.jsonl")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("masks.jsonl"), &log_file).unwrap();
+
+    let g = gain(&p, &[]);
+    assert_eq!(g["count"], 0);
+    let files = g["unreadable_files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{g}");
+    assert!(
+        files[0]
+            .as_str()
+            .unwrap()
+            .contains("masks.jsonl is a symbolic link"),
+        "{g}"
+    );
+    let human = String::from_utf8(cmd(&p, &["gain"]).output().unwrap().stdout).unwrap();
+    assert!(
+        human.contains("this mask log could not be read and its records are left out"),
+        "{human}"
+    );
+
+    let o = cmd(&p, &["gc", "--older-than", "0s", "--max-mb", "0"])
+        .output()
+        .unwrap();
+    crate::util::assert_exit(&o, 3);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the scratch files unfinished runs use are not known"),
+        "{err}"
+    );
+    assert!(scratch.is_file(), "gc removed a scratch file on a guess");
+}

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use crate::config::Project;
 use crate::journal::Journal;
 use baton_context::mask::{record, retention};
-use baton_core::error::Result;
+use baton_core::error::{Error, Result};
 
 /// The plan for this project's scratch folder, under `keep`.
 pub fn scratch_plan(
@@ -29,9 +29,17 @@ pub fn scratch_plan(
     // collects: most find none).
     let mut records = Vec::new();
     if !runs.is_empty() {
+        let read = record::read_all(&local);
+        // A log that cannot be read may name what an unfinished run still needs: nothing is
+        // removed on a guess.
+        if let Some(f) = read.unreadable_files.first() {
+            return Err(Error::state(format!(
+                "{f}: the mask log cannot be read, so the scratch files unfinished runs use are not known"
+            ))
+            .hint("make the log a readable file again (or finish those runs), then run `baton gc` again"));
+        }
         records.extend(
-            record::read_all(&local)
-                .records
+            read.records
                 .into_iter()
                 .filter(|r| r.run.as_ref().is_some_and(|id| ids.contains(id))),
         );

@@ -261,19 +261,27 @@ fn rotate(local: &Path) -> Result<()> {
     std::fs::rename(&log, rotated(local, 1)).map_err(|e| baton_core::error::Error::io(&log, e))
 }
 
-/// What a read found: the records, oldest first, and how many lines were not records (a torn
-/// last line, a newer format), which readers say they left out.
+/// What a read found: the records, oldest first, how many lines were not records (a torn
+/// last line, a newer format), and the log files that could not be read at all (a link, no
+/// permission: each as "PATH: why"), which readers say they left out.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Read {
     pub records: Vec<MaskRecord>,
     pub unreadable: usize,
+    pub unreadable_files: Vec<String>,
 }
 
 impl Read {
     fn add_file(&mut self, path: &Path) {
         // Never through a link: a store file replaced by one is not the project's.
-        let Ok(bytes) = baton_core::fs::read_no_link(path) else {
-            return;
+        let bytes = match baton_core::fs::read_no_link(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.unreadable_files
+                    .push(baton_core::fs::no_link(path, e).to_string());
+                return;
+            }
         };
         for line in String::from_utf8_lossy(&bytes).lines() {
             if line.trim().is_empty() {
@@ -316,6 +324,7 @@ pub fn for_run(run_dir: &Path) -> Read {
     };
     let all = read_all(local);
     read.unreadable += all.unreadable;
+    read.unreadable_files.extend(all.unreadable_files);
     read.records.extend(
         all.records
             .into_iter()

@@ -6,3 +6,20 @@
 pub mod epic;
 pub mod task;
 pub mod verify;
+
+use std::path::Path;
+
+use baton_core::error::Result;
+
+/// A workflow definition's source and text as written, whatever its kind, not parsed: what
+/// `baton workflow show` prints, so a broken override can still be read to be fixed.
+pub fn definition_text(name: &str, override_dir: &Path) -> Result<(String, String)> {
+    let builtins: &[(&str, &str)] = if task::def::is_builtin(name) {
+        task::def::BUILTIN
+    } else if name == "verify" {
+        &[("verify", verify::pipeline::BUILTIN)]
+    } else {
+        epic::def::BUILTIN
+    };
+    crate::definition::source_text(name, builtins, override_dir)
+}
