@@ -30,6 +30,20 @@ fn log(p: &Proj) -> Vec<Value> {
         .collect()
 }
 
+/// A run that started and has not finished (its journal holds only `run_started`): its id
+/// and folder.
+fn unfinished_run(p: &Proj) -> (&'static str, std::path::PathBuf) {
+    let id = "20990101T000000-abcdef";
+    let run = p.path().join(".baton/runs").join(id);
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("events.jsonl"),
+        format!("{{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"{id}\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{{}}}}\n"),
+    )
+    .unwrap();
+    (id, run)
+}
+
 fn gain(p: &Proj, args: &[&str]) -> Value {
     let mut all = vec!["gain", "--json"];
     all.extend_from_slice(args);
@@ -234,14 +248,7 @@ fn bad_gain_input_is_refused_and_a_torn_log_line_is_counted() {
 #[test]
 fn status_shows_what_masking_saved_for_each_run_and_the_project() {
     let p = Proj::new();
-    let id = "20990101T000000-abcdef";
-    let run = p.path().join(".baton/runs").join(id);
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(
-        run.join("events.jsonl"),
-        format!("{{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"{id}\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{{}}}}\n"),
-    )
-    .unwrap();
+    let (id, run) = unfinished_run(&p);
     // One output masked by an agent of the run, one outside it.
     let o = cmd(&p, &["mask", "--", "seq", "1", "5000"])
         .env("BATON_RUN_DIR", &run)
@@ -282,15 +289,8 @@ fn status_shows_what_masking_saved_for_each_run_and_the_project() {
 #[test]
 fn a_mask_log_that_cannot_be_read_is_said_and_gc_removes_nothing_on_a_guess() {
     let p = Proj::new();
-    let id = "20990101T000000-abcdef";
-    let run = p.path().join(".baton/runs").join(id);
-    std::fs::create_dir_all(&run).unwrap();
     // A run that has not finished: its scratch files are still its own.
-    std::fs::write(
-        run.join("events.jsonl"),
-        format!("{{\"v\":2,\"seq\":1,\"ts\":\"2099-01-01T00:00:00Z\",\"event\":\"run_started\",\"run_id\":\"{id}\",\"workflow\":\"epic-execute\",\"subjects\":[\"1\"],\"options\":{{}}}}\n"),
-    )
-    .unwrap();
+    let (_, run) = unfinished_run(&p);
     let o = cmd(&p, &["mask", "--", "seq", "1", "5000"])
         .env("BATON_RUN_DIR", &run)
         .output()
@@ -299,6 +299,13 @@ fn a_mask_log_that_cannot_be_read_is_said_and_gc_removes_nothing_on_a_guess() {
     let scratch = log(&p)[0]["scratch"].as_str().unwrap().to_string();
     let scratch = p.path().join(scratch);
     assert!(scratch.is_file(), "{}", scratch.display());
+    // An hour old: past gc's ten-minute grace, so only the run's record of it keeps it.
+    std::fs::File::options()
+        .write(true)
+        .open(&scratch)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
     // The log replaced by a link (a store file baton never reads through).
     let log_file = p.path().join(".baton/masks.jsonl");
     let outside = tempfile::tempdir().unwrap();
