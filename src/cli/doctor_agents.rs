@@ -205,26 +205,29 @@ fn levels(agent: HookAgent, project: bool) -> Vec<&'static str> {
         out.push("project");
     }
     let home = std::env::var_os("HOME").map(PathBuf::from);
+    // The user's files are wherever the CLI reads them (`plan` follows $CODEX_HOME and the like).
     if let Some(h) = home.as_deref().filter(|h| h.is_dir())
         && crate::init::plan(h, agent, Scope::User).is_ok_and(|c| c.is_empty())
     {
         out.push("user");
     }
-    if agent == HookAgent::Claude && home.as_deref().is_some_and(claude_plugin_enabled) {
+    if agent == HookAgent::Claude && claude_plugin_enabled() {
         out.push("plugin");
     }
     out
 }
 
-/// Claude Code's baton plugin: installed (`~/.claude/plugins/installed_plugins.json`) and
-/// enabled (`enabledPlugins` in the user's settings).
-fn claude_plugin_enabled(home: &Path) -> bool {
-    let json = |p: PathBuf| -> Option<serde_json::Value> {
-        serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
+/// Claude Code's baton plugin: installed (`plugins/installed_plugins.json` in claude's folder)
+/// and enabled (`enabledPlugins` in the user's settings).
+fn claude_plugin_enabled() -> bool {
+    let json = |rel: &str| -> Option<serde_json::Value> {
+        let user = &baton_agent::wiring::process_env;
+        let file = baton_agent::wiring::user_file(HookAgent::Claude, Path::new(rel), user)?;
+        serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
     };
-    let installed = json(home.join(".claude/plugins/installed_plugins.json"))
+    let installed = json(".claude/plugins/installed_plugins.json")
         .is_some_and(|v| v["plugins"].get(PLUGIN_ID).is_some());
-    let enabled = json(home.join(".claude/settings.json"))
+    let enabled = json(".claude/settings.json")
         .is_some_and(|v| v["enabledPlugins"][PLUGIN_ID] == serde_json::Value::Bool(true));
     installed && enabled
 }

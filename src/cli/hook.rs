@@ -68,8 +68,8 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
         // Hooks run in the session's directory; `cwd` of the event says where, when it differs.
         let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
         let project = Project::discover(&cwd)?;
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        if a.scope.shadowed(a.agent, &project.dir, home.as_deref()) {
+        let user = baton_agent::wiring::process_env;
+        if a.scope.shadowed(a.agent, &project.dir, &user) {
             return Ok(None);
         }
         let local = project.local_dir();

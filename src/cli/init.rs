@@ -30,8 +30,9 @@ With --global the same parts go into the user's settings under HOME (claude:
 ~/.claude/settings.json, ~/.claude.json mcpServers, ~/.claude/commands/, ~/.claude/CLAUDE.md;
 codex: ~/.codex/config.toml, ~/.codex/hooks.json, ~/.codex/AGENTS.md; gemini:
 ~/.gemini/settings.json, ~/.gemini/commands/, ~/.gemini/GEMINI.md), recorded in
-~/.config/baton/init-AGENT.json. The user-level hooks step aside in a project that has its own
-`baton init`: one output is masked once.
+~/.config/baton/init-AGENT.json. A CLI whose folder was moved is followed: $CLAUDE_CONFIG_DIR
+(settings, .claude.json, commands), $CODEX_HOME, $GEMINI_CLI_HOME. The user-level hooks step
+aside in a project that has its own `baton init`: one output is masked once.
 
 Examples:
   baton init claude --dry-run     the diff, nothing written
@@ -50,7 +51,8 @@ pub struct Args {
     pub uninstall: bool,
     /// Set up the CLI for every project: the user's own settings under HOME
     /// (~/.claude/settings.json and ~/.claude.json, ~/.codex/, ~/.gemini/), recorded in
-    /// ~/.config/baton/; a project's own `baton init` takes precedence where there is one
+    /// ~/.config/baton/ ($CLAUDE_CONFIG_DIR, $CODEX_HOME, $GEMINI_CLI_HOME followed); a
+    /// project's own `baton init` takes precedence where there is one
     #[arg(long)]
     pub global: bool,
 }

@@ -76,17 +76,31 @@ fn load_record(local: &Path, agent: HookAgent) -> Result<Option<Record>> {
     }
 }
 
-/// What `baton init AGENT` would change (files whose text stays the same are left out).
+/// What `baton init AGENT` would change (files whose text stays the same are left out). A
+/// project's files are named relative to `dir`; the user's (`Scope::User`) by where the CLI
+/// reads them ([`baton_agent::wiring::user_file`]: `$CODEX_HOME` and the like are followed).
 pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
     let mut out = Vec::new();
     for want in files::wanted(agent, scope) {
-        let path = dir.join(&want.path);
+        let rel = match scope {
+            Scope::User => {
+                baton_agent::wiring::user_file(agent, &want.path, &baton_agent::wiring::process_env)
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "--global cannot tell where {} keeps its settings: HOME is not set",
+                            agent.name()
+                        ))
+                        .hint("set HOME to your home folder")
+                    })?
+            }
+            _ => want.path.clone(),
+        };
+        let path = dir.join(&rel);
         let before = read_opt(&path)?;
-        let (after, edit) =
-            merge::apply(&want, before.as_deref()).map_err(|e| in_file(e, &want.path))?;
+        let (after, edit) = merge::apply(&want, before.as_deref()).map_err(|e| in_file(e, &rel))?;
         if before.as_deref() != Some(after.as_str()) {
             out.push(Change {
-                path: want.path.clone(),
+                path: rel,
                 before,
                 after: Some(after),
                 edit,
@@ -166,7 +180,12 @@ pub fn write(
                 files: Vec::new(),
             });
         for c in changes {
-            match rec.files.iter_mut().find(|f| f.path == c.path) {
+            // A record of an older baton may name a user's file relative to HOME.
+            match rec
+                .files
+                .iter_mut()
+                .find(|f| dir.join(&f.path) == dir.join(&c.path))
+            {
                 // Init again after an edit: the original stays the one from before baton.
                 Some(f) => {
                     f.after = c.after.clone();

@@ -316,6 +316,81 @@ fn global_init_writes_the_users_settings_and_uninstall_restores_them() {
     assert_eq!(after, home_before, "every user file restored byte for byte");
 }
 
+/// A CLI whose folder the user moved ($CLAUDE_CONFIG_DIR, $CODEX_HOME, $GEMINI_CLI_HOME) is
+/// wired there, where the CLI reads it, not under HOME; doctor finds it there, and uninstall
+/// restores it byte for byte.
+#[test]
+fn global_init_follows_each_clis_folder_where_its_variable_puts_it() {
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    let moved = tempfile::tempdir().unwrap();
+    let (h, m) = (home.path(), moved.path());
+    let (claude, codex, gemini) = (m.join("claude"), m.join("codex"), m.join("gem"));
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(codex.join("config.toml"), "model = \"gpt-5-codex\"\n").unwrap();
+    let moved_before = snapshot(m);
+    // Each CLI installed (doctor looks at the wiring of installed CLIs only).
+    let bin = tempfile::tempdir().unwrap();
+    for cli in ["claude", "codex", "gemini"] {
+        use std::os::unix::fs::PermissionsExt;
+        let f = bin.path().join(cli);
+        std::fs::write(&f, "#!/bin/sh\necho '9.9.9'\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let cmd = |args: &[&str]| {
+        let mut c = p.cmd(args);
+        c.env("HOME", h)
+            .env("PATH", crate::util::path_with(&[bin.path()]))
+            .env("CLAUDE_CONFIG_DIR", &claude)
+            .env("CODEX_HOME", &codex)
+            .env("GEMINI_CLI_HOME", &gemini)
+            .env_remove("XDG_CONFIG_HOME");
+        c
+    };
+    for agent in ["claude", "codex", "gemini"] {
+        let o = cmd(&["init", agent, "--global"]).output().unwrap();
+        assert!(o.status.success(), "{}", crate::util::text(&o));
+    }
+    let hook = json_at(&claude.join("settings.json"))["hooks"]["PostToolUse"].to_string();
+    assert!(hook.contains("--scope user"), "{hook}");
+    assert_eq!(
+        json_at(&claude.join(".claude.json"))["mcpServers"]["baton"]["args"],
+        json!(["mcp"])
+    );
+    assert!(claude.join("commands/baton-status.md").is_file());
+    let config = std::fs::read_to_string(codex.join("config.toml")).unwrap();
+    assert!(config.contains("[mcp_servers.baton]") && config.contains("gpt-5-codex"));
+    assert!(
+        std::fs::read_to_string(codex.join("hooks.json"))
+            .unwrap()
+            .contains("--scope user")
+    );
+    assert!(codex.join("AGENTS.md").is_file());
+    assert_eq!(
+        json_at(&gemini.join(".gemini/settings.json"))["mcpServers"]["baton"]["trust"],
+        true
+    );
+    // Nothing went under HOME but baton's record of it.
+    let in_home: Vec<_> = snapshot(h)
+        .into_keys()
+        .filter(|k| !k.starts_with(h.join(".config/baton")))
+        .collect();
+    assert!(in_home.is_empty(), "{in_home:?}");
+    // doctor looks where the CLI reads.
+    let o = cmd(&["doctor", "--agents", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for a in v["agents"].as_array().unwrap() {
+        assert_eq!(a["wired_at"], json!(["user"]), "{a}");
+    }
+    for agent in ["claude", "codex", "gemini"] {
+        let o = cmd(&["init", agent, "--global", "--uninstall"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::util::text(&o));
+    }
+    assert_eq!(snapshot(m), moved_before, "restored byte for byte");
+}
+
 /// A user settings file that is not JSON is refused, and nothing is written.
 #[test]
 fn global_init_refuses_a_broken_user_settings_file() {

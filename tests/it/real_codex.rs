@@ -218,6 +218,70 @@ fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
     );
 }
 
+/// `baton init codex --global` (in `$CODEX_HOME`, as codex reads it) reaches a project without
+/// `baton init` once the user trusted the hooks; in one that has its own, an output is routed
+/// and masked once (the user-level hooks step aside).
+#[test]
+fn user_level_wiring_routes_everywhere_and_never_twice() {
+    let Some(cli) = CODEX.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
+    std::fs::write(
+        p.path().join("baton.toml"),
+        "[mask]\nroute = [\"sh gen.sh\"]\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // The user's config as codex has it (written anew: the trust lines are added to it).
+    let placeholder = CODEX.double(Box::new(|_| Reply::Text("unused".into())));
+    let user_config = || {
+        CODEX.env(
+            Command::new(&cli),
+            &cli,
+            p.path(),
+            home.path(),
+            &placeholder,
+        )
+    };
+    user_config();
+    let codex_home = home.path().join(".codex");
+    let o = p
+        .cmd(&["init", "codex", "--global"])
+        .env("HOME", home.path())
+        .env("CODEX_HOME", &codex_home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(codex_home.join("hooks.json").is_file());
+    let records = || {
+        std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
+            .map_or(0, |t| t.lines().count())
+    };
+    let masked = |trust: &str, at: usize| {
+        let cmd = json!({"cmd": format!("sh gen.sh {at}")});
+        let double = CODEX.double(one_call("exec_command", cmd));
+        let out = session(&cli, &p, home.path(), &double, trust);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_masked_as(
+            &last_tool_result(&double),
+            p.path(),
+            &generated(p.path(), at),
+            true,
+        );
+    };
+    let trust = trust_project_and_hooks(&cli, &codex_home, p.path());
+    masked(&trust, 0);
+    assert_eq!(records(), 1, "the user-level hooks routed it");
+    let o = p.cmd(&["init", "codex"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    user_config();
+    let trust = trust_project_and_hooks(&cli, &codex_home, p.path());
+    masked(&trust, 3699);
+    assert_eq!(records(), 2, "once: the user-level hooks stepped aside");
+}
+
 /// `baton doctor` asks codex itself whether baton's hooks are trusted (`codex app-server`'s
 /// `hooks/list`): before `/hooks`, all of them are not, and doctor says what to do; after, all
 /// are, and codex uses baton here.

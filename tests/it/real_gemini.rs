@@ -186,3 +186,46 @@ fn a_large_file_read_reaches_the_model_outline_first() {
 fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
     pauses_on_a_rate_limit_past_the_backoff(&GEMINI);
 }
+
+/// `baton init gemini --global` reaches a project without `baton init` (a folder gemini trusts
+/// or not: the user's settings need no trust); in one that has its own, an output is masked
+/// once (the user-level hook steps aside).
+#[test]
+fn user_level_wiring_masks_everywhere_and_never_twice() {
+    let Some(cli) = GEMINI.cli() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let p = Proj::new();
+    let o = p
+        .cmd(&["init", "gemini", "--global"])
+        .env("HOME", h)
+        .env_remove("GEMINI_CLI_HOME")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
+    let records = || {
+        std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
+            .map_or(0, |t| t.lines().count())
+    };
+    let masked = |at: usize| {
+        let double = GEMINI.double(one_call(
+            "run_shell_command",
+            json!({"command": format!("sh gen.sh {at}"), "description": "run the tests"}),
+        ));
+        let out = session(&cli, &p, h, &double, "run_shell_command(sh)");
+        assert!(out.status.success(), "{}", text(&out));
+        assert_masked(
+            &last_tool_result(&double),
+            p.path(),
+            &generated(p.path(), at),
+        );
+    };
+    masked(0);
+    assert_eq!(records(), 1, "the user-level hook masked it");
+    init_gemini(&p);
+    masked(3699);
+    assert_eq!(records(), 2, "once: the user-level hook stepped aside");
+}

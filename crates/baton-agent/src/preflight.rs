@@ -6,6 +6,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::wiring::HookAgent;
 use crate::{AgentKind, AgentSpec};
 use baton_core::error::{Error, Result};
 
@@ -105,9 +106,6 @@ pub fn first_line(mut cmd: std::process::Command, limit: Duration) -> Option<Str
 /// Where the kind's CLI keeps credentials, for a hint when none is found. Advisory only: a
 /// login can also live in the system keychain, which baton does not read.
 pub fn credentials(kind: AgentKind) -> Credentials {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
     let env_set = |names: &[&str]| {
         names
             .iter()
@@ -115,10 +113,9 @@ pub fn credentials(kind: AgentKind) -> Credentials {
             .map(|n| format!("${n}"))
     };
     let file = |p: PathBuf| p.is_file().then(|| p.display().to_string());
-    let dir_of = |var: &str, default: &str| {
-        std::env::var_os(var)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(default))
+    let user_file = |agent, rel: &str| {
+        crate::wiring::user_file(agent, Path::new(rel), &crate::wiring::process_env)
+            .unwrap_or_default()
     };
     let (found, login) = match kind {
         AgentKind::Claude => (
@@ -127,12 +124,12 @@ pub fn credentials(kind: AgentKind) -> Credentials {
                 "ANTHROPIC_AUTH_TOKEN",
                 "CLAUDE_CODE_OAUTH_TOKEN",
             ])
-            .or_else(|| file(dir_of("CLAUDE_CONFIG_DIR", ".claude").join(".credentials.json"))),
+            .or_else(|| file(user_file(HookAgent::Claude, ".claude/.credentials.json"))),
             "run `claude` once and log in, or set ANTHROPIC_API_KEY",
         ),
         AgentKind::Codex => (
             env_set(&["OPENAI_API_KEY", "CODEX_API_KEY"])
-                .or_else(|| file(dir_of("CODEX_HOME", ".codex").join("auth.json"))),
+                .or_else(|| file(user_file(HookAgent::Codex, ".codex/auth.json"))),
             "run `codex login`, or set OPENAI_API_KEY",
         ),
         AgentKind::Gemini => (
@@ -141,7 +138,7 @@ pub fn credentials(kind: AgentKind) -> Credentials {
                 "GOOGLE_API_KEY",
                 "GOOGLE_GENAI_USE_VERTEXAI",
             ])
-            .or_else(|| file(home.join(".gemini/oauth_creds.json"))),
+            .or_else(|| file(user_file(HookAgent::Gemini, ".gemini/oauth_creds.json"))),
             "run `gemini` once and log in, or set GEMINI_API_KEY",
         ),
         _ => return Credentials::NotApplicable,

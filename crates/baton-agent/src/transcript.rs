@@ -17,23 +17,12 @@ use super::AgentKind;
 
 /// Where `kind` keeps its session transcripts, from the environment `var` reads.
 pub fn root(kind: AgentKind, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let home = || var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    use crate::wiring::HookAgent;
+    use crate::wiring::config_dir;
     match kind {
-        AgentKind::Claude => var("CLAUDE_CONFIG_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| Some(home()?.join(".claude")))
-            .map(|d| d.join("projects")),
-        AgentKind::Codex => var("CODEX_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| Some(home()?.join(".codex")))
-            .map(|d| d.join("sessions")),
-        AgentKind::Gemini => var("GEMINI_CLI_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(home)
-            .map(|h| h.join(".gemini").join("tmp")),
+        AgentKind::Claude => Some(config_dir(HookAgent::Claude, var)?.join("projects")),
+        AgentKind::Codex => Some(config_dir(HookAgent::Codex, var)?.join("sessions")),
+        AgentKind::Gemini => Some(config_dir(HookAgent::Gemini, var)?.join("tmp")),
         AgentKind::Command | AgentKind::Sim => None,
     }
 }

@@ -23,10 +23,10 @@ pub enum Trust {
     NotTrusted(String),
 }
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default()
+/// Where `agent` reads a user-level file (see [`crate::wiring::user_file`]); nowhere readable when
+/// neither HOME nor the CLI's own variable is set.
+fn user_file(agent: HookAgent, rel: &str) -> PathBuf {
+    crate::wiring::user_file(agent, Path::new(rel), &crate::wiring::process_env).unwrap_or_default()
 }
 
 /// Whether `agent` trusts `dir` (an absolute, canonical path).
@@ -39,10 +39,7 @@ pub fn of(agent: HookAgent, dir: &Path) -> Trust {
 }
 
 fn claude(dir: &Path) -> Trust {
-    let file = std::env::var_os("CLAUDE_CONFIG_DIR").map_or_else(
-        || home().join(".claude.json"),
-        |d| PathBuf::from(d).join(".claude.json"),
-    );
+    let file = user_file(HookAgent::Claude, ".claude.json");
     let accepted = std::fs::read(&file)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -63,9 +60,7 @@ fn claude(dir: &Path) -> Trust {
 }
 
 fn codex(dir: &Path) -> Trust {
-    let file = std::env::var_os("CODEX_HOME")
-        .map_or_else(|| home().join(".codex"), PathBuf::from)
-        .join("config.toml");
+    let file = user_file(HookAgent::Codex, ".codex/config.toml");
     let trusted = std::fs::read_to_string(&file)
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok())
@@ -90,7 +85,7 @@ fn gemini(dir: &Path) -> Trust {
         return Trust::Trusted("GEMINI_CLI_TRUST_WORKSPACE=true".into());
     }
     // The user turned folder trust off: every folder's settings count.
-    let settings = home().join(".gemini/settings.json");
+    let settings = user_file(HookAgent::Gemini, ".gemini/settings.json");
     let off = std::fs::read(&settings)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -99,7 +94,7 @@ fn gemini(dir: &Path) -> Trust {
     if off {
         return Trust::Trusted(format!("folder trust is off in {}", settings.display()));
     }
-    let file = home().join(".gemini/trustedFolders.json");
+    let file = user_file(HookAgent::Gemini, ".gemini/trustedFolders.json");
     let rules = std::fs::read(&file).unwrap_or_default();
     if gemini_trusts(dir, &rules) {
         Trust::Trusted(format!("a rule in {}", file.display()))

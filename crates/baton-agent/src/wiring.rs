@@ -1,6 +1,9 @@
 //! How baton is wired into each agent CLI: the hook entries and the MCP server entry,
 //! one definition for `baton init` (project files, `baton` on PATH) and for the agents baton
-//! launches itself (the running baton binary, by absolute path).
+//! launches itself (the running baton binary, by absolute path); and where each CLI keeps its
+//! user-level files ([`user_file`]).
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -44,28 +47,26 @@ impl Scope {
     }
 
     /// Whether a hook of this scope should step aside for a more specific one wired for
-    /// `agent`: the project's settings in `project`, the user's under `home`.
-    pub fn shadowed(
-        self,
-        agent: HookAgent,
-        project: &std::path::Path,
-        home: Option<&std::path::Path>,
-    ) -> bool {
-        let wired = |base: &std::path::Path, files: &[&str], scope: Scope| {
+    /// `agent`: the project's settings in `project`, the user's where `var`'s environment
+    /// puts them ([`crate::wiring::user_file`]).
+    pub fn shadowed(self, agent: HookAgent, project: &Path, var: Var) -> bool {
+        let wired = |files: Vec<PathBuf>, scope: Scope| {
             files.iter().any(|f| {
-                std::fs::read_to_string(base.join(f))
-                    .is_ok_and(|text| names_hook(&text, agent, scope))
+                std::fs::read_to_string(f).is_ok_and(|text| names_hook(&text, agent, scope))
             })
         };
         let project_wired = || {
+            let files = settings_files(agent, Scope::Project);
             wired(
-                project,
-                settings_files(agent, Scope::Project),
+                files.iter().map(|f| project.join(f)).collect(),
                 Scope::Project,
             )
         };
-        let user_wired =
-            || home.is_some_and(|h| wired(h, settings_files(agent, Scope::User), Scope::User));
+        let user_wired = || {
+            let files = settings_files(agent, Scope::User).iter();
+            let user = |f: &&str| user_file(agent, Path::new(f), var);
+            wired(files.filter_map(user).collect(), Scope::User)
+        };
         match self {
             Scope::Project => false,
             Scope::User => project_wired(),
@@ -74,8 +75,8 @@ impl Scope {
     }
 }
 
-/// The files (relative to the project, or to HOME for [`Scope::User`]) where `agent`'s hooks
-/// of that scope are written.
+/// The files (relative to the project, or to HOME by default for [`Scope::User`]: see
+/// [`user_file`]) where `agent`'s hooks of that scope are written.
 pub fn settings_files(agent: HookAgent, scope: Scope) -> &'static [&'static str] {
     match (agent, scope) {
         (HookAgent::Claude, Scope::Project) => {
@@ -268,9 +269,141 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
+// Where each agent CLI keeps its user-level files, found as the CLI itself finds them:
+// claude in `$CLAUDE_CONFIG_DIR` (else `~/.claude`, with `~/.claude.json` beside it), codex in
+// `$CODEX_HOME` (else `~/.codex`), gemini in `$GEMINI_CLI_HOME/.gemini` (else `~/.gemini`).
+// One answer for `init --global`, the hooks stepping aside, `doctor`, folder trust, the
+// credentials check and the transcripts: a user who moved a CLI's folder is followed everywhere.
+
+/// The environment a lookup reads: a function, so a test can give its own.
+pub type Var<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process's environment, as a [`Var`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A variable that is set and not empty, as a path.
+fn set(var: Var, name: &str) -> Option<PathBuf> {
+    var(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// The folder `agent` keeps its user settings in (None: neither its variable nor HOME is set).
+pub fn config_dir(agent: HookAgent, var: Var) -> Option<PathBuf> {
+    let home = || set(var, "HOME");
+    match agent {
+        HookAgent::Claude => {
+            set(var, "CLAUDE_CONFIG_DIR").or_else(|| Some(home()?.join(".claude")))
+        }
+        HookAgent::Codex => set(var, "CODEX_HOME").or_else(|| Some(home()?.join(".codex"))),
+        HookAgent::Gemini => Some(set(var, "GEMINI_CLI_HOME").or_else(home)?.join(".gemini")),
+    }
+}
+
+/// Claude Code's own state file: the user's MCP servers and each folder's trust
+/// (`~/.claude.json`, or inside `$CLAUDE_CONFIG_DIR` when that is set).
+pub fn claude_json(var: Var) -> Option<PathBuf> {
+    match set(var, "CLAUDE_CONFIG_DIR") {
+        Some(dir) => Some(dir.join(".claude.json")),
+        None => Some(set(var, "HOME")?.join(".claude.json")),
+    }
+}
+
+/// Where `agent` reads a user-level file, given by its default place under HOME
+/// (`.codex/hooks.json`, `.claude.json`, `.gemini/commands/x.toml`).
+pub fn user_file(agent: HookAgent, rel: &Path, var: Var) -> Option<PathBuf> {
+    if agent == HookAgent::Claude && rel == Path::new(".claude.json") {
+        return claude_json(var);
+    }
+    let folder = match agent {
+        HookAgent::Claude => ".claude",
+        HookAgent::Codex => ".codex",
+        HookAgent::Gemini => ".gemini",
+    };
+    match rel.strip_prefix(folder) {
+        Ok(rest) => Some(config_dir(agent, var)?.join(rest)),
+        Err(_) => Some(set(var, "HOME")?.join(rel)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn each_cli_is_followed_to_the_folder_its_variable_names() {
+        let home = env(&[("HOME", "/h")]);
+        let moved = env(&[
+            ("HOME", "/h"),
+            ("CLAUDE_CONFIG_DIR", "/c"),
+            ("CODEX_HOME", "/x"),
+            ("GEMINI_CLI_HOME", "/g"),
+        ]);
+        let file = |agent, rel: &str, var: Var| user_file(agent, Path::new(rel), var).unwrap();
+        use HookAgent::*;
+        assert_eq!(
+            file(Claude, ".claude/settings.json", &home),
+            Path::new("/h/.claude/settings.json")
+        );
+        assert_eq!(
+            file(Claude, ".claude/settings.json", &moved),
+            Path::new("/c/settings.json")
+        );
+        assert_eq!(
+            file(Claude, ".claude.json", &home),
+            Path::new("/h/.claude.json")
+        );
+        assert_eq!(
+            file(Claude, ".claude.json", &moved),
+            Path::new("/c/.claude.json")
+        );
+        assert_eq!(
+            file(Codex, ".codex/hooks.json", &home),
+            Path::new("/h/.codex/hooks.json")
+        );
+        assert_eq!(
+            file(Codex, ".codex/hooks.json", &moved),
+            Path::new("/x/hooks.json")
+        );
+        assert_eq!(
+            file(Gemini, ".gemini/settings.json", &moved),
+            Path::new("/g/.gemini/settings.json")
+        );
+        assert_eq!(
+            file(Gemini, ".gemini/commands/a.toml", &home),
+            Path::new("/h/.gemini/commands/a.toml")
+        );
+    }
+
+    #[test]
+    fn an_empty_variable_counts_as_unset_and_no_home_is_no_answer() {
+        let empty = env(&[("HOME", "/h"), ("CODEX_HOME", ""), ("GEMINI_CLI_HOME", "")]);
+        assert_eq!(
+            config_dir(HookAgent::Codex, &empty).unwrap(),
+            Path::new("/h/.codex")
+        );
+        assert_eq!(
+            config_dir(HookAgent::Gemini, &empty).unwrap(),
+            Path::new("/h/.gemini")
+        );
+        let none = env(&[]);
+        assert_eq!(config_dir(HookAgent::Claude, &none), None);
+        assert_eq!(claude_json(&none), None);
+        let only = env(&[("CODEX_HOME", "/x")]);
+        assert_eq!(
+            config_dir(HookAgent::Codex, &only).unwrap(),
+            Path::new("/x")
+        );
+    }
 
     #[test]
     fn claude_settings_have_the_documented_shape() {
@@ -306,8 +439,11 @@ mod tests {
     fn a_hook_steps_aside_for_a_more_specific_one() {
         let project = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
-        let (p, h) = (project.path(), Some(home.path()));
-        let write = |base: &std::path::Path, scope: Scope| {
+        let home_var = home.path().display().to_string();
+        let with_home = move |k: &str| (k == "HOME").then(|| home_var.clone());
+        let no_home = |_: &str| None;
+        let (p, h): (&Path, Var) = (project.path(), &with_home);
+        let write = |base: &Path, scope: Scope| {
             let doc = hooks_document("baton", HookAgent::Claude, scope);
             std::fs::create_dir_all(base.join(".claude")).unwrap();
             std::fs::write(base.join(".claude/settings.json"), doc.to_string()).unwrap();
@@ -322,9 +458,17 @@ mod tests {
             !Scope::Plugin.shadowed(HookAgent::Codex, p, h),
             "another agent's"
         );
+        // The user's settings where CLAUDE_CONFIG_DIR puts them, not under HOME.
+        let moved = tempfile::tempdir().unwrap();
+        let moved_var = moved.path().display().to_string();
+        let elsewhere = move |k: &str| (k == "CLAUDE_CONFIG_DIR").then(|| moved_var.clone());
+        assert!(!Scope::Plugin.shadowed(HookAgent::Claude, p, &elsewhere));
+        let doc = hooks_document("baton", HookAgent::Claude, Scope::User);
+        std::fs::write(moved.path().join("settings.json"), doc.to_string()).unwrap();
+        assert!(Scope::Plugin.shadowed(HookAgent::Claude, p, &elsewhere));
         write(project.path(), Scope::Project);
         assert!(Scope::User.shadowed(HookAgent::Claude, p, h));
-        assert!(Scope::Plugin.shadowed(HookAgent::Claude, p, None));
+        assert!(Scope::Plugin.shadowed(HookAgent::Claude, p, &no_home));
         assert!(!Scope::Project.shadowed(HookAgent::Claude, p, h));
         assert_eq!(
             hook_command(

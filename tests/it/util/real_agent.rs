@@ -82,7 +82,10 @@ impl Agent {
                 path_with(&[bin().parent().unwrap(), cli.parent().unwrap()]),
             )
             .env_remove("BATON_RUN_DIR")
-            .env_remove("BATON_RUN_PHASE");
+            .env_remove("BATON_RUN_PHASE")
+            // The CLIs' folders under this HOME, wherever the machine's user moved theirs.
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("GEMINI_CLI_HOME");
         match self.api {
             Api::Anthropic => {
                 c.env("ANTHROPIC_BASE_URL", &double.url)
@@ -91,9 +94,14 @@ impl Agent {
                     .env_remove("CLAUDECODE");
             }
             Api::Gemini => {
+                // Logged in with an API key, in the user's settings (kept: `init --global`'s).
                 std::fs::create_dir_all(home.join(".gemini")).unwrap();
-                let user = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
-                std::fs::write(home.join(".gemini/settings.json"), user.to_string()).unwrap();
+                let file = home.join(".gemini/settings.json");
+                let mut user: serde_json::Value = std::fs::read(&file)
+                    .map(|b| serde_json::from_slice(&b).unwrap())
+                    .unwrap_or_else(|_| json!({}));
+                user["security"]["auth"]["selectedType"] = json!("gemini-api-key");
+                std::fs::write(&file, user.to_string()).unwrap();
                 c.env("GOOGLE_GEMINI_BASE_URL", &double.url)
                     .env("GEMINI_API_KEY", "gemini-double-key")
                     .env_remove("GEMINI_CLI_TRUST_WORKSPACE");
