@@ -204,7 +204,7 @@ impl Progress {
                 } else {
                     format!(" — {reason}")
                 };
-                let result = style::result(style::To::Stderr, result, 0);
+                let result = style::result(style::To::Stderr, result.as_str(), 0);
                 self.line(&format!("  → {result}{commit}{reason}"));
             }
             RunEvent::Note { subject, text } => match subject {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use super::Ctx;
 use baton_context::mask::{gain, record};
 use baton_core::error::Result;
+use baton_engine::events::SubjectResult;
 use baton_engine::journal::{Entry, Journal};
 
 #[derive(Debug, clap::Args)]
@@ -171,11 +172,11 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             ));
             continue;
         };
-        let count = |r: &str| {
+        let count = |r: SubjectResult| {
             j.records
                 .iter()
                 .filter(
-                    |x| matches!(&x.entry, Entry::SubjectFinished { result, .. } if result == r),
+                    |x| matches!(&x.entry, Entry::SubjectFinished { result, .. } if *result == r),
                 )
                 .count()
         };
@@ -220,8 +221,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             phases_over_budget,
             running,
             left_running: j.orphans(),
-            done: count("done"),
-            failed: count("failed"),
+            done: count(SubjectResult::Done),
+            failed: count(SubjectResult::Failed),
             started_at: j.records.first().map(|r| r.ts.clone()).unwrap_or_default(),
             updated_at: j.records.last().map(|r| r.ts.clone()).unwrap_or_default(),
         });

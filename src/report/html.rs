@@ -311,14 +311,19 @@ fn phase_view(p: &Phase, i: usize, m: &Model, x: &dyn Fn(u64) -> f64, base: &Pat
 /// "3 done, 1 failed, 0 skipped": the rows' results counted as the terminal's summary counts
 /// them (rows without a result, an epic's own phases or a subject not finished, are not).
 fn results(rows: &[super::model::Row]) -> String {
-    let mut counts: Vec<(String, usize)> = ["done", "failed", "skipped"]
-        .iter()
-        .map(|w| (w.to_string(), 0))
-        .collect();
-    for word in rows.iter().filter_map(|r| r.result.as_deref()) {
-        match counts.iter_mut().find(|(w, _)| w == word) {
+    use baton_engine::events::SubjectResult;
+    let mut counts: Vec<(SubjectResult, usize)> = [
+        SubjectResult::Done,
+        SubjectResult::Failed,
+        SubjectResult::Skipped,
+    ]
+    .into_iter()
+    .map(|r| (r, 0))
+    .collect();
+    for result in rows.iter().filter_map(|r| r.result) {
+        match counts.iter_mut().find(|(r, _)| *r == result) {
             Some(c) => c.1 += 1,
-            None => counts.push((word.to_string(), 1)),
+            None => counts.push((result, 1)),
         }
     }
     counts
@@ -354,7 +359,7 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
                 odd: i % 2 == 1,
                 short: cut(&label, 24),
                 label,
-                result: r.result.clone().unwrap_or_else(|| "–".into()),
+                result: r.result.map_or_else(|| "–".into(), |r| r.to_string()),
                 reason: cut(&r.reason, DETAIL_CHARS),
                 attempts: per_row[i].3,
                 calls: per_row[i].0,

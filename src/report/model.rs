@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use baton_context::mask::record::{self, MaskRecord};
-use baton_engine::events::{Subject, SubjectKind};
+use baton_engine::events::{Subject, SubjectKind, SubjectResult};
 use baton_engine::journal::{Entry, Judged, Record, Usage};
 
 /// How a phase attempt ended, as the report colours it.
@@ -50,8 +50,8 @@ impl Status {
 #[derive(Debug, Clone)]
 pub struct Row {
     pub subject: Subject,
-    /// done, failed, skipped, … when the subject finished in this run.
-    pub result: Option<String>,
+    /// How the subject ended, when it finished in this run.
+    pub result: Option<SubjectResult>,
     pub reason: String,
     pub commit: Option<String>,
 }
@@ -300,7 +300,7 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
                 reason,
             } => {
                 let row = rows.get(subject);
-                rows.rows[row].result = Some(result.clone());
+                rows.rows[row].result = Some(*result);
                 rows.rows[row].reason = reason.clone();
             }
             Entry::Rotated {

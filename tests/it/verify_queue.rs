@@ -631,6 +631,18 @@ fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
         serde_json::json!({"kind": "item", "id": "BMNR"})
     );
     assert_eq!(retry["phase"], "1a");
+    // The item's end in the stream says what the journal says (it once said "complete").
+    let ended = lines
+        .iter()
+        .find(|e| e["event"] == "subject_finished")
+        .unwrap();
+    assert_eq!(ended["result"], "done", "{ended}");
+    let journaled = t
+        .events(&t.runs()[0])
+        .into_iter()
+        .find(|e| e["event"] == "subject_finished")
+        .unwrap();
+    assert_eq!(journaled["result"], "done", "{journaled}");
     assert_eq!(lines.last().unwrap()["summary"]["report"]["done"], 1);
     let st = t.state("BMNR");
     assert_eq!(st["status"], "complete");

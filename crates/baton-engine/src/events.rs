@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::journal::PhaseOutcome;
-pub use super::subject::{Subject, SubjectKind};
+pub use super::subject::{Subject, SubjectKind, SubjectResult};
 
 /// One thing that happened in a run. Serialized with `"event"` naming the variant.
 #[derive(Debug, Clone, Serialize)]
@@ -89,7 +89,7 @@ pub enum RunEvent<'a> {
     },
     SubjectFinished {
         subject: &'a Subject,
-        result: &'a str,
+        result: SubjectResult,
         #[serde(skip_serializing_if = "str::is_empty")]
         reason: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -87,3 +87,65 @@ impl Subject {
         }
     }
 }
+
+/// How a story, task or verify item ended in a run: what the journal records (and `--resume`
+/// reads back), the progress events say and `status` counts, one spelling everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubjectResult {
+    Done,
+    Failed,
+    /// A story left out (`--start-from`, `--only`) or not run because one it depends on failed.
+    Skipped,
+    /// A story of a `--dry-run`: its prompts were written, no agent ran.
+    DryRun,
+    /// A task shelved at a gate.
+    Shelved,
+    /// A task cancelled at a gate.
+    Cancelled,
+}
+
+impl SubjectResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubjectResult::Done => "done",
+            SubjectResult::Failed => "failed",
+            SubjectResult::Skipped => "skipped",
+            SubjectResult::DryRun => "dry-run",
+            SubjectResult::Shelved => "shelved",
+            SubjectResult::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::fmt::Display for SubjectResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every result is written as the word the journal has always held, and read back: a
+    /// journal of an earlier baton resumes.
+    #[test]
+    fn results_keep_the_journals_words() {
+        let all = [
+            (SubjectResult::Done, "done"),
+            (SubjectResult::Failed, "failed"),
+            (SubjectResult::Skipped, "skipped"),
+            (SubjectResult::DryRun, "dry-run"),
+            (SubjectResult::Shelved, "shelved"),
+            (SubjectResult::Cancelled, "cancelled"),
+        ];
+        for (r, word) in all {
+            assert_eq!(r.as_str(), word);
+            assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{word}\""));
+            let back: SubjectResult = serde_json::from_str(&format!("\"{word}\"")).unwrap();
+            assert_eq!(back, r);
+        }
+        assert!(serde_json::from_str::<SubjectResult>("\"complete\"").is_err());
+    }
+}

@@ -20,7 +20,7 @@ use baton_core::fs;
 /// is still read, converted on the way in.
 pub const FORMAT: u32 = 2;
 
-use super::subject::{Subject, SubjectKind};
+use super::subject::{Subject, SubjectKind, SubjectResult};
 
 pub use baton_agent::Usage;
 
@@ -158,10 +158,10 @@ pub enum Entry {
         story: String,
         sha: String,
     },
-    /// A story, task or item ended in this run (`result`: done, failed, skipped, …).
+    /// A story, task or item ended in this run.
     SubjectFinished {
         subject: Subject,
-        result: String,
+        result: SubjectResult,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         reason: String,
     },
@@ -472,7 +472,7 @@ impl Journal {
             .map_or(0, |i| i + 1)
     }
 
-    pub fn story_result(&self, epic: &str, story: &str) -> Option<(String, String)> {
+    pub fn story_result(&self, epic: &str, story: &str) -> Option<(SubjectResult, String)> {
         self.records.iter().find_map(|r| match &r.entry {
             Entry::SubjectFinished {
                 subject,
@@ -482,7 +482,7 @@ impl Journal {
                 && subject.id == story
                 && subject.epic.as_deref() == Some(epic) =>
             {
-                Some((result.clone(), reason.clone()))
+                Some((*result, reason.clone()))
             }
             _ => None,
         })
@@ -513,19 +513,18 @@ impl Journal {
 
     /// The end of a run of one subject (a task): the subject's result, then the run's, unless
     /// a run resumed after its end was journaled already.
-    pub fn finish_subject_run(&mut self, subject: Subject, result: &str, done: bool) -> Result<()> {
+    pub fn finish_subject_run(&mut self, subject: Subject, result: SubjectResult) -> Result<()> {
         if self.run_finished() {
             return Ok(());
         }
-        let failed = result == "failed";
         self.log(Entry::SubjectFinished {
             subject,
-            result: result.into(),
+            result,
             reason: String::new(),
         })?;
         self.log(Entry::RunFinished {
-            done: u32::from(done),
-            failed: u32::from(failed),
+            done: u32::from(result == SubjectResult::Done),
+            failed: u32::from(result == SubjectResult::Failed),
             skipped: 0,
         })
     }

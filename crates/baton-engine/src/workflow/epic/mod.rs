@@ -28,7 +28,7 @@ use serde::Serialize;
 use self::def::{EpicWorkflow, Phase};
 use crate::agents::{Agents, Assignment};
 use crate::call::{Call, Calls, Verdict, judge_signal};
-use crate::events::{Reporter, RunEvent, Subject};
+use crate::events::{Reporter, RunEvent, Subject, SubjectResult};
 use crate::git::{Git, looks_secret};
 use crate::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::prompt::render;
@@ -118,6 +118,20 @@ pub enum StoryResult {
     DryRun,
 }
 
+/// A story's result read back from the journal (a task's results are no story's: failed).
+impl From<SubjectResult> for StoryResult {
+    fn from(r: SubjectResult) -> StoryResult {
+        match r {
+            SubjectResult::Done => StoryResult::Done,
+            SubjectResult::Skipped => StoryResult::Skipped,
+            SubjectResult::DryRun => StoryResult::DryRun,
+            SubjectResult::Failed | SubjectResult::Shelved | SubjectResult::Cancelled => {
+                StoryResult::Failed
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for StoryResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.pad(self.as_str())
@@ -135,17 +149,15 @@ impl StoryResult {
         }
     }
 
-    /// As the journal records it.
-    pub fn parse(s: &str) -> Option<StoryResult> {
-        [
-            StoryResult::Pending,
-            StoryResult::Done,
-            StoryResult::Failed,
-            StoryResult::Skipped,
-            StoryResult::DryRun,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
+    /// How the story ended, as the journal records it (None: not yet).
+    pub fn ended(self) -> Option<SubjectResult> {
+        match self {
+            StoryResult::Pending => None,
+            StoryResult::Done => Some(SubjectResult::Done),
+            StoryResult::Failed => Some(SubjectResult::Failed),
+            StoryResult::Skipped => Some(SubjectResult::Skipped),
+            StoryResult::DryRun => Some(SubjectResult::DryRun),
+        }
     }
 
     /// Done or skipped: stories that depend on it may go on.
@@ -464,7 +476,7 @@ impl EpicEngine<'_> {
                 .map(|r| (r, j.committed(&epic.id, &story.id)))
         };
         if let Some(((result, reason), commit)) = recorded {
-            rep.result = StoryResult::parse(&result).unwrap_or(StoryResult::Failed);
+            rep.result = result.into();
             rep.reason = reason;
             rep.commit = commit;
             self.add_recorded_usage(&epic.id, &story.id, &mut rep);
@@ -644,9 +656,15 @@ impl EpicEngine<'_> {
         story: &StoryRef,
         rep: &StoryReport,
     ) -> Result<()> {
+        let Some(result) = rep.result.ended() else {
+            return Err(Error::internal(format!(
+                "story {} finished without a result",
+                story.id
+            )));
+        };
         self.reporter.report(&RunEvent::SubjectFinished {
             subject: &Subject::story(&epic.id, &story.id),
-            result: rep.result.as_str(),
+            result,
             reason: &rep.reason,
             commit: rep.commit.as_deref(),
             tokens: rep.usage.total(),
@@ -654,7 +672,7 @@ impl EpicEngine<'_> {
         });
         self.log(Entry::SubjectFinished {
             subject: Subject::story(&epic.id, &story.id),
-            result: rep.result.as_str().into(),
+            result,
             reason: rep.reason.clone(),
         })
     }

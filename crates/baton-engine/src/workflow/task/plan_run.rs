@@ -14,7 +14,7 @@ use crate::call::DryPhase;
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
 use crate::definition::Loaded;
-use crate::events::{Reporter, Subject};
+use crate::events::{Reporter, Subject, SubjectResult};
 use crate::journal::{Entry, Journal};
 use baton_agent::settings::AgentId;
 use baton_core::error::{Error, Result};
@@ -247,7 +247,7 @@ impl PlanRun {
             };
             return Ok(PlanOutcome::Paused { reason, run_log });
         }
-        j.finish_subject_run(Subject::task(&slug, None), "done", true)?;
+        j.finish_subject_run(Subject::task(&slug, None), SubjectResult::Done)?;
         let spec = baton_store::artifacts::latest(&store.task_dir(&slug), "spec");
         let tasks = spec
             .as_ref()

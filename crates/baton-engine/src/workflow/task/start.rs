@@ -13,7 +13,7 @@ use crate::cli_agents::CliAgents;
 use crate::conductor::{Conductor, Policy};
 use crate::config::Project;
 use crate::definition::WorkflowKind;
-use crate::events::{Reporter, RunEvent, Subject};
+use crate::events::{Reporter, RunEvent, Subject, SubjectResult};
 use crate::journal::{Entry, Journal};
 use baton_agent::settings::AgentId;
 use baton_core::error::{Error, Result};
@@ -206,18 +206,14 @@ impl TaskRun {
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
         let result = match stop {
-            Stop::Completed => Some("done"),
-            Stop::Failed => Some("failed"),
-            Stop::Shelved => Some("shelved"),
-            Stop::Cancelled => Some("cancelled"),
+            Stop::Completed => Some(SubjectResult::Done),
+            Stop::Failed => Some(SubjectResult::Failed),
+            Stop::Shelved => Some(SubjectResult::Shelved),
+            Stop::Cancelled => Some(SubjectResult::Cancelled),
             Stop::Paused(_) | Stop::Waiting(_) => None,
         };
         if let Some(result) = result {
-            j.finish_subject_run(
-                Subject::task(&self.slug, None),
-                result,
-                stop == Stop::Completed,
-            )?;
+            j.finish_subject_run(Subject::task(&self.slug, None), result)?;
         }
         Ok(TaskOutcome {
             stop,

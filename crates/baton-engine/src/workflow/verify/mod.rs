@@ -26,7 +26,7 @@ use self::state::{ContextEstimate, Neighbours, Partial, Progress, QueueRef, Stat
 use crate::agents::{Agents, Assignment};
 use crate::call::{Call, Calls, Verdict};
 use crate::definition::Role;
-use crate::events::{Reporter, RunEvent, Subject};
+use crate::events::{Reporter, RunEvent, Subject, SubjectResult};
 use crate::journal::{Entry, Journal, Judged};
 use crate::lock;
 use baton_context::summary;
@@ -338,12 +338,12 @@ impl VerifyEngine<'_> {
                 st.save(&path)?;
                 lock(&self.journal).log(Entry::SubjectFinished {
                     subject: Subject::item(item),
-                    result: "failed".into(),
+                    result: SubjectResult::Failed,
                     reason: reason.clone(),
                 })?;
                 self.reporter.report(&RunEvent::SubjectFinished {
                     subject: &Subject::item(item),
-                    result: "failed",
+                    result: SubjectResult::Failed,
                     reason: &reason,
                     commit: None,
                     tokens: st.tokens_burned(),
@@ -403,12 +403,12 @@ impl VerifyEngine<'_> {
         st.save(&path)?;
         lock(&self.journal).log(Entry::SubjectFinished {
             subject: Subject::item(item),
-            result: "done".into(),
+            result: SubjectResult::Done,
             reason: String::new(),
         })?;
         self.reporter.report(&RunEvent::SubjectFinished {
             subject: &Subject::item(item),
-            result: "complete",
+            result: SubjectResult::Done,
             reason: "",
             commit: None,
             tokens: st.tokens_burned(),

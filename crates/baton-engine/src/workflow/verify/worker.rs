@@ -22,7 +22,7 @@ use super::queue::Queues;
 use super::state::Progress;
 use super::{Context, Options, PhaseResult, Report, VerifyEngine, state};
 use crate::agents::Agents;
-use crate::events::{RunEvent, Silent, Subject};
+use crate::events::{RunEvent, Silent, Subject, SubjectResult};
 use crate::journal::{Entry, Journal};
 use baton_core::error::{Error, Result};
 
@@ -614,13 +614,13 @@ fn finish(
     {
         let subject = Subject::item(&c.item);
         let result = if st.status == Progress::Complete {
-            "done"
+            SubjectResult::Done
         } else {
-            "failed"
+            SubjectResult::Failed
         };
         crate::lock(&engine.journal).log(Entry::SubjectFinished {
             subject: subject.clone(),
-            result: result.into(),
+            result,
             reason: st.failure.clone().unwrap_or_default(),
         })?;
         engine.reporter.report(&RunEvent::SubjectFinished {
