@@ -129,18 +129,32 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             Scope::Project,
         )
     };
-    let changes = if a.uninstall {
-        init::plan_uninstall(&dir, &local, a.agent)?
-    } else {
-        init::plan(&dir, a.agent, scope)?
+    let plan = || {
+        if a.uninstall {
+            init::plan_uninstall(&dir, &local, a.agent)
+        } else {
+            init::plan(&dir, a.agent, scope)
+        }
     };
+    let mut changes = plan()?;
+    // A file another program wrote between the plan and the write: planned again from what
+    // it holds now, a few times (a program rewriting it constantly wins: init says so).
     if !a.dry_run {
-        init::write(&dir, &local, a.agent, &changes, !a.uninstall, scope).inspect_err(|_| {
-            eprintln!(
-                "baton init: nothing was changed (what was written before the error was put \
-                 back): make the folder writable, then run init again"
-            );
-        })?;
+        for attempt in 1.. {
+            match init::write(&dir, &local, a.agent, &changes, !a.uninstall, scope) {
+                Ok(()) => break,
+                Err(baton_core::error::Error::State { .. }) if attempt < 3 => changes = plan()?,
+                Err(e) => {
+                    if !matches!(e, baton_core::error::Error::State { .. }) {
+                        eprintln!(
+                            "baton init: nothing was changed (what was written before the error \
+                             was put back): make the folder writable, then run init again"
+                        );
+                    }
+                    return Err(e);
+                }
+            }
+        }
     }
     let files: Vec<FileReport> = changes
         .iter()

@@ -168,6 +168,19 @@ pub fn write(
     }
     let mut done: Vec<&Change> = Vec::new();
     for c in changes {
+        // A program of the user's may write its settings meanwhile (claude rewrites
+        // ~/.claude.json as it runs): its write is never replaced by a merge of older text.
+        let path = dir.join(&c.path);
+        if read_opt(&path).map_err(|e| undo(&done, e))? != c.before {
+            return Err(undo(
+                &done,
+                Error::state(format!(
+                    "{} changed while baton init was merging into it",
+                    path.display()
+                ))
+                .hint("nothing was changed: run baton init again"),
+            ));
+        }
         apply(dir, &c.path, c.after.as_deref()).map_err(|e| undo(&done, e))?;
         done.push(c);
     }
@@ -269,4 +282,61 @@ fn in_file(e: Error, path: &Path) -> Error {
 /// The value of a JSON document at `path`, if any (tests and `merge`).
 pub fn get<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A settings file another program wrote after init read it is not overwritten with a
+    /// merge of the older text: init stops (a state error its caller plans again on), and what
+    /// it wrote before is put back.
+    #[test]
+    fn a_file_changed_after_the_plan_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join(".baton");
+        std::fs::write(dir.path().join(".mcp.json"), "{}\n").unwrap();
+        let changes = plan(dir.path(), HookAgent::Claude, Scope::Project).unwrap();
+        assert!(changes.len() > 2, "{changes:?}");
+        // Another program writes the last file init will merge into.
+        let last = dir.path().join(&changes.last().unwrap().path);
+        std::fs::create_dir_all(last.parent().unwrap()).unwrap();
+        std::fs::write(&last, "the user's own words\n").unwrap();
+        let e = write(
+            dir.path(),
+            &local,
+            HookAgent::Claude,
+            &changes,
+            true,
+            Scope::Project,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::State { .. }), "{e}");
+        assert!(e.to_string().contains("changed while baton init"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&last).unwrap(),
+            "the user's own words\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap(),
+            "{}\n",
+            "what was written before is put back"
+        );
+        // Planned again from what the file holds now, init goes through and keeps the words.
+        let changes = plan(dir.path(), HookAgent::Claude, Scope::Project).unwrap();
+        write(
+            dir.path(),
+            &local,
+            HookAgent::Claude,
+            &changes,
+            true,
+            Scope::Project,
+        )
+        .unwrap();
+        assert!(
+            std::fs::read_to_string(&last)
+                .unwrap()
+                .contains("the user's own words")
+        );
+    }
 }
