@@ -302,15 +302,17 @@ mod tests {
         let last = dir.path().join(&changes.last().unwrap().path);
         std::fs::create_dir_all(last.parent().unwrap()).unwrap();
         std::fs::write(&last, "the user's own words\n").unwrap();
-        let e = write(
-            dir.path(),
-            &local,
-            HookAgent::Claude,
-            &changes,
-            true,
-            Scope::Project,
-        )
-        .unwrap_err();
+        let install = |changes: &[Change]| {
+            write(
+                dir.path(),
+                &local,
+                HookAgent::Claude,
+                changes,
+                true,
+                Scope::Project,
+            )
+        };
+        let e = install(&changes).unwrap_err();
         assert!(matches!(e, Error::State { .. }), "{e}");
         assert!(e.to_string().contains("changed while baton init"), "{e}");
         assert_eq!(
@@ -323,16 +325,7 @@ mod tests {
             "what was written before is put back"
         );
         // Planned again from what the file holds now, init goes through and keeps the words.
-        let changes = plan(dir.path(), HookAgent::Claude, Scope::Project).unwrap();
-        write(
-            dir.path(),
-            &local,
-            HookAgent::Claude,
-            &changes,
-            true,
-            Scope::Project,
-        )
-        .unwrap();
+        install(&plan(dir.path(), HookAgent::Claude, Scope::Project).unwrap()).unwrap();
         assert!(
             std::fs::read_to_string(&last)
                 .unwrap()

@@ -155,31 +155,37 @@ fn session(cli: &Path, p: &Proj, home: &Path, double: &ModelDouble, trust: &str)
         .unwrap()
 }
 
-#[test]
-fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
-    let Some(cli) = CODEX.cli() else {
-        return;
-    };
+/// The user's codex config as codex has it, written anew (no trust lines): a provider whose
+/// double is never asked (each session writes its own).
+fn write_user_config(cli: &Path, dir: &Path, home: &Path) {
+    let placeholder = CODEX.double(Box::new(|_| Reply::Text("unused".into())));
+    CODEX.env(Command::new(cli), cli, dir, home, &placeholder);
+}
+
+/// A project whose own test command (`sh gen.sh`, printing a lot) is routed through baton, as
+/// `cargo test` is by default.
+fn routed_project() -> Proj {
     let p = Proj::new();
-    let o = p.cmd(&["init", "codex"]).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
     std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
-    // The project's own test command, routed as `cargo test` is by default.
     std::fs::write(
         p.path().join("baton.toml"),
         "[mask]\nroute = [\"sh gen.sh\"]\n",
     )
     .unwrap();
+    p
+}
+
+#[test]
+fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
+    let Some(cli) = CODEX.cli() else {
+        return;
+    };
+    let p = routed_project();
+    let o = p.cmd(&["init", "codex"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
     let home = tempfile::tempdir().unwrap();
     // The user's config as codex has it, then the project and baton's hooks trusted.
-    let placeholder = CODEX.double(Box::new(|_| Reply::Text("unused".into())));
-    CODEX.env(
-        Command::new(&cli),
-        &cli,
-        p.path(),
-        home.path(),
-        &placeholder,
-    );
+    write_user_config(&cli, p.path(), home.path());
     let trust = trust_project_and_hooks(&cli, &home.path().join(".codex"), p.path());
     for at in [0, 1850, 3699] {
         let cmd = json!({"cmd": format!("sh gen.sh {at}")});
@@ -226,25 +232,10 @@ fn user_level_wiring_routes_everywhere_and_never_twice() {
     let Some(cli) = CODEX.cli() else {
         return;
     };
-    let p = Proj::new();
-    std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
-    std::fs::write(
-        p.path().join("baton.toml"),
-        "[mask]\nroute = [\"sh gen.sh\"]\n",
-    )
-    .unwrap();
+    let p = routed_project();
     let home = tempfile::tempdir().unwrap();
     // The user's config as codex has it (written anew: the trust lines are added to it).
-    let placeholder = CODEX.double(Box::new(|_| Reply::Text("unused".into())));
-    let user_config = || {
-        CODEX.env(
-            Command::new(&cli),
-            &cli,
-            p.path(),
-            home.path(),
-            &placeholder,
-        )
-    };
+    let user_config = || write_user_config(&cli, p.path(), home.path());
     user_config();
     let codex_home = home.path().join(".codex");
     let o = p
@@ -295,14 +286,7 @@ fn doctor_reads_codexs_own_verdict_on_batons_hooks() {
     assert!(o.status.success(), "{}", text(&o));
     let home = tempfile::tempdir().unwrap();
     // The user's codex config, written once (the environment helper writes it anew).
-    let placeholder = CODEX.double(Box::new(|_| Reply::Text("unused".into())));
-    CODEX.env(
-        Command::new(&cli),
-        &cli,
-        p.path(),
-        home.path(),
-        &placeholder,
-    );
+    write_user_config(&cli, p.path(), home.path());
     let doctor = || -> Value {
         let o = Command::new(crate::util::bin())
             .current_dir(p.path())
