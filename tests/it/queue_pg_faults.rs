@@ -133,3 +133,43 @@ fn a_database_that_stays_away_stops_the_worker_after_its_patience() {
     );
     assert!(err.contains("unreachable_secs"), "{err}");
 }
+
+/// Stopped (Ctrl-C) while the database is away, a worker cannot give its claim back: it says
+/// so, naming the item and the lease, instead of saying it released its claims. With the
+/// database back, another worker takes the phase over after the lease, and it is recorded once.
+#[test]
+fn a_worker_stopped_while_the_database_is_away_says_its_claim_waits_for_the_lease() {
+    let Some(server) = pg::private("queue_pg_faults::a_worker_stopped_while") else {
+        return;
+    };
+    let s = &server.0;
+    let url = s.database();
+    let p = pg_project();
+    p.write(".baton/sim.toml", "latency_ms = 3000\n");
+    let mut db = Db::connect(&url).unwrap();
+    db.add("q", &["A".into()]).unwrap();
+    let mut w1 = worker_with(&p, &url, "w1", 4, &[]);
+    let t0 = Instant::now();
+    while !db.claims("q").unwrap().iter().any(|c| c.phase.is_some()) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no claim");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (st, err) = s.down(|| {
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(w1.id() as i32, libc::SIGINT) };
+        let st = w1.wait().unwrap();
+        (st, stderr_of(&mut w1))
+    });
+    assert_eq!(st.code(), Some(130), "{err}");
+    assert!(
+        err.contains("its claim on A could not be released (the queue database is away)")
+            && err.contains("within 4 s"),
+        "{err}"
+    );
+    assert!(!err.contains("released its claims"), "{err}");
+    p.write(".baton/sim.toml", "");
+    let w2 = worker_with(&p, &url, "w2", 4, &[]);
+    wait_ok(w2, "w2", Instant::now() + Duration::from_secs(120));
+    assert_exactly_once(&mut Db::connect(&url).unwrap(), 1);
+}

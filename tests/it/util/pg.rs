@@ -158,6 +158,11 @@ impl PgServer {
     /// Stop the server at once (as a crash or a failover does: no clean shutdown) and start
     /// it again.
     pub fn restart(&self) {
+        self.down(|| ());
+    }
+
+    /// Stop the server at once while `f` runs, then start it again: a database that is away.
+    pub fn down<T>(&self, f: impl FnOnce() -> T) -> T {
         let st = self
             .cmd("pg_ctl")
             .arg("-D")
@@ -168,7 +173,9 @@ impl PgServer {
             .status()
             .expect("pg_ctl stop");
         assert!(st.success(), "pg_ctl stop failed");
+        let out = f();
         self.pg_start().expect("the server starts again");
+        out
     }
 
     /// The server's processes: the postmaster (first line of postmaster.pid) and its children.

@@ -354,9 +354,20 @@ fn slot(
                 took_over: c.took_over(),
             },
             Err(Error::Interrupted { signal, name, .. }) => {
-                // The phase goes back to the queue at once.
-                let _ = db.run(|d| d.release(&queue, c.token));
-                return Err(interrupted(signal, name, &queue));
+                // The phase goes back to the queue at once, when the database can be reached.
+                let kept = db
+                    .run(|d| d.release(&queue, c.token))
+                    .err()
+                    .map(|e| Unreleased {
+                        item: &c.item,
+                        lease: w.lease,
+                        // Stopped while reconnecting: the database was away.
+                        why: match e {
+                            Error::Interrupted { .. } => "the queue database is away".into(),
+                            e => e.to_string(),
+                        },
+                    });
+                return Err(interrupted(signal, name, &queue, kept));
             }
             Err(e) if c.attempt >= MAX_BROKEN_CLAIMS => {
                 // The same item broke this many claims: it fails, instead of stopping every
@@ -417,7 +428,7 @@ fn slot(
         skipped: 0,
     });
     match crate::interrupt::received() {
-        Some(sig) => Err(interrupted(sig, crate::interrupt::name(sig), &queue)),
+        Some(sig) => Err(interrupted(sig, crate::interrupt::name(sig), &queue, None)),
         None => Ok(()),
     }
 }
@@ -426,14 +437,31 @@ fn slot(
 /// files) before the item fails.
 const MAX_BROKEN_CLAIMS: i32 = 3;
 
-/// A signal stopped the worker: its claims went back to the queue.
-fn interrupted(signal: i32, name: String, queue: &str) -> Error {
+/// A claim a stopped worker could not give back (the database was away).
+struct Unreleased<'a> {
+    item: &'a str,
+    lease: Duration,
+    why: String,
+}
+
+/// A signal stopped the worker: its claims went back to the queue, or one is kept until its
+/// lease ends.
+fn interrupted(signal: i32, name: String, queue: &str, kept: Option<Unreleased>) -> Error {
+    let again = format!("Start it again: baton worker --queue {queue}");
+    let hint = match kept {
+        None => format!("the worker stopped and released its claims; other workers go on. {again}"),
+        Some(k) => format!(
+            "the worker stopped, but its claim on {} could not be released ({}): another worker \
+             takes that phase over when its lease ends, within {} s. {again}",
+            k.item,
+            k.why,
+            k.lease.as_secs()
+        ),
+    };
     Error::Interrupted {
         signal,
         name,
-        hint: Some(format!(
-            "the worker stopped and released its claims; other workers go on. Start it again: baton worker --queue {queue}"
-        )),
+        hint: Some(hint),
     }
 }
 
