@@ -48,7 +48,7 @@ impl Scope {
 
     /// Whether a hook of this scope should step aside for a more specific one wired for
     /// `agent`: the project's settings in `project`, the user's where `var`'s environment
-    /// puts them ([`crate::wiring::user_file`]).
+    /// puts them ([`user_file`]).
     pub fn shadowed(self, agent: HookAgent, project: &Path, var: Var) -> bool {
         let wired = |files: Vec<PathBuf>, scope: Scope| {
             files.iter().any(|f| {
