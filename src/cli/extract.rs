@@ -20,7 +20,8 @@ so it includes its subsections.
 
 Titles match case-insensitively, ignoring a leading number (\"3.2 \") and a trailing colon:
 exact first, then a unique prefix, then a unique substring. \"Parent > Child\" picks a child of
-a given section. An ambiguous title lists the candidates; a missing one lists the headings.
+a given section (a heading titled \"Parent > Child\" itself comes first). An ambiguous title
+lists the candidates; a missing one lists the headings.
 
 Task types route to sections (first one the document has; [extract.routes] in baton.toml):
   create_model -> Data Model | Data Models | Schema

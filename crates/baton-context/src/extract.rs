@@ -149,9 +149,17 @@ pub fn path_of(all: &[Section], s: &Section) -> String {
 }
 
 /// Find one section by title: exact (normalized) match first, then a unique prefix, then a
-/// unique substring. `A > B` looks for `B` inside the section found for `A`. Matches nested in
-/// another match count once (the outer one).
+/// unique substring. `A > B` looks for `B` inside the section found for `A`, unless one
+/// section's own title is `A > B` (a heading may hold " > " itself). Matches nested in another
+/// match count once (the outer one).
 pub fn find<'a>(all: &'a [Section], query: &str) -> Result<&'a Section> {
+    if query.contains(" > ") {
+        let q = normalize(query);
+        let mut titled = all.iter().filter(|s| normalize(&s.title) == q);
+        if let (Some(s), None) = (titled.next(), titled.next()) {
+            return Ok(s);
+        }
+    }
     let mut found: Option<&Section> = None;
     for part in query.split(" > ") {
         found = Some(match found {
@@ -428,6 +436,25 @@ pub fn limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A heading that holds " > " is found by its own title, not read as a path (found by
+    /// fuzzing: a title with "[]   >    - # files" in it led to another section).
+    #[test]
+    fn a_title_holding_the_path_separator_is_found_by_itself() {
+        let doc = "# Trade-offs\n\n## Speed > Safety\n\nfirst\n\n## Speed\n\n### Safety\n\nsecond\n";
+        let all = sections(doc);
+        let s = find(&all, "Speed > Safety").unwrap();
+        assert_eq!(s.title, "Speed > Safety");
+        assert!(s.text(doc).contains("first"));
+        // As a path, it still reaches the nested heading.
+        let s = find(&all, "Trade-offs > Speed > Safety").unwrap();
+        assert!(s.text(doc).contains("second"), "{s:?}");
+        // And a setext title with the separator inside, among others that share its words.
+        let doc = "A sources: []   >    - files\n===\n\nbody\n\n[] - files\n===\n";
+        let all = sections(doc);
+        let first = &all[0];
+        assert_eq!(find(&all, &first.title).unwrap().start, first.start);
+    }
     use baton_core::markdown::sections;
 
     const DOC: &str = "# Spec\nintro\n## 3. Data Model\nusers\n### Data Model Migrations\nm\n## API Contracts\nGET /x\n## Components\n### API client\nc\n";
