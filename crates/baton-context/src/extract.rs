@@ -441,7 +441,8 @@ mod tests {
     /// fuzzing: a title with "[]   >    - # files" in it led to another section).
     #[test]
     fn a_title_holding_the_path_separator_is_found_by_itself() {
-        let doc = "# Trade-offs\n\n## Speed > Safety\n\nfirst\n\n## Speed\n\n### Safety\n\nsecond\n";
+        let doc =
+            "# Trade-offs\n\n## Speed > Safety\n\nfirst\n\n## Speed\n\n### Safety\n\nsecond\n";
         let all = sections(doc);
         let s = find(&all, "Speed > Safety").unwrap();
         assert_eq!(s.title, "Speed > Safety");
