@@ -153,12 +153,9 @@ pub fn path_of(all: &[Section], s: &Section) -> String {
 /// section's own title is `A > B` (a heading may hold " > " itself). Matches nested in another
 /// match count once (the outer one).
 pub fn find<'a>(all: &'a [Section], query: &str) -> Result<&'a Section> {
-    if query.contains(" > ") {
-        let q = normalize(query);
-        let mut titled = all.iter().filter(|s| normalize(&s.title) == q);
-        if let (Some(s), None) = (titled.next(), titled.next()) {
-            return Ok(s);
-        }
+    // A heading titled with the whole query is looked up as a title (an ambiguity included).
+    if query.contains(" > ") && all.iter().any(|s| normalize(&s.title) == normalize(query)) {
+        return find_one(all, query);
     }
     let mut found: Option<&Section> = None;
     for part in query.split(" > ") {
@@ -455,6 +452,10 @@ mod tests {
         let all = sections(doc);
         let first = &all[0];
         assert_eq!(find(&all, &first.title).unwrap().start, first.start);
+        // Two headings with that title: ambiguous, not read as a path to a third section.
+        let doc = "## A > B\n\none\n\n## A > B\n\ntwo\n\n## A\n\n### B\n";
+        let e = find(&sections(doc), "A > B").unwrap_err();
+        assert!(e.to_string().contains("ambiguous"), "{e}");
     }
     use baton_core::markdown::sections;
 
