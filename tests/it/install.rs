@@ -277,3 +277,39 @@ fn the_release_workflow_is_well_formed_and_uses_the_release_script() {
     let cargo = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
     assert!(cargo.contains("[profile.dist]"), "no dist profile");
 }
+
+/// scripts/release refuses an option without its value (it used to loop forever on one at the
+/// end), `--profile` beside `--bin`, and an empty profile: exit 2, nothing written.
+#[test]
+fn the_release_script_refuses_bad_arguments_and_writes_nothing() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("dist");
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["--out"],
+        vec!["--out", d, "--profile"],
+        vec!["--out", d, "--bin"],
+        vec!["--out", d, "--bin", "/bin/true", "--profile", "dev"],
+        vec!["--out", d, "--profile", ""],
+    ] {
+        let mut child = Command::new(repo().join("scripts/release"))
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{args:?}: still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(2), "{args:?}");
+        assert!(!dir.exists(), "{args:?} wrote {dir:?}");
+    }
+}
