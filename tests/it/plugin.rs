@@ -178,18 +178,12 @@ fn user_level_wiring_masks_everywhere_and_never_twice() {
     assert!(global.status.success(), "{}", text(&global));
     install_plugin(&cli, h);
     std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
-    let records = || {
-        std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
-            .unwrap()
-            .lines()
-            .count()
-    };
     // User level and plugin, no project init: one mask, the user-level hook's.
     masked_session(&cli, h, &p, 0);
-    assert_eq!(records(), 1);
+    assert_eq!(p.mask_records(), 1);
     // The project's own init too: still one mask per output.
     let o = p.cmd(&["init", "claude"]).env("HOME", h).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     masked_session(&cli, h, &p, 1850);
-    assert_eq!(records(), 2);
+    assert_eq!(p.mask_records(), 2);
 }

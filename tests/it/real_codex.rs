@@ -162,6 +162,21 @@ fn write_user_config(cli: &Path, dir: &Path, home: &Path) {
     CODEX.env(Command::new(cli), cli, dir, home, &placeholder);
 }
 
+/// A session that runs the project's test command failing at line `at`: the model sees it
+/// routed through baton and masked, its failure kept, the whole output in the scratch file.
+fn routed_and_masked(cli: &Path, p: &Proj, home: &Path, trust: &str, at: usize) {
+    let cmd = json!({"cmd": format!("sh gen.sh {at}")});
+    let double = CODEX.double(one_call("exec_command", cmd));
+    let out = session(cli, p, home, &double, trust);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_masked_as(
+        &last_tool_result(&double),
+        p.path(),
+        &generated(p.path(), at),
+        true,
+    );
+}
+
 /// A project whose own test command (`sh gen.sh`, printing a lot) is routed through baton, as
 /// `cargo test` is by default.
 fn routed_project() -> Proj {
@@ -188,16 +203,7 @@ fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
     write_user_config(&cli, p.path(), home.path());
     let trust = trust_project_and_hooks(&cli, &home.path().join(".codex"), p.path());
     for at in [0, 1850, 3699] {
-        let cmd = json!({"cmd": format!("sh gen.sh {at}")});
-        let double = CODEX.double(one_call("exec_command", cmd));
-        let out = session(&cli, &p, home.path(), &double, &trust);
-        assert!(out.status.success(), "{}", text(&out));
-        assert_masked_as(
-            &last_tool_result(&double),
-            p.path(),
-            &generated(p.path(), at),
-            true,
-        );
+        routed_and_masked(&cli, &p, home.path(), &trust, at);
     }
     // A command that prints little is not routed: the model sees it as it is.
     let double = CODEX.double(one_call("exec_command", json!({"cmd": "echo hello baton"})));
@@ -246,31 +252,19 @@ fn user_level_wiring_routes_everywhere_and_never_twice() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(codex_home.join("hooks.json").is_file());
-    let records = || {
-        std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
-            .map_or(0, |t| t.lines().count())
-    };
-    let masked = |trust: &str, at: usize| {
-        let cmd = json!({"cmd": format!("sh gen.sh {at}")});
-        let double = CODEX.double(one_call("exec_command", cmd));
-        let out = session(&cli, &p, home.path(), &double, trust);
-        assert!(out.status.success(), "{}", text(&out));
-        assert_masked_as(
-            &last_tool_result(&double),
-            p.path(),
-            &generated(p.path(), at),
-            true,
-        );
-    };
     let trust = trust_project_and_hooks(&cli, &codex_home, p.path());
-    masked(&trust, 0);
-    assert_eq!(records(), 1, "the user-level hooks routed it");
+    routed_and_masked(&cli, &p, home.path(), &trust, 0);
+    assert_eq!(p.mask_records(), 1, "the user-level hooks routed it");
     let o = p.cmd(&["init", "codex"]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     user_config();
     let trust = trust_project_and_hooks(&cli, &codex_home, p.path());
-    masked(&trust, 3699);
-    assert_eq!(records(), 2, "once: the user-level hooks stepped aside");
+    routed_and_masked(&cli, &p, home.path(), &trust, 3699);
+    assert_eq!(
+        p.mask_records(),
+        2,
+        "once: the user-level hooks stepped aside"
+    );
 }
 
 /// `baton doctor` asks codex itself whether baton's hooks are trusted (`codex app-server`'s

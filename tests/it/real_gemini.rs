@@ -206,10 +206,6 @@ fn user_level_wiring_masks_everywhere_and_never_twice() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     std::fs::write(p.path().join("gen.sh"), GEN).unwrap();
-    let records = || {
-        std::fs::read_to_string(p.path().join(".baton/masks.jsonl"))
-            .map_or(0, |t| t.lines().count())
-    };
     let masked = |at: usize| {
         let double = GEMINI.double(one_call(
             "run_shell_command",
@@ -224,8 +220,12 @@ fn user_level_wiring_masks_everywhere_and_never_twice() {
         );
     };
     masked(0);
-    assert_eq!(records(), 1, "the user-level hook masked it");
+    assert_eq!(p.mask_records(), 1, "the user-level hook masked it");
     init_gemini(&p);
     masked(3699);
-    assert_eq!(records(), 2, "once: the user-level hook stepped aside");
+    assert_eq!(
+        p.mask_records(),
+        2,
+        "once: the user-level hook stepped aside"
+    );
 }

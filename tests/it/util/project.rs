@@ -41,6 +41,12 @@ impl Proj {
         self.store().join("context/tasks").join(slug)
     }
 
+    /// Lines of the project's mask log: one per output masked (none without the log).
+    pub fn mask_records(&self) -> usize {
+        std::fs::read_to_string(self.path().join(".baton/masks.jsonl"))
+            .map_or(0, |t| t.lines().count())
+    }
+
     /// Write `text` at `rel` (parents created).
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.path().join(rel);
