@@ -169,7 +169,9 @@ pub fn write(
     let mut done: Vec<&Change> = Vec::new();
     for c in changes {
         // A program of the user's may write its settings meanwhile (claude rewrites
-        // ~/.claude.json as it runs): its write is never replaced by a merge of older text.
+        // ~/.claude.json as it runs): a write made since the plan read the file is not replaced
+        // by a merge of older text. One landing between this check and the rename still is:
+        // the CLIs take no lock baton could share, so the window is only made small.
         let path = dir.join(&c.path);
         if read_opt(&path).map_err(|e| undo(&done, e))? != c.before {
             return Err(undo(
