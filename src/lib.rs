@@ -7,7 +7,10 @@
 //! See `docs/ARCHITECTURE.md` for the crate graph.
 
 pub mod cli;
+pub mod error;
 pub mod hooks;
 pub mod init;
 pub mod mcp;
 pub mod report;
+
+pub use error::{Error, Result};

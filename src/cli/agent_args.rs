@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::Ctx;
+use crate::error::{Error, Result};
 use baton_agent::settings::AgentId;
-use baton_core::error::{Error, Result};
 
 /// Who runs the phases, for every workflow.
 #[derive(Debug, Clone, Default, clap::Args)]

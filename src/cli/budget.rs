@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::tokens::{counter, names, read};
+use crate::error::{Error, Result};
 use baton_context::budget::{self, Activity, Check};
-use baton_core::error::{Error, Result};
 
 #[derive(Debug, ClapArgs)]
 #[command(

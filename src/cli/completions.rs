@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 
 use super::{Cli, Ctx};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \

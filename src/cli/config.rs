@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_engine::config::reference;
 
 #[derive(Debug, clap::Args)]

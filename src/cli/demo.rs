@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use super::Ctx;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::Ctx;
+use crate::error::{Error, Result};
 use baton_agent::settings::AgentId;
 use baton_agent::wiring::shell_quote;
-use baton_core::error::{Error, Result};
 use baton_engine::workflow::task::discover::{Ask, Ended, Prepared};
 
 #[derive(Debug, clap::Args)]

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_store::doctor::{self, Level};
 
 #[derive(Debug, clap::Args)]

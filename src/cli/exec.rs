@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use super::Ctx;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_store::lang;
 
 #[derive(Debug, clap::Args)]

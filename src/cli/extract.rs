@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::tokens::read;
+use crate::error::{Error, Result};
 use baton_context::extract::{self, Pick};
 use baton_context::tokens::Encoding;
-use baton_core::error::{Error, Result};
 use baton_core::markdown::{Section, sections};
 
 #[derive(Debug, ClapArgs)]
@@ -134,12 +134,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         let inp = read(file, a.lossy)?;
         let all = sections(&inp.text);
         for title in &a.section {
-            let s = extract::find(&all, title).map_err(|e| in_file(e, &inp.name))?;
+            let s = extract::find(&all, title).map_err(|e| Error::in_file(e, &inp.name))?;
             picks.push((inp.name.clone(), String::new(), whole(s)));
         }
         if let Some(t) = &a.task_type {
             let route = ctx.project.config.extract.route(t)?;
-            let p = extract::route(&all, &route).map_err(|e| in_file(e, &inp.name))?;
+            let p = extract::route(&all, &route).map_err(|e| Error::in_file(e, &inp.name))?;
             picks.push((inp.name.clone(), String::new(), p));
         }
         for p in &mut picks {
@@ -153,8 +153,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         let inp = read(adr, a.lossy)?;
         let all = sections(&inp.text);
         for id in &a.decision {
-            let p =
-                extract::find_decision(&all, &inp.name, id).map_err(|e| in_file(e, &inp.name))?;
+            let p = extract::find_decision(&all, &inp.name, id)
+                .map_err(|e| Error::in_file(e, &inp.name))?;
             let text = inp.text[p.section.start..p.section.end].to_string();
             picks.push((inp.name.clone(), text, p));
         }
@@ -208,20 +208,6 @@ fn whole(s: &Section) -> Pick {
 }
 
 /// Errors about sections name the document they were looked for in.
-fn in_file(e: Error, file: &str) -> Error {
-    match e {
-        Error::NotFound { msg, hint } => Error::NotFound {
-            msg: format!("{file}: {msg}"),
-            hint,
-        },
-        Error::Invalid { msg, hint } => Error::Invalid {
-            msg: format!("{file}: {msg}"),
-            hint,
-        },
-        other => other,
-    }
-}
-
 fn outline(ctx: &Ctx, file: &str, enc: Encoding, lossy: bool) -> Result<ExitCode> {
     let inp = read(file, lossy)?;
     let all = sections(&inp.text);

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use super::Ctx;
 use super::style;
+use crate::error::{Error, Result};
 use baton_context::mask::gain::{self, Filter, Gain, Group};
 use baton_context::mask::record::{self, MaskRecord};
-use baton_core::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_store::model::{Gate, Status};
 
 #[derive(Debug, Subcommand)]

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use super::Ctx;
+use crate::error::Result;
 use baton_context::mask::retention::{self, Plan, Reason};
-use baton_core::error::Result;
 
 #[derive(Debug, clap::Args)]
 #[command(

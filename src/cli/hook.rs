@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 
+use crate::error::{Error, Result};
 use crate::hooks;
 use baton_agent::wiring::{Event, HookAgent, Scope};
-use baton_core::error::{Error, Result};
 use baton_engine::config::Project;
 
 #[derive(Debug, ClapArgs)]

@@ -7,9 +7,10 @@ use clap::Args as ClapArgs;
 use serde::Serialize;
 
 use super::Ctx;
+use crate::error::Result;
 use crate::init;
 use baton_agent::wiring::{HookAgent, Scope};
-use baton_core::error::Result;
+use baton_core::error::{Fault, Kind};
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\
@@ -115,7 +116,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             .map(std::path::PathBuf::from)
             .filter(|h| h.is_absolute())
             .ok_or_else(|| {
-                baton_core::error::Error::invalid("--global needs HOME: it is not set")
+                crate::Error::invalid("--global needs HOME: it is not set")
                     .hint("set HOME to your home folder")
             })?;
         let record = baton_engine::config::user_file()
@@ -143,9 +144,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         for attempt in 1.. {
             match init::write(&dir, &local, a.agent, &changes, !a.uninstall, scope) {
                 Ok(()) => break,
-                Err(baton_core::error::Error::State { .. }) if attempt < 3 => changes = plan()?,
+                Err(e) if e.kind() == Kind::State && attempt < 3 => changes = plan()?,
                 Err(e) => {
-                    if !matches!(e, baton_core::error::Error::State { .. }) {
+                    if e.kind() != Kind::State {
                         eprintln!(
                             "baton init: nothing was changed (what was written before the error \
                              was put back): make the folder writable, then run init again"

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::Ctx;
+use crate::error::{Error, Result};
 use baton_context::mask::{self, Kind, Masker};
-use baton_core::error::{Error, Result};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -93,7 +93,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         Ok(made) => made,
         // An agent told to wrap its commands must still be able to run them.
         Err(e) if !args.command.is_empty() => return unmasked(&args, Some(&e)),
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let argv: Vec<String> = args
         .command
@@ -184,7 +184,7 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
 /// The command run with its output passed through, secrets redacted but nothing masked: for a
 /// read of a scratch file, and when `baton mask` cannot store the full output (`why`: a full
 /// disk, a read-only or misplaced `.baton/`), said on stderr.
-fn unmasked(args: &MaskArgs, why: Option<&Error>) -> Result<ExitCode> {
+fn unmasked(args: &MaskArgs, why: Option<&baton_context::Error>) -> Result<ExitCode> {
     if let Some(why) = why {
         eprintln!(
             "baton: warning: no scratch file ({why}): the output is passed through, not masked"

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\

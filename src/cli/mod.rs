@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
+use baton_core::error::Fault;
 use baton_engine::config::Project;
 
 mod agent_args;
@@ -493,7 +494,7 @@ impl Ctx {
 
     /// The task to work on: `--task` or the current one.
     pub fn slug(&self, store: &baton_store::Store) -> Result<String> {
-        store.resolve(self.task.as_deref())
+        Ok(store.resolve(self.task.as_deref())?)
     }
 }
 
@@ -536,9 +537,9 @@ pub fn read_content(file: Option<&std::path::Path>) -> Result<String> {
     })
 }
 
-pub(crate) fn report(e: &Error, json: bool) {
+pub(crate) fn report(e: &dyn Fault, json: bool) {
     if json {
-        let v = serde_json::json!({"error": {"kind": e.kind(), "message": e.to_string(), "hint": e.hint_text()}});
+        let v = serde_json::json!({"error": {"kind": e.kind().name(), "message": e.to_string(), "hint": e.hint_text()}});
         let _ = writeln!(std::io::stderr().lock(), "{v}");
     } else {
         let mut err = std::io::stderr().lock();

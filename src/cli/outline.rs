@@ -8,10 +8,10 @@ use clap::Args as ClapArgs;
 use serde::Serialize;
 
 use super::Ctx;
+use crate::error::{Error, Result};
 use baton_context::extract;
 use baton_context::outline::{self, FileOutline, Lang, Source};
 use baton_context::tokens::Encoding;
-use baton_core::error::{Error, Result};
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::{Ctx, read_content};
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_store::model::{PhaseStatus, phase_label};
 use baton_store::{Content, Outcome};
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use super::Ctx;
 use super::agent_args::{self, AgentArgs};
 use crate::cli::progress::Progress;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_engine::workflow::task::plan_run::{PlanOutcome, PlanRun, PlanStart};
 
 #[derive(Debug, clap::Args)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_engine::workflow::verify::backend::{Backend, BackendKind};
 use baton_engine::workflow::verify::pg::Claim;
 use baton_engine::workflow::verify::state::{ItemProgress, ItemStatus};
@@ -187,7 +187,7 @@ pub fn run(ctx: &Ctx, cmd: QueueCmd) -> Result<ExitCode> {
         }
         QueueCmd::Retry { name, items } => {
             let Backend::Postgres(db) = &mut queues else {
-                return Err(baton_core::error::Error::invalid(
+                return Err(crate::Error::invalid(
                     "`baton queue retry` is for queues in PostgreSQL; this project keeps its queues in files",
                 )
                 .hint(format!(

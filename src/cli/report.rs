@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
+use crate::error::{Error, Result};
 use crate::report::{self, Which};
-use baton_core::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_store::model::Decision;
 
 #[derive(Debug, clap::Args)]

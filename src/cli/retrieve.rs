@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  baton retrieve --for implementation\n  \

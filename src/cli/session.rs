@@ -6,8 +6,8 @@ use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
 use super::Ctx;
+use crate::error::Result;
 use baton_context::session;
-use baton_core::error::Result;
 
 #[derive(Debug, ClapArgs)]
 #[command(

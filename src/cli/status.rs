@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::Ctx;
+use crate::error::Result;
 use baton_context::mask::{gain, record};
-use baton_core::error::Result;
 use baton_engine::events::SubjectResult;
 use baton_engine::journal::{Entry, Journal};
 

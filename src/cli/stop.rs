@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use super::Ctx;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_engine::journal::Journal;
 
 #[derive(Debug, clap::Args)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{Ctx, read_content};
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_store::Content;
 
 #[derive(Debug, clap::Args)]

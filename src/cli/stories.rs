@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_engine::workflow::epic::bmad::{self, Bmad, EpicReport, id};
 
 #[derive(Debug, ClapArgs)]
@@ -41,7 +41,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let b = Bmad::scan(&ctx.project.dir);
     let Some(n) = id::parse_epic_arg(&a.epic) else {
-        return Err(b.epic_not_found(&a.epic));
+        return Err(b.epic_not_found(&a.epic).into());
     };
     let report = b.epic(&n)?;
     ctx.out.emit(&report, |w| human(w, &report, a.verbose));

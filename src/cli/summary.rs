@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::tokens::read;
+use crate::error::{Error, Result};
 use baton_context::summary::{self, Violation};
-use baton_core::error::{Error, Result};
 
 #[derive(Debug, ClapArgs)]
 #[command(

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::Ctx;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_store::model::{Mode, Workflow};
 use baton_store::view;
 

@@ -6,9 +6,9 @@ use clap::Args as ClapArgs;
 use serde::Serialize;
 
 use super::Ctx;
+use crate::error::Result;
 use baton_context::input::{self, Utf8};
 use baton_context::tokens::{Counter, Encoding};
-use baton_core::error::Result;
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "Examples:
@@ -56,14 +56,21 @@ struct Report<'a> {
 pub fn counter(ctx: &Ctx, encoding: &str, model: Option<&str>) -> Result<Counter> {
     let enc = Encoding::parse(encoding)?;
     match model {
-        Some(m) => Counter::for_model(m, enc, ctx.project.config.budget.claude_factor),
+        Some(m) => Ok(Counter::for_model(
+            m,
+            enc,
+            ctx.project.config.budget.claude_factor,
+        )?),
         None => Ok(Counter::exact(enc)),
     }
 }
 
 /// Read one input (`-` = stdin).
 pub fn read(name: &str, lossy: bool) -> Result<input::Input> {
-    input::read(name, if lossy { Utf8::Lossy } else { Utf8::Strict })
+    Ok(input::read(
+        name,
+        if lossy { Utf8::Lossy } else { Utf8::Strict },
+    )?)
 }
 
 /// The inputs named on the command line; none means stdin (refused when it is a terminal,
@@ -75,7 +82,7 @@ pub fn names(files: &[String]) -> Result<Vec<String>> {
     }
     if std::io::stdin().is_terminal() {
         return Err(
-            baton_core::error::Error::invalid("no input: name a FILE or pipe text in")
+            crate::Error::invalid("no input: name a FILE or pipe text in")
                 .hint("e.g. `baton tokens spec.md` or `git diff | baton tokens -`"),
         );
     }

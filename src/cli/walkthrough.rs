@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_store::Store;
 use baton_store::lang;
 

@@ -8,7 +8,7 @@ use super::Ctx;
 use super::agent_args::AgentArgs;
 use super::run::VerifyArgs;
 use crate::cli::run::verify::fresh;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_engine::cli_agents::CliAgents;
 use baton_engine::workflow::verify::backend::BackendKind;
 use baton_engine::workflow::verify::start::preflight;

@@ -18,9 +18,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::error::{Error, Result};
 use baton_agent::wiring::{self, Event, HookAgent};
 use baton_context::mask::{self, capture};
-use baton_core::error::{Error, Result};
 use baton_store::Store;
 
 mod read;

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::files::{BEGIN_MARK, END_MARK, Part, Wanted};
 use super::{Change, Edit};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One thing init put into a JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

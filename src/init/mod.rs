@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::{Error, Result};
 use baton_agent::wiring::{HookAgent, Scope};
-use baton_core::error::{Error, Result};
 
 mod files;
 mod merge;
@@ -161,9 +161,9 @@ pub fn write(
     if install {
         if scope == Scope::Project {
             // `.baton/` is created ignored by git before anything of baton's goes in it.
-            baton_context::mask::scratch::scratch_dir(local).map_err(|e| undo(&[], e))?;
+            baton_context::mask::scratch::scratch_dir(local).map_err(|e| undo(&[], e.into()))?;
         } else {
-            baton_core::fs::create_dir_all(local).map_err(|e| undo(&[], e))?;
+            baton_core::fs::create_dir_all(local).map_err(|e| undo(&[], e.into()))?;
         }
     }
     let mut done: Vec<&Change> = Vec::new();
@@ -211,7 +211,8 @@ pub fn write(
         }
         let text =
             serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
-        baton_core::fs::write_atomic(&rec_path, text.as_bytes()).map_err(|e| undo(&done, e))?;
+        baton_core::fs::write_atomic(&rec_path, text.as_bytes())
+            .map_err(|e| undo(&done, e.into()))?;
     } else {
         match std::fs::remove_file(&rec_path) {
             Ok(()) => {}
@@ -230,7 +231,7 @@ fn apply(dir: &Path, rel: &Path, text: Option<&str>) -> Result<()> {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
-            baton_core::fs::write_atomic(&path, text.as_bytes())
+            Ok(baton_core::fs::write_atomic(&path, text.as_bytes())?)
         }
         None => match std::fs::remove_file(&path) {
             Ok(()) => {
@@ -273,10 +274,12 @@ pub fn diff(c: &Change) -> String {
 
 fn in_file(e: Error, path: &Path) -> Error {
     match e {
-        Error::Invalid { msg, hint } => Error::Invalid {
-            msg: format!("{}: {msg}", path.display()),
-            hint,
-        },
+        Error::Fault(baton_core::Error::Invalid { msg, hint }) => {
+            Error::Fault(baton_core::Error::Invalid {
+                msg: format!("{}: {msg}", path.display()),
+                hint,
+            })
+        }
         other => other,
     }
 }
@@ -315,7 +318,10 @@ mod tests {
             )
         };
         let e = install(&changes).unwrap_err();
-        assert!(matches!(e, Error::State { .. }), "{e}");
+        assert!(
+            matches!(e, Error::Fault(baton_core::Error::State { .. })),
+            "{e}"
+        );
         assert!(e.to_string().contains("changed while baton init"), "{e}");
         assert_eq!(
             std::fs::read_to_string(&last).unwrap(),

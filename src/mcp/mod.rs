@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 pub mod gate;
 pub mod tools;

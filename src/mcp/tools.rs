@@ -9,9 +9,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::error::{Error, Result};
 use baton_context::mask::{self, capture};
 use baton_context::tokens::Encoding;
-use baton_core::error::{Error, Result};
+use baton_core::error::Fault;
 use baton_store::lang::{self, Command};
 
 /// The tools: name, description, input schema (properties, required).
@@ -208,7 +209,7 @@ impl Answer {
             is_error: false,
         }
     }
-    pub fn error(e: &Error) -> Answer {
+    pub fn error(e: &dyn Fault) -> Answer {
         let mut text = format!("STATUS: error\nDATA: {e}");
         if let Some(h) = e.hint_text() {
             text.push_str(&format!(" (next: {h})"));
@@ -366,7 +367,8 @@ fn spill(ctx: &Ctx, text: &str, label: &str) -> String {
         .and_then(|d| mask::scratch::create(&d, label))
         .and_then(|(mut f, p)| {
             use std::io::Write;
-            f.write_all(text.as_bytes()).map_err(|e| Error::io(&p, e))?;
+            f.write_all(text.as_bytes())
+                .map_err(|e| baton_context::Error::io(&p, e))?;
             Ok(p)
         });
     let (head, _) = enc.truncate(text, HEAD_TOKENS);

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::model::{Model, Phase};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_store::metrics::human_ms;
 
 const TEMPLATE: &str = include_str!("report.html.j2");

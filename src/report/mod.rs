@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_engine::definition::WorkflowKind;
 use baton_engine::journal::{Entry, Journal, Record};
 use baton_store::Store;
@@ -75,7 +75,7 @@ pub fn find(local: &Path, which: &Which) -> Result<Journal> {
         })
     };
     match which {
-        Which::Run(id) => Journal::open(local, id),
+        Which::Run(id) => Ok(Journal::open(local, id)?),
         Which::Latest => newest(&|_| true).ok_or_else(|| {
             Error::not_found(format!("no run in {}", Journal::runs_dir(local).display()))
                 .hint("start one (`baton demo` shows one end to end), then `baton report`")
@@ -166,7 +166,7 @@ pub fn at_run_end(journal_dir: &Path, store: Option<&Store>) -> Option<PathBuf> 
     let m = model(journal_dir, &records, store);
     let out = journal_dir.join(FILE);
     let written = html::render(&m, journal_dir)
-        .and_then(|text| baton_core::fs::write_atomic(&out, text.as_bytes()));
+        .and_then(|text| baton_core::fs::write_atomic(&out, text.as_bytes()).map_err(Error::from));
     match written {
         Ok(()) => Some(out),
         Err(e) => {

@@ -12,6 +12,7 @@ use baton_agent::{
     run,
 };
 use baton_context::signals::{SignalKind, parse_signal};
+use baton_core::error::{Fault, Kind};
 
 /// `tests/fixtures/agents/<rel>`.
 fn fixture(rel: &str) -> PathBuf {
@@ -659,18 +660,19 @@ fn missing_binary_and_cwd_are_clear_errors() {
     spec.program = Some(f.path().join("no-such-claude"));
     let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "x");
     let e = run(&spec, &req).unwrap_err();
-    assert_eq!(e.kind(), "agent", "a CLI that is not there is exit 7");
+    assert!(matches!(e, baton_agent::Error::Unavailable { .. }), "{e:?}");
+    assert_eq!(e.kind(), Kind::Agent, "a CLI that is not there is exit 7");
     assert!(e.to_string().contains("no-such-claude"), "{e}");
     assert!(e.hint_text().unwrap().contains("PATH"));
 
     let spec = AgentSpec::command("/bin/true", &[]);
     let req = AgentRequest::new("p", f.path().join("gone"), f.path().join("logs"), "x");
     let e = run(&spec, &req).unwrap_err();
-    assert_eq!(e.kind(), "not_found");
+    assert_eq!(e.kind(), Kind::NotFound);
     assert!(e.to_string().contains("working directory"), "{e}");
 
     let req = AgentRequest::new("p", f.path(), f.path().join("logs"), "../escape");
-    assert_eq!(run(&spec, &req).unwrap_err().kind(), "invalid");
+    assert_eq!(run(&spec, &req).unwrap_err().kind(), Kind::Invalid);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use baton_core::error::Fault;
 use baton_store::model::{Decision, Gate, Manifest, Mode, PhaseStatus, Workflow};
 use baton_store::{Content, Store};
 use proptest::prelude::*;

@@ -243,3 +243,34 @@ fn an_unknown_command_of_the_command_language() {
         .status(2)
         .run();
 }
+
+const SPEC: &str = "# Spec\n\n## API client\n\ntext\n\n## API server\n\ntext\n";
+
+#[test]
+fn an_ambiguous_section_names_the_file_and_the_candidates() {
+    Test::new()
+        .write("spec.md", SPEC)
+        .args(["extract", "spec.md", "--section", "API"])
+        .stderr(
+            "error: spec.md: section \"API\" is ambiguous; candidates:\n  \
+             line 3: Spec > API client\n  line 7: Spec > API server\n  \
+             hint: name it by its path, e.g. --section \"Parent > Child\", or use the exact title\n",
+        )
+        .status(2)
+        .run();
+}
+
+#[test]
+fn a_missing_section_names_the_file_and_lists_the_headings() {
+    Test::new()
+        .write("spec.md", SPEC)
+        .args(["extract", "spec.md", "--section", "Deployment", "--json"])
+        .stderr(
+            "{\"error\":{\"kind\":\"not_found\",\"message\":\"spec.md: no section \\\"Deployment\\\"; \
+             the document's headings are:\\n  # Spec (line 1)\\n    ## API client (line 3)\\n    \
+             ## API server (line 7)\",\"hint\":\"pick one of the headings above, or see them all with \
+             --outline\"}}\n",
+        )
+        .status(4)
+        .run();
+}

@@ -11,7 +11,7 @@ use super::{
     Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
     Usage, classify_api_error, is_network, tail_str, unsupported,
 };
-use baton_core::Result;
+use crate::error::Result;
 
 pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> {
     if spec.max_turns.is_some() {

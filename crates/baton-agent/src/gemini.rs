@@ -14,7 +14,7 @@ use super::{
     Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
     Usage, classify_api_error, tail_str, unsupported,
 };
-use baton_core::Result;
+use crate::error::Result;
 
 /// Larger JSON output is not parsed (the log still has it).
 const MAX_DOC: usize = 16 * 1024 * 1024;

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use super::{AgentKind, AgentSpec};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The program and arguments of an interactive session of `spec` opening with `prompt`;
 /// `session`: the session id claude is to use (`--session-id`), so that baton reads that

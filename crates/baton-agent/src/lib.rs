@@ -1,11 +1,13 @@
 //! baton-agent: the agent CLIs baton runs. Run one LLM CLI invocation (a fresh **context**)
 //! and report what happened; [`wiring`] says how baton is wired into each CLI (hooks, MCP
-//! server, run arguments); [`sim`] is the deterministic simulated agent. Depends on
+//! server, run arguments); [`sim`] is the deterministic simulated agent. Its errors are
+//! [`Error`]: the shared faults, and [`Error::Unavailable`], an agent CLI that cannot work
+//! here (exit 7). Depends on
 //! baton-core only: it must never depend on the store, the context toolkit or the engines.
 //!
 //! ```no_run
 //! use baton_agent::{AgentKind, AgentRequest, AgentSpec, Agent};
-//! # fn main() -> baton_core::Result<()> {
+//! # fn main() -> baton_agent::Result<()> {
 //! let spec = AgentSpec::new(AgentKind::Claude);
 //! let req = AgentRequest::new("Implement story 1.2 …", ".", ".baton/runs/r1/outputs", "dev-1.2");
 //! let out = spec.run(&req)?;           // Err only if the process could not be started
@@ -30,7 +32,7 @@
 //!   failed" (timeout, crash, turn limit, API error, rate limit). A fatal failure repeats on
 //!   every call until the user acts, so stop the run and show
 //!   [`AgentOutcome::next_step`] (e.g. "log in: run `claude` once interactively"). A CLI not
-//!   installed is `Err(Error::Agent)` from [`run`] (exit 7); [`preflight`] finds it first.
+//!   installed is `Err(Error::Unavailable)` from [`run`] (exit 7); [`preflight`] finds it first.
 //! - [`Access`] (default `Edit`) picks the default permission flags; `permission_mode`,
 //!   `sandbox`, `allowed_tools` override them, `skip_permissions` (never on by default) replaces
 //!   them. claude's [`AgentOutcome::warnings`] list what its permission mode refused.
@@ -75,6 +77,7 @@
 
 mod claude;
 mod codex;
+pub mod error;
 mod failure;
 mod gemini;
 pub mod interactive;
@@ -100,8 +103,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_core::Error;
-use baton_core::Result;
+pub use error::{Error, Result};
 
 /// Bytes of final text kept for signal parsing (epic-execute read the last 32 KB too).
 pub const TEXT_TAIL_BYTES: usize = 32 * 1024;
@@ -773,7 +775,10 @@ mod tests {
     fn command_needs_program_and_sim_is_refused() {
         let req = AgentRequest::new("p", ".", ".", "x");
         let e = invocation(&AgentSpec::new(AgentKind::Command), &req).unwrap_err();
-        assert_eq!(e.kind(), "invalid");
+        assert_eq!(
+            baton_core::error::Fault::kind(&e),
+            baton_core::error::Kind::Invalid
+        );
         let e = run(&AgentSpec::new(AgentKind::Sim), &req).unwrap_err();
         assert!(e.to_string().contains("sim"), "{e}");
         let mut spec = AgentSpec::command("prog", &["--x"]);

@@ -6,9 +6,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::error::{Error, Result};
 use crate::wiring::HookAgent;
 use crate::{AgentKind, AgentSpec};
-use baton_core::error::{Error, Result};
 
 /// The program `spec` runs: its `program`, else the kind's CLI name.
 pub fn program(spec: &AgentSpec) -> PathBuf {
@@ -43,7 +43,7 @@ pub fn locate(spec: &AgentSpec, cwd: &Path) -> Result<PathBuf> {
         } else {
             "is not installed (not found on PATH)"
         };
-        Error::agent(format!("agent CLI `{}` {what}", program.display()))
+        Error::unavailable(format!("agent CLI `{}` {what}", program.display()))
             .hint(install_hint(spec.kind))
     })
 }
@@ -163,6 +163,7 @@ pub enum Credentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::error::Fault;
 
     fn executable(p: &Path) {
         use std::os::unix::fs::PermissionsExt;
@@ -198,6 +199,7 @@ mod tests {
         spec.env
             .push(("PATH".into(), d.path().display().to_string()));
         let e = locate(&spec, d.path()).unwrap_err();
+        assert!(matches!(e, Error::Unavailable { .. }), "{e:?}");
         assert_eq!(e.exit_code(), 7);
         assert_eq!(
             e.to_string(),

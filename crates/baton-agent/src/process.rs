@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use baton_core::process::signal_group;
 
 use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES};
-use baton_core::Error;
-use baton_core::Result;
+use crate::error::{Error, Result};
 use baton_core::error::io_err;
 
 /// Longest stdout line handed to a parser; longer lines stay in the log but are not parsed.
@@ -327,7 +326,7 @@ fn terminate_group(pgid: i32, grace: Duration) -> bool {
 }
 
 fn create_log(path: &Path) -> Result<File> {
-    File::create(path).map_err(io_err(path))
+    Ok(File::create(path).map_err(io_err(path))?)
 }
 
 /// A call that reuses a label (a run paused by a rate limit, resumed later, calls again with
@@ -616,12 +615,12 @@ fn is_current_dir(dir: &Path) -> bool {
 /// The CLI could not be started: an agent error (exit 7), as the pre-flight says it.
 fn spawn_error(program: &Path, e: std::io::Error) -> Error {
     match e.kind() {
-        std::io::ErrorKind::NotFound => Error::agent(format!(
+        std::io::ErrorKind::NotFound => Error::unavailable(format!(
             "agent CLI `{}` is not installed (not found on PATH)",
             program.display()
         ))
         .hint("install it and put it on PATH, or set `program` for this agent in baton.toml"),
-        std::io::ErrorKind::PermissionDenied => Error::agent(format!(
+        std::io::ErrorKind::PermissionDenied => Error::unavailable(format!(
             "agent CLI `{}` is not executable",
             program.display()
         ))

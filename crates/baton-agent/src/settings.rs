@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{AgentKind, AgentSpec, PromptVia};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// How strong a model a role needs. The usual routing: planning and analysis on the strongest
 /// model, dev and review on the standard one, summaries on a fast one.
@@ -364,6 +364,7 @@ fn config_error(id: &AgentId, what: String, next: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::error::Fault;
 
     fn parse(text: &str) -> AgentsConfig {
         #[derive(Deserialize)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// `[budget]` in baton.toml. Every field has a default, given in its doc.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
@@ -230,6 +230,7 @@ pub fn phase_window(cfg: &BudgetConfig, phase_budget: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::error::Fault;
 
     #[test]
     fn default_zones_at_200k() {

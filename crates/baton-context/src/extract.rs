@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::tokens::Encoding;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_core::markdown::{Section, select};
 
 /// `[extract]` in baton.toml.
@@ -180,7 +180,7 @@ pub fn find<'a>(all: &'a [Section], query: &str) -> Result<&'a Section> {
 
 fn annotate(e: Error, all: &[Section], query: &str) -> Error {
     match e {
-        Error::NotFound { .. } => missing(all, query),
+        Error::NoSection { .. } => missing(all, query),
         other => other,
     }
 }
@@ -208,15 +208,18 @@ fn find_one<'a>(all: &'a [Section], query: &str) -> Result<&'a Section> {
                     .iter()
                     .map(|s| format!("  line {}: {}", s.start_line, path_of(all, s)))
                     .collect();
-                return Err(Error::invalid(format!(
-                    "section {query:?} is ambiguous; candidates:\n{}",
-                    list.join("\n")
-                ))
-                .hint("name it by its path, e.g. --section \"Parent > Child\", or use the exact title"));
+                return Err(Error::AmbiguousSection {
+                    query: query.to_string(),
+                    candidates: list.join("\n"),
+                });
             }
         }
     }
-    Err(Error::not_found(format!("no section {query:?}")))
+    Err(Error::NoSection {
+        query: query.to_string(),
+        msg: format!("no section {query:?}"),
+        hint: None,
+    })
 }
 
 /// "No such section" listing the headings that do exist (the next thing anyone does).
@@ -246,7 +249,11 @@ pub fn missing(all: &[Section], query: &str) -> Error {
             lines.join("\n")
         )
     };
-    Error::not_found(msg).hint("pick one of the headings above, or see them all with --outline")
+    Error::NoSection {
+        query: query.to_string(),
+        msg,
+        hint: Some("pick one of the headings above, or see them all with --outline".into()),
+    }
 }
 
 /// The lead of a document: its first section up to its first subsection.
@@ -279,7 +286,7 @@ pub fn route(all: &[Section], candidates: &[String]) -> Result<Pick> {
                     lead_only: false,
                 });
             }
-            Err(Error::NotFound { .. }) => continue,
+            Err(Error::NoSection { .. }) => continue,
             Err(e) => return Err(e),
         }
     }
@@ -394,7 +401,11 @@ fn find_one_exact<'a>(all: &'a [Section], title: &str) -> Result<&'a Section> {
     let q = normalize(title);
     all.iter()
         .find(|s| normalize(&s.title) == q)
-        .ok_or_else(|| Error::not_found(title.to_string()))
+        .ok_or_else(|| Error::NoSection {
+            query: title.to_string(),
+            msg: title.to_string(),
+            hint: None,
+        })
 }
 
 /// Text of `pick` cut to at most `max` tokens (marker included), with a marker that says
@@ -433,6 +444,7 @@ pub fn limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::error::Fault;
 
     /// A heading that holds " > " is found by its own title, not read as a path (found by
     /// fuzzing: a title with "[]   >    - # files" in it led to another section).
@@ -474,10 +486,13 @@ mod tests {
         assert_eq!(find(&all, "Compo").unwrap().start_line, 9);
         assert_eq!(find(&all, "Migrations").unwrap().start_line, 5);
         // "API" is a prefix of "API Contracts" and "API client": ambiguous.
-        let e = find(&all, "API").unwrap_err().to_string();
+        let e = find(&all, "API").unwrap_err();
+        assert!(matches!(e, Error::AmbiguousSection { .. }), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("line 7") && e.contains("line 10"), "{e}");
         assert_eq!(find(&all, "Components > API").unwrap().start_line, 10);
         let e = find(&all, "Deployment").unwrap_err();
+        assert!(matches!(&e, Error::NoSection { query, .. } if query == "Deployment"));
         assert_eq!(e.exit_code(), 4);
         assert!(e.to_string().contains("## API Contracts (line 7)"), "{e}");
     }

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One input: its display name (`-` is shown as `<stdin>`) and its text.
 #[derive(Debug, Clone)]
@@ -137,6 +137,7 @@ fn decode(name: &str, bytes: Vec<u8>, utf8: Utf8) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::error::Fault;
 
     #[test]
     fn bad_inputs_are_named() {

@@ -7,6 +7,7 @@
 //!   source file.
 //! - [`budget`], [`session`], [`signals`], [`summary`]: phase budgets, session rotation,
 //!   the signal lines agents end with, summary blocks.
+//! - [`Error`]: the shared faults, and a section a query does not find or finds twice.
 //!
 //! ```
 //! use baton_context::tokens::Encoding;
@@ -20,6 +21,7 @@
 #![cfg_attr(test, allow(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod budget;
+pub mod error;
 pub mod extract;
 pub mod input;
 pub mod mask;
@@ -28,3 +30,5 @@ pub mod session;
 pub mod signals;
 pub mod summary;
 pub mod tokens;
+
+pub use error::{Error, Result};

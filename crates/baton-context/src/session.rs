@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use baton_core::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
+use baton_core::error::io_err;
 
 /// A session kind is one plain path component: it names a directory under `sessions/`.
 pub fn validate_kind(kind: &str) -> Result<()> {
@@ -43,7 +44,7 @@ pub fn ensure_gitignore(local: &Path) -> Result<()> {
         next.push('\n');
     }
     next.push_str("*\n");
-    std::fs::write(&gi, next).map_err(io_err(&gi))
+    Ok(std::fs::write(&gi, next).map_err(io_err(&gi))?)
 }
 
 /// Create a fresh session directory and return its path.

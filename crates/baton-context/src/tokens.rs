@@ -16,7 +16,7 @@ use bpe_openai::Tokenizer;
 use bpe_openai::byte_pair_encoding::BytePairEncoding;
 use serde::Serialize;
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 // o200k_base, the default, as its MessagePack tables (deserialized from here: nothing to
 // decompress); cl100k_base compressed (build.rs).

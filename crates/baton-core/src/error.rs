@@ -1,10 +1,93 @@
 //! One error type for the library. Each variant maps to a documented exit code, so scripts
 //! and agents can tell bad input from a refused transition from a damaged store.
 
+//! The error kinds every baton crate speaks, and the faults they share.
+//!
+//! Each library crate has an error type of its own (`baton_store::Error`,
+//! `baton_context::Error`, `baton_agent::Error`, `baton_engine::Error`) that holds this
+//! crate's [`Error`] — the faults every layer can meet: bad input, a refused transition,
+//! something missing, a damaged file, the file system, a bug — beside the failures that are
+//! its own (an agent CLI that cannot work here, a run stopped by a signal) and the errors of
+//! the crates below it. Every one of them implements [`Fault`]: its [`Kind`] (one documented
+//! exit code each, so scripts and agents can tell bad input from a refused transition from a
+//! damaged store) and the hint that says what to do next.
+
 use std::path::{Path, PathBuf};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The kinds of failure, each with its documented exit code and the stable name `--json`,
+/// the command language and the MCP tools speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Bad input. Exit code 2.
+    Invalid,
+    /// Well-formed, but the state does not allow it. Exit code 3.
+    State,
+    /// Something asked for does not exist. Exit code 4.
+    NotFound,
+    /// A file is damaged. Exit code 5.
+    Corrupt,
+    /// The file system refused. Exit code 6.
+    Io,
+    /// An agent CLI cannot work here. Exit code 7.
+    Agent,
+    /// Stopped by a signal. Exit code 128 + the signal (130 for Ctrl-C).
+    Interrupted { signal: i32 },
+    /// A bug of baton's own. Exit code 70 (EX_SOFTWARE).
+    Internal,
+}
+
+impl Kind {
+    /// The process exit code (and the command language's `code`) of this kind.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Kind::Invalid => 2,
+            Kind::State => 3,
+            Kind::NotFound => 4,
+            Kind::Corrupt => 5,
+            Kind::Io => 6,
+            Kind::Agent => 7,
+            Kind::Interrupted { signal } => (128 + signal).clamp(0, 255) as u8,
+            Kind::Internal => 70,
+        }
+    }
+
+    /// Stable machine name of the kind (used by `--json` and the context-manager command language).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Invalid => "invalid",
+            Kind::State => "state",
+            Kind::NotFound => "not_found",
+            Kind::Corrupt => "corrupt",
+            Kind::Io => "io",
+            Kind::Agent => "agent",
+            Kind::Interrupted { .. } => "interrupted",
+            Kind::Internal => "internal",
+        }
+    }
+}
+
+/// What every baton error tells besides its message: its kind and what to do next. Each
+/// crate's error type implements it, delegating to the error it wraps; the binary renders
+/// any of them the same way.
+pub trait Fault: std::error::Error {
+    fn kind(&self) -> Kind;
+    /// What to do next, if anything is known: shown as `hint:` to people, `error.hint` with
+    /// `--json`, and `(next: …)` in the command language.
+    fn hint_text(&self) -> Option<String>;
+    /// The shared fault underneath, if this is one (wrapped by however many crates).
+    fn shared(&self) -> Option<&Error>;
+    fn exit_code(&self) -> u8 {
+        self.kind().exit_code()
+    }
+    /// The file system ran out of space: nothing is damaged, a write could not be made now.
+    fn is_out_of_space(&self) -> bool {
+        self.shared().is_some_and(Error::is_out_of_space)
+    }
+}
+
+/// The faults every layer shares.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad input: an argument, a name, content that is not UTF-8. Exit code 2.
@@ -29,18 +112,6 @@ pub enum Error {
     /// could not be encoded. Exit code 70 (EX_SOFTWARE).
     #[error("internal error: {msg}")]
     Internal { msg: String },
-    /// An agent CLI cannot work here (not logged in, untrusted folder, unknown model, no
-    /// network, a refused argument): nothing the work did, so no attempt is spent. Exit code 7.
-    #[error("{msg}")]
-    Agent { msg: String, hint: Option<String> },
-    /// `baton run` was stopped by a signal (Ctrl-C, kill, a closed terminal): what ran was
-    /// stopped cleanly and journaled. Exit code 128 + the signal (130 for Ctrl-C).
-    #[error("interrupted by {name}")]
-    Interrupted {
-        signal: i32,
-        name: String,
-        hint: Option<String>,
-    },
     /// The file system refused. Exit code 6.
     #[error("{}: {source}", path.display())]
     Io {
@@ -84,12 +155,6 @@ impl Error {
             hint: None,
         }
     }
-    pub fn agent(msg: impl Into<String>) -> Self {
-        Error::Agent {
-            msg: msg.into(),
-            hint: None,
-        }
-    }
     pub fn internal(msg: impl Into<String>) -> Self {
         Error::Internal { msg: msg.into() }
     }
@@ -119,21 +184,34 @@ impl Error {
             Error::Invalid { hint, .. }
             | Error::State { hint, .. }
             | Error::NotFound { hint, .. }
-            | Error::Agent { hint, .. }
-            | Error::Interrupted { hint, .. }
             | Error::Corrupt { hint, .. } => *hint = Some(text.into()),
-            _ => {}
+            Error::Internal { .. } | Error::Io { .. } => {}
         }
         self
     }
+}
 
-    pub fn hint_text(&self) -> Option<String> {
+impl Fault for Error {
+    fn shared(&self) -> Option<&Error> {
+        Some(self)
+    }
+
+    fn kind(&self) -> Kind {
         match self {
-            Error::Invalid { hint, .. }
-            | Error::State { hint, .. }
-            | Error::NotFound { hint, .. }
-            | Error::Agent { hint, .. }
-            | Error::Interrupted { hint, .. } => hint.clone(),
+            Error::Invalid { .. } => Kind::Invalid,
+            Error::State { .. } => Kind::State,
+            Error::NotFound { .. } => Kind::NotFound,
+            Error::Corrupt { .. } => Kind::Corrupt,
+            Error::Io { .. } => Kind::Io,
+            Error::Internal { .. } => Kind::Internal,
+        }
+    }
+
+    fn hint_text(&self) -> Option<String> {
+        match self {
+            Error::Invalid { hint, .. } | Error::State { hint, .. } | Error::NotFound { hint, .. } => {
+                hint.clone()
+            }
             Error::Corrupt { hint: Some(h), .. } => Some(h.clone()),
             Error::Corrupt { .. } => Some(
                 "run `baton doctor` to check the store and rebuild manifests from events".into(),
@@ -150,36 +228,82 @@ impl Error {
             }
         }
     }
+}
 
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Invalid { .. } => 2,
-            Error::State { .. } => 3,
-            Error::NotFound { .. } => 4,
-            Error::Corrupt { .. } => 5,
-            Error::Io { .. } => 6,
-            Error::Agent { .. } => 7,
-            Error::Interrupted { signal, .. } => (128 + signal).clamp(0, 255) as u8,
-            Error::Internal { .. } => 70,
+/// Gives a crate's error type — an enum with a `Fault(baton_core::Error)` variant — the
+/// constructors of the shared faults, so `Error::invalid("…").hint("…")` reads the same in
+/// every crate. `hint` attaches to a shared fault; the crate's own variants say theirs in
+/// their [`Fault`] impl.
+#[macro_export]
+macro_rules! shared_faults {
+    ($ty:ident) => {
+        impl $ty {
+            pub fn invalid(msg: impl Into<String>) -> Self {
+                Self::Fault($crate::error::Error::invalid(msg))
+            }
+            pub fn state(msg: impl Into<String>) -> Self {
+                Self::Fault($crate::error::Error::state(msg))
+            }
+            pub fn not_found(msg: impl Into<String>) -> Self {
+                Self::Fault($crate::error::Error::not_found(msg))
+            }
+            pub fn corrupt(
+                path: impl Into<std::path::PathBuf>,
+                line: Option<usize>,
+                msg: impl Into<String>,
+            ) -> Self {
+                Self::Fault($crate::error::Error::corrupt(path, line, msg))
+            }
+            pub fn internal(msg: impl Into<String>) -> Self {
+                Self::Fault($crate::error::Error::internal(msg))
+            }
+            pub fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> Self {
+                Self::Fault($crate::error::Error::io(path, source))
+            }
         }
-    }
-
-    /// Stable machine name of the error kind (used by `--json` and the context-manager command language).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Error::Invalid { .. } => "invalid",
-            Error::State { .. } => "state",
-            Error::NotFound { .. } => "not_found",
-            Error::Corrupt { .. } => "corrupt",
-            Error::Io { .. } => "io",
-            Error::Agent { .. } => "agent",
-            Error::Interrupted { .. } => "interrupted",
-            Error::Internal { .. } => "internal",
-        }
-    }
+    };
 }
 
 /// `io_err(path)` turns a bare `std::io::Error` into one that names the file.
 pub fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_has_its_documented_exit_code_and_name() {
+        let table = [
+            (Kind::Invalid, 2, "invalid"),
+            (Kind::State, 3, "state"),
+            (Kind::NotFound, 4, "not_found"),
+            (Kind::Corrupt, 5, "corrupt"),
+            (Kind::Io, 6, "io"),
+            (Kind::Agent, 7, "agent"),
+            (Kind::Interrupted { signal: 2 }, 130, "interrupted"),
+            (Kind::Interrupted { signal: 15 }, 143, "interrupted"),
+            (Kind::Internal, 70, "internal"),
+        ];
+        for (kind, code, name) in table {
+            assert_eq!((kind.exit_code(), kind.name()), (code, name), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_hint_sticks_where_it_can_and_a_damaged_file_hints_doctor() {
+        let e = Error::not_found("no such thing").hint("make it");
+        assert_eq!(
+            (e.kind(), e.hint_text()),
+            (Kind::NotFound, Some("make it".into()))
+        );
+        let e = Error::corrupt("a/b.json", Some(3), "bad");
+        assert_eq!(e.to_string(), "a/b.json line 3: bad");
+        assert!(e.hint_text().unwrap().contains("baton doctor"));
+        let full = Error::io("x", std::io::Error::from_raw_os_error(libc::ENOSPC));
+        assert!(full.is_out_of_space() && Fault::is_out_of_space(&full));
+        assert!(full.hint_text().unwrap().contains("disk is full"));
+        assert!(!Error::invalid("x").is_out_of_space());
+    }
 }

@@ -1,7 +1,9 @@
 //! baton-core: what every baton crate stands on.
 //!
 //! - [`error`]: the error kinds, each with its documented exit code (bad input, refused
-//!   transition, not found, damaged store, agent unusable, interrupted, file system).
+//!   transition, not found, damaged store, agent unusable, interrupted, file system); the
+//!   faults every crate shares; [`error::Fault`], which every crate's own error type
+//!   implements.
 //! - [`fs`]: atomic whole-file writes, appends, locks, and paths kept inside the project.
 //! - [`ids`]: the ids of tasks, runs and sessions.
 //! - [`markdown`]: a document's sections, found with a real Markdown parser.

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::error::Result;
 use baton_agent::Usage;
 use baton_agent::settings::{AgentId, Tier};
-use baton_core::error::Result;
 
 /// The agent and model that run one role. The model is resolved against the agent's
 /// settings when it is called: a tier becomes that CLI's own model name.

@@ -17,9 +17,9 @@ use super::definition::CallPolicy;
 use super::events::{Reporter, RunEvent, Subject};
 use super::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use super::lock;
+use crate::error::{Error, Result};
 use baton_context::signals::{self, Grammar, Verdict as SignalVerdict};
 use baton_context::tokens::Encoding;
-use baton_core::error::{Error, Result};
 
 /// One phase attempt, as the engine describes it.
 pub struct Call<'a> {
@@ -247,7 +247,7 @@ impl Calls<'_> {
         };
         if let Some((next, verb)) = stopped {
             let what = reply.error.as_deref().unwrap_or("the agent failed");
-            return Err(Error::agent(format!(
+            return Err(Error::unavailable(format!(
                 "{} {verb} the {} phase of {}: {what}",
                 c.who.agent,
                 c.phase,

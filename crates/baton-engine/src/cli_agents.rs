@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use super::agents::{Agents, Assignment, Reply, Request};
 use baton_agent::settings::{self, AgentsConfig, Resolved};
 // For display only (a dry run's command line): baton never runs a shell.
+use crate::error::{Error, Result};
 use baton_agent::wiring::shell_quote;
 use baton_agent::{self as agent, AgentKind, AgentRequest, AgentSpec};
 use baton_context::mask::record::{AGENT_ENV, PHASE_ENV, RUN_DIR_ENV};
-use baton_core::error::{Error, Result};
+use baton_core::error::Fault;
 
 /// Set in the simulated agent's environment; `baton` started with it acts as the agent.
 pub const SIM_ENV: &str = "BATON_AGENT_SIM";
@@ -25,7 +26,8 @@ pub fn runnable(who: &Assignment, agents: &AgentsConfig) -> Result<()> {
     let r = resolve(who, agents)?;
     r.check(&who.agent)?;
     let probe = AgentRequest::new("", ".", ".", "probe");
-    agent::invocation(&r.spec(Path::new("."), false), &probe).map(drop)
+    agent::invocation(&r.spec(Path::new("."), false), &probe)?;
+    Ok(())
 }
 
 /// One agent a run will call, as the pre-flight found it.
@@ -74,7 +76,7 @@ pub fn preflight(
         let program = agent::preflight::program(&spec).display().to_string();
         let (found, problem) = match agent::preflight::locate(&spec, project_dir) {
             Ok(p) => (Some(p), None),
-            Err(e) if !show => return Err(e),
+            Err(e) if !show => return Err(e.into()),
             Err(e) => (
                 None,
                 Some(format!("{e}: {}", e.hint_text().unwrap_or_default())),
@@ -117,7 +119,12 @@ pub fn ready(who: &Assignment, agents: &AgentsConfig, project_dir: &Path) -> Res
 }
 
 fn resolve(who: &Assignment, agents: &AgentsConfig) -> Result<Resolved> {
-    settings::resolve(agents, &who.agent, who.model.as_deref(), who.tier)
+    Ok(settings::resolve(
+        agents,
+        &who.agent,
+        who.model.as_deref(),
+        who.tier,
+    )?)
 }
 
 pub struct CliAgents {

@@ -12,8 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::agents::{Agents, Assignment, Reply, Request};
+use crate::error::Result;
 use baton_context::budget::BudgetConfig;
-use baton_core::error::Result;
 
 /// When a conductor session is rotated.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::agents::Assignment;
+use crate::error::{Error, Result};
 use baton_agent::settings::{AgentId, Tier};
-use baton_core::error::{Error, Result};
 
 /// Who runs a role: an agent (claude, codex, gemini, sim, or a name of `[agents.<name>]`), and
 /// the model: a tier the agent's model map turns into its own model name, or a model by name.

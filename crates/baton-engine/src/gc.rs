@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::config::Project;
+use crate::error::{Error, Result};
 use crate::journal::Journal;
 use baton_context::mask::{record, retention};
-use baton_core::error::{Error, Result};
 
 /// The plan for this project's scratch folder, under `keep`.
 pub fn scratch_plan(
@@ -57,7 +57,7 @@ pub fn scratch_plan(
         _ => Vec::new(),
     };
     let in_use = |name: &str| named.contains(name) || task_text.iter().any(|t| t.contains(name));
-    retention::plan(&local.join("scratch"), keep, &in_use, now)
+    Ok(retention::plan(&local.join("scratch"), keep, &in_use, now)?)
 }
 
 /// Every run of the project that has not finished, whatever its workflow.

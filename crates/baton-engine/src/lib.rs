@@ -5,7 +5,8 @@
 //! What every engine shares is at the top: the one phase pipeline ([`call`]), the run
 //! [`journal`], typed run [`events`] sent to a [`events::Reporter`] (engines never print),
 //! prompt templates ([`prompt`]), definitions, agent assignment ([`agents`], [`cli_agents`]),
-//! the [`conductor`] session, [`git`] steps and the project's [`config`]. The engines
+//! the [`conductor`] session, [`git`] steps and the project's [`config`]; [`Error`] keeps the
+//! lower crates' errors as they came, beside a run stopped by a signal. The engines
 //! themselves are in [`workflow`]: `epic` (epic-execute, BMAD projects), `task` (orchestrate,
 //! poc, graduate, plan, discover) and `verify` (queues of items, file or PostgreSQL).
 //!
@@ -20,6 +21,7 @@ pub mod cli_agents;
 pub mod conductor;
 pub mod config;
 pub mod definition;
+pub mod error;
 pub mod events;
 pub mod gc;
 pub mod git;
@@ -29,6 +31,7 @@ pub mod prompt;
 pub mod subject;
 pub mod workflow;
 
+pub use error::{Error, Result};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A lock that a panicking thread poisoned still guards valid data here (every update is a

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use crate::error::{Error, Result};
 use baton_agent::wiring::baton_command;
-use baton_core::error::{Error, Result};
 
 pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
     (

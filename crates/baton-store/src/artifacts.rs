@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::names;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The phases STORE accepts (the error hint lists them in this order).
 pub const STORE_PHASES: &[&str] = &[

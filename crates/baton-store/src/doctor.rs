@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::model::EventKind;
 use super::{EVENTS, LOCK, MANIFEST, Store, log, read_manifest};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
+use baton_core::error::Fault;
 use baton_core::fs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -86,7 +87,8 @@ pub(crate) fn restore_missing(dir: &Path, events: &[super::model::Event]) -> Vec
             Some(text) => file
                 .parent()
                 .map_or(Ok(()), fs::create_dir_all)
-                .and_then(|_| fs::write_new(&file, text.as_bytes())),
+                .and_then(|_| fs::write_new(&file, text.as_bytes()))
+                .map_err(Error::from),
             None => Err(Error::corrupt(
                 &file,
                 None,
@@ -146,7 +148,7 @@ fn no_space_note(e: Error) -> String {
         format!(
             "{e}: the disk is full; nothing is lost (the event log holds it): free some space and run `baton doctor` again"
         )
-    } else if let Error::Corrupt { msg, .. } = &e {
+    } else if let Some(baton_core::Error::Corrupt { msg, .. }) = e.shared() {
         msg.clone()
     } else {
         e.to_string()

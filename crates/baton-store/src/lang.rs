@@ -9,9 +9,10 @@
 
 use serde::Serialize;
 
+use crate::error::{Error, Result};
 use crate::model::*;
 use crate::{Content, Store, metrics, query, view};
-use baton_core::error::{Error, Result};
+use baton_core::error::Fault;
 
 /// Every command word and the keys it takes.
 const COMMANDS: &[(&str, &[&str])] = &[

@@ -8,7 +8,8 @@
 //! history.md. A crash at any point leaves either the old state or a log the next command
 //! (or `baton doctor`, [`doctor`]) replays and restores files from. [`retrieve`] condenses a
 //! task's artifacts for a target phase; [`lang`] is the context-manager command language
-//! over the store.
+//! over the store. Its errors are [`Error`]: the shared faults, a refused transition, a task
+//! that is not there.
 //!
 //! Depends on baton-core only. It must never depend on the context toolkit, the agents or the
 //! engines: a store is read and written the same way by a run, the CLI, MCP and a person.
@@ -17,6 +18,7 @@
 
 pub mod artifacts;
 pub mod doctor;
+pub mod error;
 pub mod lang;
 pub mod log;
 pub mod machine;
@@ -33,8 +35,8 @@ pub use machine::Effect;
 use model::*;
 pub use retrieve::Retrieved;
 
-use baton_core::error::{Error, Result};
 use baton_core::fs;
+pub use error::{Error, Result};
 
 pub const EVENTS: &str = "events.jsonl";
 pub const MANIFEST: &str = "manifest.json";
@@ -120,7 +122,7 @@ impl Store {
     }
 
     fn global_lock(&self) -> Result<fs::Lock> {
-        fs::lock(&self.context_dir().join(LOCK))
+        Ok(fs::lock(&self.context_dir().join(LOCK))?)
     }
 
     /// Whether a task exists: it has at least one acknowledged event.
@@ -213,7 +215,7 @@ impl Store {
                     Ok(()) => {}
                     // Another process created it first: fine, it is never overwritten.
                     Err(_) if path.exists() => {}
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.into()),
                 }
             }
         }
@@ -226,7 +228,7 @@ impl Store {
         let text = format!(
             "# Current task\n\ntask: {slug}\nset_at: {ts}\nmanifest: tasks/{slug}/{MANIFEST}\n"
         );
-        fs::write_atomic(&self.current_path(), text.as_bytes())
+        Ok(fs::write_atomic(&self.current_path(), text.as_bytes())?)
     }
 
     pub fn current(&self) -> Result<Option<String>> {
@@ -278,14 +280,13 @@ impl Store {
         if self.exists(slug) {
             // A task directory (or the tasks directory) symlinked elsewhere would take every
             // read and write of the task out of the store.
-            return fs::confined(&self.root, &self.task_dir(slug));
+            return Ok(fs::confined(&self.root, &self.task_dir(slug))?);
         }
-        Err(Error::not_found(format!(
-            "no task `{slug}` in {}{}",
-            self.tasks_dir().display(),
-            self.did_you_mean(slug)
-        ))
-        .hint("list the tasks with `baton task list`, or create it with `baton task init`"))
+        Err(Error::NoTask {
+            slug: slug.to_string(),
+            tasks: self.tasks_dir(),
+            did_you_mean: self.did_you_mean(slug),
+        })
     }
 
     // ---- reading ----------------------------------------------------------------------------
@@ -324,7 +325,7 @@ impl Store {
     pub(crate) fn write_manifest(&self, dir: &Path, m: &Manifest) -> Result<()> {
         let mut bytes = model::completed::to_json(m).map_err(|e| Error::internal(e.to_string()))?;
         bytes.push(b'\n');
-        fs::replace_with_spare(&dir.join(MANIFEST), &bytes)
+        Ok(fs::replace_with_spare(&dir.join(MANIFEST), &bytes)?)
     }
 
     /// Slugs of every task, sorted.
@@ -657,10 +658,10 @@ impl Store {
     }
 
     fn append_history(&self, slug: &str, ts: &str, lines: &[String]) -> Result<()> {
-        fs::append(
+        Ok(fs::append(
             &self.history_path(),
             history_text(slug, ts, lines).as_bytes(),
-        )
+        )?)
     }
 
     /// history.md after a command's event is durable: a failure to append (a full disk, a
@@ -781,7 +782,7 @@ pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
     let bytes = match fs::read_no_link(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(fs::no_link(&path, e)),
+        Err(e) => return Err(fs::no_link(&path, e).into()),
     };
     model::completed::from_json(bytes)
         .map(Some)

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use super::machine;
 use super::model::{EVENT_FORMAT, Event, Manifest};
-use baton_core::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
+use baton_core::error::io_err;
 use baton_core::fs;
 
 /// What the end of the log looks like.
@@ -105,7 +106,7 @@ pub fn append(path: &Path, events: &[Event]) -> Result<()> {
         serde_json::to_writer(&mut buf, e).map_err(|e| Error::internal(e.to_string()))?;
         buf.push(b'\n');
     }
-    fs::append_durable(path, &buf)
+    Ok(fs::append_durable(path, &buf)?)
 }
 
 /// Every event, validated: each line parses, has a known format version and the next `seq`.

@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 
 use super::model::*;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What applying an event tells the caller beyond the new manifest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub fn create(event: &Event) -> Result<Manifest> {
     } = &event.kind
     else {
         return Err(
-            Error::state("no task: the event log does not start with task_created")
+            Error::refused("no task: the event log does not start with task_created")
                 .hint("create the task first: baton task init <name>"),
         );
     };
@@ -66,7 +66,7 @@ pub fn create(event: &Event) -> Result<Manifest> {
 /// exactly as it was.
 pub fn step(m: &mut Manifest, event: &Event) -> Result<Effect> {
     if let EventKind::TaskCreated { name, .. } = &event.kind {
-        return Err(Error::state(format!("task `{name}` already exists"))
+        return Err(Error::refused(format!("task `{name}` already exists"))
             .hint("pick another name, or work on the existing task with --task"));
     }
     let effect = transition(m, &event.kind, &event.ts)?;
@@ -83,7 +83,7 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
             let label = phase_label(phase, task_id.as_deref());
             if m.running_phases.iter().any(|r| r.label() == label) {
                 return Err(
-                    Error::state(format!("phase `{label}` is already running")).hint(format!(
+                    Error::refused(format!("phase `{label}` is already running")).hint(format!(
                         "end it first: baton phase end {phase} --status success|failed"
                     )),
                 );
@@ -115,7 +115,7 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
                     )
                 };
                 return Err(
-                    Error::state(msg).hint(format!("start it first: baton phase start {phase}"))
+                    Error::refused(msg).hint(format!("start it first: baton phase start {phase}"))
                 );
             };
             let run = m.running_phases.remove(idx);
@@ -143,14 +143,14 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
         }
         EventKind::ArtifactStored { phase, .. } => {
             if m.status.is_terminal() {
-                return Err(Error::state(format!(
+                return Err(Error::refused(format!(
                     "task `{}` is {}: no more artifacts can be stored",
                     m.name, m.status
                 ))
                 .hint("start a new task with baton task init"));
             }
             if phase == "debt" && m.mode != Mode::Poc {
-                return Err(Error::state(format!(
+                return Err(Error::refused(format!(
                     "`debt` is stored only in poc mode; task `{}` is in {} mode",
                     m.name, m.mode
                 ))
@@ -206,7 +206,7 @@ fn transition(m: &mut Manifest, kind: &EventKind, ts: &str) -> Result<Effect> {
         EventKind::WaveExecuted { wave } => {
             require_running(m, "record a wave")?;
             if m.waves.task_breakdown.is_none() {
-                return Err(Error::state(format!(
+                return Err(Error::refused(format!(
                     "task `{}` has no task breakdown: a wave cannot be recorded before it",
                     m.name
                 )));
@@ -313,7 +313,7 @@ fn resume(m: &mut Manifest, decision: Decision, summary: Option<&str>, ts: &str)
             _ => return Err(misfit(decision, "the final gate", "approve, reject")),
         },
         (status, _) => {
-            return Err(Error::state(format!(
+            return Err(Error::refused(format!(
                 "nothing to resume: task `{}` is {status}, not paused or waiting at a gate",
                 m.name
             ))
@@ -325,7 +325,7 @@ fn resume(m: &mut Manifest, decision: Decision, summary: Option<&str>, ts: &str)
 }
 
 fn misfit(decision: Decision, what: &str, fits: &str) -> Error {
-    Error::state(format!("decision `{decision}` does not fit {what}"))
+    Error::refused(format!("decision `{decision}` does not fit {what}"))
         .hint(format!("decide one of: {fits}"))
 }
 
@@ -338,7 +338,7 @@ fn require_running(m: &Manifest, action: &str) -> Result<()> {
                 .as_ref()
                 .map(|f| f.reason.as_str())
                 .unwrap_or("");
-            Err(Error::state(format!(
+            Err(Error::refused(format!(
                 "cannot {action}: task `{}` is paused ({reason})",
                 m.name
             ))
@@ -350,14 +350,14 @@ fn require_running(m: &Manifest, action: &str) -> Result<()> {
                 .as_ref()
                 .map(|g| g.gate.as_str())
                 .unwrap_or("?");
-            Err(Error::state(format!(
+            Err(Error::refused(format!(
                 "cannot {action}: task `{}` is waiting at the {gate} gate",
                 m.name
             ))
             .hint("decide first: baton resume --decision <decision> (see baton task summary)"))
         }
         s => Err(
-            Error::state(format!("cannot {action}: task `{}` is {s}", m.name))
+            Error::refused(format!("cannot {action}: task `{}` is {s}", m.name))
                 .hint("start a new task with baton task init"),
         ),
     }
@@ -368,7 +368,7 @@ fn require_stoppable(m: &Manifest, action: &str) -> Result<()> {
     require_running(m, action)?;
     if !m.running_phases.is_empty() {
         let running: Vec<String> = m.running_phases.iter().map(|r| r.label()).collect();
-        return Err(Error::state(format!(
+        return Err(Error::refused(format!(
             "cannot {action}: phases still running: {}",
             running.join(", ")
         ))

@@ -60,7 +60,13 @@ impl Sim {
     }
     fn err(&mut self, kind: EventKind) -> String {
         let e = self.try_(kind).unwrap_err();
-        assert_eq!(e.exit_code(), 3, "transition errors are state errors: {e}");
+        // A refusal of the state machine, typed as such, and a state error (exit 3).
+        assert!(matches!(e, crate::Error::Refused { .. }), "{e:?}");
+        assert_eq!(
+            baton_core::error::Fault::exit_code(&e),
+            3,
+            "transition errors are state errors: {e}"
+        );
         e.to_string()
     }
     fn m(&self) -> &Manifest {

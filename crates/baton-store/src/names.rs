@@ -2,7 +2,7 @@
 //! Anything that could climb out of the store (`..`, `/`, NUL, an absolute path) is refused
 //! outright rather than silently rewritten.
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 fn refuse_path_tricks(what: &str, s: &str) -> Result<()> {
     if s.contains('\0') {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Store;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Hit {

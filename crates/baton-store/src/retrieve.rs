@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::artifacts::{latest, latest_numbered, latest_per_task};
 use super::model::Manifest;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_core::fs;
 use baton_core::markdown;
 
@@ -131,7 +131,7 @@ impl<'a> Collector<'a> {
     /// An artifact's text; one symlinked out of the task is refused, never printed.
     fn read(&self, path: &Path) -> Result<String> {
         fs::confined(self.task_dir, path)?;
-        fs::read_text(path)
+        Ok(fs::read_text(path)?)
     }
 
     fn whole(&mut self, path: Option<PathBuf>, what: &str) -> Result<()> {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use super::{AgentArgs, EpicFlags};
 use crate::cli::Ctx;
 use crate::cli::progress::Progress;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_engine::call::DryPhase;
 use baton_engine::cli_agents::AgentCheck;
 use baton_engine::definition::WorkflowKind;

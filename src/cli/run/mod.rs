@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use super::Ctx;
 use super::agent_args::{AgentArgs, scenario};
+use crate::error::{Error, Result};
 use baton_agent::settings::AgentId;
-use baton_core::error::{Error, Result};
 use baton_engine::definition::WorkflowKind;
 use baton_engine::journal::Journal;
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::TaskArgs;
 use crate::cli::Ctx;
 use crate::cli::progress::Progress;
-use baton_core::error::Result;
+use crate::error::Result;
 use baton_engine::definition::WorkflowKind;
 use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::journal::Journal;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use super::VerifyArgs;
 use crate::cli::Ctx;
 use crate::cli::progress::Progress;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::journal::Journal;
 use baton_engine::workflow::verify::Options;

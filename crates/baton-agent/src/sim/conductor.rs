@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{Scenario, emit_usage};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The prompt line that makes a prompt a conductor report.
 pub const MARKER: &str = "Conductor report for task:";

@@ -30,7 +30,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

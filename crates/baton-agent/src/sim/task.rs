@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Scenario;
-use baton_core::error::Result;
+use crate::error::Result;
 
 #[derive(Debug, Default)]
 struct Ask {

@@ -23,7 +23,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{Scenario, emit};
-use baton_core::error::Result;
+use crate::error::Result;
 
 #[derive(Debug, Default, PartialEq)]
 struct Ask {

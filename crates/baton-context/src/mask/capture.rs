@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use super::{Kind, Masker, Outcome, decide, scratch, summarizer};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Where and how to mask: the project's `.baton/` and the threshold in tokens.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use serde::Serialize;
 use serde_json::Value;
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 pub mod binary;
 pub mod capture;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use baton_core::error::Result;
+use crate::error::Result;
 
 /// The run directory of the phase an agent runs (the run pipeline sets it for every agent
 /// process).
@@ -233,14 +233,13 @@ fn rotated(local: &Path, n: usize) -> PathBuf {
 /// Append one record to the project's log (rotating it first when it is full). The file is
 /// opened without following a link ([`baton_core::fs::append`]).
 pub fn append(local: &Path, rec: &MaskRecord) -> Result<()> {
-    let mut line =
-        serde_json::to_vec(rec).map_err(|e| baton_core::error::Error::internal(e.to_string()))?;
+    let mut line = serde_json::to_vec(rec).map_err(|e| crate::Error::internal(e.to_string()))?;
     line.push(b'\n');
     let log = log_path(local);
     if std::fs::symlink_metadata(&log).is_ok_and(|m| m.len() >= ROTATE_BYTES) {
         rotate(local)?;
     }
-    baton_core::fs::append(&log, &line)
+    Ok(baton_core::fs::append(&log, &line)?)
 }
 
 /// Shift `masks.jsonl` → `.1` → … → `.N`, the oldest dropped; under a lock, and only if the
@@ -255,10 +254,10 @@ fn rotate(local: &Path) -> Result<()> {
         let from = rotated(local, n);
         if from.exists() {
             std::fs::rename(&from, rotated(local, n + 1))
-                .map_err(|e| baton_core::error::Error::io(&from, e))?;
+                .map_err(|e| crate::Error::io(&from, e))?;
         }
     }
-    std::fs::rename(&log, rotated(local, 1)).map_err(|e| baton_core::error::Error::io(&log, e))
+    std::fs::rename(&log, rotated(local, 1)).map_err(|e| crate::Error::io(&log, e))
 }
 
 /// What a read found: the records, oldest first, how many lines were not records (a torn

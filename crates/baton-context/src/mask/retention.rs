@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// How much scratch to keep (`[mask] keep_days`, `keep_mb`).
 #[derive(Debug, Clone, Copy)]

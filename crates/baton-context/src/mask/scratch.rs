@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Make sure `local` (the project's `.baton/`) ignores itself and holds `scratch/`.
 pub fn scratch_dir(local: &Path) -> Result<PathBuf> {

@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::tokens::Encoding;
-use baton_core::error::Result;
+use crate::error::Result;
 
 mod count;
 mod def;

@@ -2,7 +2,7 @@
 //! (`Type::method`, `Class.method`, `Outer.Inner.method`).
 
 use super::{FileOutline, Item};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// How many near names a "no such symbol" error lists.
 const NEAREST: usize = 6;

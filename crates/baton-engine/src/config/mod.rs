@@ -17,7 +17,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
+use baton_core::error::Fault;
 
 pub const FILE_NAME: &str = "baton.toml";
 

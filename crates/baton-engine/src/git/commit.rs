@@ -1,7 +1,7 @@
 //! Committing the staged work with a story's own files in one process.
 
 use super::{Git, said};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 impl Git {
     /// Commit what is staged and `paths` as the work tree has them (changed or deleted), in

@@ -5,7 +5,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 mod commit;
 mod head;

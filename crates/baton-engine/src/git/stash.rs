@@ -2,7 +2,7 @@
 //! edits of an agent call that was cut off before it finished.
 
 use super::{Git, nul_list};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 impl Git {
     /// Set aside exactly `paths` (staged, unstaged or untracked; taken literally) in a stash

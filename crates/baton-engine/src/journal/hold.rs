@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Journal;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_core::fs;
 
 impl Journal {

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use baton_core::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
+use baton_core::error::io_err;
 use baton_core::fs;
 
 /// The journal's format. v2 names each phase's subject with its engine's word

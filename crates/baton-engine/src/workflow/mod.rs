@@ -9,7 +9,7 @@ pub mod verify;
 
 use std::path::Path;
 
-use baton_core::error::Result;
+use crate::error::Result;
 
 /// A workflow definition's source and text as written, whatever its kind, not parsed: what
 /// `baton workflow show` prints, so a broken override can still be read to be fixed.

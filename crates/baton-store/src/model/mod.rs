@@ -29,11 +29,11 @@ macro_rules! word_enum {
         }
 
         impl std::str::FromStr for $name {
-            type Err = baton_core::error::Error;
+            type Err = crate::Error;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 match s.trim() {
                     $($s => Ok($name::$var),)*
-                    other => Err(baton_core::error::Error::invalid(format!(
+                    other => Err(crate::Error::invalid(format!(
                         "unknown {} `{other}`: expected one of {}",
                         stringify!($name).to_lowercase(),
                         [$($s),*].join(", ")

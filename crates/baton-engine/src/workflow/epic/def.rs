@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::definition::{CallPolicy, Loaded, Role, definition_error, parse_toml};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 pub const BUILTIN: &[(&str, &str)] =
     &[("epic-execute", include_str!("../builtin/epic-execute.toml"))];

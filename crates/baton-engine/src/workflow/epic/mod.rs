@@ -28,6 +28,7 @@ use serde::Serialize;
 use self::def::{EpicWorkflow, Phase};
 use crate::agents::{Agents, Assignment};
 use crate::call::{Call, Calls, Verdict, judge_signal};
+use crate::error::{Error, Result};
 use crate::events::{Reporter, RunEvent, Subject, SubjectResult};
 use crate::git::{Git, looks_secret};
 use crate::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
@@ -36,7 +37,6 @@ use crate::prompt::template;
 use crate::prompt::{mask_hint, read_strategy};
 use baton_agent::wiring::baton_command;
 use baton_context::signals::{self, Grammar, SignalKind, Verdict as SignalVerdict};
-use baton_core::error::{Error, Result};
 
 /// A story as the engine needs it.
 #[derive(Debug, Clone, Serialize)]
@@ -602,7 +602,7 @@ impl EpicEngine<'_> {
                 let out = match self.phase(co, epic, Some(story), phase, attempt, ctx, &[]) {
                     // The agent CLI cannot work: the story goes back to the status it had,
                     // and the run stops, resumable.
-                    Err(e @ Error::Agent { .. }) => {
+                    Err(e @ Error::Agent(baton_agent::Error::Unavailable { .. })) => {
                         if phase.status_before.is_some() {
                             self.set_status(co, story, &story.status)?;
                         }

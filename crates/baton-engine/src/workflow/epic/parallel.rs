@@ -30,9 +30,9 @@ use super::{
     Checkout, EpicEngine, EpicRef, EpicReport, FAILED_STATUS, StoryPhases, StoryRef, StoryReport,
     StoryResult,
 };
+use crate::error::{Error, Result};
 use crate::git::{CherryPick, Git, looks_secret};
 use crate::journal::Entry;
-use baton_core::error::{Error, Result};
 
 /// The story ids a story file declares it depends on (`Depends on: 1.2, 1.3`; Markdown
 /// emphasis and list markers around it are allowed, anything that is not a story id is not).

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::bmad::{self, Bmad, status::Status};
 use super::{EpicRef, StatusWriter, StoryRef};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The stories of `epic` that have a file, in order.
 pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {

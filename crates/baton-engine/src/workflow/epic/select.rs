@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use super::EpicRef;
+use crate::error::{Error, Result};
 use baton_context::signals::normalize_id;
-use baton_core::error::{Error, Result};
 
 /// Why a selected run leaves a story out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +107,7 @@ impl Selection {
 mod tests {
     use super::*;
     use crate::workflow::epic::StoryRef;
+    use baton_core::error::Fault;
 
     fn epic(id: &str, stories: &[&str]) -> EpicRef {
         EpicRef {

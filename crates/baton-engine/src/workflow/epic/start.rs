@@ -22,10 +22,11 @@ use crate::call::DryPhase;
 use crate::cli_agents::{AgentCheck, CliAgents};
 use crate::config::Project;
 use crate::definition::WorkflowKind;
+use crate::error::{Error, Result};
 use crate::events::{Reporter, RunEvent};
 use crate::git::Git;
 use crate::journal::{Entry, Journal, Started};
-use baton_core::error::{Error, Result};
+use baton_core::error::Fault;
 use baton_core::{fs, notice};
 
 /// The workflows an epic run is.

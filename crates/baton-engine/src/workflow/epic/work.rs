@@ -184,7 +184,7 @@ impl EpicEngine<'_> {
                 let dir = kept.parent().unwrap_or(Path::new("."));
                 baton_core::fs::create_dir_all(dir)?;
                 // Whole or not at all: a kill mid-write must not leave half a story to stage.
-                baton_core::fs::write_atomic(&kept, &text)
+                Ok(baton_core::fs::write_atomic(&kept, &text)?)
             }
             // No story file to keep: nor an older call's copy.
             Err(_) => match std::fs::remove_file(&kept) {

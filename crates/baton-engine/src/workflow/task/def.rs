@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::definition::{CallPolicy, Loaded, Role, check_dag};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_store::model::Gate;
 
 pub const BUILTIN: &[(&str, &str)] = &[

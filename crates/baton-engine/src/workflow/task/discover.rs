@@ -13,10 +13,10 @@ use super::plan::{self, SpecPath};
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
 use crate::definition::Loaded;
+use crate::error::{Error, Result};
 use baton_agent::settings::AgentId;
 use baton_agent::{AgentSpec, interactive, transcript};
 use baton_context::extract;
-use baton_core::error::{Error, Result};
 use baton_core::markdown;
 use baton_store::model::{Mode, PhaseStatus, Status, Workflow};
 use baton_store::{Content, Store, artifacts};
@@ -102,7 +102,8 @@ impl Prepared {
     /// The agent CLI is there (before the terminal is checked: a missing CLI is the first
     /// thing to fix).
     pub fn locate(&self) -> Result<()> {
-        baton_agent::preflight::locate(&self.agent, &self.project_dir).map(|_| ())
+        baton_agent::preflight::locate(&self.agent, &self.project_dir)?;
+        Ok(())
     }
 
     /// Make the task an idea becomes, or check the task runs: the session can start.
@@ -251,7 +252,7 @@ impl Session<'_> {
             .and_then(wait_passing_signals);
         let tokens = watcher.map_or(0, transcript::Watcher::finish);
         if let Err(e) = status {
-            return Err(Error::agent(format!(
+            return Err(Error::unavailable(format!(
                 "cannot start the agent `{}`: {e}",
                 program.display()
             ))

@@ -30,12 +30,12 @@ use crate::agents::{Agents, Assignment, Request};
 use crate::call::{Call, Calls, Verdict as Judgement, judge_signal};
 use crate::conductor::{Conductor, Report};
 use crate::definition::Loaded;
+use crate::error::{Error, Result};
 use crate::events::{Reporter, RunEvent, Subject};
 use crate::journal::{Entry, Journal, Judged, PhaseOutcome, Usage};
 use crate::lock;
 use crate::prompt::render;
 use baton_context::signals::Grammar;
-use baton_core::error::{Error, Result};
 use baton_core::markdown;
 use baton_store::model::{Decision, Gate, Manifest, PhaseStatus, Status, phase_label};
 use baton_store::{Content, Store, artifacts};
@@ -178,7 +178,7 @@ impl TaskEngine<'_> {
     }
 
     fn manifest(&self) -> Result<Manifest> {
-        self.store.manifest(&self.slug)
+        Ok(self.store.manifest(&self.slug)?)
     }
 
     fn rel(&self, p: &Path) -> String {

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::def::{SpecFile, TaskPhase, TaskWorkflow};
+use crate::error::{Error, Result};
 use baton_context::extract;
-use baton_core::error::{Error, Result};
 use baton_core::markdown;
 use baton_store::artifacts;
 

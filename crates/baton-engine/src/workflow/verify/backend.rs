@@ -11,7 +11,7 @@ use super::pg::{self, Claim, Db};
 use super::queue::Queues;
 use super::state::ItemStatus;
 use super::state::State;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// `[queue]` of baton.toml.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]

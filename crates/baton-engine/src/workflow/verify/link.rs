@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use super::pg::Db;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The first wait before reconnecting; doubled per failure up to [`MAX_DELAY`].
 const FIRST_DELAY: Duration = Duration::from_millis(100);
@@ -178,7 +178,7 @@ mod tests {
         );
         assert!(msg.contains("w1"), "{msg}");
         assert!(
-            matches!(&err, Error::State { hint: Some(h), .. } if h.contains("unreachable_secs")),
+            matches!(&err, Error::Fault(baton_core::Error::State { hint: Some(h), .. }) if h.contains("unreachable_secs")),
             "{err:?}"
         );
     }

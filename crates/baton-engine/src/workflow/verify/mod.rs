@@ -26,11 +26,11 @@ use self::state::{ContextEstimate, Neighbours, Partial, Progress, QueueRef, Stat
 use crate::agents::{Agents, Assignment};
 use crate::call::{Call, Calls, Verdict};
 use crate::definition::Role;
+use crate::error::{Error, Result};
 use crate::events::{Reporter, RunEvent, Subject, SubjectResult};
 use crate::journal::{Entry, Journal, Judged};
 use crate::lock;
 use baton_context::summary;
-use baton_core::error::{Error, Result};
 
 /// `[verify]` of baton.toml: the orchestrating session's context model (the thin-orchestrator defaults).
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]

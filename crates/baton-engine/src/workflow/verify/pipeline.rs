@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::definition::{self as def, Role};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 pub const BUILTIN: &str = include_str!("../builtin/verify.toml");
 

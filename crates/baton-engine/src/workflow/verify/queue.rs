@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::state::{ItemStatus, State};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_core::fs;
 
 pub const FORMAT: u32 = 1;
@@ -136,7 +136,7 @@ impl Queues {
     /// A queue (or its items) symlinked out of the project is refused.
     fn confined(&self, name: &str) -> Result<()> {
         let base = self.dir.parent().unwrap_or(&self.dir);
-        fs::confined(base, &self.queue_dir(name).join("items"))
+        Ok(fs::confined(base, &self.queue_dir(name).join("items"))?)
     }
 
     pub fn load(&self, name: &str) -> Result<QueueFile> {

@@ -13,10 +13,10 @@ use super::queue::Queues;
 use super::{Options, Report, VerifyEngine};
 use crate::cli_agents::CliAgents;
 use crate::config::Project;
+use crate::error::{Error, Result};
 use crate::events::{Reporter, RunEvent};
 use crate::journal::{Entry, Journal};
 use crate::lock;
-use baton_core::error::{Error, Result};
 
 /// A new run of a queue (or the continuation of its unfinished one), or a run continued by id.
 pub enum Start {

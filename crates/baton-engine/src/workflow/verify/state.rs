@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use baton_context::summary::Summary;
-use baton_core::error::{Error, Result};
 use baton_core::fs;
 
 pub const FILE_NAME: &str = "verification-state.json";

@@ -22,9 +22,9 @@ use super::queue::Queues;
 use super::state::Progress;
 use super::{Context, Options, PhaseResult, Report, VerifyEngine, state};
 use crate::agents::Agents;
+use crate::error::{Error, Result};
 use crate::events::{RunEvent, Silent, Subject, SubjectResult};
 use crate::journal::{Entry, Journal};
-use baton_core::error::{Error, Result};
 
 /// The claims a worker's slots are working on, by token, with what stops each one's agent.
 type Held = Mutex<BTreeMap<i64, baton_agent::CancelToken>>;

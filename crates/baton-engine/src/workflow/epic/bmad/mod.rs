@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 use baton_core::markdown;
 pub use id::{EpicId, StoryId};
 pub use report::{EpicReport, StoryEntry};
@@ -634,22 +634,23 @@ fn find_named(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 
 /// Errors name files relative to the project, as the rest of the report does.
 fn relative_error(root: &Path, e: Error) -> Error {
+    use baton_core::Error as Shared;
     match e {
-        Error::Corrupt {
+        Error::Fault(Shared::Corrupt {
             path,
             line,
             msg,
             hint,
-        } => Error::Corrupt {
+        }) => Error::Fault(Shared::Corrupt {
             path: rel(root, &path),
             line,
             msg,
             hint,
-        },
-        Error::Io { path, source } => Error::Io {
+        }),
+        Error::Fault(Shared::Io { path, source }) => Error::Fault(Shared::Io {
             path: rel(root, &path),
             source,
-        },
+        }),
         other => other,
     }
 }

@@ -10,7 +10,7 @@ use super::id::{self, EpicId, StoryId};
 use super::sprint::{self, SprintKey};
 use super::status::{Status, StatusForm};
 use super::{Bmad, Skipped};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 impl Bmad {
     /// The epic a story belongs to (see [`StoryId::epic_in`]).

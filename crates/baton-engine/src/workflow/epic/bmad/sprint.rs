@@ -11,7 +11,8 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use super::id::{self, EpicId, StoryId};
 use super::status::replace_file;
-use baton_core::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
+use baton_core::error::io_err;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SprintKey {
@@ -291,6 +292,7 @@ pub fn edit(path: &Path, text: &str, key: &str, value: &str) -> Result<Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::error::Fault;
 
     const DOC: &str = "# generated: 2025-01-01\n# STATUS DEFINITIONS: backlog → drafted → ...\nproject: demo\n\ndevelopment_status:\n  epic-1: in-progress   # started\n  1-1-setup: done\n  \"1-2-user-auth\": 'review' # waiting\n  1-10-later: backlog\n  epic-1-retrospective: optional\n\n  3-5-0-hotfix: ready-for-dev\nother:\n  1-1-setup: ignored\n";
 

@@ -21,7 +21,8 @@ use std::sync::LazyLock;
 use pulldown_cmark::{Event, Options, Parser, Tag};
 use regex::Regex;
 
-use baton_core::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
+use baton_core::error::io_err;
 
 /// A story's status, normalised. Mapping (case and punctuation ignored; the longest leading
 /// phrase of the value that is known decides, so `Ready for Review` is Review and

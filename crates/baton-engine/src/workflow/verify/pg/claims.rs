@@ -9,8 +9,8 @@ use std::time::Duration;
 use postgres::fallible_iterator::FallibleIterator;
 
 use super::{CHANNEL, Db, db_err, parse_state};
+use crate::error::Result;
 use crate::workflow::verify::state::State;
-use baton_core::error::Result;
 
 /// A claim a worker took.
 #[derive(Debug)]
@@ -261,8 +261,8 @@ impl Db {
             )
             .map_err(db_err)?;
         }
-        let state = serde_json::to_value(o.state)
-            .map_err(|e| baton_core::error::Error::internal(e.to_string()))?;
+        let state =
+            serde_json::to_value(o.state).map_err(|e| crate::Error::internal(e.to_string()))?;
         // The items table knows an item as pending, in progress, or where it ended.
         let status = if o.state.status.is_final() {
             o.state.status.as_str()
@@ -329,7 +329,7 @@ impl Db {
             .iter()
             .find(|i| !ids.iter().any(|d| d.eq_ignore_ascii_case(i)))
         {
-            return Err(baton_core::error::Error::state(format!(
+            return Err(crate::Error::state(format!(
                 "item `{missing}` of queue `{queue}` is not failed (or not in the queue)"
             ))
             .hint(format!(

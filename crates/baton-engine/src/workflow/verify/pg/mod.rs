@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::queue::{check_additions, check_name};
 use super::state::{Neighbours, QUEUE_WINDOW, State};
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A live claim on an item's phase (postgres only: the file backend has one run per queue).
 #[derive(Debug, Clone, Serialize)]

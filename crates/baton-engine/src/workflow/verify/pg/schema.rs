@@ -5,7 +5,7 @@
 use postgres::Client;
 
 use super::db_err;
-use baton_core::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The advisory lock key of migrations ("baton" in ASCII).
 const LOCK_KEY: i64 = 0x0062_6174_6f6e;
