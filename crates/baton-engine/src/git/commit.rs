@@ -31,11 +31,7 @@ impl Git {
             return self.commit(message);
         }
         if !o.status.success() {
-            return Err(Error::state(format!(
-                "git commit failed in {}: {}",
-                self.dir.display(),
-                said(&o)
-            )));
+            return Err(Error::git("git commit", Some(self.dir.clone()), said(&o)));
         }
         Ok(self.head().unwrap_or_default())
     }
@@ -105,8 +101,13 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
         w("a.txt", "a3");
-        let e = g.commit_including("y", &["a.txt"]).unwrap_err().to_string();
-        assert!(e.contains("git commit failed"), "{e}");
+        let e = g.commit_including("y", &["a.txt"]).unwrap_err();
+        assert!(
+            matches!(&e, crate::Error::Git { step, dir: Some(_), .. } if step == "git commit"),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(e.contains("git commit failed in "), "{e}");
         let runs = std::fs::read_to_string(d.path().join("hook-runs")).unwrap();
         assert_eq!(runs, "ran\n");
         assert_eq!(g.head().as_deref(), Some(sha.as_str()));

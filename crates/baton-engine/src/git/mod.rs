@@ -150,14 +150,7 @@ impl Git {
                 return self.spawn(args);
             }
             if std::time::Instant::now() >= deadline {
-                return Err(Error::state(format!(
-                    "git is busy in {}: {} exists and git process {pid} is running there",
-                    root.display(),
-                    lock.display()
-                ))
-                .hint(
-                    "wait for that git command to finish, then run baton again (or resume the run)",
-                ));
+                return Err(Error::GitBusy { root, lock, pid });
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
@@ -246,12 +239,11 @@ impl Git {
     pub fn run(&self, args: &[&str]) -> Result<String> {
         let o = self.raw(args)?;
         if !o.status.success() {
-            return Err(Error::state(format!(
-                "git {} failed in {}: {}",
-                args.join(" "),
-                self.dir.display(),
-                said(&o)
-            )));
+            return Err(Error::git(
+                format!("git {}", args.join(" ")),
+                Some(self.dir.clone()),
+                said(&o),
+            ));
         }
         Ok(String::from_utf8_lossy(&o.stdout).into_owned())
     }
@@ -378,11 +370,11 @@ impl Git {
         let as_path = format!("--path={path}");
         let o = self.spawn_with(&["hash-object", "-w", "--stdin", &as_path], Some(content))?;
         if !o.status.success() {
-            return Err(Error::state(format!(
-                "git hash-object of {path} failed in {}: {}",
-                self.dir.display(),
-                said(&o)
-            )));
+            return Err(Error::git(
+                format!("git hash-object of {path}"),
+                Some(self.dir.clone()),
+                said(&o),
+            ));
         }
         let sha = String::from_utf8_lossy(&o.stdout).trim().to_string();
         let executable = {
@@ -433,11 +425,11 @@ impl Git {
         args.extend(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]);
         let o = self.spawn_with(&args, Some(specs))?;
         if !o.status.success() {
-            return Err(Error::state(format!(
-                "git add failed in {}: {}",
-                self.dir.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
-            )));
+            return Err(Error::git(
+                "git add",
+                Some(self.dir.clone()),
+                String::from_utf8_lossy(&o.stderr).trim(),
+            ));
         }
         Ok(())
     }

@@ -29,10 +29,11 @@ impl Git {
             ];
             let o = self.spawn_with(&reset, Some(nul_list(paths).as_bytes()))?;
             if !o.status.success() {
-                return Err(Error::state(format!(
-                    "git reset before the stash failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                )));
+                return Err(Error::git(
+                    "git reset before the stash",
+                    None,
+                    String::from_utf8_lossy(&o.stderr).trim(),
+                ));
             }
         }
         Ok(self.push_named(message, paths)?.is_some())
@@ -56,7 +57,7 @@ impl Git {
         let msg = String::from_utf8_lossy(&o.stderr);
         // Nothing to stash is not an error.
         if !o.status.success() && !msg.contains("No local changes") && !msg.trim().is_empty() {
-            return Err(Error::state(format!("git stash failed: {}", msg.trim())));
+            return Err(Error::git("git stash", None, msg.trim()));
         }
         self.stash_named(message)
     }
@@ -121,10 +122,11 @@ impl Git {
             ];
             let o = self.spawn_with(&args, Some(nul_list(&staged).as_bytes()))?;
             if !o.status.success() {
-                return Err(Error::state(format!(
-                    "git restore of the staged work after the stash failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ))
+                return Err(Error::git(
+                    "git restore of the staged work after the stash",
+                    None,
+                    String::from_utf8_lossy(&o.stderr).trim(),
+                )
                 .hint(format!("the staged work is in the stash \"{message}\" (git stash list); resume the run again")));
             }
         }

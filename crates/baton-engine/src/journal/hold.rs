@@ -26,11 +26,12 @@ impl Journal {
                 // Who holds it, for `baton stop` (a stale number is harmless: only read while
                 // the lock is held).
                 use std::io::Write;
-                let _ = f.set_len(0).and_then(|_| (&f).write_all(std::process::id().to_string().as_bytes()));
+                let _ = f
+                    .set_len(0)
+                    .and_then(|_| (&f).write_all(std::process::id().to_string().as_bytes()));
                 Ok(Some(f))
             }
-            None => Err(Error::state(format!("run {id} is being run by another baton"))
-                .hint(format!("wait for it to finish (`baton status` shows where it is), or stop it and continue it here: baton run --resume {id}"))),
+            None => Err(Error::RunHeld { id }),
         }
     }
 

@@ -364,11 +364,10 @@ impl Journal {
         fs::confined(local, &dir)?;
         let path = dir.join("events.jsonl");
         if !path.is_file() {
-            return Err(Error::not_found(format!(
-                "no run {run_id} in {}",
-                Self::runs_dir(local).display()
-            ))
-            .hint("list the runs with `baton status`"));
+            return Err(Error::NoRun {
+                id: run_id.to_string(),
+                runs: Self::runs_dir(local),
+            });
         }
         let records = read(&path)?;
         Ok(Journal {
