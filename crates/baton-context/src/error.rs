@@ -1,5 +1,21 @@
 //! The context toolkit's error type: the shared faults (bad input, a file that cannot be
 //! read) and its own — a section a query does not find, or finds more than once.
+//!
+//! ```
+//! use baton_context::{Error, extract};
+//! use baton_core::error::{Fault, Kind};
+//!
+//! let spec = "# Spec\n## API client\ntext\n## API server\ntext\n";
+//! let all = baton_core::markdown::sections(spec);
+//! match extract::find(&all, "API") {
+//!     Err(Error::AmbiguousSection { candidates, .. }) => assert_eq!(candidates.lines().count(), 2),
+//!     other => panic!("{other:?}"),
+//! }
+//! let e = extract::find(&all, "Deployment").unwrap_err();
+//! assert!(matches!(&e, Error::NoSection { query, .. } if query == "Deployment"));
+//! assert_eq!((e.kind(), e.exit_code()), (Kind::NotFound, 4));
+//! assert!(e.to_string().contains("## API server (line 4)"));
+//! ```
 
 use baton_core::error::{Fault, Kind};
 
