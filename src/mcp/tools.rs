@@ -210,12 +210,8 @@ impl Answer {
         }
     }
     pub fn error(e: &dyn Fault) -> Answer {
-        let mut text = format!("STATUS: error\nDATA: {e}");
-        if let Some(h) = e.hint_text() {
-            text.push_str(&format!(" (next: {h})"));
-        }
         Answer {
-            text: text + "\n",
+            text: format!("STATUS: error\nDATA: {}\n", lang::error_data(e)),
             is_error: true,
         }
     }

@@ -255,15 +255,20 @@ pub fn run_command(store: &Store, c: &Command) -> Response {
 }
 
 fn error_response(task: Option<String>, e: &Error) -> Response {
-    let data = match e.hint_text() {
-        Some(h) => format!("{e} (next: {h})"),
-        None => e.to_string(),
-    };
     Response {
         status: "error",
         task,
-        data,
+        data: error_data(e),
         code: e.exit_code(),
+    }
+}
+
+/// An error as the command language's DATA says it: the message, then `(next: HINT)`. The
+/// MCP tools answer any crate's error in these words too.
+pub fn error_data(e: &dyn Fault) -> String {
+    match e.hint_text() {
+        Some(h) => format!("{e} (next: {h})"),
+        None => e.to_string(),
     }
 }
 
