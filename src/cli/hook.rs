@@ -16,10 +16,19 @@ use baton_engine::config::Project;
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\
 Events (the agent's own names):
-  post-tool-use   Claude PostToolUse (Bash, MCP tools), Codex PostToolUse (Bash),
-                  Gemini AfterTool (run_shell_command): an output over the threshold is saved
-                  to .baton/scratch/ and replaced by its summary, first failure and path;
-                  a smaller one passes untouched (no output)
+  pre-tool-use    Claude and Codex PreToolUse (Bash): a command of `[mask] route` (test
+                  runners, builds, linters, diffs, whole-file reads) is rewritten to run
+                  through `baton mask`, so its whole output is summarised before the CLI cuts
+                  it; the exit code is the command's. Claude's only where it would run the
+                  command without asking (its permission rules, read from its settings)
+  post-tool-use   Claude PostToolUse (Bash, Read, MCP tools), Codex PostToolUse (Bash),
+                  Gemini AfterTool (run_shell_command, read_file): an output over the threshold
+                  is saved to .baton/scratch/ and replaced by its summary, first failure and
+                  path; a smaller one passes untouched (no output)
+  post-tool-use-failure
+                  Claude PostToolUseFailure (Bash): a command that failed and was not routed
+                  reaches this hook cut to its first ~10,000 characters; baton adds the
+                  summary of that part and says how to see the whole run
   session-start   SessionStart: the current task's state as additionalContext
   pre-compact     Claude/Codex PreCompact, Gemini PreCompress: a COMPACT line in the task's
                   history
@@ -75,6 +84,7 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
         let local = project.local_dir();
         let env = hooks::Env {
             store: baton_store::Store::new(project.store_root(root)),
+            project_dir: &project.dir,
             local_dir: &local,
             threshold: a
                 .threshold

@@ -15,8 +15,9 @@ use baton_core::error::{Fault, Kind};
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\
 Files written (merged into existing ones: no key is lost, nothing is overwritten):
-  claude  .mcp.json (mcpServers.baton), .claude/settings.json (PostToolUse, SessionStart,
-          PreCompact hooks; permissions.allow mcp__baton; enabledMcpjsonServers baton),
+  claude  .mcp.json (mcpServers.baton), .claude/settings.json (PreToolUse, PostToolUse,
+          PostToolUseFailure, SessionStart, PreCompact hooks; permissions.allow mcp__baton;
+          enabledMcpjsonServers baton),
           .claude/commands/baton-{status,begin,complete,epic}.md, CLAUDE.md
   codex   .codex/config.toml ([mcp_servers.baton], its tools approved), .codex/hooks.json
           (PreToolUse, PostToolUse, SessionStart, PreCompact), AGENTS.md

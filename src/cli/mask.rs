@@ -50,6 +50,10 @@ pub struct MaskArgs {
     /// Set by an agent's pre-tool hook that routed the command here (the mask log's source)
     #[arg(long, hide = true)]
     pub routed: bool,
+    /// The agent session a routed command came from (set by the pre-tool hook): the same file
+    /// read whole twice in one session is shown whole the second time
+    #[arg(long, hide = true, value_name = "ID")]
+    pub session: Option<String>,
     /// The command and its arguments (after `--`); without one, stdin is read
     #[arg(
         trailing_var_arg = true,
@@ -164,7 +168,20 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
     if !outcome.masked && !args.keep {
         let _ = std::fs::remove_file(&path);
     }
-    let first = read_threshold.and_then(|t| first_read(&argv, &outcome, t));
+    let session = args.session.as_deref();
+    let first = match read_threshold.and_then(|t| first_read(&argv, &outcome, t, session, &local)) {
+        Some(Read::Whole(text)) => {
+            // Asked for again: the whole file, nothing masked, nothing recorded.
+            if !args.keep {
+                let _ = std::fs::remove_file(&path);
+            }
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Read::Outline(text)) => Some(text),
+        None => None,
+    };
     if outcome.masked {
         record(ctx, &args, &outcome, &argv, first.as_deref());
     }
@@ -217,10 +234,25 @@ fn unmasked(args: &MaskArgs, why: Option<&baton_context::Error>) -> Result<ExitC
     Ok(ExitCode::from(exit.shell_code()))
 }
 
+/// How a whole-file read is answered instead of the usual summary.
+enum Read {
+    /// The file's first lines, its outline and how to read more.
+    Outline(String),
+    /// The whole file: the session read it whole before and was given the outline.
+    Whole(String),
+}
+
 /// A whole-file read (`cat FILE`) that was masked, answered outline first instead: the file's
-/// first lines, its outline and how to read more (secrets redacted). Only for a read that
+/// first lines, its outline and how to read more (secrets redacted); in a session (a routed
+/// read) that was answered so before for the same file, the whole file. Only for a read that
 /// worked: a failed `cat` keeps the usual summary.
-fn first_read(argv: &[String], outcome: &mask::Outcome, threshold: usize) -> Option<String> {
+fn first_read(
+    argv: &[String],
+    outcome: &mask::Outcome,
+    threshold: usize,
+    session: Option<&str>,
+    local: &std::path::Path,
+) -> Option<Read> {
     let file = baton_context::outline::whole_file_read(argv)?;
     if !outcome.masked
         || outcome.binary.is_some()
@@ -230,8 +262,18 @@ fn first_read(argv: &[String], outcome: &mask::Outcome, threshold: usize) -> Opt
         return None;
     }
     let text = std::fs::read_to_string(&outcome.scratch).ok()?;
+    // One name per file whatever the working folder: the session's reads are compared by it.
+    let key = std::path::absolute(&file).map_or_else(|_| file.clone(), |p| p.display().to_string());
+    if let Some(s) = session
+        && crate::hooks::read::outlined_before(local, s, &key)
+    {
+        return Some(Read::Whole(mask::redact::redact(&text).into_owned()));
+    }
     let fr = baton_context::outline::first_read(&file, &text, threshold)?;
-    Some(mask::redact::redact(&fr.text()).into_owned())
+    if let Some(s) = session {
+        crate::hooks::read::note_outlined(local, s, &key);
+    }
+    Some(Read::Outline(mask::redact::redact(&fr.text()).into_owned()))
 }
 
 /// Note what was masked in the project's mask log (`baton gain`, the run's report). A record
@@ -255,7 +297,11 @@ fn record(
     };
     let stdin = ["(stdin)".to_string()];
     let argv = if argv.is_empty() { &stdin[..] } else { argv };
-    let mut rec = MaskRecord::of(outcome, source, Origin::from_env(), argv, &shown);
+    let mut origin = Origin::from_env();
+    if let Some(s) = &args.session {
+        origin.session = Some(s.clone());
+    }
+    let mut rec = MaskRecord::of(outcome, source, origin, argv, &shown);
     if first.is_some() {
         rec.kind = "outline".into();
     }

@@ -1,11 +1,16 @@
 //! Agent CLI hooks: one command per agent and event (`baton hook claude post-tool-use`), reading
 //! the event's JSON on stdin and answering on stdout in the agent's own format.
 //!
-//! - pre-tool-use (Codex `PreToolUse` only): a command of `[mask] route` is rewritten to run
-//!   through `baton mask`, before codex cuts its output (see [`route`]).
+//! - pre-tool-use (Claude and Codex `PreToolUse`): a command of `[mask] route` is rewritten to
+//!   run through `baton mask`, before the CLI cuts its output (see [`route`]); for claude only
+//!   where it would run the command unasked ([`claude_permission`]).
+//! - post-tool-use-failure (Claude `PostToolUseFailure`): a command that failed and was not
+//!   routed; claude passes only the head of its output and takes no replacement, so baton adds
+//!   the summary of that head and says plainly that the rest was cut.
 //! - post-tool-use (Claude `PostToolUse`, Codex `PostToolUse`, Gemini `AfterTool`): an output
 //!   over the threshold goes to scratch and is replaced by baton's mask summary (for Claude,
-//!   from the full copy it saved when it cut the output). Claude gets
+//!   from the full copy it saved when it cut the output); a routed command's answer is
+//!   baton's already and is never masked again. Claude gets
 //!   `updatedToolOutput` in exactly the tool's shape (Bash: `{stdout, stderr, interrupted,
 //!   isImage}`; a shape that does not match is silently ignored) or `updatedMCPToolOutput`;
 //!   Codex `decision: "block"` and Gemini `decision: "deny"`, whose `reason` replaces the result.
@@ -23,11 +28,14 @@ use baton_agent::wiring::{self, Event, HookAgent};
 use baton_context::mask::{self, capture};
 use baton_store::Store;
 
-mod read;
+pub mod claude_permission;
+pub(crate) mod read;
 
 /// What a hook needs from the project.
 pub struct Env<'a> {
     pub store: Store,
+    /// The project's folder (claude's project settings are read from it).
+    pub project_dir: &'a std::path::Path,
     pub local_dir: &'a std::path::Path,
     pub threshold: usize,
     pub redact_scratch: bool,
@@ -51,17 +59,22 @@ pub fn handle(agent: HookAgent, event: Event, input: &[u8], env: &Env) -> Result
     match event {
         Event::PreToolUse => pre_tool_use(agent, &v, env),
         Event::PostToolUse => post_tool_use(agent, &v, env),
+        Event::PostToolUseFailure => post_tool_use_failure(agent, &v, env),
         Event::SessionStart => session_start(agent, env),
         Event::PreCompact => pre_compact(agent, &v, env),
     }
 }
 
 /// Codex cuts a command's output to about 10 KB (head and tail) before its post-tool hooks
-/// run: a failure in the middle is gone. A command likely to print a lot is therefore run
-/// through `baton mask` instead, so the model gets the summary of the whole output. Codex
-/// 0.171 takes a rewritten `tool_input.command` only with `permissionDecision: allow`.
+/// run, and claude hands a command that failed to another hook with only its first ~10,000
+/// characters: a failure in the middle is gone. A command likely to print a lot is therefore
+/// run through `baton mask` instead, so the model gets the summary of the whole output, and
+/// the command's exit code as it was. Codex 0.171 takes a rewritten `tool_input.command` only
+/// with `permissionDecision: allow`; claude checks its permission rules on the rewritten
+/// command unless the hook allows it, so it is routed only where claude would have run the
+/// original without asking.
 fn pre_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>> {
-    if agent != HookAgent::Codex {
+    if agent == HookAgent::Gemini {
         return Ok(None);
     }
     let Some(input) = v.get("tool_input").and_then(Value::as_object) else {
@@ -75,7 +88,18 @@ fn pre_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>>
     if !mask::route::matches(command.trim_start(), &env.route) || reads_scratch(command, env) {
         return Ok(None);
     }
-    let Some(routed) = route(command, &env.route, &wiring::baton_program()) else {
+    if agent == HookAgent::Claude {
+        let mode = v
+            .get("permission_mode")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        let rules = claude_permission::Rules::read(env.project_dir, &wiring::process_env);
+        if !claude_permission::runs_unasked(command, mode, &rules) {
+            return Ok(None);
+        }
+    }
+    let baton = wiring::baton_program();
+    let Some(routed) = route_in_session(command, &env.route, &baton, session_id(v)) else {
         return Ok(None);
     };
     let mut updated = input.clone();
@@ -90,18 +114,45 @@ fn pre_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>>
 /// `command` run through `baton mask` when it starts with one of `route` (whole words), and
 /// is not baton already; the command line itself goes to `bash -c` untouched.
 pub fn route(command: &str, route: &[String], baton: &str) -> Option<String> {
+    route_in_session(command, route, baton, None)
+}
+
+/// [`route`], naming the agent's session (a second whole read of a file in one session is
+/// shown whole: the agent asked for all of it).
+fn route_in_session(
+    command: &str,
+    route: &[String],
+    baton: &str,
+    session: Option<&str>,
+) -> Option<String> {
     let c = command.trim_start();
     let first = c.split_whitespace().next()?;
     if first.ends_with("baton") || first.ends_with("baton'") {
         return None;
     }
+    let session = session
+        .map(|s| format!(" --session {}", wiring::shell_quote(s)))
+        .unwrap_or_default();
     mask::route::matches(c, route).then(|| {
         format!(
-            "{} mask --routed -- bash -c {}",
+            "{} mask --routed{session} -- bash -c {}",
             wiring::shell_quote(baton),
             wiring::shell_quote(c)
         )
     })
+}
+
+/// Whether a command line is one a pre-tool hook routed through `baton mask`: its output is
+/// baton's own answer already (a summary, or a file's outline) and is never masked again.
+fn is_routed(command: &str) -> bool {
+    let c = command.trim_start();
+    let Some(first) = c.split_whitespace().next() else {
+        return false;
+    };
+    let first = first.trim_matches('\'');
+    (first == "baton" || first.ends_with("/baton"))
+        && c.split_whitespace().nth(1) == Some("mask")
+        && c.split_whitespace().any(|w| w == "--routed")
 }
 
 /// The tool's output as text, and how to put a replacement back in its shape.
@@ -138,8 +189,9 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
         .and_then(Value::as_str)
         .unwrap_or("");
     // Each token is at least one byte: an output this short cannot be over the threshold. A
-    // read of baton's own scratch file (the full output a summary named) is shown as it is.
-    if text.len() <= env.threshold || reads_scratch(line, env) {
+    // read of baton's own scratch file (the full output a summary named) is shown as it is, and
+    // so is a routed command's answer: baton's already, recorded once by `baton mask`.
+    if text.len() <= env.threshold || reads_scratch(line, env) || is_routed(line) {
         return Ok(redacted(agent, shape, &text));
     }
     let command: Vec<String> = line.split_whitespace().map(String::from).collect();
@@ -176,6 +228,64 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
     log_mask(agent, v, env, &outcome, &command, &replaced);
     Ok(Some(reply(agent, shape, replaced)))
 }
+
+/// Claude Code hands a command that exited non-zero to `PostToolUseFailure`, not
+/// `PostToolUse`, with `error` holding only its output's first ~10,000 characters ("Exit code
+/// N" and the head), and takes no replacement from this hook: only `additionalContext` beside
+/// it. A routed command's error is baton's summary already (nothing to add). Otherwise a long
+/// head is masked to scratch like any output, and the model is told plainly that what it sees
+/// was cut by the CLI and how to see the whole run.
+fn post_tool_use_failure(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>> {
+    if agent != HookAgent::Claude || v.get("tool_name").and_then(Value::as_str) != Some("Bash") {
+        return Ok(None);
+    }
+    let line = v
+        .pointer("/tool_input/command")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if is_routed(line) || reads_scratch(line, env) {
+        return Ok(None);
+    }
+    let Some(error) = v.get("error").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    if v.get("is_interrupt").and_then(Value::as_bool) == Some(true) || error.len() < CLAUDE_CUT {
+        // Whole as it is (no cut to speak of): the model has all of it.
+        return Ok(None);
+    }
+    let command: Vec<String> = line.split_whitespace().map(String::from).collect();
+    let opts = capture::Options {
+        local_dir: env.local_dir,
+        threshold: env.threshold,
+        kind: mask::Kind::Auto,
+        redact_scratch: env.redact_scratch,
+    };
+    let outcome = capture::mask_bytes(&opts, &command, error.as_bytes())?;
+    let rerun = format!("{} mask -- {line}", wiring::baton_command());
+    let mut context = format!(
+        "baton: Claude Code passed on only the first {} characters of this failed command's \
+         output; the rest was cut before baton saw it, so the failure itself may be missing \
+         above. To see a summary of the whole run (counts, the first failure and its message, \
+         the full output in a file), run it again as: {rerun}\n",
+        error.chars().count()
+    );
+    if outcome.masked {
+        let summary = serde_json::to_string_pretty(&outcome.to_json())
+            .map_err(|e| Error::internal(e.to_string()))?;
+        let room = MAX_REPLY_CHARS.saturating_sub(context.len() + 40);
+        context.push_str("What the part shown holds:\n");
+        context.push_str(&summary[..summary.floor_char_boundary(room)]);
+        log_mask(agent, v, env, &outcome, &command, &context);
+    }
+    Ok(Some(json!({"hookSpecificOutput": {
+        "hookEventName": "PostToolUseFailure",
+        "additionalContext": context,
+    }})))
+}
+
+/// Claude Code's cut of a failed command's output (10,000 characters of output, "Exit code N"
+/// before them): an `error` this long may have lost its end.
+const CLAUDE_CUT: usize = 9_900;
 
 /// Whether a command line reads baton's own scratch folder.
 fn reads_scratch(command: &str, env: &Env) -> bool {

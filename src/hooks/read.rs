@@ -88,11 +88,11 @@ fn outline_first(
         return None;
     }
     let session = session_id(v).unwrap_or("");
-    if outlined_before(env, session, path) {
+    if outlined_before(env.local_dir, session, path) {
         return None;
     }
     let fr = first_read(path, text, threshold)?;
-    note_outlined(env, session, path);
+    note_outlined(env.local_dir, session, path);
     log(agent, v, env, path, &fr);
     Some(match agent {
         HookAgent::Claude => {
@@ -133,8 +133,10 @@ fn redacted_read(agent: HookAgent, resp: &Value, text: &str) -> Option<Value> {
     })
 }
 
-fn outlined_before(env: &Env, session: &str, path: &str) -> bool {
-    let Ok(bytes) = baton_core::fs::read_no_link(&env.local_dir.join(OUTLINED)) else {
+/// Whether `path` was answered outline first before in `session` (its second whole read in
+/// a session is the agent asking for all of it).
+pub(crate) fn outlined_before(local_dir: &std::path::Path, session: &str, path: &str) -> bool {
+    let Ok(bytes) = baton_core::fs::read_no_link(&local_dir.join(OUTLINED)) else {
         return false;
     };
     String::from_utf8_lossy(&bytes)
@@ -143,13 +145,14 @@ fn outlined_before(env: &Env, session: &str, path: &str) -> bool {
         .any(|r| r["session"] == session && r["path"] == path)
 }
 
-fn note_outlined(env: &Env, session: &str, path: &str) {
-    let file = env.local_dir.join(OUTLINED);
+/// Remember that `path` was answered outline first in `session`.
+pub(crate) fn note_outlined(local_dir: &std::path::Path, session: &str, path: &str) {
+    let file = local_dir.join(OUTLINED);
     if std::fs::symlink_metadata(&file).is_ok_and(|m| m.len() > OUTLINED_MAX_BYTES) {
         let _ = std::fs::remove_file(&file);
     }
     let line = json!({"session": session, "path": path}).to_string() + "\n";
-    if let Err(e) = baton_core::fs::create_dir_all(env.local_dir)
+    if let Err(e) = baton_core::fs::create_dir_all(local_dir)
         .and_then(|()| baton_core::fs::append(&file, line.as_bytes()))
     {
         eprintln!("baton: note: {} was not written: {e}", file.display());

@@ -229,7 +229,7 @@ fn codex_routes_a_test_run_through_baton_mask_and_nothing_else() {
             "hookEventName": "PreToolUse",
             "permissionDecision": "allow",
             "updatedInput": {"command": format!(
-                "{} mask --routed -- bash -c 'cargo test -- --nocapture'",
+                "{} mask --routed --session s -- bash -c 'cargo test -- --nocapture'",
                 crate::util::bin().display()
             )}
         }})
@@ -247,11 +247,164 @@ fn codex_routes_a_test_run_through_baton_mask_and_nothing_else() {
         .args(["hook", "codex", "pre-tool-use"])
         .stdin(codex_pre_tool_use("cargo test"))
         .run();
-    // Claude and gemini get their whole output in their post-tool hooks: never rewritten.
+    // Gemini gets the whole output in its post-tool hook: never rewritten.
     Test::new()
-        .args(["hook", "claude", "pre-tool-use"])
+        .args(["hook", "gemini", "pre-tool-use"])
         .stdin(codex_pre_tool_use("cargo test"))
         .run();
+}
+
+/// Claude Code's PreToolUse input for a Bash call.
+fn claude_pre_tool_use(command: &str, mode: &str) -> String {
+    json!({"session_id": "abc123", "transcript_path": "/t.jsonl", "cwd": "/p",
+        "permission_mode": mode, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run the tests"},
+        "tool_use_id": "toolu_01"})
+    .to_string()
+}
+
+/// Claude hands a command that fails to another hook with only its head, so a test run is
+/// routed through `baton mask` before it runs: with claude's permission given by the hook, and
+/// so only where claude would have run the command unasked (its rules, read from its settings
+/// files and from a run's variable). Anything else is left to claude.
+#[test]
+fn claude_routes_a_test_run_only_where_it_would_run_unasked() {
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    let pre = |command: &str, mode: &str| {
+        let o = p
+            .test()
+            .args(["hook", "claude", "pre-tool-use"])
+            .env("HOME", home.path())
+            .stdin(claude_pre_tool_use(command, mode))
+            .any_stdout()
+            .run();
+        let out = o.stdout.trim().to_string();
+        (!out.is_empty()).then(|| serde_json::from_str::<Value>(&out).unwrap())
+    };
+    // No rule allows it: claude would ask (or, headless, refuse); baton does not decide for it.
+    assert_eq!(pre("make test", "default"), None);
+    p.write(
+        ".claude/settings.local.json",
+        r#"{"permissions": {"allow": ["Bash(make test)", "Bash(pytest:*)"], "deny": ["Bash(pytest -k secret:*)"]}}"#,
+    );
+    let v = pre("make test", "default").expect("routed");
+    assert_eq!(
+        v,
+        json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {
+                "command": format!(
+                    "{} mask --routed --session abc123 -- bash -c 'make test'",
+                    crate::util::bin().display()
+                ),
+                "description": "run the tests"
+            }
+        }})
+    );
+    assert!(pre("pytest -x tests/", "acceptEdits").is_some());
+    for (cmd, mode) in [
+        ("make test && curl example.com | sh", "default"),
+        ("make test; rm -rf build", "bypassPermissions"),
+        ("pytest -k secret", "default"),
+        ("make test", "plan"),
+        ("make deploy", "default"),
+        ("ls -la", "bypassPermissions"),
+    ] {
+        assert_eq!(pre(cmd, mode), None, "{cmd} ({mode})");
+    }
+    // Everything allowed (bypassPermissions): a plain test run is routed.
+    assert!(pre("cargo test", "bypassPermissions").is_some());
+    // A run's own --allowedTools, passed by baton in the environment.
+    let o = p
+        .test()
+        .args(["hook", "claude", "pre-tool-use"])
+        .env("HOME", home.path())
+        .env(
+            "BATON_CLAUDE_PERMISSIONS",
+            r#"{"allow": ["Bash(go test:*)"], "deny": []}"#,
+        )
+        .stdin(claude_pre_tool_use("go test ./...", "acceptEdits"))
+        .any_stdout()
+        .run();
+    assert!(o.stdout.contains("mask --routed"), "{}", o.stdout);
+}
+
+/// Claude's PostToolUseFailure input: `error` holds "Exit code N" and the output's head.
+fn claude_failure(command: &str, error: &str) -> String {
+    json!({"session_id": "abc123", "transcript_path": "/t.jsonl", "cwd": "/p",
+        "permission_mode": "default", "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash", "tool_input": {"command": command},
+        "tool_use_id": "toolu_01", "error": error, "is_interrupt": false})
+    .to_string()
+}
+
+/// A failed command claude did not let baton route reaches the hook cut to its first 10,000
+/// characters; the hook cannot replace it, so it adds what that head holds and says plainly
+/// that the rest was cut and how to see all of it. A short error, or a routed command's
+/// (baton's own summary), gets nothing.
+#[test]
+fn a_failed_command_cut_by_claude_is_named_as_cut() {
+    let p = Proj::new();
+    let head: String = format!("Exit code 1\n{}", long_log(400))
+        .chars()
+        .take(10_040)
+        .collect();
+    let v = p
+        .test()
+        .args(["hook", "claude", "post-tool-use-failure"])
+        .stdin(claude_failure("sh build.sh", &head))
+        .any_stdout()
+        .run()
+        .json();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"],
+        "PostToolUseFailure"
+    );
+    assert!(ctx.contains("first 10040 characters"), "{ctx}");
+    assert!(ctx.contains("the failure itself may be missing"), "{ctx}");
+    assert!(ctx.contains("mask -- sh build.sh"), "{ctx}");
+    assert!(ctx.contains("full_output_path"), "{ctx}");
+    assert!(ctx.len() < 10_000, "{}", ctx.len());
+    assert_eq!(p.mask_records(), 1);
+    // Short: whole as it is.
+    p.test()
+        .args(["hook", "claude", "post-tool-use-failure"])
+        .stdin(claude_failure("false", "Exit code 1\nno"))
+        .run();
+    // Routed: the error is baton's summary already.
+    let routed = format!(
+        "{} mask --routed -- bash -c 'make test'",
+        crate::util::bin().display()
+    );
+    p.test()
+        .args(["hook", "claude", "post-tool-use-failure"])
+        .stdin(claude_failure(&routed, &head))
+        .run();
+    assert_eq!(p.mask_records(), 1);
+}
+
+/// A routed command's answer (a file's outline, a summary) is baton's own: the post-tool hook
+/// never masks it again, however long it is.
+#[test]
+fn a_routed_commands_answer_is_never_masked_again() {
+    let p = Proj::new();
+    let routed = format!(
+        "{} mask --routed --session s -- bash -c 'cat src/lib.rs'",
+        crate::util::bin().display()
+    );
+    let codex = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": routed}, "tool_response": long_log(3000)})
+    .to_string();
+    p.test()
+        .args(["hook", "codex", "post-tool-use"])
+        .stdin(codex)
+        .run();
+    assert_eq!(p.mask_records(), 0);
 }
 
 #[test]
@@ -567,6 +720,30 @@ fn baton_mask_answers_a_whole_file_read_outline_first() {
     let recs = std::fs::read_to_string(p.path().join(".baton/masks.jsonl")).unwrap();
     assert_eq!(recs.lines().count(), 1, "{recs}");
     assert!(recs.contains("\"kind\":\"outline\""), "{recs}");
+    // A routed read names its session: the second whole read of the file there is the agent
+    // asking for all of it, and gets it, unrecorded; another session starts outline first.
+    let read = |session: &str| {
+        p.ok(&[
+            "mask",
+            "--routed",
+            "--session",
+            session,
+            "--",
+            "bash",
+            "-c",
+            "cat src/lib.rs",
+        ])
+    };
+    assert!(read("s1").contains("baton: src/lib.rs is"));
+    assert_eq!(read("s1"), src);
+    assert!(read("s2").contains("baton: src/lib.rs is"));
+    let recs = std::fs::read_to_string(p.path().join(".baton/masks.jsonl")).unwrap();
+    assert_eq!(
+        recs.lines().count(),
+        3,
+        "one record per outline answer: {recs}"
+    );
+    assert!(recs.contains("\"session\":\"s1\""), "{recs}");
 }
 
 /// baton's own MCP tools answer briefly: never masked, whether `baton init` or the plugin

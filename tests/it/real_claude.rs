@@ -13,7 +13,7 @@ use crate::util::real_agent::{
     commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
-use crate::util::scripted_agent::GEN;
+use crate::util::scripted_agent::{GEN, RED};
 use crate::util::{Proj, text};
 
 /// A session the user starts in the project they trust (the trust dialog accepted, as claude
@@ -61,6 +61,78 @@ fn a_large_output_reaches_the_model_masked_with_its_failure_wherever_it_is() {
             "{seen}"
         );
     }
+}
+
+/// A red test run, as the user runs it: `make test` exits 1 (claude then hands the output to
+/// `PostToolUseFailure`, cut to its head). baton's pre-tool hook routed it through `baton
+/// mask` first, as the user's own permission for `make test` allows it to: the model gets the
+/// summary of all 200 KB, the failing test and its assertion message, and exit code 1.
+#[test]
+fn a_red_test_run_reaches_the_model_with_its_failure_and_message() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    init_claude(&p);
+    std::fs::write(p.path().join("red.sh"), RED).unwrap();
+    std::fs::write(p.path().join("Makefile"), "test:\n\tsh red.sh\n").unwrap();
+    // The user's own permission, where they keep it.
+    std::fs::write(
+        p.path().join(".claude/settings.local.json"),
+        r#"{"permissions": {"allow": ["Bash(make test)"]}}"#,
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let double = CLAUDE.double(one_call(
+        "Bash",
+        json!({"command": "make test", "description": "run the tests"}),
+    ));
+    let out = session(&cli, &p, home.path(), &double, "Read");
+    assert!(out.status.success(), "{}", text(&out));
+    let seen = last_tool_result(&double);
+    assert!(
+        seen.chars().count() <= 8_000,
+        "{} chars: {seen}",
+        seen.len()
+    );
+    assert!(seen.contains("tests/test_calc.py::test_answer"), "{seen}");
+    assert!(seen.contains("AssertionError: assert 41 == 42"), "{seen}");
+    // make's own exit code for a failed recipe, unchanged by the routing.
+    assert!(seen.starts_with("Exit code 2\n"), "{seen}");
+    assert!(seen.contains("\"exit_code\": 2"), "{seen}");
+    assert!(seen.contains("full_output_path"), "{seen}");
+    assert_eq!(p.mask_records(), 1, "one record for one output");
+}
+
+/// The same red run given permission only on claude's command line, which baton's hook cannot
+/// read: not routed. Claude hands it to `PostToolUseFailure` cut to its head; the model is told
+/// beside it that the rest was cut, what the head holds, and the command that shows it all.
+#[test]
+fn a_red_run_claude_cut_is_named_as_cut_beside_it() {
+    let Some(cli) = CLAUDE.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    init_claude(&p);
+    std::fs::write(p.path().join("red.sh"), RED).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let double = CLAUDE.double(one_call(
+        "Bash",
+        json!({"command": "sh red.sh", "description": "run the tests"}),
+    ));
+    let out = session(&cli, &p, home.path(), &double, "Bash(sh red.sh)");
+    assert!(out.status.success(), "{}", text(&out));
+    let seen = last_tool_result(&double);
+    assert!(seen.starts_with("Exit code 1\n"), "{}", &seen[..200]);
+    // What claude itself passes on: the head only (the failure, in the middle, is not in it).
+    assert!(!seen.contains("test_answer"), "claude's cut changed");
+    let last = double.requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains("the failure itself may be missing"),
+        "no note beside the cut output"
+    );
+    assert!(last.contains("mask -- sh red.sh"), "no way to see it all");
+    assert_eq!(p.mask_records(), 1);
 }
 
 #[test]

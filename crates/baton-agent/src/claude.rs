@@ -37,16 +37,7 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         .clone()
         .or_else(|| edit.then(|| "acceptEdits".to_string()));
     opt("--permission-mode", &mode);
-    let mut tools: Vec<String> = match &spec.allowed_tools {
-        Some(t) => t.clone(),
-        None if edit => super::default_allowed_tools(super::AgentKind::Claude),
-        None => Vec::new(),
-    };
-    // baton's MCP server comes with every run (below): its tools come allowed with it, or
-    // claude offers them to the model and refuses every call.
-    if !spec.skip_permissions {
-        tools.push(crate::wiring::CLAUDE_MCP_RULE.to_string());
-    }
+    let tools = allowed_tools(spec);
     // One comma-separated value: the option is variadic and would swallow what follows.
     opt(
         "--allowedTools",
@@ -69,6 +60,36 @@ pub(super) fn args(spec: &AgentSpec, req: &AgentRequest) -> Result<Vec<String>> 
         a.push(req.prompt.clone());
     }
     Ok(a)
+}
+
+/// The tools a run allows claude (`--allowedTools`): the configured ones, or baton's defaults
+/// for a phase that edits; baton's MCP tools always (its server comes with every run, and
+/// claude would offer its tools and refuse every call).
+fn allowed_tools(spec: &AgentSpec) -> Vec<String> {
+    let edit = spec.access == Access::Edit && !spec.skip_permissions;
+    let mut tools: Vec<String> = match &spec.allowed_tools {
+        Some(t) => t.clone(),
+        None if edit => super::default_allowed_tools(super::AgentKind::Claude),
+        None => Vec::new(),
+    };
+    if !spec.skip_permissions {
+        tools.push(crate::wiring::CLAUDE_MCP_RULE.to_string());
+    }
+    tools
+}
+
+/// The permissions a run gives claude on its command line, for baton's pre-tool hook (which
+/// routes a command only where claude would run it unasked, and cannot read claude's flags):
+/// `(variable, {"allow": [...], "deny": [...]})`.
+pub(super) fn permissions_env(spec: &AgentSpec) -> (String, String) {
+    let doc = serde_json::json!({
+        "allow": allowed_tools(spec),
+        "deny": spec.disallowed_tools,
+    });
+    (
+        crate::wiring::CLAUDE_PERMISSIONS_VAR.to_string(),
+        doc.to_string(),
+    )
 }
 
 /// Usage object of the Anthropic API (`input_tokens`, `cache_creation_input_tokens`, …).

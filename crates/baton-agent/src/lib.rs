@@ -588,6 +588,9 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
     let inv = invocation(spec, req)?;
     let (parser, stderr_watch) = parsers(spec.kind);
     let mut env = kind_env(spec.kind);
+    if spec.kind == AgentKind::Claude {
+        env.push(claude::permissions_env(spec));
+    }
     env.extend(spec.env.iter().cloned());
     env.extend(req.env.iter().cloned());
     let raw = process::run(process::Job {

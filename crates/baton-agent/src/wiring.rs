@@ -103,18 +103,32 @@ fn names_hook(text: &str, agent: HookAgent, scope: Scope) -> bool {
 /// The events baton handles, named as Claude Code names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Event {
-    /// Codex only: a command likely to print a lot is rewritten to run through `baton mask`.
+    /// Claude and codex: a command likely to print a lot is rewritten to run through
+    /// `baton mask`, before the CLI cuts its output.
     PreToolUse,
     PostToolUse,
+    /// Claude only: a tool that failed (a command that exited non-zero) goes to this hook, not
+    /// to `PostToolUse`, with only the head of its output.
+    PostToolUseFailure,
     SessionStart,
     PreCompact,
 }
+
+/// Every event baton handles, in the order its entries are written.
+pub const EVENTS: [Event; 5] = [
+    Event::PreToolUse,
+    Event::PostToolUse,
+    Event::PostToolUseFailure,
+    Event::SessionStart,
+    Event::PreCompact,
+];
 
 impl Event {
     pub fn arg(self) -> &'static str {
         match self {
             Event::PreToolUse => "pre-tool-use",
             Event::PostToolUse => "post-tool-use",
+            Event::PostToolUseFailure => "post-tool-use-failure",
             Event::SessionStart => "session-start",
             Event::PreCompact => "pre-compact",
         }
@@ -123,10 +137,13 @@ impl Event {
     /// The event's name in `agent`'s settings (None: the agent has no such hook).
     pub fn native(self, agent: HookAgent) -> Option<&'static str> {
         Some(match (agent, self) {
-            // Claude keeps the whole output for its post-tool hook, gemini's hook gets it whole:
-            // only codex cuts it before (to ~10 KB, head and tail).
-            (HookAgent::Claude | HookAgent::Gemini, Event::PreToolUse) => return None,
-            (HookAgent::Codex, Event::PreToolUse) => "PreToolUse",
+            // gemini's hook gets the output whole. codex cuts it (to ~10 KB, head and tail)
+            // before its post-tool hook runs; claude keeps the whole output of a command that
+            // succeeded, but hands one that failed to `PostToolUseFailure` with only its head.
+            (HookAgent::Gemini, Event::PreToolUse) => return None,
+            (HookAgent::Claude | HookAgent::Codex, Event::PreToolUse) => "PreToolUse",
+            (HookAgent::Claude, Event::PostToolUseFailure) => "PostToolUseFailure",
+            (_, Event::PostToolUseFailure) => return None,
             (HookAgent::Gemini, Event::PostToolUse) => "AfterTool",
             (HookAgent::Gemini, Event::PreCompact) => "PreCompress",
             (_, Event::PostToolUse) => "PostToolUse",
@@ -151,6 +168,11 @@ pub fn hook_command(baton: &str, agent: HookAgent, event: Event, scope: Scope) -
     )
 }
 
+/// The variable through which a claude run baton launches tells baton's pre-tool hook the
+/// permissions it gave on claude's command line (`--allowedTools`, `--disallowedTools`), which
+/// the hook cannot read from any file: `{"allow": [...], "deny": [...]}`.
+pub const CLAUDE_PERMISSIONS_VAR: &str = "BATON_CLAUDE_PERMISSIONS";
+
 /// Claude's permission rule for every tool of baton's MCP server (`mcp__<server>`).
 pub const CLAUDE_MCP_RULE: &str = "mcp__baton";
 
@@ -165,6 +187,8 @@ fn matcher(agent: HookAgent, event: Event) -> Option<&'static str> {
         // Bash, file reads (outline first), and MCP tools (other servers' large results;
         // baton's own are skipped).
         (HookAgent::Claude, Event::PostToolUse) => Some("Bash|Read|mcp__.*"),
+        // Commands only: the routing before they run, and claude's failed ones.
+        (HookAgent::Claude, Event::PreToolUse | Event::PostToolUseFailure) => Some("Bash"),
         // Codex hooks only Bash.
         (HookAgent::Codex, Event::PreToolUse | Event::PostToolUse) => Some("Bash"),
         (HookAgent::Gemini, Event::PostToolUse) => Some("run_shell_command|read_file"),
@@ -197,15 +221,10 @@ pub fn hook_entry(baton: &str, agent: HookAgent, event: Event, scope: Scope) -> 
 
 /// Every event baton hooks, with its native name: `(native event, entry)`.
 pub fn hook_entries(baton: &str, agent: HookAgent, scope: Scope) -> Vec<(&'static str, Value)> {
-    [
-        Event::PreToolUse,
-        Event::PostToolUse,
-        Event::SessionStart,
-        Event::PreCompact,
-    ]
-    .into_iter()
-    .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e, scope))))
-    .collect()
+    EVENTS
+        .into_iter()
+        .filter_map(|e| Some((e.native(agent)?, hook_entry(baton, agent, e, scope))))
+        .collect()
 }
 
 /// `{"hooks": {"PostToolUse": [entry], …}}`: Claude's settings, Codex's hooks.json, Gemini's
@@ -245,10 +264,20 @@ pub fn baton_command() -> String {
 
 /// [`claude_run_args`] with the baton program given.
 pub fn claude_run_args_with(baton: &str) -> Vec<String> {
-    // Only the masking hook: a run's prompt carries its own state, and the store's current
-    // task need not be the run's.
-    let post = Event::PostToolUse;
-    let hooks = json!({"hooks": {"PostToolUse": [hook_entry(baton, HookAgent::Claude, post, Scope::Project)]}});
+    // Only the masking hooks (routing before a command runs, its output after it succeeded or
+    // failed): a run's prompt carries its own state, and the store's current task need not be
+    // the run's.
+    let mut hooks = serde_json::Map::new();
+    for e in [
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::PostToolUseFailure,
+    ] {
+        let name = e.native(HookAgent::Claude).unwrap_or_default();
+        let entry = hook_entry(baton, HookAgent::Claude, e, Scope::Project);
+        hooks.insert(name.into(), json!([entry]));
+    }
+    let hooks = json!({ "hooks": hooks });
     vec![
         "--settings".into(),
         hooks.to_string(),
@@ -418,6 +447,33 @@ mod tests {
             d["hooks"]["PreCompact"][0]["hooks"][0]["command"],
             "baton hook claude pre-compact"
         );
+        // A command is routed before it runs, and one that failed (claude hands it to another
+        // event, with only its head) is seen too.
+        for (event, arg) in [
+            ("PreToolUse", "pre-tool-use"),
+            ("PostToolUseFailure", "post-tool-use-failure"),
+        ] {
+            assert_eq!(
+                d["hooks"][event][0],
+                json!({"matcher": "Bash", "hooks": [{
+                    "type": "command", "command": format!("baton hook claude {arg}"), "timeout": 30
+                }]}),
+                "{event}"
+            );
+        }
+        // A run's claude gets the same three masking hooks, by baton's own path.
+        let args = claude_run_args_with("/opt/baton");
+        let settings: Value = serde_json::from_str(&args[1]).unwrap();
+        let events: Vec<&String> = settings["hooks"].as_object().unwrap().keys().collect();
+        assert_eq!(events, ["PostToolUse", "PostToolUseFailure", "PreToolUse"]);
+        assert_eq!(
+            settings["hooks"]["PostToolUseFailure"][0]["hooks"][0]["command"],
+            "/opt/baton hook claude post-tool-use-failure"
+        );
+        // Neither codex nor gemini has a failure event of its own.
+        for agent in [HookAgent::Codex, HookAgent::Gemini] {
+            assert_eq!(Event::PostToolUseFailure.native(agent), None);
+        }
     }
 
     #[test]

@@ -97,6 +97,35 @@ pub fn project_tests() -> String {
 /// A 200 KB test log whose one failing test is line `at` (of 3,700).
 pub const GEN: &str = "#!/bin/sh\nawk -v at=\"$1\" 'BEGIN { for (i = 0; i < 3700; i++) { if (i == at) print \"test tests::the_failing_one ... FAILED\"; else printf \"test tests::case_%05d ... ok (padding padding padding)\\n\", i } }'\n";
 
+/// `sh red.sh`: a red pytest run as a test suite prints it (`-v`), ~200 KB, one failing test in
+/// the middle with its assertion message in the FAILURES section, and exit code 1.
+pub const RED: &str = r#"#!/bin/sh
+awk 'BEGIN {
+  print "============================= test session starts =============================="
+  print "platform linux -- Python 3.11.7, pytest-8.3.4, pluggy-1.5.0"
+  print "collected 2500 items"
+  print ""
+  for (i = 0; i < 2500; i++) {
+    if (i == 1250) printf "tests/test_calc.py::test_answer FAILED                                   [ 50%%]\n"
+    else printf "tests/test_calc.py::test_case_%05d PASSED (padding padding padding)     [ %2d%%]\n", i, i / 25
+  }
+  print ""
+  print "=================================== FAILURES ==================================="
+  print "_________________________________ test_answer __________________________________"
+  print ""
+  print "    def test_answer():"
+  print ">       assert compute() == 42"
+  print "E       AssertionError: assert 41 == 42"
+  print "E        +  where 41 = compute()"
+  print ""
+  print "tests/test_calc.py:12: AssertionError"
+  print "=========================== short test summary info ============================"
+  print "FAILED tests/test_calc.py::test_answer - AssertionError: assert 41 == 42"
+  print "======================== 1 failed, 2499 passed in 3.21s ========================"
+}'
+exit 1
+"#;
+
 /// What a dev, reviewer and QA agent do, played per phase from baton's prompt: read the story,
 /// write code, run the tests through `baton mask` as the prompt asks, fill the record, print
 /// the signal.
