@@ -86,6 +86,12 @@ fn normalize_test(runner: &str, t: &str) -> String {
     t.to_string()
 }
 
+/// Our message holds the label's first line (spaces as the text has them).
+fn message_matches(ours: Option<&str>, want: &str) -> bool {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    ours.is_some_and(|m| squash(m).contains(&squash(want)))
+}
+
 fn check(id: &str, mode: &str, label: &Value, log: &str, s: &Summary) -> Vec<String> {
     let mut errs = Vec::new();
     let runner = label["runner"].as_str().unwrap_or("");
@@ -146,6 +152,24 @@ fn check(id: &str, mode: &str, label: &Value, log: &str, s: &Summary) -> Vec<Str
                 && ours_line != want_line
             {
                 errs.push(format!("line: got {ours_line}, label {want_line}"));
+            }
+            // Why it failed, not only what: the message's first line as the report has it.
+            let want_msg = want["message_first_line"].as_str();
+            if let Some(placeholder @ ("collection failure" | "internal error")) = want_msg {
+                // pytest's junit puts only this placeholder in the message of a collection
+                // error or an INTERNALERROR; the text holds the exception itself, which ours
+                // must be (a line the log really has).
+                let m = f.message.as_deref().unwrap_or("");
+                if m.trim().is_empty() || !log.contains(m) {
+                    errs.push(format!(
+                        "message: got {:?}, not the exception behind junit's {placeholder:?}",
+                        f.message
+                    ));
+                }
+            } else if let Some(want_msg) = want_msg
+                && !message_matches(f.message.as_deref(), want_msg)
+            {
+                errs.push(format!("message: got {:?}, label {want_msg:?}", f.message));
             }
         }
     }

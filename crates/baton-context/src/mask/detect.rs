@@ -29,7 +29,20 @@ static STAT_TOTAL: LazyLock<Regex> =
 static TSC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\S.*(?:\(\d+,\d+\): |:\d+:\d+ - )error TS\d+:").expect("regex"));
 
-const KINDS: [Kind; 12] = [
+static UNITTEST_RAN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^Ran \d+ tests? in \d").expect("regex"));
+static UNITTEST_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): \S+ \([\w.]+\)").expect("regex"));
+static UNITTEST_VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\w+ \([\w.]+\) \.\.\. (?:ok|FAIL|ERROR|skipped)").expect("regex")
+});
+static ESLINT_TOTAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^✖ \d+ problems? \(\d+ errors?, \d+ warnings?\)").expect("regex")
+});
+static ESLINT_PROBLEM: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+\d+:\d+\s+(?:error|warning)\s{2,}\S").expect("regex"));
+
+const KINDS: [Kind; 14] = [
     Kind::CargoTest,
     Kind::Nextest,
     Kind::Pytest,
@@ -41,6 +54,8 @@ const KINDS: [Kind; 12] = [
     Kind::GitDiffStat,
     Kind::Rustc,
     Kind::Tsc,
+    Kind::Unittest,
+    Kind::Eslint,
     Kind::Generic,
 ];
 
@@ -52,7 +67,7 @@ fn idx(k: Kind) -> usize {
 }
 
 /// Score one line for every format.
-fn score_line(line: &str, s: &mut [u32; 12]) {
+fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
     let t = line.trim_start();
     let mut add = |k: Kind, n: u32| s[idx(k)] += n;
     if line.starts_with("TAP version") || t.starts_with("# Subtest: ") {
@@ -126,6 +141,16 @@ fn score_line(line: &str, s: &mut [u32; 12]) {
     if TSC.is_match(line) {
         add(Kind::Tsc, 5);
     }
+    if UNITTEST_RAN.is_match(line) {
+        add(Kind::Unittest, 5);
+    } else if UNITTEST_HEADER.is_match(line) || UNITTEST_VERBOSE.is_match(line) {
+        add(Kind::Unittest, 2);
+    }
+    if ESLINT_TOTAL.is_match(line) {
+        add(Kind::Eslint, 6);
+    } else if ESLINT_PROBLEM.is_match(line) {
+        add(Kind::Eslint, 2);
+    }
     if line.starts_with("error[E")
         || (line.starts_with("error: ") && line.contains("could not compile"))
     {
@@ -153,6 +178,9 @@ pub fn kind_from_command(argv: &[String]) -> Option<Kind> {
         "jest" => Kind::Jest,
         "vitest" => Kind::Vitest,
         "tsc" => Kind::Tsc,
+        "eslint" => Kind::Eslint,
+        "python" | "python3" if has("unittest") => Kind::Unittest,
+        "npx" | "pnpm" | "yarn" | "bunx" if has("eslint") => Kind::Eslint,
         "npx" | "pnpm" | "yarn" | "bunx" if has("jest") => Kind::Jest,
         "npx" | "pnpm" | "yarn" | "bunx" if has("vitest") => Kind::Vitest,
         "npx" | "pnpm" | "yarn" | "bunx" if has("tsc") => Kind::Tsc,
@@ -170,7 +198,7 @@ pub fn kind_from_command(argv: &[String]) -> Option<Kind> {
 
 /// Decide the kind from the first lines of output and an optional command hint.
 pub fn detect(text: &[u8], hint: Option<Kind>) -> Kind {
-    let mut scores = [0u32; 12];
+    let mut scores = [0u32; KINDS.len()];
     for_each_line(text, |l| score_line(l, &mut scores));
     let mut best = Kind::Generic;
     let mut best_score = 0;
@@ -268,6 +296,19 @@ mod tests {
         let text = b"   Compiling x v0.1.0\nerror[E0308]: mismatched types\n  --> src/a.rs:1:1\n";
         assert_eq!(detect(text, None), Kind::Rustc);
         assert_eq!(detect(text, Some(Kind::CargoTest)), Kind::CargoTest);
+    }
+
+    #[test]
+    fn unittest_and_eslint_are_told_from_their_own_lines() {
+        let unittest = b"test_a (t.T.test_a) ... ok\ntest_b (t.T.test_b) ... FAIL\n\n=====\nFAIL: test_b (t.T.test_b)\n-----\nRan 2 tests in 0.001s\n\nFAILED (failures=1)\n";
+        assert_eq!(detect(unittest, None), Kind::Unittest);
+        // Its ✖ line is not node --test's.
+        let eslint = "\n/p/a.js\n  3:7  error  'x' is defined but never used  no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)\n";
+        assert_eq!(detect(eslint.as_bytes(), None), Kind::Eslint);
+        let k = |s: &str| kind_from_command(&s.split(' ').map(String::from).collect::<Vec<_>>());
+        assert_eq!(k("python3 -m unittest -v"), Some(Kind::Unittest));
+        assert_eq!(k("npx eslint src"), Some(Kind::Eslint));
+        assert_eq!(k("eslint ."), Some(Kind::Eslint));
     }
 
     #[test]

@@ -67,6 +67,8 @@ pub enum Kind {
     GitDiffStat,
     Rustc,
     Tsc,
+    Unittest,
+    Eslint,
     Generic,
 }
 
@@ -85,6 +87,8 @@ impl Kind {
             Kind::GitDiffStat => "git-diff-stat",
             Kind::Rustc => "rustc",
             Kind::Tsc => "tsc",
+            Kind::Unittest => "unittest",
+            Kind::Eslint => "eslint",
             Kind::Generic => "generic",
         }
     }

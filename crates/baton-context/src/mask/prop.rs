@@ -18,7 +18,7 @@ proptest! {
     ) {
         let kinds = [Kind::Auto, Kind::CargoTest, Kind::Nextest, Kind::Pytest, Kind::Jest,
             Kind::Vitest, Kind::NodeTest, Kind::GoTest, Kind::GitDiff, Kind::GitDiffStat,
-            Kind::Rustc, Kind::Tsc, Kind::Generic];
+            Kind::Rustc, Kind::Tsc, Kind::Unittest, Kind::Eslint, Kind::Generic];
         let mut m = Masker::new(Vec::new(), summarizer(kinds[kind_ix], &[]), 10);
         for c in bytes.chunks(chunk) {
             m.feed(c);

@@ -23,6 +23,10 @@ static OUTPUT: LazyLock<Regex> =
 static BUILD_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S+\.go):(\d+):(?:\d+:)? (.*)$").expect("regex"));
 
+/// A goroutine frame's location in a test file: `\t/p/calc_test.go:20 +0x1d`.
+static PANIC_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\t(\S+_test\.go):(\d+)(?: \+0x[0-9a-f]+)?$").expect("regex"));
+
 #[derive(Debug, Default)]
 pub struct GoTest {
     verbose: bool,
@@ -154,7 +158,19 @@ impl Summarizer for GoTest {
         if self.after_first
             && let Some(f) = self.first.as_mut()
         {
-            if let Some(c) = OUTPUT.captures(line) {
+            if let Some(p) = t.strip_prefix("panic: ") {
+                // A test that panicked: the panic is why (go adds " [recovered]" when its
+                // runner caught it first).
+                let p = p.trim_end_matches(" [recovered]");
+                f.message
+                    .get_or_insert_with(|| clip(&format!("panic: {p}")));
+            } else if let Some(c) = PANIC_FRAME.captures(line) {
+                // The goroutine's frames: the first in a test file is where the test was.
+                if f.file.is_none() {
+                    f.file = Some(c[1].to_string());
+                    f.line = c[2].parse().ok();
+                }
+            } else if let Some(c) = OUTPUT.captures(line) {
                 if f.file.is_none() {
                     f.file = Some(c[1].to_string());
                     f.line = c[2].parse().ok();
@@ -248,6 +264,35 @@ ok  \texample.com/y\t0.01s
         assert_eq!(
             (f.expected.as_deref(), f.received.as_deref()),
             (Some("2"), Some("1"))
+        );
+    }
+
+    #[test]
+    fn a_panicking_test_keeps_the_panic_and_its_test_files_frame() {
+        let log = "=== RUN   TestIndex
+--- FAIL: TestIndex (0.00s)
+panic: runtime error: index out of range [5] with length 3 [recovered]
+\tpanic: runtime error: index out of range [5] with length 3
+
+goroutine 7 [running]:
+testing.tRunner.func1.2({0x5d8e40, 0xc000018180})
+\t/usr/local/go/src/testing/testing.go:1631 +0x24a
+example.com/calc.Index(...)
+\t/p/calc.go:12
+example.com/calc.TestIndex(0xc000007a00)
+\t/p/calc_test.go:20 +0x1d
+FAIL\texample.com/calc\t0.004s
+FAIL
+";
+        let f = run(Kind::GoTest, log).first_failure.unwrap();
+        assert_eq!(f.test.as_deref(), Some("example.com/calc.TestIndex"));
+        assert_eq!(
+            f.message.as_deref(),
+            Some("panic: runtime error: index out of range [5] with length 3")
+        );
+        assert_eq!(
+            (f.file.as_deref(), f.line),
+            (Some("/p/calc_test.go"), Some(20))
         );
     }
 

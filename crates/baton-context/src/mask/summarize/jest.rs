@@ -50,9 +50,12 @@ impl Jest {
 
 impl Summarizer for Jest {
     fn line(&mut self, line: &str) {
-        if let Some(rest) = line
+        // On a terminal jest prints the badge with a space each side (` FAIL  file`): the
+        // colours stripped, the spaces stay.
+        let badge = line.strip_prefix(' ').unwrap_or(line);
+        if let Some(rest) = badge
             .strip_prefix("FAIL ")
-            .or_else(|| line.strip_prefix("PASS "))
+            .or_else(|| badge.strip_prefix("PASS "))
         {
             self.capturing = false;
             self.current_file = rest.split_whitespace().next().map(str::to_string);
@@ -161,6 +164,36 @@ Tests:       1 failed, 54 passed, 55 total
         assert_eq!(
             f.message.as_deref(),
             Some("expect(received).toBe(expected)")
+        );
+    }
+
+    #[test]
+    fn a_terminals_badge_names_the_file_too() {
+        let log = " FAIL  src/calc.test.js
+  calc
+    ✕ answers 42 (3 ms)
+
+  ● calc › answers 42
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 42
+    Received: 41
+
+      at Object.toBe (src/calc.test.js:6:22)
+
+Tests:       1 failed, 1 total
+";
+        let f = run(Kind::Jest, log).first_failure.unwrap();
+        assert_eq!(f.file.as_deref(), Some("src/calc.test.js"));
+        assert_eq!(f.line, Some(6));
+        assert_eq!(
+            (f.expected.as_deref(), f.received.as_deref()),
+            (Some("42"), Some("41"))
+        );
+        assert_eq!(
+            f.message.as_deref(),
+            Some("expect(received).toBe(expected) // Object.is equality")
         );
     }
 

@@ -10,6 +10,7 @@ use super::Kind;
 
 mod cargo;
 mod diff;
+mod eslint;
 mod generic;
 mod gotest;
 mod jest;
@@ -17,6 +18,7 @@ mod node;
 mod pytest;
 mod rustc;
 mod tsc;
+mod unittest;
 mod vitest;
 
 /// Longest text kept from any one line in a summary field (messages, expected/received).
@@ -189,6 +191,8 @@ pub fn for_kind(kind: Kind) -> Box<dyn Summarizer + Send> {
         Kind::GitDiffStat => Box::new(diff::GitDiffStat::default()),
         Kind::Rustc => Box::new(rustc::RustcOnly::default()),
         Kind::Tsc => Box::new(tsc::Tsc::default()),
+        Kind::Unittest => Box::new(unittest::Unittest::default()),
+        Kind::Eslint => Box::new(eslint::Eslint::default()),
         Kind::Generic | Kind::Auto => Box::new(generic::Generic::default()),
     }
 }

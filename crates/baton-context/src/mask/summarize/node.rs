@@ -40,6 +40,10 @@ pub struct NodeTest {
     tap_block: Option<&'static str>,
     /// Spec: the closing `✖ failing tests:` list repeats failures without nesting.
     done: bool,
+    /// TAP: the first failure's error `name:` and `code:` (the spec reporter prints them as
+    /// `AssertionError [ERR_ASSERTION]: …` before the message; TAP apart from it).
+    error_name: Option<String>,
+    error_code: Option<String>,
 }
 
 impl NodeTest {
@@ -113,6 +117,12 @@ impl NodeTest {
             } else if let Some(v) = t.strip_prefix("error: ") {
                 f.message
                     .get_or_insert_with(|| clip(v.trim_matches(['\'', '"'])));
+            } else if let Some(v) = t.strip_prefix("name: ") {
+                let v = v.trim_matches(['\'', '"']);
+                self.error_name.get_or_insert_with(|| clip(v));
+            } else if let Some(v) = t.strip_prefix("code: ") {
+                let v = v.trim_matches(['\'', '"']);
+                self.error_code.get_or_insert_with(|| clip(v));
             } else if let Some(v) = t.strip_prefix("expected: ") {
                 f.expected.get_or_insert_with(|| clip(v));
             } else if let Some(v) = t.strip_prefix("actual: ") {
@@ -229,6 +239,19 @@ impl Summarizer for NodeTest {
     }
 
     fn finish(&mut self) -> Summary {
+        // TAP: the error's name and code before its message, as node itself prints an error
+        // (`AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:`).
+        if let (Some(f), Some(name)) = (self.first.as_mut(), &self.error_name)
+            && let Some(m) = &f.message
+            && !m.starts_with(name.as_str())
+        {
+            let code = self
+                .error_code
+                .as_ref()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
+            f.message = Some(clip(&format!("{name}{code}: {m}")));
+        }
         match self.counts.clone() {
             Some(c) => Summary::tests(Kind::NodeTest, c, self.first.clone()),
             None => {

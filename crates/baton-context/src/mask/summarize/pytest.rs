@@ -23,6 +23,16 @@ static HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^_{3,} (.+?) _{3,}$").expect("regex"));
 static LOCATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([^\s:]+\.py):(\d+): ").expect("regex"));
+/// A `--tb=line` entry: `path/to/file.py:26: UserWarning: I/O error(2)`.
+static LINE_TB: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\S+\.py:\d+: (\S.*)$").expect("regex"));
+
+/// The lines between the exceptions of a chain (`raise … from …`, or raised while handling).
+fn is_chained(line: &str) -> bool {
+    line == "During handling of the above exception, another exception occurred:"
+        || line == "The above exception was the direct cause of the following exception:"
+}
+
 static PROGRESS_FAIL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^(?:\[gw\d+\] \[\s*\d+%\] (?:FAILED|ERROR) (\S+::\S+)|(\S+::\S+) (?:FAILED|ERROR)\b)",
@@ -43,6 +53,8 @@ pub struct Pytest {
     /// `(file, last line)` of the traceback entries in the first section.
     locations: Vec<(String, u64)>,
     message: Option<String>,
+    /// `--tb=line`: the first failure's `path:line: message`.
+    line_message: Option<String>,
     /// Full node id matching `header`, found in the short summary.
     resolved: Option<String>,
     first_summary_entry: Option<String>,
@@ -147,12 +159,25 @@ impl Summarizer for Pytest {
                     None if !full => self.locations.push((c[1].to_string(), n)),
                     None => {}
                 }
+            } else if is_chained(line) {
+                // A chained exception: the one that failed the test is the last of the chain.
+                self.message = None;
             } else if self.message.is_none()
                 && let Some(m) = line.strip_prefix("E ")
                 && !m.trim().is_empty()
             {
                 self.message = Some(clip(m));
             }
+            return;
+        }
+        // `--tb=line`: no section headers, one `path:line: message` per failure; the first is
+        // the first failure's.
+        if self.in_sections
+            && self.header.is_none()
+            && self.line_message.is_none()
+            && let Some(c) = LINE_TB.captures(line)
+        {
+            self.line_message = Some(clip(&c[1]));
             return;
         }
         if let Some(rest) = line
@@ -221,7 +246,7 @@ impl Summarizer for Pytest {
                     test: Some(id),
                     file,
                     line,
-                    message: self.message.clone(),
+                    message: self.message.clone().or_else(|| self.line_message.clone()),
                     ..Failure::default()
                 })
             }
