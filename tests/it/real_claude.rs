@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
     CLAUDE, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
-    commits_every_story, generated, last_tool_result, one_call,
+    assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, RED};
@@ -90,17 +90,10 @@ fn a_red_test_run_reaches_the_model_with_its_failure_and_message() {
     let out = session(&cli, &p, home.path(), &double, "Read");
     assert!(out.status.success(), "{}", text(&out));
     let seen = last_tool_result(&double);
-    assert!(
-        seen.chars().count() <= 8_000,
-        "{} chars: {seen}",
-        seen.len()
-    );
-    assert!(seen.contains("tests/test_calc.py::test_answer"), "{seen}");
-    assert!(seen.contains("AssertionError: assert 41 == 42"), "{seen}");
+    assert_red_reached(&seen);
     // make's own exit code for a failed recipe, unchanged by the routing.
     assert!(seen.starts_with("Exit code 2\n"), "{seen}");
     assert!(seen.contains("\"exit_code\": 2"), "{seen}");
-    assert!(seen.contains("full_output_path"), "{seen}");
     assert_eq!(p.mask_records(), 1, "one record for one output");
 }
 

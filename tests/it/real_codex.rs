@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use crate::util::model_double::{ModelDouble, Reply, Request};
 use crate::util::real_agent::{
     CODEX, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
-    commits_every_story, generated, last_tool_result, one_call,
+    assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
-use crate::util::scripted_agent::{GEN, one_story_project};
+use crate::util::scripted_agent::{GEN, RED, one_story_project};
 use crate::util::{Proj, text};
 
 #[test]
@@ -228,6 +228,31 @@ fn after_init_a_large_output_is_routed_through_baton_and_batons_tools_answer() {
         "{}",
         last_tool_result(&double)
     );
+}
+
+/// A red test run as the user runs it (`make test`, routed by default; the script exits 1,
+/// make 2): the model gets the summary of all of it, the failing test and its assertion
+/// message, once, with make's exit code.
+#[test]
+fn a_red_test_run_reaches_the_model_with_its_failure_and_message() {
+    let Some(cli) = CODEX.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    std::fs::write(p.path().join("red.sh"), RED).unwrap();
+    std::fs::write(p.path().join("Makefile"), "test:\n\tsh red.sh\n").unwrap();
+    let o = p.cmd(&["init", "codex"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let home = tempfile::tempdir().unwrap();
+    write_user_config(&cli, p.path(), home.path());
+    let trust = trust_project_and_hooks(&cli, &home.path().join(".codex"), p.path());
+    let double = CODEX.double(one_call("exec_command", json!({"cmd": "make test"})));
+    let out = session(&cli, &p, home.path(), &double, &trust);
+    assert!(out.status.success(), "{}", text(&out));
+    let seen = last_tool_result(&double);
+    assert_red_reached(&seen);
+    assert!(seen.contains("\"exit_code\": 2"), "{seen}");
+    assert_eq!(p.mask_records(), 1, "one record for one output");
 }
 
 /// `baton init codex --global` (in `$CODEX_HOME`, as codex reads it) reaches a project without

@@ -11,10 +11,10 @@ use serde_json::json;
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
     GEMINI, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
-    commits_every_story, generated, last_tool_result, one_call,
+    assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
-use crate::util::scripted_agent::GEN;
+use crate::util::scripted_agent::{GEN, RED};
 use crate::util::{Proj, text};
 
 /// A session the user starts in a folder they trust (`~/.gemini/trustedFolders.json`), with
@@ -64,6 +64,27 @@ fn a_large_output_reaches_the_model_masked_with_its_failure_wherever_it_is() {
             &generated(p.path(), at),
         );
     }
+}
+
+/// A red test run (the script exits 1): gemini's hook gets it whole; the model gets the
+/// summary, the failing test and its assertion message, once.
+#[test]
+fn a_red_test_run_reaches_the_model_with_its_failure_and_message() {
+    let Some(cli) = GEMINI.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    init_gemini(&p);
+    std::fs::write(p.path().join("red.sh"), RED).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let double = GEMINI.double(one_call(
+        "run_shell_command",
+        json!({"command": "sh red.sh", "description": "run the tests"}),
+    ));
+    let out = session(&cli, &p, home.path(), &double, "run_shell_command(sh)");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_red_reached(&last_tool_result(&double));
+    assert_eq!(p.mask_records(), 1, "one record for one output");
 }
 
 #[test]

@@ -205,6 +205,16 @@ pub fn assert_masked_as(seen: &str, dir: &Path, full: &[u8], exact: bool) {
     }
 }
 
+/// What a red test run (`RED`, ~200 KB, exit 1) must be when it reaches the model: at most
+/// 8,000 characters, naming the failing test and its assertion message, and the scratch file.
+pub fn assert_red_reached(seen: &str) {
+    let chars = seen.chars().count();
+    assert!(chars <= 8_000, "{chars} characters shown: {seen}");
+    assert!(seen.contains("tests/test_calc.py::test_answer"), "{seen}");
+    assert!(seen.contains("AssertionError: assert 41 == 42"), "{seen}");
+    assert!(seen.contains("full_output_path"), "{seen}");
+}
+
 /// The output of `sh gen.sh AT` in `dir`: what the scratch file must hold.
 pub fn generated(dir: &Path, at: usize) -> Vec<u8> {
     Command::new("sh")
