@@ -133,7 +133,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     let plan = || {
         if a.uninstall {
-            init::plan_uninstall(&dir, &local, a.agent)
+            init::plan_uninstall(&dir, &local, a.agent, scope)
         } else {
             init::plan(&dir, a.agent, scope)
         }

@@ -65,14 +65,51 @@ fn read_opt(p: &Path) -> Result<Option<String>> {
     }
 }
 
-fn load_record(local: &Path, agent: HookAgent) -> Result<Option<Record>> {
+/// The record of `agent`'s init in `local`, checked before anything is done with it: a
+/// regular file (no link, FIFO or device), naming only files `baton init` writes for that
+/// agent and scope ([`allowed`]). A record that names anything else — a planted one can name
+/// any file the user may write, by absolute path or `..` — is refused as damaged, with the
+/// path, and nothing is written.
+fn load_record(dir: &Path, local: &Path, agent: HookAgent, scope: Scope) -> Result<Option<Record>> {
     let p = record_path(local, agent);
-    match read_opt(&p)? {
-        None => Ok(None),
-        Some(t) => serde_json::from_str(&t).map(Some).map_err(|e| {
-            Error::corrupt(&p, None, format!("not an init record: {e}"))
-                .hint("restore the file, or delete it and remove baton's entries by hand")
+    if !baton_core::fs::own_file(&p)? {
+        return Ok(None);
+    }
+    let damaged = |msg: String| {
+        Error::corrupt(&p, None, msg)
+            .hint("restore the file, or delete it and remove baton's entries by hand")
+    };
+    let text = read_opt(&p)?.unwrap_or_default();
+    let rec: Record =
+        serde_json::from_str(&text).map_err(|e| damaged(format!("not an init record: {e}")))?;
+    for f in &rec.files {
+        if !allowed(dir, agent, scope, &f.path) {
+            return Err(damaged(format!(
+                "names {}, which `baton init {}` never writes: nothing was changed",
+                f.path.display(),
+                agent.name()
+            )));
+        }
+    }
+    Ok(Some(rec))
+}
+
+/// Whether `path` (as a record names it) is a file `baton init` writes for `agent` in `scope`:
+/// for a project, one of its own relative paths, inside the project once links are followed;
+/// for the user, where the CLI keeps that file ([`baton_agent::wiring::user_file`]), or (a
+/// record of an older baton) the same path relative to HOME.
+fn allowed(dir: &Path, agent: HookAgent, scope: Scope, path: &Path) -> bool {
+    let wanted = files::wanted(agent, scope);
+    match scope {
+        Scope::User => wanted.iter().any(|w| {
+            path == w.path
+                || baton_agent::wiring::user_file(agent, &w.path, &baton_agent::wiring::process_env)
+                    .is_some_and(|u| u == path)
         }),
+        _ => {
+            wanted.iter().any(|w| w.path == path)
+                && baton_core::fs::confined(dir, &dir.join(path)).is_ok()
+        }
     }
 }
 
@@ -96,6 +133,11 @@ pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
             _ => want.path.clone(),
         };
         let path = dir.join(&rel);
+        if scope == Scope::Project {
+            // A link planted in the project (`.claude` → the user's own) must not take init's
+            // writes out of it.
+            baton_core::fs::confined(dir, &path)?;
+        }
         let before = read_opt(&path)?;
         let (after, edit) = merge::apply(&want, before.as_deref()).map_err(|e| in_file(e, &rel))?;
         if before.as_deref() != Some(after.as_str()) {
@@ -111,8 +153,13 @@ pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
 }
 
 /// What `baton init AGENT --uninstall` would change.
-pub fn plan_uninstall(dir: &Path, local: &Path, agent: HookAgent) -> Result<Vec<Change>> {
-    let Some(rec) = load_record(local, agent)? else {
+pub fn plan_uninstall(
+    dir: &Path,
+    local: &Path,
+    agent: HookAgent,
+    scope: Scope,
+) -> Result<Vec<Change>> {
+    let Some(rec) = load_record(dir, local, agent, scope)? else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
@@ -188,7 +235,7 @@ pub fn write(
     }
     let rec_path = record_path(local, agent);
     if install {
-        let mut rec = load_record(local, agent)
+        let mut rec = load_record(dir, local, agent, scope)
             .map_err(|e| undo(&done, e))?
             .unwrap_or(Record {
                 version: 1,
@@ -211,7 +258,9 @@ pub fn write(
         }
         let text =
             serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
-        baton_core::fs::write_atomic(&rec_path, text.as_bytes())
+        // The user's own texts are in it: readable by the user alone.
+        baton_core::fs::own_file(&rec_path)
+            .and_then(|_| baton_core::fs::write_atomic_private(&rec_path, text.as_bytes()))
             .map_err(|e| undo(&done, e.into()))?;
     } else {
         match std::fs::remove_file(&rec_path) {

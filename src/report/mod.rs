@@ -123,6 +123,8 @@ pub fn write(journal: &Journal, store: Option<&Store>, out: Option<&Path>) -> Re
         ))
         .hint("e.g. -o run-report.html"));
     }
+    // Only a regular file is replaced: a link, a FIFO or a device there is refused.
+    baton_core::fs::own_file(&out)?;
     let base = out
         .parent()
         .map(Path::to_path_buf)

@@ -307,3 +307,166 @@ fn store_files_replaced_by_links_are_never_written_or_read_through() {
     );
     assert_eq!(std::fs::read(&target).unwrap(), before);
 }
+
+/// A FIFO at `path` (mkfifo).
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// A planted `.baton/init-claude.json` (a repository can carry one with `git add -f`) names
+/// files outside the project, by absolute path, by `..`, and through a link: uninstall (and
+/// init, which reads the record too) refuses it as damaged, naming it, and writes nothing.
+#[test]
+fn a_planted_init_record_reaches_nothing_outside() {
+    let (_t, p, outside) = with_task();
+    let victim = outside.join("victim.txt");
+    std::fs::write(&victim, "the user's own file\n").unwrap();
+    std::os::unix::fs::symlink(&outside, p.join("linked")).unwrap();
+    let record = p.join(".baton/init-claude.json");
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    for named in [
+        victim.display().to_string(),
+        "../outside/victim.txt".to_string(),
+        "linked/victim.txt".to_string(),
+        outside.join("new.txt").display().to_string(),
+    ] {
+        let planted = serde_json::json!({"version": 1, "files": [{
+            "path": named, "before": "pwned\n", "after": "the user's own file\n",
+            "edit": {"kind": "whole"}
+        }]});
+        std::fs::write(&record, planted.to_string()).unwrap();
+        let before = crate::util::snapshot(&outside);
+        for args in [
+            &["init", "claude", "--uninstall"][..],
+            &["init", "claude"][..],
+        ] {
+            let (code, stdout, stderr) = baton(&p, args);
+            assert_ne!(code, Some(0), "{args:?} {named}: {stdout}{stderr}");
+            assert!(
+                stderr.contains(&record.display().to_string())
+                    && stderr.contains(&format!(
+                        "names {named}, which `baton init claude` never writes"
+                    )),
+                "{args:?}: {stderr}"
+            );
+            assert_eq!(
+                crate::util::snapshot(&outside),
+                before,
+                "{named}: written outside"
+            );
+        }
+        assert!(!p.join(".mcp.json").exists(), "init put back what it wrote");
+    }
+    // A project folder init writes in, linked out of the project: refused before any write.
+    std::fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink(&outside, p.join(".claude")).unwrap();
+    let before = crate::util::snapshot(&outside);
+    let (code, _, stderr) = baton(&p, &["init", "claude"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("outside"), "{stderr}");
+    assert_eq!(crate::util::snapshot(&outside), before);
+}
+
+/// Every other name baton writes under `.baton/` and in the store, replaced by a link to a
+/// file outside (or to where one would be created) or by a FIFO: nothing is written or created
+/// there, nothing hangs, and the error names the path.
+#[test]
+fn links_and_fifos_on_the_names_baton_writes_are_refused() {
+    let (_t, p, outside) = with_task();
+    let local = p.join(".baton");
+    std::fs::create_dir_all(&local).unwrap();
+    let check = |name: &Path, args: &[&str], code: i32| {
+        for kind in ["link to a file", "link to nothing", "fifo"] {
+            let _ = std::fs::remove_file(name);
+            let target = outside.join("target.txt");
+            let _ = std::fs::remove_file(&target);
+            match kind {
+                "link to a file" => {
+                    std::fs::write(&target, "outside\n").unwrap();
+                    std::os::unix::fs::symlink(&target, name).unwrap();
+                }
+                "link to nothing" => std::os::unix::fs::symlink(&target, name).unwrap(),
+                _ => mkfifo(name),
+            }
+            let before = crate::util::snapshot(&outside);
+            let (got, stdout, stderr) = baton(&p, args);
+            assert_eq!(
+                got,
+                Some(code),
+                "{} ({kind}) {args:?}: {stdout}{stderr}",
+                name.display()
+            );
+            assert!(
+                stderr.contains(&name.display().to_string()),
+                "{} ({kind}): {stderr}",
+                name.display()
+            );
+            assert_eq!(
+                crate::util::snapshot(&outside),
+                before,
+                "{} ({kind})",
+                name.display()
+            );
+            let _ = std::fs::remove_file(name);
+        }
+    };
+    // `.gitignore`: baton mask still runs the command (passed through, unmasked, saying why).
+    check(&local.join(".gitignore"), &["mask", "--", "echo", "hi"], 0);
+    // A task's lock file and the manifest's spare.
+    let task = tasks_dir(&p).join("add-login");
+    check(&task.join(".lock"), &["phase", "begin", "spec"], 2);
+    // The mask log and its lock: a hook's log line is not written (the hook still answers).
+    check(
+        &local.join("masks.jsonl"),
+        &["mask", "--threshold", "1", "--", "seq", "1", "3000"],
+        0,
+    );
+}
+
+/// `report -o` replaces only a regular file or makes a new one: a FIFO, a link and a device
+/// node there are refused, named, and left as they were.
+#[test]
+fn report_output_is_a_regular_file_or_a_new_path() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("p");
+    crate::util::demo_repo(&p, "");
+    let (code, _, err) = baton(&p, &["run", "epic-execute", "1", "--agent", "sim"]);
+    assert_eq!(code, Some(0), "{err}");
+    let fifo = t.path().join("fifo");
+    mkfifo(&fifo);
+    let link = t.path().join("link.html");
+    std::fs::write(t.path().join("kept.html"), "kept\n").unwrap();
+    std::os::unix::fs::symlink(t.path().join("kept.html"), &link).unwrap();
+    let mut refused = vec![(fifo.clone(), "a FIFO"), (link.clone(), "a symbolic link")];
+    // A device node of the test's own (root can make one; /dev itself is never risked).
+    let dev = t.path().join("null-dev");
+    let c = std::ffi::CString::new(dev.to_str().unwrap()).unwrap();
+    // SAFETY: mknod(2) on a NUL-terminated path.
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) } == 0 {
+        refused.push((dev.clone(), "a character device"));
+    } else {
+        eprintln!("note: no device node (mknod needs root): that case is not checked here");
+    }
+    for (path, what) in &refused {
+        let (code, stdout, stderr) = baton(&p, &["report", "-o", path.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{what}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!("{} is {what}", path.display())),
+            "{what}: {stderr}"
+        );
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        assert!(!meta.is_file(), "{what} replaced by a file");
+    }
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("kept.html")).unwrap(),
+        "kept\n"
+    );
+    // A regular file is replaced, a new path made.
+    for out in [t.path().join("kept.html"), t.path().join("new.html")] {
+        let (code, _, stderr) = baton(&p, &["report", "-o", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(std::fs::read_to_string(&out).unwrap().contains("<html"));
+    }
+}

@@ -83,33 +83,11 @@ pub fn read_bytes(path: &Path, dir_hint: &str) -> Result<Vec<u8>> {
 
 /// A FIFO, device or socket: reading it could block or never end, so it is refused.
 fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Error {
-    let what = file_kind(meta);
+    let what = baton_core::fs::file_kind(meta);
     Error::invalid(format!("{}: not a regular file ({what})", path.display())).hint(
         "baton reads regular files only (a pipe or device could block or never end); copy the \
          data to a file, or pipe it in and pass `-` (e.g. `cat FIFO | baton tokens -`)",
     )
-}
-
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    let _ = meta;
-    "not a file or directory"
 }
 
 /// UTF-8 check without copying: the bytes become the String when they are valid.

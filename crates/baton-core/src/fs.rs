@@ -17,14 +17,91 @@ pub fn lock(path: &Path) -> Result<Lock> {
     Ok(Lock { _file: file })
 }
 
-/// A lock file, created empty if missing (its content is never read).
+/// A lock file, created empty if missing (its content is never read). Never through a link
+/// (a cloned repository can carry one, and the open would create its target), and never a
+/// FIFO or device: opened without blocking, then checked to be a regular file.
 fn lock_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
+    open_own(
+        path,
+        OpenOptions::new().create(true).truncate(false).write(true),
+    )
+}
+
+/// Open a file of baton's own with `opts`, never through a symbolic link and never a FIFO,
+/// device or socket: opened without following a link and without blocking (a FIFO nobody
+/// reads would hang the open), then checked to be a regular file. Every file baton writes in
+/// place (appends, locks, a torn tail cut off, the manifest's spare) is opened here.
+pub fn open_own(path: &Path, opts: &mut OpenOptions) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = opts
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(io_err(path))
+        .map_err(|e| refused_open(path, e))?;
+    let meta = file.metadata().map_err(io_err(path))?;
+    if !meta.is_file() {
+        return Err(not_own(path, file_kind(&meta)));
+    }
+    Ok(file)
+}
+
+/// What may stand where baton writes a file of its own: nothing yet (`false`), or a regular
+/// file (`true`). A symbolic link, FIFO, device, socket or directory there is refused with the
+/// path and what it is: writing through it could reach outside the project, block, or touch a
+/// device. The one check before every file baton creates, appends to or replaces under its own
+/// folders (`.baton/`, the user's config folder) and where `-o` points.
+pub fn own_file(path: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(m) if m.file_type().is_symlink() => Err(not_own(path, "a symbolic link")),
+        Ok(m) if !m.is_file() => Err(not_own(path, file_kind(&m))),
+        Ok(_) => Ok(true),
+    }
+}
+
+/// The error for a file baton will not write through.
+fn not_own(path: &Path, what: &str) -> Error {
+    Error::invalid(format!(
+        "{} is {what}, not a regular file: baton does not write through it",
+        path.display()
+    ))
+    .hint(
+        "something other than baton put it there (a cloned repository can carry links): \
+         remove it, and baton makes the file anew",
+    )
+}
+
+/// An open refused by `O_NOFOLLOW` (a link) or `O_NONBLOCK` (a FIFO nobody reads) is said as
+/// such; anything else as the I/O error.
+fn refused_open(path: &Path, e: std::io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => not_own(path, "a symbolic link"),
+        Some(libc::ENXIO) => not_own(path, "a FIFO"),
+        _ => Error::io(path, e),
+    }
+}
+
+/// What a file that is not a regular one is, in words.
+pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a file or directory"
+    }
 }
 
 /// Take the exclusive lock of `path` without blocking for good: a holder that was killed or
@@ -47,9 +124,17 @@ pub fn try_lock_for(path: &Path, grace: std::time::Duration) -> Result<Option<Fi
 
 /// Whether someone holds the lock of `path` now (a missing file: nobody). Creates nothing.
 pub fn is_locked(path: &Path) -> bool {
-    let Ok(f) = OpenOptions::new().write(true).open(path) else {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(f) = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
         return false;
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
@@ -63,6 +148,20 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = temp_in(dir)?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// [`write_atomic`] for a file only its owner may read (mode 0600): it holds the user's own
+/// texts (a record of the settings files baton changed).
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = temp_in(dir)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(io_err(path))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
@@ -96,12 +195,17 @@ fn exchange_with_spare(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
     let spare = spare_path(path);
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o644)
-        .open(&spare)?;
+    // A spare planted as a link (the store is committed: a clone can carry one) is refused
+    // here, and the write goes the atomic way, which replaces whatever is there.
+    let f = open_own(
+        &spare,
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o644),
+    )
+    .map_err(std::io::Error::other)?;
     f.write_all_at(bytes, 0)?;
     f.set_len(bytes.len() as u64)?;
     drop(f);
@@ -283,13 +387,7 @@ pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Open for appending, never through a symbolic link: a log replaced by a link (a cloned
 /// repository can carry one) would take baton's writes out of the project.
 fn open_append(path: &Path) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| no_link(path, e))
+    open_own(path, OpenOptions::new().create(true).append(true))
 }
 
 /// Read a whole file, never through a symbolic link.

@@ -90,10 +90,7 @@ pub fn repair_torn(path: &Path, t: &Tail) -> Result<bool> {
     let mut rec = torn.clone();
     rec.push(b'\n');
     fs::append_durable(&aside, &rec)?;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(io_err(path))?;
+    let f = fs::open_own(path, std::fs::OpenOptions::new().write(true))?;
     f.set_len(t.len - torn.len() as u64).map_err(io_err(path))?;
     f.sync_data().map_err(io_err(path))?;
     Ok(true)

@@ -654,10 +654,7 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
     }
     if end < bytes.len() {
         // Cut the torn line so later appends start on a fresh line.
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(io_err(path))?;
+        let f = baton_core::fs::open_own(path, std::fs::OpenOptions::new().write(true))?;
         f.set_len(end as u64).map_err(io_err(path))?;
     }
     Ok(out)
