@@ -6,6 +6,9 @@
 //! baton-agent, baton-engine); `cli` only parses arguments, calls them and renders results.
 //! See `docs/ARCHITECTURE.md` for the crate graph.
 
+// stdout is written without panicking on a closed pipe: `outln!`, `Out::emit`.
+#![deny(clippy::print_stdout)]
+
 pub mod cli;
 pub mod error;
 pub mod hooks;

@@ -85,7 +85,7 @@ pub fn man(_ctx: &Ctx, a: ManArgs) -> Result<ExitCode> {
                 );
             }
             clap_mangen::generate_to(cmd, &dir).map_err(|e| Error::io(&dir, e))?;
-            println!("man pages written to {}", dir.display());
+            crate::outln!("man pages written to {}", dir.display());
         }
     }
     Ok(ExitCode::SUCCESS)

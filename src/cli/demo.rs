@@ -106,15 +106,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         ],
     )?;
     git(&dir, &["switch", "-q", "-c", "epic-1"])?;
-    println!("demo project: {} (branch epic-1)", dir.display());
+    crate::outln!("demo project: {} (branch epic-1)", dir.display());
     if a.no_run {
-        println!(
+        crate::outln!(
             "run it: cd {} && baton run epic-execute 1 --agent claude|codex|gemini|sim",
             dir.display()
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("running: baton run epic-execute 1 --agent sim --party-all\n");
+    crate::outln!("running: baton run epic-execute 1 --agent sim --party-all\n");
     let project = baton_engine::config::Project::discover(&dir)?;
     let sub = super::Ctx {
         project,
@@ -144,12 +144,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .map(|j| j.dir.join(crate::report::FILE))
         .ok()
         .filter(|p| p.is_file());
-    println!(
+    crate::outln!(
         "\nlook at:\n  git -C {0} log --oneline            one commit per story\n  {0}/docs/stories/                    records appended by each phase\n  {0}/docs/uat/ docs/sprints/ docs/handoffs/",
         dir.display()
     );
     if let Some(r) = report {
-        println!(
+        crate::outln!(
             "  {}   the run's HTML report: open it in a browser",
             r.display()
         );

@@ -115,11 +115,12 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         threshold,
     );
     // The scratch file is written in large chunks, so it needs no buffer of its own.
-    let mut sink = if args.redact_scratch || ctx.project.config.mask.redact_scratch {
+    let scratch = if args.redact_scratch || ctx.project.config.mask.redact_scratch {
         Scratch::Redacted(mask::redact::RedactWriter::new(file))
     } else {
         Scratch::Raw(file)
     };
+    let mut sink = Spill::new(scratch, &path);
     let mut timed_out = None;
     let (read, write_error, mut fin, exit) = if args.command.is_empty() {
         let (r, w, f) = mask::pump_threaded(std::io::stdin().lock(), &mut sink, masker);
@@ -154,6 +155,20 @@ pub fn run(ctx: &Ctx, args: MaskArgs) -> Result<ExitCode> {
         )
     };
     read?;
+    if let Some(e) = sink.spilled() {
+        // The disk filled (or the file broke) while the output was kept: it went to stdout
+        // whole instead, and the command's exit code stands.
+        let _ = std::fs::remove_file(&path);
+        eprintln!(
+            "baton: warning: the full output could not be kept ({}: {e}): it was passed \
+             through, not masked",
+            path.display()
+        );
+        if timed_out.is_some() {
+            return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
+        }
+        return Ok(ExitCode::from(exit.map_or(0, |e| e.shell_code())));
+    }
     let write_error = write_error.or_else(|| sink.finish().err());
     fin.write_error = write_error;
     // A scratch copy that could not be written whole (a full disk) is no record: gone.
@@ -221,13 +236,21 @@ fn unmasked(args: &MaskArgs, why: Option<&baton_context::Error>) -> Result<ExitC
     let mut out = mask::redact::RedactWriter::new(std::io::stdout().lock());
     let copied = std::io::copy(&mut running.output, &mut out);
     let _ = out.finish();
+    // The reader went away (`baton mask -- CMD | head`): the pipe's end is closed, so the
+    // command's next write fails (SIGPIPE) instead of blocking on a pipe nobody drains.
+    drop(running.output);
     let mut timed_out = false;
     if let Some(dog) = watchdog {
         let _ = mask::timeout::wait_exited(pid);
         timed_out = dog.stop();
     }
     let exit = mask::wait(&mut running.child)?;
-    copied.map_err(|e| Error::io("<command output>", e))?;
+    // stdout closed by its reader is not an error of the command's: its own code stands.
+    if let Err(e) = copied
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(Error::io("<command output>", e));
+    }
     if timed_out {
         return Ok(ExitCode::from(mask::timeout::EXIT_CODE));
     }
@@ -331,6 +354,91 @@ fn print(ctx: &Ctx, outcome: &mask::Outcome) {
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         eprintln!("baton: command killed by signal {sig}{name}");
+    }
+}
+
+/// The scratch copy, and where the output goes once the copy cannot be written (a full
+/// disk): what the file holds is read back and passed through, then the rest as it comes, all
+/// redacted, so nothing of the output is lost and the command is never blocked.
+struct Spill<'a> {
+    scratch: Scratch,
+    path: &'a std::path::Path,
+    /// Bytes handed to the scratch copy so far.
+    written: u64,
+    /// The write error, and stdout, once the copy failed.
+    spilled: Option<(std::io::Error, mask::redact::RedactWriter<std::io::Stdout>)>,
+}
+
+impl<'a> Spill<'a> {
+    fn new(scratch: Scratch, path: &'a std::path::Path) -> Self {
+        Spill {
+            scratch,
+            path,
+            written: 0,
+            spilled: None,
+        }
+    }
+
+    /// Start passing the output through: what reached the file first, then the part of `buf`
+    /// it did not take.
+    fn spill(&mut self, e: std::io::Error, buf: &[u8]) {
+        let mut out = mask::redact::RedactWriter::new(std::io::stdout());
+        let kept = baton_core::fs::read_no_link(self.path).unwrap_or_default();
+        let _ = out.write_all(&kept);
+        // A raw copy is the output byte for byte: its length says where `buf` was cut. A
+        // redacted one is not, and `buf` is passed whole after it.
+        let taken = match self.scratch {
+            Scratch::Raw(_) => (kept.len() as u64).saturating_sub(self.written) as usize,
+            Scratch::Redacted(_) => 0,
+        };
+        let _ = out.write_all(&buf[taken.min(buf.len())..]);
+        self.spilled = Some((e, out));
+    }
+
+    /// The write error, when the output was passed through (stdout flushed).
+    fn spilled(&mut self) -> Option<std::io::Error> {
+        let (e, out) = self.spilled.take()?;
+        let _ = out.finish().and_then(|mut o| o.flush());
+        Some(e)
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        self.scratch.finish()
+    }
+}
+
+impl Write for Spill<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf).map(|()| buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if let Some((_, out)) = &mut self.spilled {
+            // A reader that went away takes nothing more: the command still runs out.
+            let _ = out.write_all(buf);
+            return Ok(());
+        }
+        match self.scratch.write_all(buf) {
+            Ok(()) => self.written += buf.len() as u64,
+            Err(e) => self.spill(e, buf),
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.spilled {
+            Some((_, out)) => {
+                let _ = out.flush();
+                Ok(())
+            }
+            None => match self.scratch.flush() {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    self.spill(e, &[]);
+                    Ok(())
+                }
+            },
+        }
     }
 }
 

@@ -1,4 +1,8 @@
 //! Rendering: one JSON document for machines, short lines for people.
+//!
+//! Nothing here panics on a closed stdout (`baton run … | head -3`): a write that fails is
+//! dropped, and the command finishes with its own outcome. `println!` would panic, so the
+//! crate forbids it (`clippy::print_stdout`) and prints with [`outln!`].
 
 use std::io::Write;
 
@@ -25,4 +29,14 @@ impl Out {
             human(&mut std::io::stdout().lock())
         };
     }
+}
+
+/// `println!` that never panics: a line on stdout, dropped when stdout is closed (its reader
+/// went away), so a run piped into `head` finishes as it would have.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
 }

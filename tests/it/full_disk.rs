@@ -183,3 +183,46 @@ fn an_artifact_event_naming_a_path_outside_the_task_is_never_written() {
         assert!(!e.exists(), "{} was written", e.display());
     }
 }
+
+/// The disk fills while `baton mask` keeps a large output: nothing of the output is lost (what
+/// reached the scratch file, then the rest, all on stdout, unmasked), the command's exit code
+/// stands, stderr says why, and no partial scratch file is left.
+#[test]
+fn a_disk_that_fills_during_a_mask_passes_the_output_through_whole() {
+    let Some(disk) = SmallDisk::mount("a_disk_that_fills_during_a_mask", 512) else {
+        return;
+    };
+    let p = Proj::new_in(disk.path());
+    // About 200 KB free: the scratch file is made, then its writes fail part way.
+    let filler = disk.fill();
+    let len = std::fs::metadata(&filler).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&filler)
+        .unwrap()
+        .set_len(len - 200 * 1024)
+        .unwrap();
+    let o = p
+        .cmd(&["mask", "--", "sh", "-c", "seq 1 200000; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+    assert!(want.len() > 1_000_000);
+    assert!(
+        String::from_utf8_lossy(&o.stdout) == want,
+        "the output is not passed through whole ({} of {} bytes)",
+        o.stdout.len(),
+        want.len()
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("passed through, not masked"), "{err}");
+    let scratch = p.path().join(".baton/scratch");
+    let left = std::fs::read_dir(&scratch).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "a partial scratch file was left");
+}

@@ -474,3 +474,30 @@ fn without_a_scratch_file_the_command_still_runs_unmasked() {
         b"in the way"
     );
 }
+
+/// `baton mask -- CMD | head` where no scratch file can be made: the output is passed through,
+/// and when its reader goes away the command is not left blocked on a full pipe: baton ends.
+#[test]
+fn a_reader_that_goes_away_ends_an_unmasked_pass_through() {
+    let p = crate::util::Proj::new();
+    p.write(
+        ".baton/scratch",
+        "a file where the scratch folder should be\n",
+    );
+    let started = std::time::Instant::now();
+    let o = std::process::Command::new("sh")
+        .args(["-c", r#""$0" mask -- seq 1 100000000 | head -c 10"#])
+        .arg(crate::util::bin())
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "1\n2\n3\n4\n5\n");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no scratch file"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -1636,3 +1636,29 @@ fn alive(g: i32) -> bool {
         !matches!(state, Some("Z") | Some("X") | None)
     })
 }
+
+/// `baton run … | head -3`: stdout's reader goes away at once; the run finishes as it would
+/// have (every story committed), baton exits with the run's own code, and the closed stdout is
+/// never a panic.
+#[test]
+fn a_run_whose_stdout_reader_goes_away_finishes_quietly() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("p");
+    crate::util::demo_repo(&dir, "");
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let log = crate::util::git(&dir, &["log", "--oneline"]);
+    for story in ["1.1", "1.2"] {
+        assert!(log.contains(&format!("story {story}")), "{log}");
+    }
+}

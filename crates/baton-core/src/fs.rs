@@ -54,6 +54,12 @@ pub fn own_file(path: &Path) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(path, e)),
         Ok(m) if m.file_type().is_symlink() => Err(not_own(path, "a symbolic link")),
+        // A folder in the file's place is a plain failure to write there (as the write's own
+        // error would say), not something planted to lead elsewhere.
+        Ok(m) if m.is_dir() => Err(Error::io(
+            path,
+            std::io::Error::from(std::io::ErrorKind::IsADirectory),
+        )),
         Ok(m) if !m.is_file() => Err(not_own(path, file_kind(&m))),
         Ok(_) => Ok(true),
     }

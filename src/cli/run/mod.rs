@@ -310,7 +310,7 @@ fn at_run_end(
 /// Where the run's HTML report is (`at_run_end` wrote it).
 fn print_report(report: Option<&std::path::Path>, project: &std::path::Path) {
     if let Some(p) = report {
-        println!("report: {}", crate::cli::shown(project, p));
+        crate::outln!("report: {}", crate::cli::shown(project, p));
     }
 }
 

@@ -102,7 +102,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         summary: Some(&summary),
     });
     if !ctx.out.json {
-        println!(
+        crate::outln!(
             "task {slug}: {line}\n  {} phases · {} busy · {} saved by parallel waves · {calls} agent calls\n  run log: {rel}",
             m.completed_phases.len(),
             human_ms(m.metrics.total_duration_ms.unwrap_or(0)),
