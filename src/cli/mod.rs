@@ -542,17 +542,20 @@ pub(crate) fn report(e: &dyn Fault, json: bool) {
         let v = serde_json::json!({"error": {"kind": e.kind().name(), "message": e.to_string(), "hint": e.hint_text()}});
         let _ = writeln!(std::io::stderr().lock(), "{v}");
     } else {
+        // A message may quote a file or an agent: its control characters are shown, not run.
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,
-            "{} {e}",
-            style::paint(style::To::Stderr, style::ERROR, "error:")
+            "{} {}",
+            style::paint(style::To::Stderr, style::ERROR, "error:"),
+            style::visible(&e.to_string())
         );
         if let Some(h) = e.hint_text() {
             let _ = writeln!(
                 err,
-                "  {} {h}",
-                style::paint(style::To::Stderr, style::NOTE, "hint:")
+                "  {} {}",
+                style::paint(style::To::Stderr, style::NOTE, "hint:"),
+                style::visible(&h)
             );
         }
     }

@@ -12,7 +12,7 @@ use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::lock;
 use baton_store::metrics::human_ms;
 
-use super::style;
+use super::style::{self, visible};
 
 pub struct Progress {
     mode: Mode,
@@ -85,7 +85,7 @@ impl Progress {
                 if *resumed { "resumed" } else { "started" }
             )),
             RunEvent::SubjectStarted { subject, title } => match title {
-                Some(t) => self.line(&format!("{}: {t}", subject.label())),
+                Some(t) => self.line(&format!("{}: {}", subject.label(), visible(t))),
                 None => self.line(&subject.label()),
             },
             RunEvent::PhaseStarted {
@@ -109,7 +109,8 @@ impl Progress {
                 reason,
                 ..
             } => self.line(&format!(
-                "  note: {phase}: {reason} — retrying in {wait_secs} s"
+                "  note: {phase}: {} — retrying in {wait_secs} s",
+                visible(reason)
             )),
             RunEvent::PhaseFinished {
                 subject,
@@ -133,7 +134,7 @@ impl Progress {
                     human_ms(outcome.duration_ms),
                     outcome.usage.total(),
                     context_note(outcome),
-                    outcome.detail
+                    visible(&outcome.detail)
                 ));
             }
             RunEvent::PhaseReplayed {
@@ -154,9 +155,13 @@ impl Progress {
                 decisions,
                 decide,
             } => {
-                let mut s = format!("\n{}: waiting at the {gate} gate\n  {prompt}\n", subject.id);
+                let mut s = format!(
+                    "\n{}: waiting at the {gate} gate\n  {}\n",
+                    subject.id,
+                    visible(prompt)
+                );
                 for a in *artifacts {
-                    s.push_str(&format!("  artifact: {a}\n"));
+                    s.push_str(&format!("  artifact: {}\n", visible(a)));
                 }
                 s.push_str(&format!(
                     "  decide:   baton resume --task {} --decision {decisions}\n  see:      baton gate show --task {}\n  {decide}",
@@ -175,12 +180,14 @@ impl Progress {
                 reason,
                 resume,
             } => self.line(&format!(
-                "{}: paused at {point}: {reason}\n  continue: {resume}",
-                subject.id
+                "{}: paused at {point}: {}\n  continue: {resume}",
+                subject.id,
+                visible(reason)
             )),
             RunEvent::Committed { .. } => {}
             RunEvent::Stashed { message, .. } => self.line(&format!(
-                "  note: changes set aside: git stash list → \"{message}\""
+                "  note: changes set aside: git stash list → \"{}\"",
+                visible(message)
             )),
             RunEvent::Rotated {
                 subject,
@@ -202,14 +209,14 @@ impl Progress {
                 let reason = if reason.is_empty() {
                     String::new()
                 } else {
-                    format!(" — {reason}")
+                    format!(" — {}", visible(reason))
                 };
                 let result = style::result(style::To::Stderr, result.as_str(), 0);
                 self.line(&format!("  → {result}{commit}{reason}"));
             }
             RunEvent::Note { subject, text } => match subject {
-                Some(s) => self.line(&format!("  note: {}: {text}", s.label())),
-                None => self.line(&format!("  note: {text}")),
+                Some(s) => self.line(&format!("  note: {}: {}", s.label(), visible(text))),
+                None => self.line(&format!("  note: {}", visible(text))),
             },
             // The error that ends the run says it, with the resume command.
             RunEvent::Interrupted { .. } | RunEvent::RunFinished { .. } => {}

@@ -420,7 +420,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             } else {
                 "stopped in"
             };
-            writeln!(w, "    {verb}: {n}")?;
+            writeln!(w, "    {verb}: {}", super::style::visible(n))?;
         }
     }
     for q in queues {
@@ -450,7 +450,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
                 .map(|x| {
                     let short: String = x.chars().take(80).collect();
                     let more = if short.len() < x.len() { "…" } else { "" };
-                    format!(" ({short}{more})")
+                    format!(" ({}{more})", super::style::visible(&short))
                 })
                 .unwrap_or_default(),
             t.next
@@ -460,7 +460,8 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         writeln!(
             w,
             "task {}  damaged: {}  — run `baton doctor`",
-            d.task, d.error
+            d.task,
+            super::style::visible(&d.error)
         )?;
     }
     let waiting: Vec<&str> = tasks

@@ -1662,3 +1662,31 @@ fn a_run_whose_stdout_reader_goes_away_finishes_quietly() {
         assert!(log.contains(&format!("story {story}")), "{log}");
     }
 }
+
+/// A story title holding terminal escapes (set the window title, clear the screen) and a NUL
+/// reaches the run's progress with them made visible: no escape byte reaches the terminal.
+#[test]
+fn escape_sequences_from_a_story_never_reach_the_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("p");
+    crate::util::demo_repo(&dir, "");
+    let story = dir.join("docs/stories/1.1.project-skeleton.md");
+    let text = std::fs::read_to_string(&story).unwrap().replacen(
+        "# Story 1.1: Project skeleton",
+        "# Story 1.1: Project \u{1b}]0;owned\u{7}skeleton\u{1b}[2J\u{0}",
+        1,
+    );
+    std::fs::write(&story, text).unwrap();
+    crate::util::git(&dir, &["commit", "-qam", "a title with escapes"]);
+    let o = std::process::Command::new(crate::util::bin())
+        .args(["run", "epic-execute", "1", "--agent", "sim"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("story 1.1: Project \\x1B]0;owned\\x07skeleton\\x1B[2J\\x00"),
+        "{err}"
+    );
+    assert!(!o.stderr.contains(&0x1b) && !o.stderr.contains(&0), "{err}");
+}
