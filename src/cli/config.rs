@@ -36,7 +36,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         .iter()
         .map(|l| serde_json::json!({"level": l.level, "path": l.path}))
         .collect();
-    let v = serde_json::json!({"project_dir": p.dir, "files": files, "values": values});
+    // What a run would check before each commit: configured, or found from the project.
+    let checks = baton_engine::checks::Checks::resolve(&p.config.checks, &p.dir, false);
+    let v = serde_json::json!({"project_dir": p.dir, "files": files, "values": values, "checks": checks});
     ctx.out.emit(&v, |w| {
         writeln!(w, "project: {}", p.dir.display())?;
         if p.layers.is_empty() {
@@ -57,6 +59,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             let from = e.from.map_or("default", |l| l.as_str());
             writeln!(w, "{line:<width$}  # {from}")?;
         }
+        writeln!(w, "\n{}", checks.describe())?;
         Ok(())
     });
     Ok(ExitCode::SUCCESS)

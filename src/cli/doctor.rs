@@ -62,6 +62,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         o.insert("agents".into(), serde_json::json!(ag));
         o.insert("baton_on_login_path".into(), serde_json::json!(login));
     }
+    // What an epic run would check before each commit.
+    let checks = (!a.store).then(|| {
+        baton_engine::checks::Checks::resolve(&ctx.project.config.checks, &ctx.project.dir, false)
+    });
+    if let (Some(c), Some(o)) = (&checks, v.as_object_mut()) {
+        o.insert("checks".into(), serde_json::json!(c));
+    }
     ctx.out.emit(&v, |w| {
         writeln!(w, "store {}: {} task(s)", report.root, report.tasks)?;
         for f in &report.findings {
@@ -87,6 +94,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         )?;
         if let Some((ag, login)) = &agents {
             super::doctor_agents::render(w, ag, login.as_deref())?;
+        }
+        if let Some(c) = &checks {
+            writeln!(w, "{}", c.describe())?;
         }
         Ok(())
     });

@@ -184,6 +184,26 @@ impl Progress {
                 subject.id,
                 visible(reason)
             )),
+            RunEvent::CheckFinished {
+                subject, result, ..
+            } => {
+                let mark = style::result(
+                    style::To::Stderr,
+                    if result.passed { "ok" } else { "FAILED" },
+                    6,
+                );
+                let label = phase_label(subject.unit.as_deref(), "check");
+                let line = if result.passed {
+                    format!("`{}`: {}", result.command, result.summary)
+                } else {
+                    result.describe()
+                };
+                self.line(&format!(
+                    "  {label:<17} {mark} {:>7}  {}",
+                    human_ms(result.duration_ms),
+                    visible(&line)
+                ));
+            }
             RunEvent::Committed { .. } => {}
             RunEvent::Stashed { message, .. } => self.line(&format!(
                 "  note: changes set aside: git stash list → \"{}\"",

@@ -487,7 +487,6 @@ fn a_full_disk_fails_the_command_and_keeps_the_store_as_it_was() {
             "--file",
             big_arg,
         ],
-        &["mask", "--", "seq", "1", "100000"],
     ] {
         let (code, out) = baton(&d, args);
         assert_eq!(code, Some(6), "{args:?}: {out}");
@@ -500,6 +499,19 @@ fn a_full_disk_fails_the_command_and_keeps_the_store_as_it_was() {
             .collect();
         assert!(changed.is_empty(), "{args:?}: changed {changed:?}");
     }
+    // A command run through `baton mask` still runs: its whole output passed through, its own
+    // exit code, the full disk named as the reason nothing was masked; the store untouched.
+    let (code, out) = baton(&d, &["mask", "--", "seq", "1", "100000"]);
+    assert_eq!(code, Some(0), "{}", &out[out.len().saturating_sub(500)..]);
+    assert!(out.contains("\n99999\n100000\n"), "the output is not whole");
+    assert!(out.contains("No space left on device"), "no reason given");
+    let after = state(&d);
+    assert!(
+        after
+            .iter()
+            .all(|(p, b)| before.get(p) == Some(b) || p.starts_with(".baton/scratch")),
+        "mask changed the store"
+    );
     // Space again: the store is healthy and the same command works.
     for i in 0..filler {
         let _ = std::fs::remove_file(d.join(format!("filler-{i}")));

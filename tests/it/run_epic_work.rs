@@ -52,6 +52,9 @@ if grep -q "You are the Dev agent" "$B/prompt"; then
   echo "greeting of story $id" > "src/story_$slug.txt"
   echo "changed by story $id" >> src/lib.txt
   rm -f src/old.txt
+  if [ -e "$B/fixes" ] && grep -q "The project's checks failed" "$B/prompt"; then
+    echo "fixed" >> "src/story_$slug.txt"
+  fi
   if [ -e "$B/ignore-notes" ]; then echo notes.txt >> .gitignore; fi
   if [ -e "$B/add-all" ]; then git add -A; fi
   sed 's/^{{{{agent_model_name_version}}}}$/fake-model-1/' "$file" > "$file.new" && mv "$file.new" "$file"
@@ -419,4 +422,193 @@ fn a_command_agent_of_baton_toml_drives_a_story_to_one_commit() {
         git(&p.dir, &["status", "--porcelain"]),
         " M README.md\n?? baton.toml\n?? notes.txt\n"
     );
+}
+
+/// The project's test suite, as pytest prints it: green before the story exists (nothing to
+/// test yet) and once its file says `fixed`; red with `test_greeting`'s assertion otherwise.
+const CHECK: &str = r#"[ -e src/story_1_1.txt ] || { echo "== 2 passed in 0.01s =="; exit 0; }
+if grep -q fixed src/story_1_1.txt; then echo "== 3 passed in 0.01s =="; exit 0; fi
+cat <<'EOF'
+============================= test session starts ==============================
+collected 3 items
+
+tests/test_greeting.py ..F                                               [100%]
+
+=================================== FAILURES ===================================
+________________________________ test_greeting _________________________________
+
+    def test_greeting():
+>       assert greeting() == 'fixed'
+E       AssertionError: assert 'greeting' == 'fixed'
+
+tests/test_greeting.py:7: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_greeting.py::test_greeting - AssertionError: assert 'greeting' == 'fixed'
+========================= 1 failed, 2 passed in 0.02s ==========================
+EOF
+exit 1
+"#;
+
+/// A test suite that is red on the starting commit already (`test_legacy`), whatever a story
+/// does.
+const LEGACY: &str = r#"cat <<'EOF'
+collected 3 items
+
+=================================== FAILURES ===================================
+_________________________________ test_legacy __________________________________
+
+>       assert legacy() == 1
+E       AssertionError: assert 0 == 1
+
+tests/test_legacy.py:3: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_legacy.py::test_legacy - AssertionError: assert 0 == 1
+========================= 1 failed, 2 passed in 0.02s ==========================
+EOF
+exit 1
+"#;
+
+/// A project whose only test command is a Makefile `test` target (no `[checks]`).
+fn checked_project() -> Proj {
+    Proj::new(&[
+        (STORY, &template_story("1.1", "Greeting", "ready-for-dev")),
+        ("src/lib.txt", "lib\n"),
+        ("Makefile", "test:\n\tsh check.sh\n"),
+        ("check.sh", CHECK),
+    ])
+}
+
+fn story_commits(p: &Proj) -> usize {
+    p.log()
+        .iter()
+        .filter(|l| l.starts_with("feat(story 1.1)"))
+        .count()
+}
+
+/// The dev writes a bug its reviewer would pass; the project's tests (found: the Makefile's
+/// `test` target, shown by --dry-run) are red, so nothing is committed and the next dev
+/// attempt is told the failing test, its assertion and where the whole output is; it fixes it,
+/// the tests go green, and the story is committed once.
+#[test]
+fn a_red_story_is_retried_with_its_failing_test_and_committed_green_once() {
+    let p = checked_project();
+    std::fs::write(p.fake.join("fixes"), "").unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude", "--dry-run"]);
+    assert!(
+        out(&o).contains("checks before each commit: `make test` (found: Makefile)"),
+        "{}",
+        out(&o)
+    );
+    for cmd in ["config", "doctor"] {
+        let o = p.baton(&[cmd]);
+        assert!(
+            out(&o).contains("checks before each commit: `make test` (found: Makefile)"),
+            "{cmd}: {}",
+            out(&o)
+        );
+    }
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(p.fake_file("calls").matches("dev 1.1").count(), 2);
+    assert_eq!(
+        p.fake_file("calls").matches("review 1.1").count(),
+        1,
+        "no review of red code"
+    );
+    let second = p.fake_file("dev-prompt-1.1");
+    assert!(second.contains("The project's checks failed"), "{second}");
+    assert!(
+        second.contains(
+            "tests/test_greeting.py::test_greeting (tests/test_greeting.py:7): \
+             AssertionError: assert 'greeting' == 'fixed'"
+        ),
+        "{second}"
+    );
+    assert!(second.contains(".baton/scratch/"), "{second}");
+    assert_eq!(story_commits(&p), 1, "{:?}", p.log());
+    assert!(
+        git(&p.dir, &["show", "HEAD~1:src/story_1_1.txt"]).contains("fixed"),
+        "the committed code is the green one"
+    );
+    let err = out(&o);
+    assert!(err.contains("checks pass on the starting commit"), "{err}");
+    assert!(err.contains("`make test` failed (exit 2)"), "{err}");
+}
+
+/// An agent that never fixes it: no commit holds its code, the story fails naming the
+/// failing test (terminal and journal), and the code is set aside in a stash.
+#[test]
+fn a_story_that_stays_red_is_never_committed_and_names_its_failing_test() {
+    let p = checked_project();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    let err = out(&o);
+    assert_eq!(story_commits(&p), 0, "{:?}", p.log());
+    let committed = git(&p.dir, &["log", "--name-only", "--format=", "main..HEAD"]);
+    assert!(!committed.contains("src/story_1_1.txt"), "{committed}");
+    assert!(
+        err.contains("tests/test_greeting.py::test_greeting"),
+        "{err}"
+    );
+    let runs = p.dir.join(".baton/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    assert!(
+        events.lines().any(|l| l.contains("\"subject_finished\"")
+            && l.contains("tests/test_greeting.py::test_greeting")),
+        "{events}"
+    );
+    assert!(git(&p.dir, &["stash", "list"]).contains("1.1"));
+}
+
+/// A test that fails on the starting commit already does not block a story that adds no new
+/// failure (the run says so); `--no-checks` commits on the agents' word, saying so.
+#[test]
+fn a_failure_the_starting_commit_had_does_not_block_and_checks_can_be_turned_off() {
+    let p = checked_project();
+    std::fs::write(p.dir.join("legacy.sh"), LEGACY).unwrap();
+    std::fs::write(
+        p.dir.join("baton.toml"),
+        "[checks]\ncommands = [\"sh legacy.sh\"]\n",
+    )
+    .unwrap();
+    git(&p.dir, &["add", "-A"]);
+    git(
+        &p.dir,
+        &["commit", "-qm", "a red test the project already had"],
+    );
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    let err = out(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("checks fail on the starting commit already"),
+        "{err}"
+    );
+    assert!(
+        err.contains("fails as it did on the starting commit"),
+        "{err}"
+    );
+    assert_eq!(story_commits(&p), 1);
+
+    let p = checked_project();
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "claude",
+        "--no-checks",
+    ]);
+    let err = out(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("checks: off for this run (--no-checks)"),
+        "{err}"
+    );
+    assert_eq!(p.fake_file("calls").matches("dev 1.1").count(), 1);
+    assert_eq!(story_commits(&p), 1);
 }

@@ -76,6 +76,12 @@ pub enum RunEvent<'a> {
         subject: &'a Subject,
         sha: &'a str,
     },
+    /// One of the project's checks ended (after `phase`, before anything is committed).
+    CheckFinished {
+        subject: &'a Subject,
+        phase: &'a str,
+        result: &'a crate::checks::CheckResult,
+    },
     /// A failed story's edits set aside in `git stash`.
     Stashed {
         subject: &'a Subject,

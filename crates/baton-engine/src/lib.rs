@@ -17,6 +17,7 @@
 
 pub mod agents;
 pub mod call;
+pub mod checks;
 pub mod cli_agents;
 pub mod conductor;
 pub mod config;

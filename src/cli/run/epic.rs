@@ -56,13 +56,17 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             prompts,
             agents,
             refusals,
+            checks,
         } => {
             if ctx.out.json {
-                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals});
+                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals, "checks": checks});
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
                 print_dry_json(&done, &prompts);
             } else {
                 print_preflight(&agents, &refusals);
+                if let Some(c) = &checks {
+                    crate::outln!("{}", c.describe());
+                }
                 print_dry(&done, &prompts, verbose);
             }
             return Ok(ExitCode::SUCCESS);
@@ -149,6 +153,8 @@ fn fresh(
             roles: cfg.run.roles.clone(),
             protected_branches: cfg.run.protected_branches.clone(),
             parallel: a.parallel.unwrap_or(1) as usize,
+            no_checks: a.no_checks,
+            checks: None,
         },
         scenario,
     ))

@@ -127,6 +127,10 @@ pub struct EpicFlags {
     /// (a story file's `Depends on: 1.2` line makes it wait for 1.2)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallel: Option<u32>,
+    /// Do not run the project's checks (`[checks]`, or the test command found) before
+    /// committing a story: its work is committed on the agents' word (the run says so)
+    #[arg(long)]
+    pub no_checks: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

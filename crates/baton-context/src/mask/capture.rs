@@ -61,15 +61,39 @@ pub fn mask_command(
     timeout: Duration,
     started: &dyn Fn(i32),
 ) -> Result<Outcome> {
+    mask_command_at(opts, argv, argv, None, timeout, started)
+}
+
+/// [`mask_command`] in `dir`, the summarizer told the command by `named` (the command line a
+/// `sh -c` runs, say: the shell's name says nothing of the output).
+pub fn mask_command_in(
+    opts: &Options,
+    argv: &[String],
+    named: &[String],
+    dir: &Path,
+    timeout: Duration,
+    started: &dyn Fn(i32),
+) -> Result<Outcome> {
+    mask_command_at(opts, argv, named, Some(dir), timeout, started)
+}
+
+fn mask_command_at(
+    opts: &Options,
+    argv: &[String],
+    named: &[String],
+    dir: Option<&Path>,
+    timeout: Duration,
+    started: &dyn Fn(i32),
+) -> Result<Outcome> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
     // The scratch file first: a command started before it failed would be left running.
-    let dir = scratch::scratch_dir(opts.local_dir)?;
-    let label = argv
+    let scratch_dir = scratch::scratch_dir(opts.local_dir)?;
+    let label = named
         .first()
         .and_then(|c| Path::new(c).file_name())
         .map_or_else(|| "cmd".to_string(), |n| n.to_string_lossy().into_owned());
-    let (file, path) = scratch::create(&dir, &label)?;
-    let mut running = match super::spawn_with(&os, true, Stdio::null()) {
+    let (file, path) = scratch::create(&scratch_dir, &label)?;
+    let mut running = match super::spawn_at(&os, true, Stdio::null(), dir) {
         Ok(r) => r,
         Err(f) => {
             let _ = std::fs::remove_file(&path);
@@ -79,7 +103,11 @@ pub fn mask_command(
     let pid = running.child.id();
     started(pid as i32);
     let dog = super::timeout::Watchdog::start(pid as i32, timeout, super::timeout::GRACE);
-    let masker = Masker::new(std::io::sink(), summarizer(opts.kind, argv), opts.threshold);
+    let masker = Masker::new(
+        std::io::sink(),
+        summarizer(opts.kind, named),
+        opts.threshold,
+    );
     let mut sink = Sink::new(file, opts.redact_scratch);
     let (read, write_error, mut fin) = super::pump_threaded(&mut running.output, &mut sink, masker);
     let _ = super::timeout::wait_exited(pid);
@@ -92,7 +120,7 @@ pub fn mask_command(
         outcome.timed_out = Some(timeout);
     }
     if outcome.masked {
-        outcome.outline_hint = crate::outline::hint_for_command(argv);
+        outcome.outline_hint = crate::outline::hint_for_command(named);
     } else {
         let _ = std::fs::remove_file(&path);
     }

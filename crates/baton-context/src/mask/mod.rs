@@ -6,10 +6,8 @@
 //! summarizers ([`summarize`]) are line state machines with bounded state; at most
 //! `threshold × 16` bytes are kept for the passthrough decision.
 
-use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -28,6 +26,7 @@ pub mod route;
 mod settings;
 pub use settings::MaskConfig;
 pub mod scratch;
+mod spawn;
 pub mod summarize;
 pub mod timeout;
 
@@ -408,92 +407,7 @@ pub fn pump<W: Write>(mut reader: impl Read, masker: &mut Masker<W>) -> std::io:
     }
 }
 
-/// A spawned command whose stdout and stderr share one pipe (so their lines interleave as the
-/// command wrote them).
-pub struct Running {
-    pub child: Child,
-    pub output: std::io::PipeReader,
-}
-
-/// Why a command could not start, with the shell's exit code for it (127 / 126).
-#[derive(Debug)]
-pub struct SpawnFailure {
-    pub error: Error,
-    pub exit_code: u8,
-}
-
-/// Start `argv` directly (no shell), stdin inherited, stdout+stderr into one pipe.
-pub fn spawn(argv: &[OsString]) -> std::result::Result<Running, SpawnFailure> {
-    spawn_in(argv, false)
-}
-
-/// [`spawn`], in a process group of its own when `own_group` (so a timeout can stop the
-/// command and everything it started).
-pub fn spawn_in(argv: &[OsString], own_group: bool) -> std::result::Result<Running, SpawnFailure> {
-    spawn_with(argv, own_group, Stdio::inherit())
-}
-
-/// [`spawn_in`] with the child's stdin given (the MCP server's stdin is its protocol stream).
-pub fn spawn_with(
-    argv: &[OsString],
-    own_group: bool,
-    stdin: Stdio,
-) -> std::result::Result<Running, SpawnFailure> {
-    let Some((program, args)) = argv.split_first() else {
-        return Err(SpawnFailure {
-            error: Error::invalid("no command given"),
-            exit_code: 2,
-        });
-    };
-    let fail = |e: std::io::Error| -> SpawnFailure {
-        let name = program.to_string_lossy();
-        match e.kind() {
-            ErrorKind::NotFound => SpawnFailure {
-                error: Error::not_found(format!("command not found: {name}")).hint(
-                    "baton mask runs the command directly, without a shell; check the name and \
-                     PATH, or use `baton mask -- sh -c '…'` for shell syntax",
-                ),
-                exit_code: 127,
-            },
-            ErrorKind::PermissionDenied => SpawnFailure {
-                error: Error::invalid(format!("cannot execute {name}: permission denied"))
-                    .hint("check that the file is executable"),
-                exit_code: 126,
-            },
-            _ => SpawnFailure {
-                error: Error::invalid(format!("cannot start {name}: {e}")),
-                exit_code: 126,
-            },
-        }
-    };
-    let (reader, writer) = std::io::pipe().map_err(fail)?;
-    let writer2 = writer.try_clone().map_err(fail)?;
-    let mut cmd = Command::new(program);
-    cmd.args(args).stdin(stdin).stdout(writer).stderr(writer2);
-    if own_group {
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    }
-    let child = cmd.spawn().map_err(fail)?;
-    // `cmd` holds the pipe's write ends; drop it so EOF arrives when the child exits.
-    drop(cmd);
-    Ok(Running {
-        child,
-        output: reader,
-    })
-}
-
-/// Wait for the child and describe its end.
-pub fn wait(child: &mut Child) -> Result<ExitInfo> {
-    let status = child.wait().map_err(|e| Error::io("<child process>", e))?;
-    #[cfg(unix)]
-    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-    #[cfg(not(unix))]
-    let signal = None;
-    Ok(ExitInfo {
-        code: status.code(),
-        signal,
-    })
-}
+pub use spawn::{Running, SpawnFailure, spawn, spawn_at, spawn_in, spawn_with, wait};
 
 /// The decision and everything to print.
 #[derive(Debug)]

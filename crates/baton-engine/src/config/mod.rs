@@ -45,6 +45,9 @@ pub struct Config {
     /// Observation masking: whether scratch files are redacted too.
     #[serde(default)]
     pub mask: baton_context::mask::MaskConfig,
+    /// The project's own test, lint and type-check commands, run before every story commit.
+    #[serde(default)]
+    pub checks: crate::checks::ChecksConfig,
     /// Each agent's program, flags, permissions and model map (`[agents.claude]`, …).
     #[serde(default)]
     pub agents: baton_agent::settings::AgentsConfig,

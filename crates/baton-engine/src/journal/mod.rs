@@ -5,6 +5,7 @@
 //! call is never repeated, a committed story never committed again, and the first unfinished
 //! step is where real work starts.
 
+mod checks;
 mod hold;
 
 use std::path::{Path, PathBuf};
@@ -158,6 +159,18 @@ pub enum Entry {
         epic: String,
         story: String,
         sha: String,
+    },
+    /// The project's checks ran after a phase of an attempt (in order, up to the first red
+    /// one). A resumed run reads them here instead of running them again.
+    ChecksRun {
+        subject: Subject,
+        phase: String,
+        attempt: u32,
+        results: Vec<crate::checks::CheckResult>,
+        /// The staged tree they ran on (`git write-tree`): a later phase that changed no code
+        /// reuses a green result instead of running them again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<String>,
     },
     /// A story, task or item ended in this run.
     SubjectFinished {

@@ -4,6 +4,7 @@
 //! run resumes at its first unfinished step.
 
 pub mod bmad;
+mod checked;
 mod commit;
 pub mod def;
 mod judge;
@@ -97,6 +98,13 @@ pub struct Options {
     /// another in the project itself.
     #[serde(default)]
     pub parallel: usize,
+    /// `--no-checks`: the project's checks are not run in this run.
+    #[serde(default)]
+    pub no_checks: bool,
+    /// The project's checks, resolved when the run starts (a resumed run keeps them). A
+    /// journal from before checks existed has none.
+    #[serde(default)]
+    pub checks: Option<crate::checks::Checks>,
 }
 
 impl Options {
@@ -362,6 +370,9 @@ impl EpicEngine<'_> {
             // Nothing of this epic runs: neither do its UAT and retrospective.
             return Ok(report);
         }
+        if !todo.is_empty() {
+            self.baseline_checks(epic)?;
+        }
         if self.opts.parallel > 1 && !self.opts.dry_run {
             self.run_parallel(epic, &todo, handoff, &mut report)?;
         } else {
@@ -576,6 +587,8 @@ impl EpicEngine<'_> {
         let mut passed = false;
         let mut last_failure = String::new();
         let mut failed_record = None;
+        // The last red check, for the next attempt's prompt.
+        let mut checks_failure = serde_json::Value::Null;
         'attempts: for attempt in 1..=max {
             rep.attempts = attempt;
             for phase in &phases {
@@ -599,6 +612,7 @@ impl EpicEngine<'_> {
                 let mut ctx = base.clone();
                 ctx["attempt"] = attempt.into();
                 ctx["kickoff"] = self.opts.flag_on("kickoff").into();
+                ctx["checks_failure"] = checks_failure.clone();
                 let out = match self.phase(co, epic, Some(story), phase, attempt, ctx, &[]) {
                     // The agent CLI cannot work: the story goes back to the status it had,
                     // and the run stops, resumable.
@@ -612,6 +626,18 @@ impl EpicEngine<'_> {
                 };
                 rep.usage.add(&out.usage);
                 rep.cost_usd += out.cost_usd.unwrap_or(0.0);
+                if out.ok
+                    && phase.blocking
+                    && phase.stages()
+                    && let Some(red) = self.checks_red(co, epic, story, &phase.name, attempt)?
+                {
+                    // The agent said done; the project's own checks say no. Never committed:
+                    // the next attempt is told what failed.
+                    last_failure = format!("{}: {}", phase.name, red.describe());
+                    failed_record = phase.record.clone();
+                    checks_failure = red.for_prompt();
+                    continue 'attempts;
+                }
                 if out.ok || !phase.blocking {
                     continue;
                 }

@@ -99,6 +99,8 @@ pub enum EpicOutcome {
         prompts: Vec<DryPhase>,
         agents: Vec<AgentCheck>,
         refusals: Vec<String>,
+        /// The project's checks a real run would run before each commit.
+        checks: Option<crate::checks::Checks>,
     },
     Finished {
         reports: Vec<EpicReport>,
@@ -126,6 +128,14 @@ impl EpicRun {
                 .strip_prefix(&project_dir)
                 .unwrap_or(&project.config.paths.local);
             spec.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
+        }
+        if !resumed {
+            // Resolved once: a resumed run keeps the commands it started with.
+            spec.options.checks = Some(crate::checks::Checks::resolve(
+                &project.config.checks,
+                &project_dir,
+                spec.options.no_checks,
+            ));
         }
         let (wf, whos) = checked_workflow(project, &local, &spec)?;
         // Every agent's CLI is there before anything changes: a missing one is exit 7 now,
@@ -264,6 +274,12 @@ impl EpicRun {
             subjects: &self.spec.epics,
             resumed: self.resumed,
         });
+        if let Some(c) = self.spec.options.checks.as_ref().filter(|_| !self.resumed) {
+            reporter.report(&RunEvent::Note {
+                subject: None,
+                text: &c.describe(),
+            });
+        }
         let opts = &self.spec.options;
         let mut engine = EpicEngine {
             project_dir: self.project_dir.clone(),
@@ -322,6 +338,7 @@ impl EpicRun {
                 prompts,
                 agents: self.checks,
                 refusals: self.refusals,
+                checks: self.spec.options.checks.clone(),
             });
         }
         let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {
