@@ -191,6 +191,8 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         let task_state = baton_engine::workflow::task::run_state(&ctx.store(), wf, epics, &id);
         let (state, next) = if let Some(s) = task_state {
             s
+        } else if let Some(why) = j.closed() {
+            ("closed".to_string(), Some(why.to_string()))
         } else if j.run_finished() {
             ("finished".to_string(), None)
         } else if j.is_held() {
@@ -415,6 +417,8 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         if let Some(n) = &r.next {
             let verb = if r.state == "damaged" {
                 "journal"
+            } else if r.state == "closed" {
+                "closed"
             } else if subject_word(&r.workflow) == "task" {
                 "next"
             } else {

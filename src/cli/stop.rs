@@ -36,6 +36,8 @@ struct Stopped {
     baton_pid: Option<i32>,
     /// The agents a killed baton had left running, ended.
     agents: Vec<String>,
+    /// An interrupted run, named and not running: closed (no longer offered for --resume).
+    closed: bool,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
@@ -50,7 +52,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     let mut done = Vec::new();
     for j in &journals {
-        done.push(stop(j)?);
+        let mut s = stop(j)?;
+        // Named by the user and not running: an interrupted run they give up is closed, no
+        // longer offered for --resume.
+        if a.run_id.is_some() && s.baton_pid.is_none() && !j.run_finished() {
+            let mut j = Journal::open(&local, &s.run_id)?;
+            j.log(baton_engine::journal::Entry::Closed {
+                reason: "closed by `baton stop`".into(),
+            })?;
+            s.closed = true;
+        }
+        done.push(s);
     }
     ctx.out.emit(&done, |w| {
         if done.is_empty() {
@@ -62,6 +74,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                     w,
                     "run {}: stopped (its baton, pid {pid}, ended its agents); continue with: baton run --resume {}",
                     s.run_id, s.run_id
+                )?,
+                None if s.closed => writeln!(
+                    w,
+                    "run {}: closed; it is no longer offered for --resume (its commits and \
+                     stashes stay as they are; a new run skips the stories it finished)",
+                    s.run_id
                 )?,
                 None if s.agents.is_empty() => {
                     writeln!(w, "run {}: nothing was running", s.run_id)?
@@ -108,5 +126,6 @@ fn stop(j: &Journal) -> Result<Stopped> {
         run_id,
         baton_pid,
         agents,
+        closed: false,
     })
 }

@@ -208,11 +208,15 @@ fn dry_run_marks_stories_already_done() {
     let text = out(&o);
     assert!(o.status.success(), "{text}");
     assert!(
-        text.contains("story 3.4: already done (its status says done; --skip-done skips it)"),
+        text.contains(
+            "story 3.4: already done: skipped (`--redo 3.4` or --redo-all runs it again)"
+        ),
         "{text}"
     );
-    assert!(text.contains("story 3.5: already done"), "{text}");
-    // With --skip-done they are not even shown as prompts.
+    assert!(text.contains("story 3.5: already done: skipped"), "{text}");
+    // Skipped by default: not even shown as prompts.
+    assert!(!text.contains("DEV PHASE: story 3.4"), "{text}");
+    // --redo runs one again, and says so.
     let o = p.baton(&[
         "run",
         "epic-execute",
@@ -220,9 +224,46 @@ fn dry_run_marks_stories_already_done() {
         "--agent",
         "claude",
         "--dry-run",
-        "--skip-done",
+        "--redo",
+        "3.4",
     ]);
     let text = out(&o);
     assert!(o.status.success(), "{text}");
-    assert!(!text.contains("DEV PHASE: story 3.4"), "{text}");
+    assert!(
+        text.contains("story 3.4: already done, and run again (--redo)"),
+        "{text}"
+    );
+    assert!(text.contains("story 3.5: already done: skipped"), "{text}");
+    // Contradicting flags are refused, nothing run.
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "3",
+        "--agent",
+        "claude",
+        "--redo",
+        "3.4",
+        "--redo-all",
+    ]);
+    crate::util::assert_exit(&o, 2);
+    assert!(
+        out(&o).contains("--redo contradicts --redo-all"),
+        "{}",
+        out(&o)
+    );
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "3",
+        "--agent",
+        "claude",
+        "--skip-review",
+        "--party-all",
+    ]);
+    crate::util::assert_exit(&o, 2);
+    assert!(
+        out(&o).contains("--skip-review contradicts --party-all"),
+        "{}",
+        out(&o)
+    );
 }

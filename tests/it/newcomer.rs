@@ -551,16 +551,18 @@ fn gc_removes_old_scratch_but_never_what_a_run_or_the_current_task_uses() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(!fresh.exists(), "a day old, over --older-than 12h");
     assert!(run_uses.exists() && task_uses.exists());
-    // A finished run collects the same way.
+    // A finished run collects the same way. It is a new run of the unfinished run's epic: it
+    // closes that one (no longer resumable), whose old files then go too; the task's stay.
     let old = scratch(&r.dir, "20260101T000000-5-go.log", 10, 30);
     let o = r.run(&with(&EPIC_SIM, &["--only", "1.1"]), &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
-        text(&o).contains("note: removed 1 old scratch files"),
+        text(&o).contains("note: removed 3 old scratch files"),
         "{}",
         text(&o)
     );
-    assert!(!old.exists() && run_uses.exists() && task_uses.exists());
+    assert!(!old.exists() && !run_uses.exists() && !log_uses.exists());
+    assert!(task_uses.exists());
     let o = r.run(&["gc", "--older-than", "soon"], &[]);
     assert_exit(&o, 2);
     assert!(text(&o).contains("bad duration \"soon\""), "{}", text(&o));

@@ -1442,15 +1442,26 @@ fn a_live_run_is_not_run_twice_and_a_new_run_stops_a_killed_ones_agent() {
     );
     assert!(
         text.contains(&format!(
-            "note: run {id} of epic 1 did not finish; `baton run --resume {id}` continues it"
+            "note: run {id} of epic 1 did not finish: closed, this run takes over"
         )),
         "{text}"
     );
     assert!(!alive(pgid), "the orphaned agent was stopped");
+    // The closed run is not offered again, and says why.
+    let o = d.run(&["run", "--resume", &id]);
+    assert_exit(&o, 3);
+    assert!(
+        out(&o).contains(&format!(
+            "error: run {id} was closed: a new run of its epic took over"
+        )),
+        "{}",
+        out(&o)
+    );
 }
 
-/// A killed run resumed while a newer run of its epic works on it: refused, naming the newer
-/// run (before, the two would have edited one tree, each taking the other's work for its own).
+/// A killed run resumed while a newer run of its epic works on it: refused — the newer run
+/// closed it when it took the epic over (before, the two would have edited one tree, each
+/// taking the other's work for its own).
 #[test]
 fn a_resumed_run_is_refused_while_a_newer_run_works_on_its_epic() {
     let d = project(HANG_FIRST_DEV);
@@ -1463,7 +1474,7 @@ fn a_resumed_run_is_refused_while_a_newer_run_works_on_its_epic() {
     let mut b = spawn_run(&d, false);
     let t = std::time::Instant::now();
     // Its run is the other one (ids sort by the second they start in, not within it).
-    let (new, pgid) = loop {
+    let (_newer, pgid) = loop {
         let other = std::fs::read_dir(d.dir.join(".baton/runs"))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -1487,13 +1498,15 @@ fn a_resumed_run_is_refused_while_a_newer_run_works_on_its_epic() {
         );
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
+    // The newer run took the epic over: the old one was closed, and is not resumed.
     let o = d.run(&["run", "--resume", &old]);
     assert_exit(&o, 3);
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
-        format!(
-            "error: epic 1 is being worked on by run {new}, in another baton\n  hint: wait for it to finish (`baton status` shows where it is), or stop it first\n"
-        )
+    assert!(
+        String::from_utf8_lossy(&o.stderr).starts_with(&format!(
+            "error: run {old} was closed: a new run of its epic took over\n"
+        )),
+        "{}",
+        out(&o)
     );
     assert!(alive(pgid), "the newer run's agent was left alone");
     b.kill().unwrap();
@@ -1689,4 +1702,71 @@ fn escape_sequences_from_a_story_never_reach_the_terminal() {
         "{err}"
     );
     assert!(!o.stderr.contains(&0x1b) && !o.stderr.contains(&0), "{err}");
+}
+
+/// The same command again after a finished run: the stories it finished say done and are
+/// skipped, saying so — no agent call, no second commit; `--redo` runs one again on purpose.
+#[test]
+fn running_the_same_command_again_never_redoes_done_stories() {
+    let d = project("");
+    let o = d.run(&EPIC_SIM);
+    assert!(o.status.success(), "{}", out(&o));
+    let commits = d.story_commits();
+    assert!(commits >= 2, "{:?}", d.log());
+    let o = d.run(&EPIC_SIM);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("skipped — already done (its status says so; `--redo 1.1` runs it again)"),
+        "{text}"
+    );
+    assert_eq!(d.story_commits(), commits, "{:?}", d.log());
+    let calls: Vec<_> = d
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished" && e["subject"]["kind"] == "story")
+        .collect();
+    assert!(calls.is_empty(), "stories ran again: {calls:?}");
+    // On purpose: one story again, the others left as they are.
+    let redo: Vec<&str> = EPIC_SIM.iter().copied().chain(["--redo", "1.1"]).collect();
+    let o = d.run(&redo);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(d.story_commits(), commits + 1, "{:?}", d.log());
+}
+
+/// An interrupted run the user gives up: `baton stop RUN_ID` closes it, saying what stays;
+/// `status` no longer offers `--resume` for it, and a resume is refused with the reason.
+#[test]
+fn stop_closes_an_interrupted_run_that_is_given_up() {
+    let d = project("");
+    let o = d.run_env(&EPIC_SIM, &[("BATON_CRASH_AFTER_EVENT", "6")]);
+    assert_eq!(o.status.code(), None, "killed");
+    let id = d.run_id();
+    let status = out(&d.run(&["status"]));
+    assert!(
+        status.contains(&format!("baton run --resume {id}")),
+        "{status}"
+    );
+    let o = d.run(&["stop", &id]);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "run {id}: closed; it is no longer offered for --resume"
+        )),
+        "{text}"
+    );
+    let status = out(&d.run(&["status"]));
+    assert!(!status.contains("--resume"), "{status}");
+    assert!(
+        status.contains("closed: closed by `baton stop`"),
+        "{status}"
+    );
+    let o = d.run(&["run", "--resume", &id]);
+    assert_exit(&o, 3);
+    assert!(
+        out(&o).contains(&format!("run {id} was closed")),
+        "{}",
+        out(&o)
+    );
 }

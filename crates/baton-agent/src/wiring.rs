@@ -464,7 +464,8 @@ mod tests {
         // A run's claude gets the same three masking hooks, by baton's own path.
         let args = claude_run_args_with("/opt/baton");
         let settings: Value = serde_json::from_str(&args[1]).unwrap();
-        let events: Vec<&String> = settings["hooks"].as_object().unwrap().keys().collect();
+        let mut events: Vec<&String> = settings["hooks"].as_object().unwrap().keys().collect();
+        events.sort();
         assert_eq!(events, ["PostToolUse", "PostToolUseFailure", "PreToolUse"]);
         assert_eq!(
             settings["hooks"]["PostToolUseFailure"][0]["hooks"][0]["command"],

@@ -311,17 +311,23 @@ impl CheckResult {
 
 /// Run `checks` one after another in `dir`, their outputs masked under `local_dir`; stops at
 /// the first red one (its output is what the next attempt needs). `started` hears each
-/// command before it runs.
+/// command before it runs. A command runs in a process group of its own (so a timeout stops
+/// all it started): when `cancel` fires (Ctrl-C), the group is stopped and no further command
+/// runs; the caller then treats the results as no verdict.
 pub fn run(
     checks: &[Check],
     dir: &Path,
     local_dir: &Path,
+    cancel: &baton_agent::CancelToken,
     started: &dyn Fn(&Check),
 ) -> Vec<CheckResult> {
     let mut out = Vec::new();
     for c in checks {
+        if cancel.is_cancelled() {
+            break;
+        }
         started(c);
-        let r = run_one(c, dir, local_dir);
+        let r = run_one(c, dir, local_dir, cancel);
         let red = !r.passed;
         out.push(r);
         if red {
@@ -333,11 +339,55 @@ pub fn run(
 
 /// Every one of `checks`, red or not (the starting commit's record: each command's own
 /// verdict is needed).
-pub fn run_all(checks: &[Check], dir: &Path, local_dir: &Path) -> Vec<CheckResult> {
-    checks.iter().map(|c| run_one(c, dir, local_dir)).collect()
+pub fn run_all(
+    checks: &[Check],
+    dir: &Path,
+    local_dir: &Path,
+    cancel: &baton_agent::CancelToken,
+) -> Vec<CheckResult> {
+    let mut out = Vec::new();
+    for c in checks {
+        if cancel.is_cancelled() {
+            break;
+        }
+        out.push(run_one(c, dir, local_dir, cancel));
+    }
+    out
 }
 
-fn run_one(c: &Check, dir: &Path, local_dir: &Path) -> CheckResult {
+/// Stops the process group `pgid` (TERM, then KILL after a grace) once `cancel` fires, until
+/// `done` is set.
+fn stop_on_cancel(
+    pgid: &std::sync::atomic::AtomicI32,
+    done: &std::sync::atomic::AtomicBool,
+    cancel: &baton_agent::CancelToken,
+) {
+    use std::sync::atomic::Ordering;
+    while !done.load(Ordering::SeqCst) {
+        if cancel.is_cancelled() {
+            let g = pgid.load(Ordering::SeqCst);
+            if g > 0 {
+                baton_core::process::signal_group(g, libc::SIGTERM);
+                let deadline = Instant::now() + mask::timeout::GRACE;
+                while !done.load(Ordering::SeqCst) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                if !done.load(Ordering::SeqCst) {
+                    baton_core::process::signal_group(g, libc::SIGKILL);
+                }
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn run_one(
+    c: &Check,
+    dir: &Path,
+    local_dir: &Path,
+    cancel: &baton_agent::CancelToken,
+) -> CheckResult {
     let started = Instant::now();
     let opts = capture::Options {
         local_dir,
@@ -348,7 +398,16 @@ fn run_one(c: &Check, dir: &Path, local_dir: &Path) -> CheckResult {
     };
     let argv = ["sh".to_string(), "-c".to_string(), c.command.clone()];
     let words: Vec<String> = c.command.split_whitespace().map(String::from).collect();
-    let outcome = capture::mask_command_in(&opts, &argv, &words, dir, c.timeout, &|_| {});
+    let pgid = std::sync::atomic::AtomicI32::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| stop_on_cancel(&pgid, &done, cancel));
+        let o = capture::mask_command_in(&opts, &argv, &words, dir, c.timeout, &|g| {
+            pgid.store(g, std::sync::atomic::Ordering::SeqCst)
+        });
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        o
+    });
     let duration_ms = started.elapsed().as_millis() as u64;
     match outcome {
         Ok(o) => {
@@ -500,7 +559,8 @@ mod tests {
             },
         ];
         let seen = std::sync::Mutex::new(Vec::new());
-        let r = run(&checks, d.path(), &local, &|c| {
+        let none = baton_agent::CancelToken::new();
+        let r = run(&checks, d.path(), &local, &none, &|c| {
             seen.lock().unwrap().push(c.command.clone())
         });
         assert_eq!(r.len(), 2);
@@ -525,7 +585,7 @@ mod tests {
             command: "sleep 30".into(),
             timeout: Duration::from_millis(300),
         };
-        let r = run(&[slow], d.path(), &local, &|_| {});
+        let r = run(&[slow], d.path(), &local, &none, &|_| {});
         assert!(!r[0].passed && r[0].timed_out, "{:?}", r[0]);
         assert!(r[0].describe().contains("(timed out)"));
     }

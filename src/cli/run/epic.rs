@@ -99,10 +99,10 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
 }
 
 /// One object per story already done, then per prompt that would be sent, in order.
-fn print_dry_json(done: &[(String, String)], prompts: &[DryPhase]) {
+fn print_dry_json(done: &[(String, String, bool)], prompts: &[DryPhase]) {
     let mut out = std::io::stdout().lock();
-    for (epic, story) in done {
-        let line = serde_json::json!({"event": "already_done", "epic": epic, "story": story});
+    for (epic, story, again) in done {
+        let line = serde_json::json!({"event": "already_done", "epic": epic, "story": story, "runs_again": again});
         let _ = writeln!(out, "{line}");
     }
     for p in prompts {
@@ -129,6 +129,27 @@ fn fresh(
             party.insert(name.to_string());
         }
     }
+    // Flags that contradict each other: refused, never one silently winning.
+    for (one, other, both) in [
+        (
+            "--skip-review",
+            "--party-review",
+            a.skip_review && (a.party_review || a.party_all),
+        ),
+        ("--skip-done", "--redo-all", a.skip_done && a.redo_all),
+        ("--redo", "--redo-all", !a.redo.is_empty() && a.redo_all),
+    ] {
+        if both {
+            let other = if other == "--party-review" && a.party_all && !a.party_review {
+                "--party-all"
+            } else {
+                other
+            };
+            return Err(
+                Error::invalid(format!("{one} contradicts {other}")).hint("give one of the two")
+            );
+        }
+    }
     if a.parallel.is_some_and(|n| n > 1) && a.no_commit {
         return Err(Error::invalid("--parallel cannot go with --no-commit")
             .hint("parallel stories reach the run's branch as commits; use --parallel 1 to leave changes staged"));
@@ -145,7 +166,9 @@ fn fresh(
             verbose: a.verbose,
             start_from: a.start_from.clone(),
             only: a.only.clone(),
-            skip_done: a.skip_done,
+            skip_done: !a.redo_all,
+            redo: a.redo.clone(),
+            done_at_start: None,
             no_commit: a.no_commit,
             skip_review: a.skip_review,
             agent: agent.agent.clone(),
@@ -187,13 +210,17 @@ fn print_preflight(agents: &[AgentCheck], refusals: &[String]) {
     let _ = writeln!(out);
 }
 
-fn print_dry(done: &[(String, String)], prompts: &[DryPhase], verbose: bool) {
+fn print_dry(done: &[(String, String, bool)], prompts: &[DryPhase], verbose: bool) {
     let mut out = std::io::stdout().lock();
-    for (_, story) in done {
-        let _ = writeln!(
-            out,
-            "story {story}: already done (its status says done; --skip-done skips it)"
-        );
+    for (_, story, again) in done {
+        let _ = if *again {
+            writeln!(out, "story {story}: already done, and run again (--redo)")
+        } else {
+            writeln!(
+                out,
+                "story {story}: already done: skipped (`--redo {story}` or --redo-all runs it again)"
+            )
+        };
     }
     if !done.is_empty() {
         let _ = writeln!(out);

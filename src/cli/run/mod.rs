@@ -114,9 +114,16 @@ pub struct EpicFlags {
     /// them is skipped whole)
     #[arg(long, value_name = "STORY,…", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Skip stories whose status is already done
-    #[arg(long)]
+    /// Skip stories whose status is already done (the default; kept for scripts)
+    #[arg(long, hide = true)]
     pub skip_done: bool,
+    /// Run these stories again although their status says done (comma-separated); done
+    /// stories are skipped otherwise, and the run says so
+    #[arg(long, value_name = "STORY,…", value_delimiter = ',')]
+    pub redo: Vec<String>,
+    /// Run every story again, done or not
+    #[arg(long)]
+    pub redo_all: bool,
     /// Leave changes staged instead of committing each story
     #[arg(long)]
     pub no_commit: bool,
@@ -221,6 +228,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         (None, Some(id)) => {
             // A resumed run is routed by the workflow its journal started.
             let j = Journal::open(&ctx.project.local_dir(), &id)?;
+            if let Some(why) = j.closed() {
+                return Err(Error::state(format!("run {id} was closed: {why}")).hint(
+                    "it is not continued; start a new run (stories it finished are skipped as done)",
+                ));
+            }
             if let Some(a) = a.agent {
                 // Its journal's calls were made by the agents it started with; a different
                 // agent mid-run would mix two contexts' work in one story: refused, not ignored.

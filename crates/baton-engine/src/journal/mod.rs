@@ -5,8 +5,8 @@
 //! call is never repeated, a committed story never committed again, and the first unfinished
 //! step is where real work starts.
 
-mod checks;
 mod hold;
+mod query;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -65,8 +65,9 @@ pub struct PhaseOutcome {
     /// baton's prompt (its floor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_budget: Option<u64>,
-    /// `context_peak_tokens` passed `context_budget`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// `context_peak_tokens` passed `context_budget`. Always written, false included: a
+    /// reader of the events must not take a missing field for an unknown.
+    #[serde(default)]
     pub over_budget: bool,
     /// Names the saved prompt (`prompts/<label>.md`) and the logs (`logs/<label>.log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,6 +205,12 @@ pub enum Entry {
         done: u32,
         failed: u32,
         skipped: u32,
+    },
+    /// An interrupted run the user gave up: closed by `baton stop RUN_ID`, or by a new run of
+    /// its epic that took over. It is no longer offered for `--resume`; its commits and stashes
+    /// stay as they are.
+    Closed {
+        reason: String,
     },
     /// Task workflows: the run sets `gate` on the task and waits for a decision. Journaled
     /// before the store's SET_GATE, with the store's last event `seq` then (`store_seq`): on
@@ -521,7 +528,7 @@ impl Journal {
     pub fn run_finished(&self) -> bool {
         self.records
             .iter()
-            .any(|r| matches!(r.entry, Entry::RunFinished { .. }))
+            .any(|r| matches!(r.entry, Entry::RunFinished { .. } | Entry::Closed { .. }))
     }
 
     /// The end of a run of one subject (a task): the subject's result, then the run's, unless

@@ -46,7 +46,10 @@ impl EpicEngine<'_> {
                     return Ok(None);
                 }
                 let local = self.local_dir();
-                let r = crate::checks::run(&checks.commands, &co.dir, &local, &|_| {});
+                let cancel = crate::interrupt::call_token();
+                let r = crate::checks::run(&checks.commands, &co.dir, &local, &cancel, &|_| {});
+                // Cut off by Ctrl-C: no verdict, nothing journaled; a resumed run runs them.
+                self.calls().check_interrupt()?;
                 self.log(Entry::ChecksRun {
                     subject: subject.clone(),
                     phase: phase.to_string(),
@@ -101,7 +104,9 @@ impl EpicEngine<'_> {
             return Ok(());
         }
         let main = self.main_checkout();
-        let r = crate::checks::run_all(&checks.commands, &main.dir, &self.local_dir());
+        let cancel = crate::interrupt::call_token();
+        let r = crate::checks::run_all(&checks.commands, &main.dir, &self.local_dir(), &cancel);
+        self.calls().check_interrupt()?;
         self.log(Entry::ChecksRun {
             subject: subject.clone(),
             phase: BASELINE.into(),

@@ -84,7 +84,17 @@ pub struct Options {
     /// Only these stories (`--only`); empty: all.
     #[serde(default)]
     pub only: Vec<String>,
+    /// Stories whose status says done are not run again (the default of `baton run`; a
+    /// journal from before it was the default says what that run chose).
     pub skip_done: bool,
+    /// Done stories run again all the same (`--redo 1.1,1.2`).
+    #[serde(default)]
+    pub redo: Vec<String>,
+    /// The stories (`epic:story`) whose status said done when the run started: the ones
+    /// `skip_done` leaves out. A story this run itself finished says done too, and must not be
+    /// taken for one (a resumed run finishes what it started). None: a journal from before.
+    #[serde(default)]
+    pub done_at_start: Option<Vec<String>>,
     pub no_commit: bool,
     pub skip_review: bool,
     /// Agent for every role (`--agent sim`).
@@ -105,6 +115,23 @@ pub struct Options {
     /// journal from before checks existed has none.
     #[serde(default)]
     pub checks: Option<crate::checks::Checks>,
+}
+
+impl Options {
+    /// Whether `story` of `epic` is left as it is: its status said done when the run
+    /// started, and it is not to be redone.
+    pub(crate) fn skips_done(&self, epic: &str, story: &StoryRef) -> bool {
+        let done = match &self.done_at_start {
+            Some(list) => list.contains(&done_key(epic, &story.id)),
+            None => story.status == "done",
+        };
+        self.skip_done && done && !self.redo.contains(&story.id)
+    }
+}
+
+/// A story's entry in [`Options::done_at_start`].
+pub(crate) fn done_key(epic: &str, story: &str) -> String {
+    format!("{epic}:{story}")
 }
 
 impl Options {
@@ -493,9 +520,12 @@ impl EpicEngine<'_> {
             self.add_recorded_usage(&epic.id, &story.id, &mut rep);
             return Ok(Some(rep));
         }
-        if self.opts.skip_done && story.status == "done" {
+        if self.opts.skips_done(&epic.id, story) {
             rep.result = StoryResult::Skipped;
-            rep.reason = "already done".into();
+            rep.reason = format!(
+                "already done (its status says so; `--redo {}` runs it again)",
+                story.id
+            );
             self.finish_story(epic, story, &rep)?;
             return Ok(Some(rep));
         }

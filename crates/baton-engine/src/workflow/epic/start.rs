@@ -95,7 +95,8 @@ pub enum EpicOutcome {
     /// `--dry-run`: the stories already done (epic, story), each prompt that would be sent,
     /// and the pre-flight: the agents it would call, and what a real run would refuse.
     Dry {
-        done: Vec<(String, String)>,
+        /// Stories whose status says done: (epic, story, whether it runs again).
+        done: Vec<(String, String, bool)>,
         prompts: Vec<DryPhase>,
         agents: Vec<AgentCheck>,
         refusals: Vec<String>,
@@ -148,6 +149,19 @@ impl EpicRun {
             .iter()
             .map(|e| project::load_epic(&project_dir, e))
             .collect::<Result<_>>()?;
+        if !resumed {
+            spec.options.done_at_start = Some(
+                epics
+                    .iter()
+                    .flat_map(|e| {
+                        e.stories
+                            .iter()
+                            .filter(|s| s.status == "done")
+                            .map(|s| super::done_key(&e.id, &s.id))
+                    })
+                    .collect(),
+            );
+        }
         if let Some(e) = epics.iter().find(|e| e.stories.is_empty()) {
             return Err(
                 Error::not_found(format!("epic {} has no story files", e.id)).hint(format!(
@@ -319,20 +333,17 @@ impl EpicRun {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner),
             );
-            // Stories whose status says done run again unless --skip-done: said.
-            let done = if opts.skip_done {
-                Vec::new()
-            } else {
-                self.epics
-                    .iter()
-                    .flat_map(|e| {
-                        e.stories
-                            .iter()
-                            .filter(|s| s.status == "done")
-                            .map(|s| (e.id.clone(), s.id.clone()))
-                    })
-                    .collect()
-            };
+            // Stories whose status says done: skipped, or run again (--redo): said.
+            let done = self
+                .epics
+                .iter()
+                .flat_map(|e| {
+                    e.stories
+                        .iter()
+                        .filter(|s| s.status == "done")
+                        .map(|s| (e.id.clone(), s.id.clone(), !opts.skips_done(&e.id, s)))
+                })
+                .collect();
             return Ok(EpicOutcome::Dry {
                 done,
                 prompts,
@@ -503,7 +514,7 @@ fn check_branch(git: &Git, o: &Options, resumed: bool) -> Result<()> {
 /// may have left its agent running, which is stopped before this run's agents start (a
 /// resumed run stops its own orphans).
 fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -> Result<()> {
-    for old in Journal::unfinished_runs(local, WORKFLOWS) {
+    for mut old in Journal::unfinished_runs(local, WORKFLOWS) {
         let Some(Started {
             run_id: id,
             subjects,
@@ -530,8 +541,15 @@ fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -
             // Another run that did not finish: the one resumed now goes on; that one waits.
             continue;
         }
+        // A new run of the same epic takes over: the old one stops being offered for
+        // --resume. Nothing of it is undone; the stories it finished say done and are skipped.
+        let (id, epic) = (id.to_string(), epic.clone());
+        old.log(Entry::Closed {
+            reason: "a new run of its epic took over".into(),
+        })?;
         notice::note(format!(
-            "run {id} of epic {epic} did not finish; `baton run --resume {id}` continues it instead of starting over"
+            "run {id} of epic {epic} did not finish: closed, this run takes over (its commits \
+             and stashes stay as they are; the stories it finished are skipped as done)"
         ));
     }
     Ok(())

@@ -384,35 +384,59 @@ impl TaskEngine<'_> {
                         model: None,
                     });
                     let started = std::time::Instant::now();
-                    let out = std::process::Command::new(&wf.test_command[0])
-                        .args(&wf.test_command[1..])
-                        .current_dir(&self.project_dir)
-                        .stdin(std::process::Stdio::null())
-                        .output();
-                    // A Ctrl-C reaches the test command too (it shares baton's group): a run
-                    // cut off is interrupted, not a failing test suite.
+                    // The same runner as an epic's checks: masked, timed out, cancellable.
+                    let check = crate::checks::Check {
+                        command: wf
+                            .test_command
+                            .iter()
+                            .map(|a| baton_agent::wiring::shell_quote(a))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        timeout: crate::checks::DEFAULT_TIMEOUT,
+                    };
+                    let local = self
+                        .run_dir()
+                        .parent()
+                        .and_then(Path::parent)
+                        .map_or_else(|| self.project_dir.join(".baton"), Path::to_path_buf);
+                    let cancel = crate::interrupt::call_token();
+                    let results = crate::checks::run(
+                        std::slice::from_ref(&check),
+                        &self.project_dir,
+                        &local,
+                        &cancel,
+                        &|_| {},
+                    );
+                    // A Ctrl-C stops the test command too: a run cut off is interrupted, not
+                    // a failing test suite.
                     self.calls().check_interrupt()?;
-                    let (ok, detail, text) = match out {
-                        Ok(o) => {
-                            let mut all = o.stdout.clone();
-                            all.extend_from_slice(&o.stderr);
-                            let s = baton_context::mask::summarize_command_output(
-                                baton_context::mask::Kind::Auto,
-                                &wf.test_command,
-                                &all,
-                            );
-                            let json = serde_json::to_string_pretty(&s).unwrap_or_default();
+                    let (ok, detail, text) = match results.first() {
+                        Some(r) => {
+                            let failing = r
+                                .failing()
+                                .map(|f| format!("\nFirst failure: {f}\n"))
+                                .unwrap_or_default();
+                            let output = r
+                                .output
+                                .as_ref()
+                                .map(|o| format!("\nWhole output: {}\n", o.display()))
+                                .unwrap_or_default();
                             let text = format!(
-                                "# Test results\n\nCommand: `{}` (run by baton, output masked)\nExit: {}\n\n## Summary\n\n{}\n\n```json\n{json}\n```\n",
-                                wf.test_command.join(" "),
-                                o.status.code().map_or("signal".into(), |c| c.to_string()),
-                                s.summary
+                                "# Test results\n\nCommand: `{}` (run by baton, output masked)\nExit: {}\n\n## Summary\n\n{}\n{failing}{output}",
+                                check.command,
+                                r.exit_code.map_or("signal".into(), |c| c.to_string()),
+                                r.summary
                             );
-                            (o.status.success(), s.summary.clone(), text)
+                            let detail = if r.passed {
+                                r.summary.clone()
+                            } else {
+                                r.describe()
+                            };
+                            (r.passed, detail, text)
                         }
-                        Err(e) => (
+                        None => (
                             false,
-                            format!("cannot run {}: {e}", wf.test_command[0]),
+                            format!("`{}` did not run", check.command),
                             String::new(),
                         ),
                     };

@@ -1,9 +1,18 @@
-//! The project's checks as the journal records them (`Entry::ChecksRun`).
+//! Questions a journal answers beyond its core: the project's checks as it records them
+//! (`Entry::ChecksRun`), and whether a run was closed unfinished (`Entry::Closed`).
 
 use super::{Entry, Journal};
 use crate::subject::Subject;
 
 impl Journal {
+    /// Why the run was closed without finishing, if it was.
+    pub fn closed(&self) -> Option<&str> {
+        self.records.iter().find_map(|r| match &r.entry {
+            Entry::Closed { reason } => Some(reason.as_str()),
+            _ => None,
+        })
+    }
+
     /// The checks recorded after `phase` of `attempt` of `subject`, if they ran.
     pub fn checks_run(
         &self,
