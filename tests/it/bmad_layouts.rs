@@ -138,6 +138,7 @@ fn a_decimal_epic_runs_to_its_commit_uat_and_retrospective_where_the_config_says
     );
     assert!(p.log().is_empty());
 
+    // Story 3.5.1 is listed but has no file yet: the UAT runs over the epic only when asked.
     let o = p.baton(&[
         "run",
         "epic-execute",
@@ -145,9 +146,14 @@ fn a_decimal_epic_runs_to_its_commit_uat_and_retrospective_where_the_config_says
         "--agent",
         "claude",
         "--party-retro",
+        "--allow-missing",
     ]);
     let text = out(&o);
     assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("3.5.1 has no story file yet: create it with the BMAD create-story workflow"),
+        "{text}"
+    );
     let log = p.log();
     assert_eq!(
         log,

@@ -1713,6 +1713,7 @@ fn running_the_same_command_again_never_redoes_done_stories() {
     assert!(o.status.success(), "{}", out(&o));
     let commits = d.story_commits();
     assert!(commits >= 2, "{:?}", d.log());
+    let first = d.run_id();
     let o = d.run(&EPIC_SIM);
     let text = out(&o);
     assert!(o.status.success(), "{text}");
@@ -1721,11 +1722,21 @@ fn running_the_same_command_again_never_redoes_done_stories() {
         "{text}"
     );
     assert_eq!(d.story_commits(), commits, "{:?}", d.log());
-    let calls: Vec<_> = d
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "phase_finished" && e["subject"]["kind"] == "story")
+    // The second run's journal (two runs in one second do not sort by start).
+    let second = std::fs::read_dir(d.dir.join(".baton/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|r| !r.ends_with(&first))
+        .expect("a second run");
+    let journal = std::fs::read_to_string(second.join("events.jsonl")).unwrap();
+    let calls: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &serde_json::Value| {
+            e["event"] == "phase_finished" && e["subject"]["kind"] == "story"
+        })
         .collect();
+    assert!(journal.contains("already done"), "{journal}");
     assert!(calls.is_empty(), "stories ran again: {calls:?}");
     // On purpose: one story again, the others left as they are.
     let redo: Vec<&str> = EPIC_SIM.iter().copied().chain(["--redo", "1.1"]).collect();
@@ -1769,4 +1780,76 @@ fn stop_closes_an_interrupted_run_that_is_given_up() {
         "{}",
         out(&o)
     );
+}
+
+/// A story the epic lists with no file yet (normal mid-epic in BMAD) is named and counted, and
+/// the epic's UAT waits for it unless `--allow-missing`; a story still drafted is not developed
+/// unless `--allow-draft`, and says why. `--dry-run` names both.
+#[test]
+fn missing_and_drafted_stories_are_named_never_silent() {
+    let d = project("");
+    // The epic lists its stories as BMAD's epics do; 1.4's file is not written yet.
+    std::fs::write(
+        d.dir.join("docs/epics/epic-1.md"),
+        "# Epic 1: Notes service\n\n### Story 1.1: Project skeleton\n\n### Story 1.2: Create notes\n\n### Story 1.3: Search notes\n\n### Story 1.4: Export notes\n",
+    )
+    .unwrap();
+    std::fs::remove_file(crate::util::demo_story_path(&d.dir, "1.4")).unwrap();
+    let s2 = crate::util::demo_story_path(&d.dir, "1.2");
+    let text = std::fs::read_to_string(&s2).unwrap();
+    std::fs::write(&s2, text.replace("Status: ready-for-dev", "Status: Draft")).unwrap();
+    git(
+        &d.dir,
+        &["commit", "-qam", "1.4 not written yet, 1.2 drafted"],
+    );
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--dry-run"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains(
+            "story 1.4: no story file yet: create it with the BMAD create-story workflow"
+        ),
+        "{}",
+        out(&o)
+    );
+    let o = d.run(&EPIC_SIM);
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("1.4 has no story file yet: create it with the BMAD create-story workflow"),
+        "{text}"
+    );
+    assert!(
+        text.contains("its status is still drafted: not ready for development"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "the epic's UAT and retrospective are not run: 1 of its stories have no file yet"
+        ),
+        "{text}"
+    );
+    assert!(!d.log().iter().any(|l| l.contains("UAT")), "{:?}", d.log());
+    assert!(
+        !d.log().iter().any(|l| l.contains("story 1.2")),
+        "{:?}",
+        d.log()
+    );
+    assert!(
+        d.story("1.2").contains("Status: Draft"),
+        "the drafted story is left as it was"
+    );
+    // Asked for: the drafted story is developed, the UAT runs.
+    let more: Vec<&str> = EPIC_SIM
+        .iter()
+        .copied()
+        .chain(["--allow-draft", "--allow-missing"])
+        .collect();
+    let o = d.run(&more);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        d.log().iter().any(|l| l.starts_with("feat(story 1.2)")),
+        "{:?}",
+        d.log()
+    );
+    assert!(d.log().iter().any(|l| l.contains("UAT")), "{:?}", d.log());
 }

@@ -612,3 +612,29 @@ fn a_failure_the_starting_commit_had_does_not_block_and_checks_can_be_turned_off
     assert_eq!(p.fake_file("calls").matches("dev 1.1").count(), 1);
     assert_eq!(story_commits(&p), 1);
 }
+
+/// A CLI that is not logged in stops the run (exit 7) before any work, and leaves every file
+/// as it was: the story file keeps its own status line, byte for byte.
+#[test]
+fn a_cli_that_is_not_logged_in_leaves_every_file_as_it_was() {
+    let p = Proj::new(&[
+        (STORY, &template_story("1.1", "Greeting", "Approved")),
+        ("src/lib.txt", "lib\n"),
+    ]);
+    let claude = p.fake.join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\ncat > /dev/null\nprintf '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"fake\"}\\n'\nprintf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Not logged in · Please run /login\",\"session_id\":\"s1\"}\\n'\nexit 1\n",
+    )
+    .unwrap();
+    let before = std::fs::read(p.dir.join(STORY)).unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert_exit(&o, 7);
+    assert_eq!(
+        std::fs::read(p.dir.join(STORY)).unwrap(),
+        before,
+        "the story file was changed: {}",
+        p.read(STORY)
+    );
+    assert_eq!(git(&p.dir, &["status", "--porcelain"]), "");
+}

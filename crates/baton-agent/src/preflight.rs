@@ -132,20 +132,72 @@ pub fn credentials(kind: AgentKind) -> Credentials {
                 .or_else(|| file(user_file(HookAgent::Codex, ".codex/auth.json"))),
             "run `codex login`, or set OPENAI_API_KEY",
         ),
-        AgentKind::Gemini => (
-            env_set(&[
-                "GEMINI_API_KEY",
-                "GOOGLE_API_KEY",
-                "GOOGLE_GENAI_USE_VERTEXAI",
-            ])
-            .or_else(|| file(user_file(HookAgent::Gemini, ".gemini/oauth_creds.json"))),
-            "run `gemini` once and log in, or set GEMINI_API_KEY",
-        ),
+        AgentKind::Gemini => {
+            // Headless gemini needs an auth method, chosen in its settings or implied by its
+            // variables; without one (or with one it rejects) it exits 41 before any work.
+            let settings = user_file(HookAgent::Gemini, ".gemini/settings.json");
+            if let Err(why) = gemini_auth(&settings, &crate::wiring::process_env) {
+                return Credentials::NoneFound(why);
+            }
+            (
+                env_set(&[
+                    "GEMINI_API_KEY",
+                    "GOOGLE_API_KEY",
+                    "GOOGLE_GENAI_USE_VERTEXAI",
+                ])
+                .or_else(|| file(user_file(HookAgent::Gemini, ".gemini/oauth_creds.json"))),
+                "run `gemini` once and log in, or set GEMINI_API_KEY",
+            )
+        }
         _ => return Credentials::NotApplicable,
     };
     match found {
         Some(f) => Credentials::Found(f),
         None => Credentials::NoneFound(login.into()),
+    }
+}
+
+/// The auth method headless gemini would use: `security.auth.selectedType` in the user's
+/// settings, else the one its variables imply (as gemini-cli 0.61 reads them). `Err`, with
+/// what to do, when it would exit 41: no method at all, or `GOOGLE_GEMINI_BASE_URL` alone
+/// (gemini takes it for a gateway, which headless mode rejects: "Invalid auth method
+/// selected").
+fn gemini_auth(settings: &Path, var: crate::wiring::Var) -> std::result::Result<String, String> {
+    let selected = std::fs::read_to_string(settings)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| {
+            v.pointer("/security/auth/selectedType")
+                .and_then(|t| t.as_str())
+                .map(String::from)
+        });
+    if let Some(t) = selected {
+        return Ok(t);
+    }
+    let set = |k: &str| var(k).is_some_and(|v| !v.is_empty());
+    let is = |k: &str, want: &str| var(k).as_deref() == Some(want);
+    let how = format!(
+        "choose gemini's auth method: run `gemini` once, or set security.auth.selectedType in \
+         {} (\"gemini-api-key\" with GEMINI_API_KEY set)",
+        settings.display()
+    );
+    if is("GOOGLE_GENAI_USE_GCA", "true") {
+        Ok("oauth-personal".into())
+    } else if is("GOOGLE_GENAI_USE_VERTEXAI", "true") {
+        Ok("vertex-ai".into())
+    } else if set("GOOGLE_GEMINI_BASE_URL") {
+        Err(format!(
+            "GOOGLE_GEMINI_BASE_URL is set and no auth method is chosen: gemini exits 41 \
+             (\"Invalid auth method selected\"); {how}"
+        ))
+    } else if set("GEMINI_API_KEY") {
+        Ok("gemini-api-key".into())
+    } else if is("CLOUD_SHELL", "true") || is("GEMINI_CLI_USE_COMPUTE_ADC", "true") {
+        Ok("compute-default-credentials".into())
+    } else {
+        Err(format!(
+            "no auth method is chosen (gemini exits 41 without one): {how}"
+        ))
     }
 }
 
@@ -169,6 +221,48 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(p, "#!/bin/sh\necho 'agent 1.2.3'\n").unwrap();
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn geminis_auth_method_is_read_as_gemini_reads_it() {
+        let d = tempfile::tempdir().unwrap();
+        let settings = d.path().join("settings.json");
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        // Nothing chosen, nothing implied: exit 41, said.
+        let e = gemini_auth(&settings, &env(&[])).unwrap_err();
+        assert!(e.contains("no auth method is chosen"), "{e}");
+        assert!(e.contains("security.auth.selectedType"), "{e}");
+        // An API key implies its method; a base URL alone is a gateway gemini refuses.
+        assert_eq!(
+            gemini_auth(&settings, &env(&[("GEMINI_API_KEY", "k")])).unwrap(),
+            "gemini-api-key"
+        );
+        let e = gemini_auth(
+            &settings,
+            &env(&[
+                ("GEMINI_API_KEY", "k"),
+                ("GOOGLE_GEMINI_BASE_URL", "http://x"),
+            ]),
+        )
+        .unwrap_err();
+        assert!(e.contains("Invalid auth method selected"), "{e}");
+        // Chosen in the settings: that one, whatever the variables say.
+        std::fs::write(
+            &settings,
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            gemini_auth(&settings, &env(&[("GOOGLE_GEMINI_BASE_URL", "http://x")])).unwrap(),
+            "gemini-api-key"
+        );
     }
 
     #[test]

@@ -57,15 +57,22 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             agents,
             refusals,
             checks,
+            missing,
         } => {
             if ctx.out.json {
-                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals, "checks": checks});
+                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals, "checks": checks, "missing_stories": missing});
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
                 print_dry_json(&done, &prompts);
             } else {
                 print_preflight(&agents, &refusals);
                 if let Some(c) = &checks {
                     crate::outln!("{}", c.describe());
+                }
+                for (_, id) in &missing {
+                    crate::outln!(
+                        "story {id}: no story file yet: create it with the BMAD create-story \
+                         workflow (the epic's UAT waits for it unless --allow-missing)"
+                    );
                 }
                 print_dry(&done, &prompts, verbose);
             }
@@ -177,6 +184,8 @@ fn fresh(
             protected_branches: cfg.run.protected_branches.clone(),
             parallel: a.parallel.unwrap_or(1) as usize,
             no_checks: a.no_checks,
+            allow_draft: a.allow_draft,
+            allow_missing: a.allow_missing,
             checks: None,
         },
         scenario,

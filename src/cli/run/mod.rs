@@ -138,6 +138,12 @@ pub struct EpicFlags {
     /// committing a story: its work is committed on the agents' word (the run says so)
     #[arg(long)]
     pub no_checks: bool,
+    /// Develop stories whose status is still drafted (skipped otherwise, saying so)
+    #[arg(long)]
+    pub allow_draft: bool,
+    /// Run the epic's UAT and retrospective although some of its stories have no file yet
+    #[arg(long)]
+    pub allow_missing: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -52,10 +52,17 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
             })
         })
         .collect();
+    let missing = report
+        .stories
+        .iter()
+        .filter(|s| !(s.created && s.file.is_some()))
+        .map(|s| (s.id.to_string(), s.title.clone()))
+        .collect();
     Ok(EpicRef {
         id: n.to_string(),
         path: report.epic_file.clone(),
         stories,
+        missing,
     })
 }
 

@@ -122,6 +122,7 @@ mod tests {
                     status: "ready".into(),
                 })
                 .collect(),
+            missing: Vec::new(),
         }
     }
 

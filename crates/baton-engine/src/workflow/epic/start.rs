@@ -102,6 +102,8 @@ pub enum EpicOutcome {
         refusals: Vec<String>,
         /// The project's checks a real run would run before each commit.
         checks: Option<crate::checks::Checks>,
+        /// Stories the epics list with no file yet: (epic, story).
+        missing: Vec<(String, String)>,
     },
     Finished {
         reports: Vec<EpicReport>,
@@ -350,6 +352,11 @@ impl EpicRun {
                 agents: self.checks,
                 refusals: self.refusals,
                 checks: self.spec.options.checks.clone(),
+                missing: self
+                    .epics
+                    .iter()
+                    .flat_map(|e| e.missing.iter().map(|(id, _)| (e.id.clone(), id.clone())))
+                    .collect(),
             });
         }
         let (done, failed, skipped) = reports.iter().fold((0, 0, 0), |(d, f, s), r| {

@@ -39,7 +39,41 @@ impl Baseline {
     }
 }
 
+/// Files as they were (`None`: absent), to be put back byte for byte.
+pub(crate) type Snapshot = Vec<(std::path::PathBuf, Option<Vec<u8>>)>;
+
 impl EpicEngine<'_> {
+    /// The files a status change of `story` in `co` writes, as they are now.
+    pub(crate) fn status_snapshot(&self, co: &Checkout, story: &StoryRef) -> Snapshot {
+        let mut files = vec![co.dir.join(&story.path)];
+        if co.shared_status {
+            files.extend(self.status.status_files().iter().map(|f| co.dir.join(f)));
+        }
+        files
+            .into_iter()
+            .map(|f| {
+                let bytes = std::fs::read(&f).ok();
+                (f, bytes)
+            })
+            .collect()
+    }
+
+    /// Put `kept` back as it was: a status change that must not stand (the phase never ran).
+    pub(crate) fn put_back(&self, kept: Snapshot) -> Result<()> {
+        if self.opts.dry_run {
+            return Ok(());
+        }
+        for (f, bytes) in kept {
+            match bytes {
+                Some(b) => baton_core::fs::write_atomic(&f, &b)?,
+                None => {
+                    let _ = std::fs::remove_file(&f);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// What changed in `co` since the run started: candidates for staging or stashing. The
     /// pre-run set applies to the project's own checkout; a worktree starts clean.
     pub(crate) fn work_of(&self, co: &Checkout) -> Result<Vec<String>> {
