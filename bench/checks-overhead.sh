@@ -25,10 +25,15 @@ for r in $(seq 1 "$rounds"); do
     t0=$(now)
     (cd "$d" && "$baton" run epic-execute 1 --agent sim >/dev/null 2>&1) || true
     t1=$(now)
-    dt=$(echo "$t1 - $t0" | bc -l)
+    dt=$(python3 -c "print($t1 - $t0)")
     if [ "$side" = with ]; then
       with+=("$dt")
-      n=$(cat "$d"/.baton/runs/*/events.jsonl | grep -o '"event":"checks_run"[^\n]*' | grep -o '"command":"sleep' | wc -l)
+      n=$(python3 - "$d"/.baton/runs/*/events.jsonl <<'PY'
+import json, sys
+print(sum(len(e["results"]) for f in sys.argv[1:] for e in map(json.loads, open(f))
+          if e.get("event") == "checks_run"))
+PY
+)
       checks+=("$n")
     else
       without+=("$dt")
@@ -37,8 +42,8 @@ for r in $(seq 1 "$rounds"); do
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mw=$(median "${without[@]}"); mc=$(median "${with[@]}"); n=$(median "${checks[@]}")
-over=$(echo "($mc - $mw - $n * $sleep_s) / $n * 1000" | bc -l)
+over=$(python3 -c "print(($mc - $mw - $n * $sleep_s) / $n * 1000)")
 printf 'rounds %s, check command sleep %s s\n' "$rounds" "$sleep_s"
 printf 'run without checks: median %.3f s\n' "$mw"
-printf 'run with checks:    median %.3f s (%s checks run, %.3f s of them the commands own)\n' "$mc" "$n" "$(echo "$n * $sleep_s" | bc -l)"
+printf 'run with checks:    median %.3f s (%s checks run, %.3f s of them the commands own)\n' "$mc" "$n" "$(python3 -c "print($n * $sleep_s)")"
 printf 'overhead per check beyond the command: %.1f ms\n' "$over"
