@@ -156,6 +156,8 @@ struct Page {
     phases: Vec<PhaseView>,
     gates: Vec<Span>,
     rotations: Vec<Span>,
+    /// The project's checks, one line each.
+    checks: Vec<String>,
     waves: Vec<WaveView>,
     ticks: Vec<Tick>,
     masks_unreadable: usize,
@@ -465,6 +467,33 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
             .collect(),
         gates,
         rotations,
+        checks: m
+            .checks
+            .iter()
+            .map(|c| {
+                let r = &c.result;
+                let verdict = if r.passed {
+                    format!("`{}` passed: {}", r.command, r.summary)
+                } else {
+                    r.describe()
+                };
+                let output = r
+                    .output
+                    .as_ref()
+                    .map(|o| format!(" — output: {}", o.display()))
+                    .unwrap_or_default();
+                let when = if c.attempt == 0 {
+                    "on the starting commit".to_string()
+                } else {
+                    format!("after {} (attempt {})", c.phase, c.attempt)
+                };
+                format!(
+                    "{} {when}, {}: {verdict}{output}",
+                    m.rows[c.row].subject.label(),
+                    human_ms(r.duration_ms)
+                )
+            })
+            .collect(),
         waves: m
             .waves
             .iter()

@@ -85,6 +85,15 @@ pub struct Phase {
     pub lane: usize,
 }
 
+/// One of the project's checks after a phase (`phase` is `baseline` for the starting commit's).
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    pub row: usize,
+    pub phase: String,
+    pub attempt: u32,
+    pub result: baton_engine::checks::CheckResult,
+}
+
 /// A gate the run waited at, from its opening to the decision (or to now).
 #[derive(Debug, Clone)]
 pub struct GateWait {
@@ -150,6 +159,8 @@ pub struct Model {
     pub phases: Vec<Phase>,
     pub gates: Vec<GateWait>,
     pub rotations: Vec<Rotation>,
+    /// The project's checks, per story and phase, as the run recorded them.
+    pub checks: Vec<CheckRun>,
     pub waves: Vec<Wave>,
     pub masks: Vec<MaskRecord>,
     /// Lines of masks.jsonl that could not be read.
@@ -204,6 +215,7 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
     let mut open: HashMap<(Subject, String, u32), u64> = HashMap::new();
     let mut gates: Vec<GateWait> = vec![];
     let mut rotations = vec![];
+    let mut checks = vec![];
     let mut finished = false;
     let mut interrupted = false;
     let record::Read {
@@ -347,8 +359,23 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
                     g.decision = Some(decision.clone());
                 }
             }
+            Entry::ChecksRun {
+                subject,
+                phase,
+                attempt,
+                results,
+                ..
+            } => {
+                let row = rows.get(subject);
+                checks.extend(results.iter().map(|r| CheckRun {
+                    row,
+                    phase: phase.clone(),
+                    attempt: *attempt,
+                    result: r.clone(),
+                }));
+            }
             Entry::Interrupted { .. } => interrupted = true,
-            Entry::RunFinished { .. } => finished = true,
+            Entry::RunFinished { .. } | Entry::Closed { .. } => finished = true,
             _ => {}
         }
     }
@@ -437,6 +464,7 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
         phases,
         gates,
         rotations,
+        checks,
         waves,
         masks,
         masks_unreadable,

@@ -533,6 +533,24 @@ fn a_red_story_is_retried_with_its_failing_test_and_committed_green_once() {
     let err = out(&o);
     assert!(err.contains("checks pass on the starting commit"), "{err}");
     assert!(err.contains("`make test` failed (exit 2)"), "{err}");
+    // The report lists every check per story: the red one with its failing test, then green.
+    let runs = p.dir.join(".baton/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let at = html.find("<h2>Checks</h2>").expect("no checks in the report");
+    let checks = &html[at..html[at..].find("</ul>").map_or(html.len(), |e| at + e)];
+    assert!(
+        checks.contains("story 1.1 after dev (attempt 1)")
+            && checks.contains("test_greeting.py::test_greeting"),
+        "the red check is not in the report: {checks}"
+    );
+    assert!(checks.contains("story 1.1 after dev (attempt 2)"), "{checks}");
+    assert!(checks.contains("epic 1 on the starting commit"), "{checks}");
 }
 
 /// An agent that never fixes it: no commit holds its code, the story fails naming the
