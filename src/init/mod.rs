@@ -272,15 +272,33 @@ pub fn write(
     Ok(())
 }
 
-/// Make `dir/rel` hold `text`, or remove it (`None`).
+/// Make `dir/rel` hold `text`, or remove it (`None`). A file that is there keeps what it was:
+/// its permission bits (a 0600 `~/.claude.json` holding tokens stays 0600), and a link (a
+/// dotfiles checkout) stays a link, its target written (a project's link was refused before,
+/// when it leads outside).
 fn apply(dir: &Path, rel: &Path, text: Option<&str>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(rel);
     match text {
         Some(text) => {
-            if let Some(parent) = path.parent() {
+            let is_link =
+                std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            let target = if is_link {
+                path.canonicalize().map_err(|e| Error::io(&path, e))?
+            } else {
+                path.clone()
+            };
+            if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
-            Ok(baton_core::fs::write_atomic(&path, text.as_bytes())?)
+            let mode = std::fs::metadata(&target)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o644);
+            Ok(baton_core::fs::write_atomic_mode(
+                &target,
+                text.as_bytes(),
+                mode,
+            )?)
         }
         None => match std::fs::remove_file(&path) {
             Ok(()) => {

@@ -484,3 +484,88 @@ fn init_that_cannot_write_a_file_puts_back_what_it_wrote() {
     std::fs::write(h.join(".claude"), "not a folder").unwrap();
     refused(".claude/settings.json");
 }
+
+/// `init --global` keeps the user's files as they were: a 0600 `~/.claude.json` stays 0600, a
+/// settings file that is a link into a dotfiles checkout stays a link (its target is what is
+/// written), and the record baton keeps of them is the user's alone (0600); uninstall puts
+/// the content back through the link.
+#[test]
+fn global_init_keeps_the_users_permissions_and_links() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Proj::new();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::create_dir_all(h.join(".claude")).unwrap();
+    std::fs::create_dir_all(h.join("dotfiles")).unwrap();
+    let secret = "{\"mcpServers\": {\"x\": {\"env\": {\"TOKEN\": \"t0p-s3cret\"}}}}\n";
+    std::fs::write(h.join(".claude.json"), secret).unwrap();
+    std::fs::set_permissions(
+        h.join(".claude.json"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    std::fs::write(
+        h.join("dotfiles/claude-settings.json"),
+        "{\"theme\": \"dark\"}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        h.join("dotfiles/claude-settings.json"),
+        h.join(".claude/settings.json"),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let o = p
+            .cmd(args)
+            .env("HOME", h)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::util::text(&o));
+    };
+    let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    run(&["init", "claude", "--global"]);
+    assert_eq!(
+        mode(&h.join(".claude.json")),
+        0o600,
+        "the user's file was loosened"
+    );
+    assert!(
+        std::fs::read_to_string(h.join(".claude.json"))
+            .unwrap()
+            .contains("\"baton\"")
+    );
+    let link = h.join(".claude/settings.json");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    assert!(
+        std::fs::read_to_string(h.join("dotfiles/claude-settings.json"))
+            .unwrap()
+            .contains("hook claude post-tool-use"),
+        "the link's target was not written"
+    );
+    let record = h.join(".config/baton/init-claude.json");
+    assert_eq!(mode(&record), 0o600, "the record is readable by others");
+    run(&["init", "claude", "--global", "--uninstall"]);
+    assert_eq!(
+        std::fs::read_to_string(h.join(".claude.json")).unwrap(),
+        secret
+    );
+    assert_eq!(mode(&h.join(".claude.json")), 0o600);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.join("dotfiles/claude-settings.json")).unwrap(),
+        "{\"theme\": \"dark\"}\n"
+    );
+}

@@ -542,14 +542,19 @@ fn a_red_story_is_retried_with_its_failing_test_and_committed_green_once() {
         .unwrap()
         .path();
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
-    let at = html.find("<h2>Checks</h2>").expect("no checks in the report");
+    let at = html
+        .find("<h2>Checks</h2>")
+        .expect("no checks in the report");
     let checks = &html[at..html[at..].find("</ul>").map_or(html.len(), |e| at + e)];
     assert!(
         checks.contains("story 1.1 after dev (attempt 1)")
             && checks.contains("test_greeting.py::test_greeting"),
         "the red check is not in the report: {checks}"
     );
-    assert!(checks.contains("story 1.1 after dev (attempt 2)"), "{checks}");
+    assert!(
+        checks.contains("story 1.1 after dev (attempt 2)"),
+        "{checks}"
+    );
     assert!(checks.contains("epic 1 on the starting commit"), "{checks}");
 }
 

@@ -162,11 +162,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// [`write_atomic`] for a file only its owner may read (mode 0600): it holds the user's own
 /// texts (a record of the settings files baton changed).
 pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_mode(path, bytes, 0o600)
+}
+
+/// [`write_atomic`] with the new file's permission bits given (a user's settings file keeps
+/// the mode it had: a 0600 file holding tokens must not come back 0644).
+pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = temp_in(dir)?;
     tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o600))
+        .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(io_err(path))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
