@@ -239,10 +239,7 @@ impl Calls<'_> {
         // resuming runs it again: the run is paused, not failed.
         let stopped = match (&reply.fatal, reply.transient) {
             (Some(next), _) => Some((next.clone(), "cannot run")),
-            (None, true) => Some((
-                "the API's rate limit outlasted baton's backoff: wait until it resets".to_string(),
-                "is paused in",
-            )),
+            (None, true) => Some((transient_cause(reply.error.as_deref()), "is paused in")),
             (None, false) => None,
         };
         if let Some((next, verb)) = stopped {
@@ -426,5 +423,42 @@ pub fn judge_signal(text: &str, expected_id: &str, grammar: Grammar) -> Verdict 
             Verdict::rejected(reason)
         }
         SignalVerdict::Missing { message } => Verdict::broken(message),
+    }
+}
+
+/// What to tell the user when the API still refused after every wait: a server that keeps
+/// failing (5xx, overloaded) is named as such, not taken for a rate limit.
+fn transient_cause(error: Option<&str>) -> String {
+    static SERVER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(50[0-4]|529)\b|server error|internal error|overloaded|bad gateway|service unavailable|unavailable",
+        )
+        .expect("regex")
+    });
+    match error {
+        Some(e) if SERVER.is_match(e) && !e.contains("429") => {
+            "the API kept answering with server errors past baton's backoff: try again later"
+                .to_string()
+        }
+        _ => "the API's rate limit outlasted baton's backoff: wait until it resets".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod transient_tests {
+    use super::transient_cause;
+
+    #[test]
+    fn a_server_that_keeps_failing_is_not_called_a_rate_limit() {
+        for e in [
+            "unexpected status 500 Internal Server Error: boom",
+            "API Error: 529 {\"type\":\"overloaded_error\"}",
+            "stream error: 503 Service Unavailable",
+        ] {
+            assert!(transient_cause(Some(e)).contains("server errors"), "{e}");
+        }
+        for e in [Some("429 Too Many Requests: rate limit"), Some("rate_limit_exceeded"), None] {
+            assert!(transient_cause(e).contains("rate limit"), "{e:?}");
+        }
     }
 }
