@@ -7,7 +7,8 @@ use super::Ctx;
 use crate::error::{Error, Result};
 use baton_agent::settings::AgentId;
 
-/// Who runs the phases, for every workflow.
+// Who runs the phases, for every workflow. (A plain comment: a doc comment on a flattened
+// struct would become the `about` of every command that flattens it.)
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentArgs {
     /// Run every phase with this agent: claude, codex, gemini, sim (the built-in simulated

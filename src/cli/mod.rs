@@ -224,8 +224,9 @@ pub enum Command {
     Init(init::Args),
 }
 
-/// The task store and the task a command works on: an option of the commands that use them
-/// (and of every subcommand of a group: `global` reaches down, never up).
+// The task store and the task a command works on: an option of the commands that use them
+// (and of every subcommand of a group: `global` reaches down, never up). Plain comments on
+// the structs flattened into commands: a doc comment would become each command's `about`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Scope {
     #[command(flatten)]
@@ -235,7 +236,7 @@ pub struct Scope {
     pub task: Option<String>,
 }
 
-/// The task store a command reads or writes.
+// The task store a command reads or writes.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct StoreRoot {
     /// Store root (default: `paths.root` of baton.toml, i.e. docs/orchestrator)
@@ -249,7 +250,7 @@ impl From<StoreRoot> for Scope {
     }
 }
 
-/// A group of task-store commands, with the store and task they work on.
+// A group of task-store commands, with the store and task they work on.
 #[derive(Debug, clap::Args)]
 pub struct Group<C: clap::Subcommand> {
     #[command(subcommand)]

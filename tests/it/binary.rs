@@ -66,3 +66,47 @@ fn version_names_the_commit_it_was_built_from() {
         .stdout(&format!("baton {} ({commit})\n", env!("CARGO_PKG_VERSION")))
         .run();
 }
+
+/// Every command's `--help` opens with its own description, the one `baton --help` lists —
+/// never a code comment of an options struct it shares with other commands (a doc comment on
+/// a flattened struct used to become each command's `about`, and its man page's).
+#[test]
+fn every_commands_help_opens_with_its_own_description() {
+    let top = std::process::Command::new(crate::util::bin())
+        .arg("--help")
+        .output()
+        .unwrap();
+    let top = String::from_utf8_lossy(&top.stdout).into_owned();
+    let listed: Vec<(String, String)> = top
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let (name, about) = l.split_once(char::is_whitespace)?;
+            Some((name.to_string(), about.trim().to_string()))
+        })
+        .filter(|(name, _)| name != "help")
+        .collect();
+    assert!(listed.len() > 30, "{top}");
+    let mut wrong = Vec::new();
+    for (name, about) in &listed {
+        let o = std::process::Command::new(crate::util::bin())
+            .args([name.as_str(), "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&o.stdout);
+        let first = help.lines().next().unwrap_or("");
+        // The listing may cut a long description to the terminal's width.
+        let words: String = about
+            .split_whitespace()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !first.starts_with(&words) {
+            wrong.push(format!("{name}: `{first}` (listed: `{about}`)"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

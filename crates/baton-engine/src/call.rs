@@ -457,7 +457,11 @@ mod transient_tests {
         ] {
             assert!(transient_cause(Some(e)).contains("server errors"), "{e}");
         }
-        for e in [Some("429 Too Many Requests: rate limit"), Some("rate_limit_exceeded"), None] {
+        for e in [
+            Some("429 Too Many Requests: rate limit"),
+            Some("rate_limit_exceeded"),
+            None,
+        ] {
             assert!(transient_cause(e).contains("rate limit"), "{e:?}");
         }
     }

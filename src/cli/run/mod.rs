@@ -80,7 +80,7 @@ baton run verify --queue dat-q1 --agent sim   # again after a crash: continues t
     Verify(VerifyArgs),
 }
 
-/// The flags of epic runs.
+// The flags of epic runs (a plain comment: see `AgentArgs`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct EpicFlags {
     /// Party kickoff: Winston, Amelia and Murat discuss the story before dev
