@@ -56,7 +56,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             .min(60);
         for e in &values {
             let line = format!("{} = {}", e.key, e.value);
-            let from = e.from.map_or("default", |l| l.as_str());
+            let from = match e.from {
+                Some(l) => l.as_str(),
+                // Left to baton: `baton config --reference` says what it does then.
+                None if e.value == reference::UNSET => "baton's default (--reference says it)",
+                None => "default",
+            };
             writeln!(w, "{line:<width$}  # {from}")?;
         }
         writeln!(w, "\n{}", checks.describe())?;

@@ -438,9 +438,30 @@ fn the_users_config_lies_under_the_projects_and_config_says_which_set_what() {
     );
     assert_eq!(v["files"][0]["path"], user.display().to_string());
     assert_eq!(v["files"][1]["level"], "project");
+    // Keys left unset (baton decides their default) are listed too, not left out.
+    assert_eq!(
+        value("mask.threshold"),
+        ("unset".into(), serde_json::Value::Null)
+    );
     let human = String::from_utf8(r.run(&["config"], &env).stdout).unwrap();
     assert!(human.contains("\nbudget.target = 0.6 "), "{human}");
     assert!(human.contains("# user\n"), "{human}");
+    for key in [
+        "mask.threshold",
+        "mask.keep_days",
+        "mask.keep_mb",
+        "mask.read_threshold",
+    ] {
+        assert!(
+            human.contains(&format!("\n{key} = unset ")),
+            "{key} not listed: {human}"
+        );
+    }
+    let reference = String::from_utf8(r.run(&["config", "--reference"], &env).stdout).unwrap();
+    assert!(
+        !reference.contains("super::"),
+        "a Rust path in the reference"
+    );
     // A mistake in the user's file is named as the user's, with the line and where the keys are.
     std::fs::write(&user, "[budget]\nwindow = 100000\nwindw = 3\n").unwrap();
     let err = r.refused(

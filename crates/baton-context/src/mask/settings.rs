@@ -13,7 +13,10 @@ pub struct MaskConfig {
     pub threshold: Option<usize>,
     /// Commands a pre-tool hook runs through `baton mask` first, for a CLI that cuts output
     /// before its post-tool hooks (codex): an entry matches a command starting with its words.
-    /// Unset: [`super::route::DEFAULT_ROUTE`]; empty: none.
+    /// Unset: test runners, builds, linters, diffs, logs and `cat` (cargo test/nextest/build/
+    /// check/clippy, go test/build/vet, pytest, npm/yarn/pnpm test, jest, vitest, make, mvn,
+    /// gradle, tsc, eslint, ruff, mypy, git diff/log, docker/kubectl logs, journalctl);
+    /// empty: none.
     pub route: Option<Vec<String>>,
     /// Scratch files older than this many days are removed by `baton gc` (and after each
     /// `baton run`); unset: 7.

@@ -211,8 +211,27 @@ pub fn effective(config: &Config, layers: &[Layer]) -> Vec<Effective> {
             });
         });
     }
+    // A key left unset (an option whose default baton decides, `mask.threshold`) has no
+    // value to serialize; it is listed all the same, so every key can be seen.
+    for k in keys() {
+        let table_of_theirs = k.key.contains('<');
+        let covered = out
+            .iter()
+            .any(|e| e.key == k.key || e.key.starts_with(&format!("{}.", k.key)));
+        if !table_of_theirs && !covered {
+            out.push(Effective {
+                key: k.key,
+                value: UNSET.into(),
+                from: None,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
     out
 }
+
+/// How `baton config` shows a key left unset (its default is in the reference).
+pub const UNSET: &str = "unset";
 
 fn leaves(t: &toml::Table, prefix: &str, f: &mut dyn FnMut(&str, &toml::Value)) {
     for (k, v) in t {
