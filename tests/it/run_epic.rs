@@ -1853,3 +1853,33 @@ fn missing_and_drafted_stories_are_named_never_silent() {
     );
     assert!(d.log().iter().any(|l| l.contains("UAT")), "{:?}", d.log());
 }
+
+/// A phase's budget has one place: `[budget.phases] dev = …` in baton.toml, as `baton config`
+/// shows it, is the budget the run's dev phase gets (over the workflow definition's 15,000).
+#[test]
+fn a_phase_budget_in_baton_toml_is_the_one_the_run_uses() {
+    let d = project("");
+    std::fs::write(d.dir.join("baton.toml"), "[budget.phases]\ndev = 2000\n").unwrap();
+    let o = d.run(&EPIC_SIM);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(out(&o).contains("/2000"), "{}", out(&o));
+    let budgets: Vec<(String, u64)> = d
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished")
+        .map(|e| {
+            (
+                e["phase"].as_str().unwrap().to_string(),
+                e["outcome"]["budget"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert!(budgets.iter().any(|(p, _)| p == "dev"), "{budgets:?}");
+    for (p, b) in &budgets {
+        if p == "dev" {
+            assert_eq!(*b, 2000, "{budgets:?}");
+        } else {
+            assert_ne!(*b, 2000, "{p}: {budgets:?}");
+        }
+    }
+}

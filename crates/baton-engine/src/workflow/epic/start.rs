@@ -439,7 +439,20 @@ fn checked_workflow(
     } else {
         &spec.workflow
     };
-    let wf = def::load(name, &local.join("workflows"))?.def;
+    let mut wf = def::load(name, &local.join("workflows"))?.def;
+    // One place for a phase's budget: baton.toml's `[budget.phases]` names the phase and wins
+    // over the workflow definition's (what `baton config` shows is what the run uses).
+    let set = &project.config.budget.phases;
+    for p in wf
+        .story_phases
+        .iter_mut()
+        .chain(wf.failure_phase.iter_mut())
+        .chain(wf.epic_phases.iter_mut())
+    {
+        if let Some((_, b)) = set.iter().find(|(k, _)| k.eq_ignore_ascii_case(&p.name)) {
+            p.budget = Some(*b);
+        }
+    }
     let o = &spec.options;
     let window = project.config.budget.window;
     let mut whos = Vec::new();
