@@ -10,7 +10,7 @@ use baton_engine::journal::Journal;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  baton stop 20261122T130501-7f3a9c\n  baton stop --all\n\n\
+    after_help = "Examples:\n  baton stop 20261122T130501-7f3a9c\n  baton stop --graceful 20261122T130501-7f3a9c   after the phase in flight\n  baton stop --all\n\n\
 `baton status` lists the runs, and an interrupted run's agents still running. A stopped run\n\
 continues with `baton run --resume RUN_ID`."
 )]
@@ -26,6 +26,10 @@ pub struct Args {
     /// Every run of this project that has not finished
     #[arg(long)]
     pub all: bool,
+    /// Let the phase in flight finish, then stop the run before its next one (resumable);
+    /// returns at once
+    #[arg(long)]
+    pub graceful: bool,
 }
 
 /// What stopping one run did.
@@ -50,6 +54,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             .filter(|j| !j.run_finished() || !j.orphans().is_empty())
             .collect(),
     };
+    if a.graceful {
+        return graceful(ctx, &journals);
+    }
     let mut done = Vec::new();
     for j in &journals {
         let mut s = stop(j)?;
@@ -128,4 +135,57 @@ fn stop(j: &Journal) -> Result<Stopped> {
         agents,
         closed: false,
     })
+}
+
+/// `--graceful`: each running run is asked to stop after the phase in flight (a file in its
+/// folder, which its next call reads); a run nothing runs is left as it is.
+fn graceful(ctx: &Ctx, journals: &[Journal]) -> Result<ExitCode> {
+    #[derive(serde::Serialize)]
+    struct Asked {
+        run_id: String,
+        asked: bool,
+    }
+    let mut out = Vec::new();
+    for j in journals {
+        let run_id = j
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let asked = j.is_held() && !j.run_finished();
+        if asked {
+            baton_core::fs::write_new(
+                &j.dir.join(baton_engine::interrupt::GRACEFUL_FILE),
+                b"asked by baton stop --graceful\n",
+            )
+            .or_else(|e| match e {
+                // Asked already.
+                baton_core::Error::Io { ref source, .. }
+                    if source.kind() == std::io::ErrorKind::AlreadyExists =>
+                {
+                    Ok(())
+                }
+                e => Err(e),
+            })?;
+        }
+        out.push(Asked { run_id, asked });
+    }
+    ctx.out.emit(&out, |w| {
+        for a in &out {
+            if a.asked {
+                writeln!(
+                    w,
+                    "run {}: stops after the phase in flight; continue later with: baton run --resume {}",
+                    a.run_id, a.run_id
+                )?;
+            } else {
+                writeln!(w, "run {}: nothing is running", a.run_id)?;
+            }
+        }
+        if out.is_empty() {
+            writeln!(w, "no run to stop")?;
+        }
+        Ok(())
+    });
+    Ok(ExitCode::SUCCESS)
 }

@@ -1883,3 +1883,70 @@ fn a_phase_budget_in_baton_toml_is_the_one_the_run_uses() {
         }
     }
 }
+
+/// `baton stop --graceful RUN_ID` returns at once; the run lets the phase in flight finish,
+/// then stops before its next call (journaled, resumable), and `--resume` finishes it with no
+/// call made twice.
+#[test]
+fn a_graceful_stop_lets_the_phase_in_flight_finish_then_pauses() {
+    let d = project("latency_ms = 1500\n");
+    let mut child = spawn_run(&d, false);
+    // Wait for the first call to start.
+    let t = std::time::Instant::now();
+    let id = loop {
+        if let Ok(rd) = std::fs::read_dir(d.dir.join(".baton/runs")) {
+            let started = rd.flatten().find(|r| {
+                std::fs::read_to_string(r.path().join("events.jsonl"))
+                    .is_ok_and(|j| j.contains("\"phase_started\""))
+            });
+            if let Some(r) = started {
+                break r.file_name().to_string_lossy().into_owned();
+            }
+        }
+        assert!(t.elapsed().as_secs() < 30, "the run never started a phase");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let asked = std::time::Instant::now();
+    let o = d.run(&["stop", "--graceful", &id]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains(&format!("run {id}: stops after the phase in flight")),
+        "{}",
+        out(&o)
+    );
+    assert!(asked.elapsed().as_secs() < 5, "stop --graceful waited");
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the run went on to its end");
+    let events = d.events();
+    let finished: Vec<_> = events
+        .iter()
+        .filter(|e| e["event"] == "phase_finished")
+        .collect();
+    assert_eq!(
+        finished.len(),
+        1,
+        "the phase in flight finished, no other: {events:?}"
+    );
+    assert!(finished[0]["outcome"]["ok"] == true);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "interrupted"
+                && e["signal"].as_str().unwrap().contains("graceful")),
+        "{events:?}"
+    );
+    std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
+    let o = d.run(&["run", "--resume", &id]);
+    assert!(o.status.success(), "{}", out(&o));
+    let mut keys: Vec<String> = d
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "phase_finished")
+        .map(|e| format!("{}-{}-{}", e["subject"]["id"], e["phase"], e["attempt"]))
+        .collect();
+    let all = keys.len();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), all, "a call was made twice");
+    assert!(d.story_commits() >= 2, "{:?}", d.log());
+}

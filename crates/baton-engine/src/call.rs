@@ -149,7 +149,7 @@ impl Calls<'_> {
                 reply: None,
             });
         }
-        self.check_interrupt()?;
+        self.stop_if(true)?;
         let prompt = render()?;
         if let Some(sink) = self.dry_run {
             let title = format!("{} PHASE: {}", c.phase.to_uppercase(), c.subject.label());
@@ -374,10 +374,22 @@ impl Calls<'_> {
     /// Stop here when a signal interrupted the run: journal it (once) and return the error
     /// that says how to continue.
     pub fn check_interrupt(&self) -> Result<()> {
-        let Some(sig) = super::interrupt::received() else {
-            return Ok(());
+        self.stop_if(false)
+    }
+
+    /// [`Calls::check_interrupt`], and, before a call starts (`between` calls), a graceful stop
+    /// asked by `baton stop --graceful`: the phase that was running has finished and been
+    /// judged; the run stops here, as a SIGTERM between two phases would stop it.
+    fn stop_if(&self, between: bool) -> Result<()> {
+        let dir = lock(self.journal).dir.clone();
+        let (sig, name) = match super::interrupt::received() {
+            Some(sig) => (sig, super::interrupt::name(sig)),
+            None if between && super::interrupt::take_graceful(&dir) => (
+                libc::SIGTERM,
+                "a graceful stop (baton stop --graceful)".to_string(),
+            ),
+            None => return Ok(()),
         };
-        let name = super::interrupt::name(sig);
         let mut j = lock(self.journal);
         let run_id = j
             .dir

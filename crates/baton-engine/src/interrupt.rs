@@ -112,3 +112,13 @@ pub fn name(sig: i32) -> String {
         n => format!("signal {n}"),
     }
 }
+
+/// The file in a run's folder that `baton stop --graceful` writes: the run lets the phase in
+/// flight finish, then stops before its next call (as Ctrl-C would stop it there).
+pub const GRACEFUL_FILE: &str = "stop-after-phase";
+
+/// Whether a graceful stop was asked of the run in `run_dir`; the request is taken (removed),
+/// so the resumed run goes on.
+pub fn take_graceful(run_dir: &std::path::Path) -> bool {
+    std::fs::remove_file(run_dir.join(GRACEFUL_FILE)).is_ok()
+}
