@@ -661,3 +661,36 @@ fn a_cli_that_is_not_logged_in_leaves_every_file_as_it_was() {
     );
     assert_eq!(git(&p.dir, &["status", "--porcelain"]), "");
 }
+
+/// A subscriber's spent limit, in claude's own words (with `api_error_status: 429`): no
+/// attempt is spent, the story stays as it was, and the run pauses (exit 7) naming when the
+/// limit resets and how to continue.
+#[test]
+fn a_spent_session_limit_pauses_the_run_without_spending_an_attempt() {
+    let p = Proj::new(&[
+        (STORY, &template_story("1.1", "Greeting", "ready-for-dev")),
+        ("src/lib.txt", "lib\n"),
+    ]);
+    std::fs::write(
+        p.fake.join("claude"),
+        "#!/bin/sh\ncat > /dev/null\necho call >> \"$(dirname \"$0\")/calls\"\nprintf '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"fake\"}\\n'\nprintf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,\"result\":\"You\\342\\200\\231ve hit your session limit \\302\\267 resets 3pm (Europe/Berlin)\",\"session_id\":\"s1\"}\\n'\nexit 1\n",
+    )
+    .unwrap();
+    let before = std::fs::read(p.dir.join(STORY)).unwrap();
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert_exit(&o, 7);
+    let err = out(&o);
+    assert!(err.contains("hit your session limit"), "{err}");
+    assert!(
+        err.contains("claude's usage limit resets at ") && err.contains("Europe/Berlin"),
+        "{err}"
+    );
+    assert!(err.contains("baton run --resume"), "{err}");
+    assert_eq!(
+        p.fake_file("calls").lines().count(),
+        1,
+        "an attempt was spent again"
+    );
+    assert_eq!(std::fs::read(p.dir.join(STORY)).unwrap(), before);
+    assert!(p.log().is_empty(), "{:?}", p.log());
+}

@@ -59,6 +59,10 @@ pub enum FailureKind {
     NoResult,
     /// Non-zero exit with nothing more specific known.
     ExitCode,
+    /// A subscription's usage limit is spent (claude "You've hit your session limit · resets
+    /// 3pm (Europe/Berlin)", codex "You've hit your usage limit"): every call fails the same
+    /// way until it resets, so no attempt is spent on it. Fatal: the run pauses.
+    QuotaSpent,
 }
 
 impl FailureKind {
@@ -71,7 +75,14 @@ impl FailureKind {
         use FailureKind::*;
         matches!(
             self,
-            Auth | InvalidInput | Config | Model | Network | Untrusted | Sandbox | NotInstalled
+            Auth | InvalidInput
+                | Config
+                | Model
+                | Network
+                | Untrusted
+                | Sandbox
+                | NotInstalled
+                | QuotaSpent
         )
     }
 
@@ -102,6 +113,7 @@ impl FailureKind {
             NotInstalled => format!(
                 "{cli} cannot start: reinstall it (an npm-installed CLI also needs `node` on PATH), or set `program`"
             ),
+            QuotaSpent => format!("wait until {cli}'s usage limit resets (its message says when)"),
             _ => return None,
         };
         Some(s)
@@ -125,13 +137,68 @@ static AUTH: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
-/// Api or Auth, from an API error message.
+/// The CLIs' own words for a spent subscription limit (claude-code 2.1.197: "You've hit your
+/// session limit · resets 3pm (Europe/Berlin)", weekly, Opus, …; codex 0.171: "You've hit your
+/// usage limit. …"). Spend limits an admin sets are the same to a run: nothing goes on.
+static QUOTA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)you['’]ve hit your [\w ]{0,40}limit|usage_limit_reached")
+        .expect("static regex")
+});
+
+/// Api, Auth or QuotaSpent, from an API error message.
 pub(super) fn classify_api_error(message: &str) -> FailureKind {
-    if AUTH.is_match(message) {
+    if QUOTA.is_match(message) {
+        FailureKind::QuotaSpent
+    } else if AUTH.is_match(message) {
         FailureKind::Auth
     } else {
         FailureKind::Api
     }
+}
+
+/// `resets 3pm (Europe/Berlin)`, `resets 3:45pm (…)`, `resets Nov 29, 3pm (…)`: claude's reset.
+static RESETS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"resets (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}), )?(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?P<ap>am|pm) \((?P<tz>[A-Za-z_]+(?:/[A-Za-z0-9_+\-]+)*)\)",
+    )
+    .expect("static regex")
+});
+
+/// When a spent limit resets, read from the CLI's message (its local time in the IANA zone it
+/// names), the next such time after `now`; `None` when the message gives none it can read.
+pub fn quota_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
+    let c = RESETS.captures(message)?;
+    let tz = jiff::tz::TimeZone::get(&c["tz"]).ok()?;
+    let mut hour: i8 = c["h"].parse().ok()?;
+    let minute: i8 = c.name("m").map_or(Some(0), |m| m.as_str().parse().ok())?;
+    match (&c["ap"], hour) {
+        ("am", 12) => hour = 0,
+        ("pm", h) if h < 12 => hour += 12,
+        _ => {}
+    }
+    let here = now.with_time_zone(tz.clone());
+    let date = match (c.name("mon"), c.name("day")) {
+        (Some(mon), Some(day)) => {
+            let months = [
+                "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+            ];
+            let month = months.iter().position(|m| *m == mon.as_str())? as i8 + 1;
+            let day: i8 = day.as_str().parse().ok()?;
+            let this_year = jiff::civil::date(here.year(), month, day);
+            // "Jan 2" seen on Dec 30 is next year's.
+            if this_year < here.date() {
+                jiff::civil::date(here.year() + 1, month, day)
+            } else {
+                this_year
+            }
+        }
+        _ => here.date(),
+    };
+    let mut at = date.at(hour, minute, 0, 0).to_zoned(tz).ok()?;
+    if c.name("mon").is_none() && at <= here {
+        at = at.checked_add(jiff::Span::new().days(1)).ok()?;
+    }
+    Some(at)
 }
 
 /// What the CLIs' argument parsers print on stderr for a bad argument (checked 2026-11:
@@ -223,6 +290,7 @@ mod tests {
             Execution,
             NoResult,
             ExitCode,
+            QuotaSpent,
         ] {
             for agent in [AgentKind::Claude, AgentKind::Codex, AgentKind::Gemini] {
                 assert_eq!(k.next_step(agent).is_some(), k.is_fatal(), "{k:?}");
@@ -245,6 +313,52 @@ mod tests {
                 .unwrap()
                 .contains("[run.roles]")
         );
+    }
+
+    #[test]
+    fn a_spent_limit_is_told_from_other_errors_and_its_reset_read() {
+        for m in [
+            "You've hit your session limit · resets 3pm (Europe/Berlin)",
+            "You've hit your weekly limit · resets Nov 29, 3pm (America/New_York)",
+            "You've hit your Opus limit · resets 3:45pm (Asia/Tokyo)",
+            "You've hit your usage limit. Upgrade to Plus to continue using Codex (https://chatgpt.com/explore/plus), or try again at 4:12 PM.",
+        ] {
+            assert_eq!(classify_api_error(m), FailureKind::QuotaSpent, "{m}");
+        }
+        assert_eq!(
+            classify_api_error("Not logged in · Please run /login"),
+            FailureKind::Auth
+        );
+        assert_eq!(classify_api_error("API Error: 500"), FailureKind::Api);
+        let now: jiff::Zoned = "2026-11-28T10:00:00+01:00[Europe/Berlin]".parse().unwrap();
+        let at = |m: &str| quota_reset(m, &now).map(|z| z.to_string());
+        // Later today, in its own zone.
+        assert_eq!(
+            at("You've hit your session limit · resets 3pm (Europe/Berlin)").as_deref(),
+            Some("2026-11-28T15:00:00+01:00[Europe/Berlin]")
+        );
+        // Passed already today: tomorrow's.
+        assert_eq!(
+            at("resets 9:30am (Europe/Berlin)").as_deref(),
+            Some("2026-11-29T09:30:00+01:00[Europe/Berlin]")
+        );
+        // Another zone, 12 am and 12 pm.
+        assert_eq!(
+            at("resets 12am (America/New_York)").as_deref(),
+            Some("2026-11-29T00:00:00-05:00[America/New_York]")
+        );
+        assert_eq!(
+            at("resets 12pm (Asia/Tokyo)").as_deref(),
+            Some("2026-11-29T12:00:00+09:00[Asia/Tokyo]")
+        );
+        // A date more than a day away.
+        assert_eq!(
+            at("resets Dec 2, 3pm (Europe/Berlin)").as_deref(),
+            Some("2026-12-02T15:00:00+01:00[Europe/Berlin]")
+        );
+        // Unreadable: no reset, the backoff's wait applies.
+        assert_eq!(at("resets soon (Nowhere/Land)"), None);
+        assert_eq!(at("You've hit your usage limit."), None);
     }
 
     #[test]

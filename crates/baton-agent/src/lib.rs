@@ -448,9 +448,25 @@ impl AgentOutcome {
     pub fn is_fatal(&self) -> bool {
         self.failure.is_some_and(FailureKind::is_fatal)
     }
-    /// What the user should do about a fatal failure ([`FailureKind::next_step`]).
+    /// What the user should do about a fatal failure ([`FailureKind::next_step`]); for a spent
+    /// limit, with the reset time read from the CLI's message, in the user's zone too.
     pub fn next_step(&self) -> Option<String> {
-        self.failure.and_then(|f| f.next_step(self.kind))
+        let step = self.failure.and_then(|f| f.next_step(self.kind))?;
+        if self.failure == Some(FailureKind::QuotaSpent)
+            && let Some(at) = self
+                .error
+                .as_deref()
+                .and_then(|e| failure::quota_reset(e, &jiff::Zoned::now()))
+        {
+            let local = at.with_time_zone(jiff::tz::TimeZone::system());
+            return Some(format!(
+                "{}'s usage limit resets at {} ({} here): continue after that",
+                self.kind.name(),
+                at.strftime("%Y-%m-%d %H:%M %Z"),
+                local.strftime("%Y-%m-%d %H:%M %Z")
+            ));
+        }
+        Some(step)
     }
 }
 
