@@ -194,14 +194,7 @@ fn post_tool_use(agent: HookAgent, v: &Value, env: &Env) -> Result<Option<Value>
     if text.len() <= env.threshold || reads_scratch(line, env) || is_routed(line) {
         return Ok(redacted(agent, shape, &text));
     }
-    let command: Vec<String> = line.split_whitespace().map(String::from).collect();
-    let opts = capture::Options {
-        local_dir: env.local_dir,
-        threshold: env.threshold,
-        kind: mask::Kind::Auto,
-        redact_scratch: env.redact_scratch,
-    };
-    let outcome = capture::mask_bytes(&opts, &command, text.as_bytes())?;
+    let (command, outcome) = mask_output(env, line, &text)?;
     if !outcome.masked {
         return Ok(redacted(agent, shape, &text));
     }
@@ -253,14 +246,7 @@ fn post_tool_use_failure(agent: HookAgent, v: &Value, env: &Env) -> Result<Optio
         // Whole as it is (no cut to speak of): the model has all of it.
         return Ok(None);
     }
-    let command: Vec<String> = line.split_whitespace().map(String::from).collect();
-    let opts = capture::Options {
-        local_dir: env.local_dir,
-        threshold: env.threshold,
-        kind: mask::Kind::Auto,
-        redact_scratch: env.redact_scratch,
-    };
-    let outcome = capture::mask_bytes(&opts, &command, error.as_bytes())?;
+    let (command, outcome) = mask_output(env, line, error)?;
     let rerun = format!("{} mask -- {line}", wiring::baton_command());
     let mut context = format!(
         "baton: Claude Code passed on only the first {} characters of this failed command's \
@@ -286,6 +272,20 @@ fn post_tool_use_failure(agent: HookAgent, v: &Value, env: &Env) -> Result<Optio
 /// Claude Code's cut of a failed command's output (10,000 characters of output, "Exit code N"
 /// before them): an `error` this long may have lost its end.
 const CLAUDE_CUT: usize = 9_900;
+
+/// Mask an output a CLI captured of `line` (its command line, which helps the detection),
+/// under the project's threshold and settings: the command's words and the outcome.
+fn mask_output(env: &Env, line: &str, text: &str) -> Result<(Vec<String>, mask::Outcome)> {
+    let command: Vec<String> = line.split_whitespace().map(String::from).collect();
+    let opts = capture::Options {
+        local_dir: env.local_dir,
+        threshold: env.threshold,
+        kind: mask::Kind::Auto,
+        redact_scratch: env.redact_scratch,
+    };
+    let outcome = capture::mask_bytes(&opts, &command, text.as_bytes())?;
+    Ok((command, outcome))
+}
 
 /// Whether a command line reads baton's own scratch folder.
 fn reads_scratch(command: &str, env: &Env) -> bool {

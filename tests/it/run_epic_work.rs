@@ -143,6 +143,16 @@ impl Proj {
         std::fs::read_to_string(self.dir.join(rel)).unwrap_or_default()
     }
 
+    /// The folder of the project's one run.
+    pub fn only_run(&self) -> PathBuf {
+        let mut runs = std::fs::read_dir(self.dir.join(".baton/runs"))
+            .unwrap()
+            .map(|e| e.unwrap().path());
+        let run = runs.next().expect("a run");
+        assert!(runs.next().is_none(), "more than one run");
+        run
+    }
+
     pub fn fake_file(&self, name: &str) -> String {
         std::fs::read_to_string(self.fake.join(name)).unwrap_or_default()
     }
@@ -366,13 +376,7 @@ fn a_failed_story_stays_in_progress_and_only_its_own_changes_are_stashed() {
     let status = git(&p.dir, &["status", "--porcelain"]);
     assert_eq!(status, " M README.md\n?? notes.txt\n", "{status}");
     // The reason is in baton's journal too.
-    let runs = p.dir.join(".baton/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = p.only_run();
     let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
     assert!(
         events
@@ -534,13 +538,7 @@ fn a_red_story_is_retried_with_its_failing_test_and_committed_green_once() {
     assert!(err.contains("checks pass on the starting commit"), "{err}");
     assert!(err.contains("`make test` failed (exit 2)"), "{err}");
     // The report lists every check per story: the red one with its failing test, then green.
-    let runs = p.dir.join(".baton/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = p.only_run();
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     let at = html
         .find("<h2>Checks</h2>")
@@ -572,13 +570,7 @@ fn a_story_that_stays_red_is_never_committed_and_names_its_failing_test() {
         err.contains("tests/test_greeting.py::test_greeting"),
         "{err}"
     );
-    let runs = p.dir.join(".baton/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = p.only_run();
     let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
     assert!(
         events.lines().any(|l| l.contains("\"subject_finished\"")
