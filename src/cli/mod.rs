@@ -31,6 +31,7 @@ mod init;
 mod mask;
 mod mcp;
 mod metrics;
+mod notify;
 mod outline;
 mod output;
 mod pause;

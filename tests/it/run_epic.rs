@@ -1950,3 +1950,61 @@ fn a_graceful_stop_lets_the_phase_in_flight_finish_then_pauses() {
     assert_eq!(keys.len(), all, "a call was made twice");
     assert!(d.story_commits() >= 2, "{:?}", d.log());
 }
+
+/// `[notify] command` hears a failed story (with its reason), then the run's end (counts and
+/// cost), as JSON on stdin; `.baton/ATTENTION.md` lists what waits for a human. A notifier that
+/// fails, or hangs past its timeout, changes nothing about the run.
+#[test]
+fn a_notifier_hears_the_failed_story_and_the_end_and_never_holds_the_run() {
+    let d = project("[story.\"1.3\"]\ndev = [\"block\"]\n");
+    std::fs::write(
+        d.dir.join("baton.toml"),
+        "[notify]\ncommand = \"cat >> .baton/heard.jsonl; echo >> .baton/heard.jsonl\"\n",
+    )
+    .unwrap();
+    let o = d.run(&EPIC_SIM);
+    assert_exit(&o, 1);
+    let heard = std::fs::read_to_string(d.dir.join(".baton/heard.jsonl")).unwrap();
+    let events: Vec<serde_json::Value> = heard
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["story_failed", "run_ended"], "{heard}");
+    assert_eq!(events[0]["subject"]["id"], "1.3");
+    assert!(
+        events[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("story 1.3 failed: dev:"),
+        "{heard}"
+    );
+    assert_eq!(events[1]["failed"], 1);
+    assert!(events[1]["done"].as_u64().unwrap() >= 3, "{heard}");
+    let attention = std::fs::read_to_string(d.dir.join(".baton/ATTENTION.md")).unwrap();
+    assert!(attention.contains("story 1.3 failed"), "{attention}");
+
+    // A notifier that fails, then one that hangs: the run ends as it would, within its bound.
+    for (cmd, says) in [("exit 3", "it failed"), ("sleep 30", "it took over 1 s")] {
+        let d = project("[story.\"1.3\"]\ndev = [\"block\"]\n");
+        std::fs::write(
+            d.dir.join("baton.toml"),
+            format!("[notify]\ncommand = \"{cmd}\"\ntimeout_secs = 1\n"),
+        )
+        .unwrap();
+        let t = std::time::Instant::now();
+        let o = d.run(&EPIC_SIM);
+        assert_exit(&o, 1);
+        assert!(
+            t.elapsed().as_secs() < 15,
+            "{cmd}: held the run {:?}",
+            t.elapsed()
+        );
+        assert!(out(&o).contains(says), "{cmd}: {}", out(&o));
+        assert!(d.story_commits() >= 3, "{:?}", d.log());
+    }
+}

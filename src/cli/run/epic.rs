@@ -48,9 +48,32 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let run_id = run.run_id().to_string();
     // A dry run prints its prompts instead of events.
     let progress = Progress::new(ctx.out.json && !dry_run, dry_run);
-    let outcome = run.run(&progress);
+    let notifier = crate::cli::notify::Notifier::new(&ctx.project);
+    let outcome = run.run(&crate::cli::notify::Notifying {
+        inner: &progress,
+        notifier: &notifier,
+        run_id: &run_id,
+    });
     progress.finish();
-    let (reports, run_dir, failed, project_dir) = match outcome? {
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            if !dry_run {
+                // Paused (an agent that cannot work, a spent limit) or stopped: someone may
+                // need to act before it can go on.
+                let resume = format!("baton run --resume {run_id}");
+                notifier.send(
+                    "run_paused",
+                    &format!("run {run_id} paused: {e}; continue with: {resume}"),
+                    serde_json::json!({"run_id": run_id, "reason": e.to_string(), "resume": resume}),
+                    true,
+                );
+                notifier.write_attention(&run_id);
+            }
+            return Err(e.into());
+        }
+    };
+    let (reports, run_dir, failed, project_dir) = match outcome {
         EpicOutcome::Dry {
             done,
             prompts,
@@ -94,6 +117,20 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         next: None,
         summary: Some(&value),
     });
+    let count = |r: StoryResult| reports.iter().map(|e| e.count(r)).sum::<u32>();
+    let cost: f64 = reports.iter().map(|e| e.cost_usd).sum();
+    notifier.send(
+        "run_ended",
+        &format!(
+            "run {run_id} ended: {} done, {failed} failed, {} skipped, ${cost:.2}",
+            count(StoryResult::Done),
+            count(StoryResult::Skipped)
+        ),
+        serde_json::json!({"run_id": run_id, "done": count(StoryResult::Done), "failed": failed,
+            "skipped": count(StoryResult::Skipped), "cost_usd": cost, "report": report}),
+        false,
+    );
+    notifier.write_attention(&run_id);
     if !ctx.out.json {
         print_summary(&reports, &run_dir, project_dir);
         super::print_report(report.as_deref(), project_dir);

@@ -48,6 +48,9 @@ pub struct Config {
     /// The project's own test, lint and type-check commands, run before every story commit.
     #[serde(default)]
     pub checks: crate::checks::ChecksConfig,
+    /// Being told when a run fails a story, pauses or ends.
+    #[serde(default)]
+    pub notify: NotifyConfig,
     /// Each agent's program, flags, permissions and model map (`[agents.claude]`, …).
     #[serde(default)]
     pub agents: baton_agent::settings::AgentsConfig,
@@ -77,6 +80,18 @@ impl Default for RunConfig {
             roles: Default::default(),
         }
     }
+}
+
+/// `[notify]`: who hears of a run's events (a story failed, the run paused, the run ended).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotifyConfig {
+    /// A shell command run for each event, with the event as one JSON object on stdin
+    /// (`event`, `text`, `run_id`, and the event's own fields; secrets redacted). Its failure
+    /// or silence never fails or holds up a run: it is stopped after `timeout_secs`.
+    pub command: Option<String>,
+    /// Seconds the command may take (default 10).
+    pub timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
