@@ -1875,6 +1875,10 @@ fn a_phase_budget_in_baton_toml_is_the_one_the_run_uses() {
         })
         .collect();
     assert!(budgets.iter().any(|(p, _)| p == "dev"), "{budgets:?}");
+    // `over_budget` is always there, false included: a missing field is not an unknown.
+    for e in d.events().iter().filter(|e| e["event"] == "phase_finished") {
+        assert_eq!(e["outcome"]["over_budget"], false, "{e}");
+    }
     for (p, b) in &budgets {
         if p == "dev" {
             assert_eq!(*b, 2000, "{budgets:?}");
