@@ -60,6 +60,10 @@ struct RunRow {
     agent_calls: usize,
     done: usize,
     failed: usize,
+    /// Each story (task, item) that failed, with why (the failing test, when the checks named
+    /// it): `"story 1.1: dev: `make test` failed …"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    failures: Vec<String>,
     /// Tokens and cost of the agent calls so far.
     tokens: u64,
     cost_usd: f64,
@@ -143,6 +147,7 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             agent_calls: 0,
             done: 0,
             failed: 0,
+            failures: Vec::new(),
             tokens: 0,
             cost_usd: 0.0,
             masked: run_masks.count,
@@ -225,6 +230,18 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
             left_running: j.orphans(),
             done: count(SubjectResult::Done),
             failed: count(SubjectResult::Failed),
+            failures: j
+                .records
+                .iter()
+                .filter_map(|x| match &x.entry {
+                    Entry::SubjectFinished {
+                        subject,
+                        result: SubjectResult::Failed,
+                        reason,
+                    } => Some(format!("{}: {reason}", subject.label())),
+                    _ => None,
+                })
+                .collect(),
             started_at: j.records.first().map(|r| r.ts.clone()).unwrap_or_default(),
             updated_at: j.records.last().map(|r| r.ts.clone()).unwrap_or_default(),
         });
@@ -394,6 +411,9 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
                 "    masking saved {} tokens in {} outputs",
                 r.saved_tokens, r.masked
             )?;
+        }
+        for f in &r.failures {
+            writeln!(w, "    failed: {}", super::style::visible(f))?;
         }
         for p in &r.running {
             let since = if elapsed {

@@ -578,6 +578,13 @@ fn a_story_that_stays_red_is_never_committed_and_names_its_failing_test() {
         "{events}"
     );
     assert!(git(&p.dir, &["stash", "list"]).contains("1.1"));
+    // `status` names it too.
+    let status = out(&p.baton(&["status"]));
+    assert!(
+        status.contains("failed: story 1.1: dev: `make test` failed (exit 2)")
+            && status.contains("tests/test_greeting.py::test_greeting"),
+        "{status}"
+    );
 }
 
 /// A test that fails on the starting commit already does not block a story that adds no new
