@@ -164,6 +164,18 @@ static RESETS: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// For a spent limit: when it resets, from the CLI's message, in its zone and the user's.
+pub(super) fn quota_step(agent: AgentKind, message: &str) -> Option<String> {
+    let at = quota_reset(message, &jiff::Zoned::now())?;
+    let local = at.with_time_zone(jiff::tz::TimeZone::system());
+    Some(format!(
+        "{}'s usage limit resets at {} ({} here): continue after that",
+        agent.name(),
+        at.strftime("%Y-%m-%d %H:%M %Z"),
+        local.strftime("%Y-%m-%d %H:%M %Z")
+    ))
+}
+
 /// When a spent limit resets, read from the CLI's message (its local time in the IANA zone it
 /// names), the next such time after `now`; `None` when the message gives none it can read.
 pub fn quota_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {

@@ -452,21 +452,9 @@ impl AgentOutcome {
     /// limit, with the reset time read from the CLI's message, in the user's zone too.
     pub fn next_step(&self) -> Option<String> {
         let step = self.failure.and_then(|f| f.next_step(self.kind))?;
-        if self.failure == Some(FailureKind::QuotaSpent)
-            && let Some(at) = self
-                .error
-                .as_deref()
-                .and_then(|e| failure::quota_reset(e, &jiff::Zoned::now()))
-        {
-            let local = at.with_time_zone(jiff::tz::TimeZone::system());
-            return Some(format!(
-                "{}'s usage limit resets at {} ({} here): continue after that",
-                self.kind.name(),
-                at.strftime("%Y-%m-%d %H:%M %Z"),
-                local.strftime("%Y-%m-%d %H:%M %Z")
-            ));
-        }
-        Some(step)
+        let quota = (self.failure == Some(FailureKind::QuotaSpent)).then_some(());
+        let when = quota.and_then(|()| failure::quota_step(self.kind, self.error.as_deref()?));
+        Some(when.unwrap_or(step))
     }
 }
 
