@@ -104,9 +104,10 @@ fuzz_target!(|input: Input| {
     let event = [
         Event::PreToolUse,
         Event::PostToolUse,
+        Event::PostToolUseFailure,
         Event::SessionStart,
         Event::PreCompact,
-    ][input.event as usize % 4];
+    ][input.event as usize % 5];
     let root = PROJECT.path();
     let local = root.join(".baton");
     // Scratch files of masked outputs would pile up over millions of runs.
@@ -119,6 +120,7 @@ fuzz_target!(|input: Input| {
     };
     let env = Env {
         store: baton_store::Store::new(root.join(".baton/store")),
+        project_dir: root,
         local_dir: &local,
         // Low enough that a fuzzer's output of a few KB is masked, not passed through.
         threshold: 200,
