@@ -263,6 +263,22 @@ fn dry_run_marks_stories_already_done() {
         "3",
         "--agent",
         "claude",
+        "--redo",
+        "9.9",
+    ]);
+    crate::util::assert_exit(&o, 2);
+    assert!(
+        out(&o).contains("--redo names story 9.9, which the run's epics do not have"),
+        "{}",
+        out(&o)
+    );
+    assert!(p.log().is_empty(), "{:?}", p.log());
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "3",
+        "--agent",
+        "claude",
         "--skip-review",
         "--party-all",
     ]);

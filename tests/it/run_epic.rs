@@ -1940,6 +1940,12 @@ fn a_graceful_stop_lets_the_phase_in_flight_finish_then_pauses() {
         "{events:?}"
     );
     std::fs::write(d.dir.join(".baton/sim.toml"), "").unwrap();
+    // A request a killed baton never took is not obeyed by the one that resumes.
+    std::fs::write(
+        d.dir.join(".baton/runs").join(&id).join("stop-after-phase"),
+        "stale\n",
+    )
+    .unwrap();
     let o = d.run(&["run", "--resume", &id]);
     assert!(o.status.success(), "{}", out(&o));
     let mut keys: Vec<String> = d

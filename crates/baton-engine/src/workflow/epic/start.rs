@@ -151,6 +151,18 @@ impl EpicRun {
             .iter()
             .map(|e| project::load_epic(&project_dir, e))
             .collect::<Result<_>>()?;
+        // A `--redo` naming no story of the run's epics is a typo, refused before anything.
+        if let Some(id) = spec
+            .options
+            .redo
+            .iter()
+            .find(|r| !epics.iter().any(|e| e.stories.iter().any(|s| &s.id == *r)))
+        {
+            return Err(Error::invalid(format!(
+                "--redo names story {id}, which the run's epics do not have"
+            ))
+            .hint("see the stories with `baton stories EPIC`"));
+        }
         if !resumed {
             spec.options.done_at_start = Some(
                 epics
@@ -211,6 +223,9 @@ impl EpicRun {
             // Held already (above): the next run starting may look.
             drop(starting.take());
             j.clean_up_after_a_killed_baton();
+            // A graceful stop asked of a baton that was killed before it took it is not this
+            // process's to obey: the resumed run would stop before its first call.
+            let _ = crate::interrupt::take_graceful(&j.dir);
         }
         if resumed && !git.wait_idle(Duration::from_secs(10)) {
             notice::note("a git command is still running in this repository; going on");
