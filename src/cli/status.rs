@@ -201,7 +201,12 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         } else if j.run_finished() {
             ("finished".to_string(), None)
         } else if j.is_held() {
-            ("running".to_string(), None)
+            // Waiting for a spent usage limit (`--wait-for-quota`): until when, and why.
+            let waiting = std::fs::read_to_string(j.dir.join(baton_engine::call::WAITING_FILE))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v["reason"].as_str().map(str::to_string));
+            ("running".to_string(), waiting)
         } else {
             (
                 "interrupted".to_string(),
@@ -441,6 +446,8 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
                 "closed"
             } else if subject_word(&r.workflow) == "task" {
                 "next"
+            } else if r.state == "running" {
+                "waiting"
             } else {
                 "stopped in"
             };

@@ -42,6 +42,9 @@ struct Stopped {
     agents: Vec<String>,
     /// An interrupted run, named and not running: closed (no longer offered for --resume).
     closed: bool,
+    /// A closed epic run that worked in its own worktree: how its commits reached the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    landing: Option<baton_engine::workflow::epic::tree::Landing>,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
@@ -64,6 +67,12 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         // longer offered for --resume.
         if a.run_id.is_some() && s.baton_pid.is_none() && !j.run_finished() {
             let mut j = Journal::open(&local, &s.run_id)?;
+            // What it committed in its own worktree lands first: a new run must not redo it.
+            s.landing = baton_engine::workflow::epic::start::close_landing(
+                &j,
+                &baton_engine::git::Git::new(&ctx.project.dir),
+                &ctx.project.config.run.protected_branches,
+            )?;
             j.log(baton_engine::journal::Entry::Closed {
                 reason: "closed by `baton stop`".into(),
             })?;
@@ -82,12 +91,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                     "run {}: stopped (its baton, pid {pid}, ended its agents); continue with: baton run --resume {}",
                     s.run_id, s.run_id
                 )?,
-                None if s.closed => writeln!(
-                    w,
-                    "run {}: closed; it is no longer offered for --resume (its commits and \
-                     stashes stay as they are; a new run skips the stories it finished)",
-                    s.run_id
-                )?,
+                None if s.closed => {
+                    writeln!(
+                        w,
+                        "run {}: closed; it is no longer offered for --resume (its commits and \
+                         stashes stay as they are; a new run skips the stories it finished)",
+                        s.run_id
+                    )?;
+                    if let Some(l) = &s.landing {
+                        writeln!(w, "run {}: {}", s.run_id, l.describe())?;
+                    }
+                }
                 None if s.agents.is_empty() => {
                     writeln!(w, "run {}: nothing was running", s.run_id)?
                 }
@@ -134,6 +148,7 @@ fn stop(j: &Journal) -> Result<Stopped> {
         baton_pid,
         agents,
         closed: false,
+        landing: None,
     })
 }
 

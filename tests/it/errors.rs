@@ -160,8 +160,10 @@ fn an_epic_on_a_protected_branch() {
             .unwrap();
         assert!(st.success(), "git {args:?}");
     }
+    // In place (a run in its own worktree may start there: it never moves `main`).
     p.test()
         .args(EPIC_SIM)
+        .arg("--in-place")
         .stderr(
             "error: refusing to commit on the protected branch `main`\n  \
              hint: work on a branch (git switch -c epic-1), pass --no-commit, \

@@ -606,11 +606,12 @@ fn a_killed_calls_partial_edits_are_stashed_by_name_and_never_committed() {
     let p = Engine::EpicParty.project();
     let d = &p.dir;
     let story_path = crate::util::demo_story_path(d, "1.1");
-    let (id, o) = interrupt_a_hanging_call(&p, "[story.\"1.1\"]\ndev = [\"hang\"]\n", || {
-        // The agent's half-done work: a new file, and half a record in the story file (whose
-        // kickoff record, from the finished kickoff phase, must stay).
-        std::fs::create_dir_all(d.join("src")).unwrap();
-        std::fs::write(d.join("src/half.rs"), "// half a file\n").unwrap();
+    let (id, o) = interrupt_a_hanging_call(&p, "[story.\"1.1\"]\ndev = [\"hang\"]\n", |w| {
+        // The agent's half-done work where it works: a new file, and half a record in the
+        // story file (whose kickoff record, from the finished kickoff phase, must stay).
+        std::fs::create_dir_all(w.join("src")).unwrap();
+        std::fs::write(w.join("src/half.rs"), "// half a file\n").unwrap();
+        let story_path = w.join(story_path.strip_prefix(d).unwrap());
         let mut s = std::fs::read_to_string(&story_path).unwrap();
         assert!(s.contains("## Story Kickoff Insights"), "{s}");
         s.push_str("\nhalf a record of the killed call\n");
@@ -653,15 +654,15 @@ fn a_killed_retro_calls_partial_edits_are_stashed_and_uat_kept() {
     let p = Engine::EpicParty.project();
     let d = &p.dir;
     let mut uat = String::new();
-    let (id, o) = interrupt_a_hanging_call(&p, "[epic]\nretro = [\"hang\"]\n", || {
+    let (id, o) = interrupt_a_hanging_call(&p, "[epic]\nretro = [\"hang\"]\n", |w| {
         // UAT finished before the retro started: its file is in the tree, staged.
-        let staged = git(d, &["diff", "--cached", "--name-only"]);
+        let staged = git(w, &["diff", "--cached", "--name-only"]);
         uat = staged
             .lines()
             .find(|l| l.contains("uat"))
             .unwrap_or_else(|| panic!("UAT's file is not staged: {staged}"))
             .to_string();
-        std::fs::write(d.join("retro-half.md"), "# half a retrospective\n").unwrap();
+        std::fs::write(w.join("retro-half.md"), "# half a retrospective\n").unwrap();
     });
     let msg = format!("baton: partial edits of epic 1 retro attempt 1, run {id}");
     assert!(text(&o).contains(&msg), "{}", text(&o));
@@ -689,7 +690,7 @@ fn a_killed_retro_calls_partial_edits_are_stashed_and_uat_kept() {
 fn interrupt_a_hanging_call(
     p: &Project,
     scenario: &str,
-    edit: impl FnOnce(),
+    edit: impl FnOnce(&Path),
 ) -> (String, std::process::Output) {
     let d = &p.dir;
     std::fs::write(d.join(".baton/sim.toml"), scenario).unwrap();
@@ -697,13 +698,16 @@ fn interrupt_a_hanging_call(
         d,
         &["run", "epic-execute", "1", "--agent", "sim", "--party-all"],
     );
-    let pid_file = d.join(".baton/sim-hang.pid");
     let t = Instant::now();
-    while !pid_file.is_file() {
+    let pid_file = loop {
+        if let Some(f) = crate::util::sim_hang_pid(d) {
+            break f;
+        }
         assert!(t.elapsed().as_secs() < 60, "the agent never started");
         std::thread::sleep(Duration::from_millis(20));
-    }
-    edit();
+    };
+    // Where the agent works: `<dir>/.baton/sim-hang.pid`.
+    edit(pid_file.parent().and_then(Path::parent).unwrap());
     // SAFETY: kill(2) of the child's own process group (Ctrl-C).
     unsafe {
         libc::kill(-(child.id() as i32), libc::SIGINT);

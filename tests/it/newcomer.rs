@@ -313,6 +313,16 @@ fn a_missing_agent_cli_stops_the_run_before_its_first_phase() {
         "{out}"
     );
     assert!(
+        out.contains("  works: in a worktree of its own; its commits stay on its branch (`main` is protected)"),
+        "{out}"
+    );
+    // In place, it would be refused.
+    let o = r.run(
+        &["run", "epic-execute", "1", "--dry-run", "--in-place"],
+        &env,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
         out.contains("  a run would refuse: refusing to commit on the protected branch `main`"),
         "{out}"
     );
@@ -671,7 +681,23 @@ fn failures_are_red_on_a_terminal_and_plain_elsewhere_or_with_no_color() {
 fn a_detached_head_is_refused_and_a_repository_without_commits_keeps_the_users_files_out() {
     let r = repo();
     git(&r.dir, &["checkout", "-q", "--detach"]);
-    r.refused(&EPIC_SIM, &[], 3, "refusing to commit on a detached HEAD");
+    r.refused(
+        &with(&EPIC_SIM, &["--in-place"]),
+        &[],
+        3,
+        "refusing to commit on a detached HEAD",
+    );
+    // In its own worktree the run commits on its own branch, and a detached HEAD stays put.
+    let head = git(&r.dir, &["rev-parse", "HEAD"]);
+    let o = r.run(&with(&EPIC_SIM, &["--only", "1.1"]), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("the run started on a detached HEAD"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(git(&r.dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&r.dir, &["status", "--porcelain"]), "");
     // No commit yet: the files the user has not committed stay theirs, out of the story's commit.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");

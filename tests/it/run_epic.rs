@@ -13,6 +13,7 @@ struct Demo {
 use crate::util::assert_exit;
 use crate::util::git;
 use crate::util::text as out;
+use crate::util::{git_ok, sim_hang_pid};
 
 /// The demo's BMAD project (4 stories) on branch epic-1, with `scenario` for the sim agent.
 fn project(scenario: &str) -> Demo {
@@ -39,18 +40,37 @@ impl Demo {
             .filter(|s| s.starts_with("feat(story "))
             .count()
     }
+    /// Where the latest run's commits are: its own branch while it has one (a run in its
+    /// worktree, before it lands), else the checkout's HEAD.
+    fn tip(&self) -> String {
+        let runs = self.dir.join(".baton/runs");
+        let branch = std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|rd| rd.flatten().map(|e| e.file_name()).max())
+            .map(|id| format!("baton/run-{}", id.to_string_lossy()));
+        match branch {
+            Some(b) if git_ok(&self.dir, &["rev-parse", "--verify", "-q", &b]) => b,
+            _ => "HEAD".into(),
+        }
+    }
     fn log(&self) -> Vec<String> {
-        git(&self.dir, &["log", "--format=%s", "main..HEAD"])
-            .lines()
-            .map(str::to_string)
-            .collect()
+        git(
+            &self.dir,
+            &["log", "--format=%s", &format!("main..{}", self.tip())],
+        )
+        .lines()
+        .map(str::to_string)
+        .collect()
     }
     fn files_of(&self, subject_prefix: &str) -> Vec<String> {
-        let sha = git(&self.dir, &["log", "--format=%H %s", "main..HEAD"])
-            .lines()
-            .find(|l| l.split_once(' ').unwrap().1.starts_with(subject_prefix))
-            .map(|l| l.split(' ').next().unwrap().to_string())
-            .unwrap_or_else(|| panic!("no commit {subject_prefix}"));
+        let sha = git(
+            &self.dir,
+            &["log", "--format=%H %s", &format!("main..{}", self.tip())],
+        )
+        .lines()
+        .find(|l| l.split_once(' ').unwrap().1.starts_with(subject_prefix))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no commit {subject_prefix}"));
         git(&self.dir, &["show", "--name-only", "--format=", &sha])
             .lines()
             .map(str::to_string)
@@ -437,7 +457,9 @@ fn bad_input_is_refused_before_anything_runs() {
     assert_exit(&o, 4);
     assert!(out(&o).contains("epic 9 not found"), "{}", out(&o));
     git(&d.dir, &["switch", "-q", "main"]);
-    let o = d.run(&EPIC_SIM);
+    // In place, the stories would be committed on main itself (in a worktree of its own the
+    // run may start there: see run_tree).
+    let o = d.run(&["run", "epic-execute", "1", "--agent", "sim", "--in-place"]);
     assert_exit(&o, 3);
     assert!(out(&o).contains("protected branch `main`"), "{}", out(&o));
     let o = d.run(&[
@@ -1089,12 +1111,14 @@ fn ctrl_c_stops_the_agent_journals_the_interruption_and_the_run_resumes() {
         .spawn()
         .unwrap();
     // Wait until the hanging agent (and its grandchild) runs.
-    let pid_file = d.dir.join(".baton/sim-hang.pid");
     let t = std::time::Instant::now();
-    while !pid_file.is_file() {
+    let pid_file = loop {
+        if let Some(f) = sim_hang_pid(&d.dir) {
+            break f;
+        }
         assert!(t.elapsed().as_secs() < 30, "the agent never started");
         std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    };
     let grandchild: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
@@ -1340,8 +1364,9 @@ fn stop_ends_a_live_run_and_the_agent_a_killed_baton_left() {
     assert!(!alive(pgid), "its agent went with it");
     assert_eq!(state(&d)["state"], "interrupted");
     // Killed outright, the baton leaves its agent: status shows it, stop ends it.
-    let hanging = d.dir.join(".baton/sim-hang.pid");
-    let _ = std::fs::remove_file(&hanging);
+    if let Some(f) = sim_hang_pid(&d.dir) {
+        std::fs::remove_file(f).unwrap();
+    }
     let mut child = Command::new(bin())
         .args(["run", "--resume", &id])
         .current_dir(&d.dir)
@@ -1351,7 +1376,7 @@ fn stop_ends_a_live_run_and_the_agent_a_killed_baton_left() {
         .spawn()
         .unwrap();
     let t = std::time::Instant::now();
-    while !hanging.is_file() {
+    while sim_hang_pid(&d.dir).is_none() {
         assert!(t.elapsed().as_secs() < 60, "the agent never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -1629,9 +1654,8 @@ fn start_slow_run(d: &Demo) -> (std::process::Child, std::path::PathBuf, i32) {
             n
         })
         .expect("the agent's marker names its process group");
-    let hanging = d.dir.join(".baton/sim-hang.pid");
     let t = std::time::Instant::now();
-    while !hanging.is_file() {
+    while sim_hang_pid(&d.dir).is_none() {
         assert!(
             t.elapsed().as_secs() < 60,
             "the agent never read its prompt"

@@ -635,6 +635,71 @@ fn a_failure_the_starting_commit_had_does_not_block_and_checks_can_be_turned_off
     assert_eq!(story_commits(&p), 1);
 }
 
+/// Under `--parallel` the checks run in each story's own worktree: the red story is retried
+/// there with its failing test and reaches the run's branch green, once.
+#[test]
+fn parallel_stories_are_gated_by_the_checks_in_their_worktrees() {
+    let p = checked_project();
+    std::fs::write(p.fake.join("fixes"), "").unwrap();
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "claude",
+        "--parallel",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(p.fake_file("calls").matches("dev 1.1").count(), 2);
+    let second = p.fake_file("dev-prompt-1.1");
+    assert!(second.contains("The project's checks failed"), "{second}");
+    assert_eq!(story_commits(&p), 1, "{:?}", p.log());
+    assert!(git(&p.dir, &["show", "HEAD:src/story_1_1.txt"]).contains("fixed"));
+}
+
+/// A workflow's own `[checks]` win over baton.toml's for its runs, key by key.
+#[test]
+fn a_workflow_s_own_checks_win_over_the_project_s() {
+    let p = checked_project();
+    std::fs::write(
+        p.dir.join("baton.toml"),
+        "[checks]\ncommands = [\"sh legacy.sh\"]\ntimeout_secs = 60\n",
+    )
+    .unwrap();
+    let wf = p.dir.join(".baton/workflows/epic-execute.toml");
+    std::fs::create_dir_all(wf.parent().unwrap()).unwrap();
+    let def = baton_engine::workflow::epic::def::BUILTIN[0].1;
+    std::fs::write(
+        &wf,
+        format!("{def}\n[checks]\ncommands = [\"make test\"]\n"),
+    )
+    .unwrap();
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "claude",
+        "--dry-run",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let pre = crate::util::json_lines(&o.stdout)
+        .into_iter()
+        .find(|v| v["event"] == "preflight")
+        .unwrap();
+    let cmds = &pre["checks"]["commands"];
+    assert_eq!(cmds.as_array().map(Vec::len), Some(1), "{pre}");
+    assert_eq!(cmds[0]["command"], "make test", "{pre}");
+    // The timeout nobody set in the workflow is baton.toml's.
+    assert_eq!(cmds[0]["timeout"], 60, "{pre}");
+    // A run gates on them: the Makefile's red test keeps the story out of the commits.
+    let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
+    assert!(!o.status.success(), "{}", out(&o));
+    assert_eq!(story_commits(&p), 0);
+}
+
 /// A CLI that is not logged in stops the run (exit 7) before any work, and leaves every file
 /// as it was: the story file keeps its own status line, byte for byte.
 #[test]
@@ -659,6 +724,51 @@ fn a_cli_that_is_not_logged_in_leaves_every_file_as_it_was() {
         p.read(STORY)
     );
     assert_eq!(git(&p.dir, &["status", "--porcelain"]), "");
+}
+
+/// With `--wait-for-quota` a spent limit is waited out (its message gives no reset time here:
+/// the backoff's wait), and the run goes on by itself: the wait is said, no attempt is spent,
+/// the story is committed once.
+#[test]
+fn with_wait_for_quota_a_spent_limit_is_waited_out_and_the_run_goes_on() {
+    let p = Proj::new(&[
+        (STORY, &template_story("1.1", "Greeting", "ready-for-dev")),
+        ("src/lib.txt", "lib\n"),
+    ]);
+    crate::util::no_backoff(&p.dir, "epic-execute");
+    std::fs::rename(p.fake.join("claude"), p.fake.join("claude.real")).unwrap();
+    let wrapper = p.fake.join("claude");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\nd=\"$(dirname \"$0\")\"\nif [ ! -e \"$d/spent\" ]; then\n  touch \"$d/spent\"; cat > /dev/null; echo quota >> \"$d/calls\"\n  printf '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"fake\"}\\n'\n  printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,\"result\":\"You\\342\\200\\231ve hit your usage limit.\",\"session_id\":\"s1\"}\\n'\n  exit 1\nfi\nexec \"$d/claude.real\" \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = p.baton(&[
+        "run",
+        "epic-execute",
+        "1",
+        "--agent",
+        "claude",
+        "--wait-for-quota",
+    ]);
+    let err = out(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "claude's usage limit is spent (no reset time in its message): trying again at"
+        ),
+        "{err}"
+    );
+    let calls = p.fake_file("calls");
+    assert_eq!(calls.matches("quota").count(), 1, "{calls}");
+    assert_eq!(
+        calls.matches("dev 1.1").count(),
+        1,
+        "no attempt was spent: {calls}"
+    );
+    assert_eq!(story_commits(&p), 1, "{:?}", p.log());
 }
 
 /// A subscriber's spent limit, in claude's own words (with `api_error_status: 429`): no

@@ -176,9 +176,57 @@ pub(super) fn quota_step(agent: AgentKind, message: &str) -> Option<String> {
     ))
 }
 
-/// When a spent limit resets, read from the CLI's message (its local time in the IANA zone it
-/// names), the next such time after `now`; `None` when the message gives none it can read.
+/// codex's reset: "… or try again at 3:45 PM." (today), "try again at Nov 29th, 2026 3:45
+/// PM." (another day), in the machine's local time (codex formats it so).
+static TRY_AGAIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"try again at (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:st|nd|rd|th)?, (?P<year>\d{4}) )?(?P<h>\d{1,2}):(?P<m>\d{2}) (?P<ap>AM|PM)",
+    )
+    .expect("static regex")
+});
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// When a spent limit resets, read from the CLI's message — claude's local time in the IANA
+/// zone it names, codex's in the machine's zone —, the next such time after `now`; `None` when
+/// the message gives none it can read.
 pub fn quota_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
+    claude_reset(message, now).or_else(|| codex_reset(message, now))
+}
+
+fn codex_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
+    let c = TRY_AGAIN.captures(message)?;
+    let mut hour: i8 = c["h"].parse().ok()?;
+    let minute: i8 = c["m"].parse().ok()?;
+    match (&c["ap"], hour) {
+        ("AM", 12) => hour = 0,
+        ("PM", h) if h < 12 => hour += 12,
+        _ => {}
+    }
+    let tz = now.time_zone().clone();
+    let date = match (c.name("mon"), c.name("day"), c.name("year")) {
+        (Some(mon), Some(day), Some(year)) => {
+            let month = MONTHS.iter().position(|m| *m == mon.as_str())? as i8 + 1;
+            jiff::civil::Date::new(
+                year.as_str().parse().ok()?,
+                month,
+                day.as_str().parse().ok()?,
+            )
+            .ok()?
+        }
+        _ => now.date(),
+    };
+    let mut at = date.at(hour, minute, 0, 0).to_zoned(tz).ok()?;
+    if c.name("mon").is_none() && at < now.checked_sub(jiff::Span::new().minutes(1)).ok()? {
+        // A time of day already gone is tomorrow's.
+        at = at.checked_add(jiff::Span::new().days(1)).ok()?;
+    }
+    Some(at)
+}
+
+fn claude_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
     let c = RESETS.captures(message)?;
     let tz = jiff::tz::TimeZone::get(&c["tz"]).ok()?;
     let mut hour: i8 = c["h"].parse().ok()?;
@@ -191,10 +239,7 @@ pub fn quota_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
     let here = now.with_time_zone(tz.clone());
     let date = match (c.name("mon"), c.name("day")) {
         (Some(mon), Some(day)) => {
-            let months = [
-                "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-            ];
-            let month = months.iter().position(|m| *m == mon.as_str())? as i8 + 1;
+            let month = MONTHS.iter().position(|m| *m == mon.as_str())? as i8 + 1;
             let day: i8 = day.as_str().parse().ok()?;
             let this_year = jiff::civil::date(here.year(), month, day);
             // "Jan 2" seen on Dec 30 is next year's.
@@ -367,6 +412,19 @@ mod tests {
         assert_eq!(
             at("resets Dec 2, 3pm (Europe/Berlin)").as_deref(),
             Some("2026-12-02T15:00:00+01:00[Europe/Berlin]")
+        );
+        // codex's, in the machine's zone (here: `now`'s): later today, gone (tomorrow), dated.
+        assert_eq!(
+            at("You've hit your usage limit. … or try again at 4:12 PM.").as_deref(),
+            Some("2026-11-28T16:12:00+01:00[Europe/Berlin]")
+        );
+        assert_eq!(
+            at("… or try again at 9:05 AM.").as_deref(),
+            Some("2026-11-29T09:05:00+01:00[Europe/Berlin]")
+        );
+        assert_eq!(
+            at("… or try again at Dec 3rd, 2026 12:30 AM.").as_deref(),
+            Some("2026-12-03T00:30:00+01:00[Europe/Berlin]")
         );
         // Unreadable: no reset, the backoff's wait applies.
         assert_eq!(at("resets soon (Nowhere/Land)"), None);

@@ -42,6 +42,9 @@ pub struct Reply {
     /// The CLI itself cannot work (not logged in, untrusted folder, unknown model, no network,
     /// a refused argument): what to do about it. The run stops; no attempt is spent.
     pub fatal: Option<String>,
+    /// The subscription's usage limit is spent (fatal too): when it resets, as Unix seconds,
+    /// where the CLI's message says so in a form baton reads.
+    pub quota: Option<Option<i64>>,
     /// The agent's final text (bounded): where the signal is looked for.
     pub text: String,
     pub usage: Usage,

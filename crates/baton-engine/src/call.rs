@@ -109,6 +109,28 @@ pub struct Calls<'a> {
     pub reporter: &'a dyn Reporter,
     /// A dry run: prompts are collected here, nothing is sent or written.
     pub dry_run: Option<&'a Mutex<Vec<DryPhase>>>,
+    /// `--wait-for-quota`: a spent usage limit is waited out, not a pause.
+    pub wait_for_quota: bool,
+}
+
+/// Added to a usage limit's reset time before calling again: the provider's clock and ours
+/// differ, and a call a few seconds early is refused again.
+const QUOTA_MARGIN_SECS: i64 = 60;
+
+/// Waits for a spent limit before the run pauses after all (with a reset time each wait is
+/// one; without one, the backoff doubles up to an hour).
+const QUOTA_WAITS: u32 = 48;
+
+/// In the run's folder while it waits for a usage limit: when it goes on, and why.
+pub const WAITING_FILE: &str = "waiting.json";
+
+/// How long to wait for a spent limit: until `reset` (Unix seconds) and a margin; without
+/// one, `fallback` seconds.
+pub fn quota_wait(reset: Option<i64>, now: i64, fallback: u64) -> u64 {
+    match reset {
+        Some(at) => (at - now + QUOTA_MARGIN_SECS).max(0) as u64,
+        None => fallback,
+    }
 }
 
 /// A phase a dry run would run: who, with which command line, and the prompt.
@@ -234,6 +256,7 @@ impl Calls<'_> {
         let first = first?;
         self.check_interrupt()?;
         let reply = self.backoff(c, &req, first)?;
+        let reply = self.wait_out_quota(c, &req, reply, &run_dir)?;
         // The CLI cannot work at all, or the API still refuses after every wait: no attempt of
         // the work is spent and nothing is judged. The phase stays started in the journal, so
         // resuming runs it again: the run is paused, not failed.
@@ -331,6 +354,77 @@ impl Calls<'_> {
         Ok(reply)
     }
 
+    /// A spent usage limit, with `--wait-for-quota`: wait until it resets (see [`quota_wait`];
+    /// the backoff when the CLI's message gives no time baton reads), then call again. The
+    /// wait is not an attempt; Ctrl-C during it pauses the run as ever.
+    fn wait_out_quota(
+        &self,
+        c: &Call,
+        req: &Request,
+        mut reply: Reply,
+        run_dir: &std::path::Path,
+    ) -> Result<Reply> {
+        if !self.wait_for_quota {
+            return Ok(reply);
+        }
+        let mut fallback = c.policy.backoff_secs;
+        let waiting = run_dir.join(WAITING_FILE);
+        for n in 1..=QUOTA_WAITS {
+            let Some(reset) = reply.quota else {
+                break;
+            };
+            let now = jiff::Timestamp::now().as_second();
+            let secs = quota_wait(reset, now, fallback);
+            if reset.is_none() {
+                fallback = fallback.saturating_mul(2).clamp(1, 3600);
+            }
+            let until = jiff::Timestamp::from_second(now + secs as i64)
+                .unwrap_or_else(|_| jiff::Timestamp::now());
+            let local = until
+                .to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M %Z")
+                .to_string();
+            let reason = match reset {
+                Some(_) => format!(
+                    "{}'s usage limit is spent: waiting until it resets, {local} (--wait-for-quota)",
+                    c.who.agent
+                ),
+                None => format!(
+                    "{}'s usage limit is spent (no reset time in its message): trying again at {local} (--wait-for-quota)",
+                    c.who.agent
+                ),
+            };
+            self.reporter.report(&RunEvent::PhaseRetrying {
+                subject: c.subject,
+                phase: c.phase,
+                attempt: c.attempt,
+                wait_secs: secs,
+                reason: &reason,
+            });
+            let note = serde_json::json!({"until": until.to_string(), "reason": reason,
+                "subject": c.subject.label(), "phase": c.phase});
+            baton_core::fs::write_atomic(&waiting, note.to_string().as_bytes())?;
+            let end = std::time::Instant::now() + Duration::from_secs(secs);
+            let waited = (|| {
+                while std::time::Instant::now() < end {
+                    self.check_interrupt()?;
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Ok::<(), Error>(())
+            })();
+            let _ = std::fs::remove_file(&waiting);
+            waited?;
+            let again = Request {
+                name: format!("{}.quota-{n}", req.name),
+                ..req.clone()
+            };
+            reply = self.agents.run(&c.who, &again)?;
+            self.check_interrupt()?;
+            reply = self.backoff(c, &again, reply)?;
+        }
+        Ok(reply)
+    }
+
     fn finished(
         &self,
         c: &Call,
@@ -384,10 +478,14 @@ impl Calls<'_> {
         let dir = lock(self.journal).dir.clone();
         let (sig, name) = match super::interrupt::received() {
             Some(sig) => (sig, super::interrupt::name(sig)),
-            None if between && super::interrupt::take_graceful(&dir) => (
-                libc::SIGTERM,
-                "a graceful stop (baton stop --graceful)".to_string(),
-            ),
+            None if between => match super::interrupt::take_graceful(&dir) {
+                Some(why) if why.trim().is_empty() => (
+                    libc::SIGTERM,
+                    "a graceful stop (baton stop --graceful)".to_string(),
+                ),
+                Some(why) => (libc::SIGTERM, why.trim().to_string()),
+                None => return Ok(()),
+            },
             None => return Ok(()),
         };
         let mut j = lock(self.journal);

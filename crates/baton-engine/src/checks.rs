@@ -87,6 +87,19 @@ pub struct Checks {
     pub found_in: Vec<String>,
 }
 
+impl ChecksConfig {
+    /// `over`'s keys where it sets them, else these.
+    pub fn overlaid(&self, over: Option<&ChecksConfig>) -> ChecksConfig {
+        let Some(o) = over else {
+            return self.clone();
+        };
+        ChecksConfig {
+            commands: o.commands.clone().or_else(|| self.commands.clone()),
+            timeout_secs: o.timeout_secs.or(self.timeout_secs),
+        }
+    }
+}
+
 impl Checks {
     /// The checks for the project in `dir`: configured, else found; none with `off`.
     pub fn resolve(config: &ChecksConfig, dir: &Path, off: bool) -> Checks {

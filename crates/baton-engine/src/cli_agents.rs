@@ -257,6 +257,7 @@ impl Agents for CliAgents {
                 out.next_step()
                     .unwrap_or_else(|| "check the agent's setup".into())
             }),
+            quota: out.quota_reset(),
             text: out.text_tail.clone(),
             usage: out.usage,
             cost_usd: out.cost_usd,

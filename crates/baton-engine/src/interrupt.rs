@@ -117,8 +117,17 @@ pub fn name(sig: i32) -> String {
 /// flight finish, then stops before its next call (as Ctrl-C would stop it there).
 pub const GRACEFUL_FILE: &str = "stop-after-phase";
 
-/// Whether a graceful stop was asked of the run in `run_dir`; the request is taken (removed),
-/// so the resumed run goes on.
-pub fn take_graceful(run_dir: &std::path::Path) -> bool {
-    std::fs::remove_file(run_dir.join(GRACEFUL_FILE)).is_ok()
+/// Whether a graceful stop was asked of the run in `run_dir`, and why (empty: by `baton stop
+/// --graceful`; else the run's own pause); the request is taken (removed), so the resumed run
+/// goes on.
+pub fn take_graceful(run_dir: &std::path::Path) -> Option<String> {
+    let file = run_dir.join(GRACEFUL_FILE);
+    let why = std::fs::read_to_string(&file).unwrap_or_default();
+    std::fs::remove_file(&file).ok().map(|()| why)
+}
+
+/// Ask the run in `run_dir` to stop before its next call, saying `why` (a pause it asked of
+/// itself).
+pub fn request_pause(run_dir: &std::path::Path, why: &str) -> std::io::Result<()> {
+    std::fs::write(run_dir.join(GRACEFUL_FILE), why)
 }

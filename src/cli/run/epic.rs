@@ -18,7 +18,7 @@ use baton_engine::definition::WorkflowKind;
 use baton_engine::events::{Reporter, RunEvent};
 use baton_engine::journal::Journal;
 use baton_engine::workflow::epic::start::{EpicOutcome, EpicRun, RunSpec};
-use baton_engine::workflow::epic::{EpicReport, Options, StoryResult};
+use baton_engine::workflow::epic::{EpicReport, Options, PauseAfter, StoryResult};
 
 /// A new run, or one continued from its journal.
 pub enum Start {
@@ -73,21 +73,22 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             return Err(e.into());
         }
     };
-    let (reports, run_dir, failed, project_dir) = match outcome {
+    let (reports, run_dir, failed, project_dir, landing) = match outcome {
         EpicOutcome::Dry {
             done,
             prompts,
             agents,
             refusals,
+            place,
             checks,
             missing,
         } => {
             if ctx.out.json {
-                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals, "checks": checks, "missing_stories": missing});
+                let line = serde_json::json!({"event": "preflight", "agents": agents, "refusals": refusals, "works": place, "checks": checks, "missing_stories": missing});
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
                 print_dry_json(&done, &prompts);
             } else {
-                print_preflight(&agents, &refusals);
+                print_preflight(&agents, &refusals, &place);
                 if let Some(c) = &checks {
                     crate::outln!("{}", c.describe());
                 }
@@ -106,11 +107,12 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             run_dir,
             failed,
             project_dir,
-        } => (reports, run_dir, failed, project_dir),
+            landing,
+        } => (reports, run_dir, failed, project_dir, landing),
     };
     let project_dir = &project_dir;
     let report = super::at_run_end(ctx, &run_dir, None);
-    let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir, "report_html": report});
+    let value = serde_json::json!({"run_id": run_id, "epics": reports, "run_dir": run_dir, "report_html": report, "landing": landing});
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,
         result: if failed > 0 { "failed" } else { "completed" },
@@ -214,6 +216,13 @@ fn fresh(
             redo: a.redo.clone(),
             done_at_start: None,
             no_commit: a.no_commit,
+            in_place: a.in_place,
+            wait_for_quota: a.wait_for_quota || ctx.project.config.run.wait_for_quota,
+            pause_after: match a.pause_after.as_deref() {
+                Some("story") => Some(PauseAfter::Story),
+                Some("epic") => Some(PauseAfter::Epic),
+                _ => ctx.project.config.run.pause_after,
+            },
             skip_review: a.skip_review,
             agent: agent.agent.clone(),
             default_agent: cfg.run.default_agent.clone(),
@@ -230,7 +239,7 @@ fn fresh(
 }
 
 /// What a real run would find before its first phase.
-fn print_preflight(agents: &[AgentCheck], refusals: &[String]) {
+fn print_preflight(agents: &[AgentCheck], refusals: &[String], place: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "pre-flight:");
     for a in agents {
@@ -250,6 +259,7 @@ fn print_preflight(agents: &[AgentCheck], refusals: &[String]) {
         };
         let _ = writeln!(out, "  agent {}: {line}", a.agent);
     }
+    let _ = writeln!(out, "  works: {place}");
     for r in refusals {
         let _ = writeln!(out, "  a run would refuse: {r}");
     }

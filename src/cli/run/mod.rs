@@ -124,9 +124,21 @@ pub struct EpicFlags {
     /// Run every story again, done or not
     #[arg(long)]
     pub redo_all: bool,
-    /// Leave changes staged instead of committing each story
+    /// Leave changes staged instead of committing each story (in your checkout)
     #[arg(long)]
     pub no_commit: bool,
+    /// When an agent's usage limit is spent, wait until it resets (its message says when;
+    /// else the backoff, doubling) and go on, instead of pausing the run (exit 7)
+    #[arg(long)]
+    pub wait_for_quota: bool,
+    /// Pause after every story or every epic (before the next one), telling the notifier;
+    /// `baton run --resume RUN_ID` goes on
+    #[arg(long, value_name = "story|epic", value_parser = ["story", "epic"])]
+    pub pause_after: Option<String>,
+    /// Work in your checkout itself, not in a worktree of the run's own (the run's commits
+    /// then go straight onto your branch, and your own edits meanwhile can join them)
+    #[arg(long)]
+    pub in_place: bool,
     /// No review phase
     #[arg(long)]
     pub skip_review: bool,

@@ -25,3 +25,24 @@ pub use test::Test;
 
 /// `baton run epic-execute 1` with the simulated agent: the run most tests start.
 pub const EPIC_SIM: [&str; 5] = ["run", "epic-execute", "1", "--agent", "sim"];
+
+/// Whether git succeeds in `dir`.
+pub fn git_ok(dir: &std::path::Path, args: &[&str]) -> bool {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The file in which the simulated agent's hanging call writes its pid, under `.baton/` of
+/// its working directory: the project's, or a run's own worktree's. None until written.
+pub fn sim_hang_pid(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let name = ".baton/sim-hang.pid";
+    let mut places = vec![dir.join(name)];
+    if let Ok(runs) = std::fs::read_dir(dir.join(".baton/worktrees")) {
+        places.extend(runs.flatten().map(|r| r.path().join("@run").join(name)));
+    }
+    places.into_iter().find(|p| p.is_file())
+}

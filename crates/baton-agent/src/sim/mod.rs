@@ -16,7 +16,8 @@
 //! Actions: `ok`/`pass`, `block` (dev), `fail` (review), `fix` (review passes with a fix),
 //! `hang`, `crash`, `flood` (50 MB of output), `nosignal`, `nostage` (dev claims completion
 //! but stages nothing), `norecord` (completes without appending its record), `secret` (dev
-//! stages a `.env`), `bigcontext` (one request of [`BIG_CONTEXT`] tokens, then the phase's
+//! stages a `.env`), `escalate` (a failure analysis recommends escalating), `bigcontext` (one
+//! request of [`BIG_CONTEXT`] tokens, then the phase's
 //! work).
 
 pub mod conductor;
@@ -314,10 +315,14 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario, mut out: &mut dyn Writ
             Some(("\n## Story Kickoff Insights\n\n**Discussion Date**: simulated\n**Participants**: Winston (Architect), Amelia (Developer), Murat (Test Architect)\n\n### Architectural Notes\n- (simulated) follow the existing module layout\n### Implementation Strategy\n- (simulated) smallest change first\n### Testing Approach\n- (simulated) unit tests for each criterion\n### Identified Risks\n- (simulated) none\n").to_string()),
             format!("KICKOFF COMPLETE: {id}"),
         ),
-        "failure-analysis" => (
-            Some(("\n## Failure Analysis Record\n\n_Simulated agent (baton sim)._\n\n- Root cause: (simulated) the scenario made the phase fail.\n- Recommendation: Retry\n").to_string()),
-            format!("ANALYSIS COMPLETE: {id} - Retry"),
-        ),
+        "failure-analysis" => {
+            // `escalate`: the analysis asks for a human.
+            let rec = if action == "escalate" { "Escalate" } else { "Retry" };
+            (
+                Some(format!("\n## Failure Analysis Record\n\n_Simulated agent (baton sim)._\n\n- Root cause: (simulated) the scenario made the phase fail.\n- Recommendation: {rec}\n")),
+                format!("ANALYSIS COMPLETE: {id} - {rec}"),
+            )
+        }
         "uat" | "retro" => {
             let epic = ask.epic.clone().unwrap_or_default();
             for w in &ask.writes {

@@ -61,10 +61,17 @@ pub struct Config {
 pub struct RunConfig {
     /// Agent of every role a workflow does not assign (claude, codex, gemini, sim).
     pub default_agent: baton_agent::settings::AgentId,
-    /// Branches `baton run` refuses to commit on.
+    /// Branches a run never commits on: refused with `--in-place`; a run in its own
+    /// worktree keeps its commits on its own branch instead of landing them there.
     pub protected_branches: Vec<String>,
     /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
     pub skip_permissions: bool,
+    /// Epic runs wait until a spent usage limit resets (plus a minute) and go on by
+    /// themselves, instead of pausing (`--wait-for-quota`).
+    pub wait_for_quota: bool,
+    /// Epic runs pause after every `story` or every `epic` (`--pause-after`); `baton run
+    /// --resume` goes on.
+    pub pause_after: Option<crate::workflow::epic::PauseAfter>,
     /// Agent and model per role (`[run.roles.dev] agent = "codex"`, `model = "…"`), over the
     /// workflow's own `[roles]` (the usual routing: planning on the strongest model, review
     /// on a fast one).
@@ -77,6 +84,8 @@ impl Default for RunConfig {
             default_agent: baton_agent::AgentKind::Claude.into(),
             protected_branches: vec!["main".into(), "master".into()],
             skip_permissions: false,
+            wait_for_quota: false,
+            pause_after: None,
             roles: Default::default(),
         }
     }

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 mod commit;
 mod head;
 mod stash;
+mod tree;
 
 /// Paths an agent must never get committed: environment files and private keys.
 pub fn looks_secret(path: &str) -> bool {

@@ -212,6 +212,11 @@ pub enum Entry {
     Closed {
         reason: String,
     },
+    /// A pause the run asked of itself (`--pause-after`, an escalation), logged before its
+    /// stop is requested: a resumed run never pauses at the same point twice.
+    PausePoint {
+        at: String,
+    },
     /// Task workflows: the run sets `gate` on the task and waits for a decision. Journaled
     /// before the store's SET_GATE, with the store's last event `seq` then (`store_seq`): on
     /// resume a SET_GATE after it shows the gate was set (and perhaps already decided), its

@@ -27,6 +27,10 @@ pub struct EpicWorkflow {
     pub failure_phase: Option<Phase>,
     #[serde(default)]
     pub epic_phases: Vec<Phase>,
+    /// The checks of runs of this workflow, over baton.toml's `[checks]` (each key set here
+    /// wins; the others are baton.toml's).
+    #[serde(default)]
+    pub checks: Option<crate::checks::ChecksConfig>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -9,13 +9,17 @@ mod commit;
 pub mod def;
 mod judge;
 pub mod parallel;
+mod party;
+mod pause;
 mod phase;
 pub mod project;
 pub mod select;
 mod settle;
 pub mod start;
+pub mod tree;
 mod work;
 
+pub use pause::PauseAfter;
 pub use work::Baseline;
 
 use std::collections::BTreeSet;
@@ -122,6 +126,15 @@ pub struct Options {
     /// no file yet.
     #[serde(default)]
     pub allow_missing: bool,
+    /// `--in-place`: the run works in the user's checkout, not in a worktree of its own.
+    #[serde(default)]
+    pub in_place: bool,
+    /// `--wait-for-quota` (or `[run] wait_for_quota`): a spent usage limit is waited out.
+    #[serde(default)]
+    pub wait_for_quota: bool,
+    /// `--pause-after story|epic` (or `[run] pause_after`).
+    #[serde(default)]
+    pub pause_after: Option<PauseAfter>,
     /// The project's checks, resolved when the run starts (a resumed run keeps them). A
     /// journal from before checks existed has none.
     #[serde(default)]
@@ -129,6 +142,12 @@ pub struct Options {
 }
 
 impl Options {
+    /// Whether a new run works in a worktree of its own (`tree`): unless asked not to, or it
+    /// commits nothing (its changes are left in the checkout).
+    pub fn works_in_tree(&self) -> bool {
+        !self.in_place && !self.no_commit && !self.dry_run
+    }
+
     /// Whether `story` of `epic` is left as it is: its status said done when the run
     /// started, and it is not to be redone.
     pub(crate) fn skips_done(&self, epic: &str, story: &StoryRef) -> bool {
@@ -246,33 +265,6 @@ pub(crate) const FAILED_STATUS: &str = "in-progress";
 /// Where a failure is written when the failed phase names no record section.
 const DEV_RECORD: &str = "Dev Agent Record";
 
-const PERSONAS: &[(&str, &str, &str, &str)] = &[
-    (
-        "Winston",
-        "Architect",
-        "Pattern adherence, scalability, API design consistency",
-        "Calm, pragmatic, balances \"what could be\" with \"what should be\"",
-    ),
-    (
-        "Murat",
-        "Test Architect",
-        "Test coverage, security vulnerabilities, edge cases",
-        "Data-driven, \"strong opinions weakly held\", risk calculations",
-    ),
-    (
-        "Amelia",
-        "Developer",
-        "Code quality, readability, maintainability, error handling",
-        "Direct and precise",
-    ),
-    (
-        "Bob",
-        "Scrum Master",
-        "Requirements, scope and process",
-        "Crisp, checklist-driven",
-    ),
-];
-
 /// The epic engine at work: built by [`start::EpicRun::run`] only, so its caches and
 /// journal are never put together by hand.
 pub struct EpicEngine<'a> {
@@ -358,6 +350,7 @@ impl EpicEngine<'_> {
             agents: self.agents,
             reporter: self.reporter,
             dry_run: self.opts.dry_run.then_some(&self.dry_prompts),
+            wait_for_quota: self.opts.wait_for_quota,
         }
     }
 
@@ -372,7 +365,7 @@ impl EpicEngine<'_> {
     }
 
     fn personas(&self) -> Vec<serde_json::Value> {
-        PERSONAS
+        party::PERSONAS
             .iter()
             .filter(|(n, ..)| self.opts.party_agents.is_empty() || self.opts.party_agents.iter().any(|a| a.eq_ignore_ascii_case(n)))
             .map(|(name, role, focus, style)| serde_json::json!({"name": name, "role": role, "focus": focus, "style": style}))
@@ -739,7 +732,11 @@ impl EpicEngine<'_> {
             subject: Subject::story(&epic.id, &story.id),
             result,
             reason: rep.reason.clone(),
-        })
+        })?;
+        if rep.result == StoryResult::Skipped {
+            return Ok(());
+        }
+        self.pause_after(PauseAfter::Story, &format!("story {}", story.id))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -769,6 +766,18 @@ impl EpicEngine<'_> {
         let res = self.phase(co, epic, Some(story), &fp, attempt, ctx, &[])?;
         rep.usage.add(&res.usage);
         rep.cost_usd += res.cost_usd.unwrap_or(0.0);
+        if res.recommendation.as_deref() == Some("Escalate") {
+            // A human decides before the run spends more on it.
+            self.pause(
+                &format!("escalation of story {} attempt {attempt}", story.id),
+                &format!(
+                    "story {}'s failure analysis recommends escalating to a human (its {} in {})",
+                    story.id,
+                    fp.record.as_deref().unwrap_or("record"),
+                    story.path.display()
+                ),
+            )?;
+        }
         Ok(())
     }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 use super::bmad::config::{Config as BmadConfig, Outputs};
 use super::project::{self, BmadStatus};
 use super::select::Selection;
+use super::tree::{Landing, RunTree};
 use super::{
     Baseline, EpicEngine, EpicRef, EpicReport, EpicWorkflow, Options, StatusWriter, StoryResult,
     def,
@@ -43,6 +44,10 @@ pub struct RunSpec {
     /// The work tree when the run started (absent in runs of older batons: nothing then).
     #[serde(default)]
     pub baseline: Baseline,
+    /// The worktree the run works in; None: in the user's checkout (`--in-place`,
+    /// `--no-commit`, a repository with no commit, a run of an older baton).
+    #[serde(default)]
+    pub tree: Option<RunTree>,
 }
 
 impl RunSpec {
@@ -58,6 +63,7 @@ impl RunSpec {
             options,
             scenario,
             baseline: Baseline::default(),
+            tree: None,
         }
     }
 }
@@ -100,6 +106,8 @@ pub enum EpicOutcome {
         prompts: Vec<DryPhase>,
         agents: Vec<AgentCheck>,
         refusals: Vec<String>,
+        /// Where a real run would work, and where its commits would go.
+        place: String,
         /// The project's checks a real run would run before each commit.
         checks: Option<crate::checks::Checks>,
         /// Stories the epics list with no file yet: (epic, story).
@@ -111,6 +119,8 @@ pub enum EpicOutcome {
         failed: u32,
         /// The repository's top (paths shown relative to it).
         project_dir: PathBuf,
+        /// How the run's commits reached the user's branch (None: the run worked in place).
+        landing: Option<Landing>,
     },
 }
 
@@ -124,29 +134,22 @@ impl EpicRun {
             Start::Fresh(spec) => (*spec, None),
         };
         let dry_run = spec.options.dry_run;
-        if !resumed && !dry_run {
-            // What is untracked or changed now is the user's: never staged or stashed by a story.
-            let abs = local.canonicalize().unwrap_or_else(|_| local.clone());
-            let rel = abs
-                .strip_prefix(&project_dir)
-                .unwrap_or(&project.config.paths.local);
-            spec.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
-        }
+        let (wf, whos) = checked_workflow(project, &local, &spec)?;
         if !resumed {
-            // Resolved once: a resumed run keeps the commands it started with.
+            // Resolved once: a resumed run keeps the commands it started with. The
+            // workflow's own `[checks]` over baton.toml's.
             spec.options.checks = Some(crate::checks::Checks::resolve(
-                &project.config.checks,
+                &project.config.checks.overlaid(wf.checks.as_ref()),
                 &project_dir,
                 spec.options.no_checks,
             ));
         }
-        let (wf, whos) = checked_workflow(project, &local, &spec)?;
         // Every agent's CLI is there before anything changes: a missing one is exit 7 now,
         // not a story left in-progress.
         let checks =
             crate::cli_agents::preflight(&whos, &project.config.agents, &project_dir, dry_run)?;
         // Find every epic before anything changes: a typo fails now, not after an hour of work.
-        let epics: Vec<_> = spec
+        let mut epics: Vec<_> = spec
             .epics
             .iter()
             .map(|e| project::load_epic(&project_dir, e))
@@ -162,19 +165,6 @@ impl EpicRun {
                 "--redo names story {id}, which the run's epics do not have"
             ))
             .hint("see the stories with `baton stories EPIC`"));
-        }
-        if !resumed {
-            spec.options.done_at_start = Some(
-                epics
-                    .iter()
-                    .flat_map(|e| {
-                        e.stories
-                            .iter()
-                            .filter(|s| s.status == "done")
-                            .map(|s| super::done_key(&e.id, &s.id))
-                    })
-                    .collect(),
-            );
         }
         if let Some(e) = epics.iter().find(|e| e.stories.is_empty()) {
             return Err(
@@ -196,11 +186,16 @@ impl EpicRun {
                 dry_run: false,
                 ..spec.options.clone()
             };
-            if let Err(e) = check_branch(&git, &real, resumed) {
+            if let Err(e) = check_branch(&git, &real, resumed, real.works_in_tree()) {
                 refusals.push(format!("{e} ({})", e.hint_text().unwrap_or_default()));
             }
         } else {
-            check_branch(&git, &spec.options, resumed)?;
+            let in_tree = if resumed {
+                spec.tree.is_some()
+            } else {
+                spec.options.works_in_tree()
+            };
+            check_branch(&git, &spec.options, resumed, in_tree)?;
         }
         let mut hold = match &journal {
             Some(j) => j.hold()?,
@@ -217,7 +212,42 @@ impl EpicRun {
                 .as_ref()
                 .and_then(|j| j.started())
                 .map(|s| s.run_id.to_string());
-            settle_earlier_runs(&local, &spec.epics, this.as_deref())?;
+            let landed = settle_earlier_runs(
+                &local,
+                &Git::new(&project_dir),
+                &spec.options.protected_branches,
+                &spec.epics,
+                this.as_deref(),
+            )?;
+            if landed {
+                // An earlier run's commits reached the checkout: its stories say done now.
+                epics = spec
+                    .epics
+                    .iter()
+                    .map(|e| project::load_epic(&project_dir, e))
+                    .collect::<Result<_>>()?;
+            }
+        }
+        if !resumed && !dry_run {
+            // What is untracked or changed now is the user's: never staged or stashed by a story.
+            let abs = local.canonicalize().unwrap_or_else(|_| local.clone());
+            let rel = abs
+                .strip_prefix(&project_dir)
+                .unwrap_or(&project.config.paths.local);
+            spec.baseline = Baseline::capture(&Git::new(&project_dir), &rel.display().to_string())?;
+        }
+        if !resumed {
+            spec.options.done_at_start = Some(
+                epics
+                    .iter()
+                    .flat_map(|e| {
+                        e.stories
+                            .iter()
+                            .filter(|s| s.status == "done")
+                            .map(|s| super::done_key(&e.id, &s.id))
+                    })
+                    .collect(),
+            );
         }
         if let Some(j) = &journal {
             // Held already (above): the next run starting may look.
@@ -245,6 +275,9 @@ impl EpicRun {
             None if dry_run => (baton_core::ids::new_id(), Journal::memory()),
             None => {
                 let run_id = baton_core::ids::new_id();
+                if spec.options.works_in_tree() {
+                    spec.tree = RunTree::plan(&git, &local, &run_id, &spec.baseline)?;
+                }
                 let options =
                     serde_json::to_value(&spec).map_err(|e| Error::internal(e.to_string()))?;
                 let (j, h) = Journal::start(
@@ -312,9 +345,31 @@ impl EpicRun {
             });
         }
         let opts = &self.spec.options;
+        let user = Git::new(&self.project_dir);
+        // Where the stories are worked on: the run's own worktree, or the user's checkout.
+        let work_dir = match self.spec.tree.as_ref().filter(|_| !opts.dry_run) {
+            Some(t) => {
+                t.ensure(&user, &self.journal.dir)?;
+                if !self.resumed {
+                    reporter.report(&RunEvent::Note {
+                        subject: None,
+                        text: &format!(
+                            "working in {} on branch `{}`; your checkout is left alone until the run ends",
+                            t.path
+                                .strip_prefix(&self.project_dir)
+                                .unwrap_or(&t.path)
+                                .display(),
+                            t.branch
+                        ),
+                    });
+                }
+                t.path.clone()
+            }
+            None => self.project_dir.clone(),
+        };
         let mut engine = EpicEngine {
-            project_dir: self.project_dir.clone(),
-            git: Git::new(&self.project_dir),
+            project_dir: work_dir.clone(),
+            git: Git::new(&work_dir),
             wf: self.wf,
             opts: opts.clone(),
             journal: Mutex::new(self.journal),
@@ -334,13 +389,21 @@ impl EpicRun {
         };
         let mut reports: Vec<EpicReport> = Vec::new();
         let mut handoff: Option<PathBuf> = None;
-        for epic in &self.epics {
+        for (i, epic) in self.epics.iter().enumerate() {
+            if i > 0 {
+                // The epic before this one ended in this process or an earlier one: either
+                // way its pause point is journaled once.
+                engine.pause_after(
+                    super::PauseAfter::Epic,
+                    &format!("epic {}", self.epics[i - 1].id),
+                )?;
+            }
             let r = engine.run_epic(epic, handoff.as_deref())?;
             let h = self
                 .outputs
                 .handoff_dir
                 .join(format!("epic-{}-handoff.md", epic.id));
-            handoff = self.project_dir.join(&h).is_file().then_some(h);
+            handoff = work_dir.join(&h).is_file().then_some(h);
             reports.push(r);
         }
         if opts.dry_run {
@@ -366,6 +429,7 @@ impl EpicRun {
                 prompts,
                 agents: self.checks,
                 refusals: self.refusals,
+                place: super::tree::describe_place(&user, opts),
                 checks: self.spec.options.checks.clone(),
                 missing: self
                     .epics
@@ -381,7 +445,22 @@ impl EpicRun {
                 s + r.count(StoryResult::Skipped),
             )
         });
+        // Landed before the run is finished: a run killed while landing lands on resume.
+        let landing = match &self.spec.tree {
+            Some(t) => {
+                let run_dir = engine.journal().dir.clone();
+                let l = t.land(&user, &opts.protected_branches, &run_dir)?;
+                reporter.report(&RunEvent::Note {
+                    subject: None,
+                    text: &l.describe(),
+                });
+                Some(l)
+            }
+            None => None,
+        };
         let mut journal = engine.journal();
+        // A pause asked after the last story has no call left to stop before.
+        let _ = crate::interrupt::take_graceful(&journal.dir);
         if !journal.run_finished() {
             journal.log(Entry::RunFinished {
                 done,
@@ -395,6 +474,7 @@ impl EpicRun {
             run_dir,
             failed,
             project_dir: self.project_dir,
+            landing,
         })
     }
 
@@ -402,6 +482,7 @@ impl EpicRun {
     /// `git add -A` can stage them. In the project, and in this run's story worktrees.
     fn remove_cut_short_writes(&self) {
         let mut tops = vec![self.project_dir.clone()];
+        tops.extend(self.spec.tree.as_ref().map(|t| t.path.clone()));
         if let Ok(rd) = std::fs::read_dir(self.local.join("worktrees").join(&self.run_id)) {
             tops.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
         }
@@ -516,16 +597,19 @@ fn start_lock(local: &Path) -> Result<std::fs::File> {
 }
 
 /// The branch may take the run's commits; a parallel run needs a clean checkout.
-fn check_branch(git: &Git, o: &Options, resumed: bool) -> Result<()> {
+fn check_branch(git: &Git, o: &Options, resumed: bool, in_tree: bool) -> Result<()> {
     let branch = git.branch().unwrap_or_default();
-    if !o.dry_run && !o.no_commit && branch == "HEAD" && git.head().is_some() {
+    // A run in its own worktree commits on its own branch: a detached HEAD or a protected
+    // branch only means its commits are not landed there (the end of the run says so).
+    let commits_here = !o.dry_run && !o.no_commit && !in_tree;
+    if commits_here && branch == "HEAD" && git.head().is_some() {
         // Commits on a detached HEAD belong to no branch: the next checkout leaves them behind.
         return Err(Error::state(
             "refusing to commit on a detached HEAD: the stories' commits would belong to no branch",
         )
         .hint("switch to a branch first (git switch -c epic-1), or pass --no-commit"));
     }
-    if !o.dry_run && !o.no_commit && o.protected_branches.contains(&branch) {
+    if commits_here && o.protected_branches.contains(&branch) {
         return Err(Error::state(format!("refusing to commit on the protected branch `{branch}`"))
             .hint("work on a branch (git switch -c epic-1), pass --no-commit, or set [run] protected_branches in baton.toml"));
     }
@@ -548,7 +632,14 @@ fn check_branch(git: &Git, o: &Options, resumed: bool) -> Result<()> {
 /// is in the way (refused: the two would edit one tree). Before a new run, one that was killed
 /// may have left its agent running, which is stopped before this run's agents start (a
 /// resumed run stops its own orphans).
-fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -> Result<()> {
+fn settle_earlier_runs(
+    local: &Path,
+    user: &Git,
+    protected: &[String],
+    epics: &[String],
+    resuming: Option<&str>,
+) -> Result<bool> {
+    let mut landed = false;
     for mut old in Journal::unfinished_runs(local, WORKFLOWS) {
         let Some(Started {
             run_id: id,
@@ -579,6 +670,8 @@ fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -
         // A new run of the same epic takes over: the old one stops being offered for
         // --resume. Nothing of it is undone; the stories it finished say done and are skipped.
         let (id, epic) = (id.to_string(), epic.clone());
+        // What it committed reaches the user's branch first: the new run must not redo it.
+        let taken = close_landing(&old, user, protected)?;
         old.log(Entry::Closed {
             reason: "a new run of its epic took over".into(),
         })?;
@@ -586,6 +679,19 @@ fn settle_earlier_runs(local: &Path, epics: &[String], resuming: Option<&str>) -
             "run {id} of epic {epic} did not finish: closed, this run takes over (its commits \
              and stashes stay as they are; the stories it finished are skipped as done)"
         ));
+        if let Some(l) = taken {
+            landed |= matches!(l, Landing::Moved { .. });
+            notice::note(format!("run {id}: {}", l.describe()));
+        }
     }
-    Ok(())
+    Ok(landed)
+}
+
+/// A run being closed: what it committed in its own worktree lands on the user's branch
+/// (None: it worked in place, or is not an epic run).
+pub fn close_landing(j: &Journal, user: &Git, protected: &[String]) -> Result<Option<Landing>> {
+    let Some(tree) = j.started().and_then(|s| super::tree::of_journal(s.options)) else {
+        return Ok(None);
+    };
+    tree.land(user, protected, &j.dir).map(Some)
 }

@@ -174,6 +174,7 @@ impl TaskEngine<'_> {
             agents: self.agents,
             reporter: self.reporter,
             dry_run: self.dry_run,
+            wait_for_quota: false,
         }
     }
 

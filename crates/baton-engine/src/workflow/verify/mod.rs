@@ -220,6 +220,7 @@ impl VerifyEngine<'_> {
             agents: self.agents,
             reporter: self.reporter,
             dry_run: None,
+            wait_for_quota: false,
         }
     }
 
