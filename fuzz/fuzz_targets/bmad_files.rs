@@ -1,12 +1,14 @@
-//! BMAD planning files: story and epic documents (classification, ids, the status field) and
-//! sprint-status.yaml. What baton writes it must read back: a status rewritten into any
-//! story text is the status found there, a sprint key set is the value then read.
+//! BMAD planning files: story and epic documents (classification, ids, the status field),
+//! sprint-status.yaml, BMAD 6 spec folders' stories.yaml and frontmatter, and the
+//! deferred-work ledger. What baton writes it must read back: a status rewritten into any
+//! story text is the status found there, a sprint key set is the value then read, a
+//! frontmatter status set is the one then read.
 #![no_main]
 
 use std::path::Path;
 
 use arbitrary::Arbitrary;
-use baton_engine::workflow::epic::bmad::{self, id, sprint, status};
+use baton_engine::workflow::epic::bmad::{self, deferred, id, spec, sprint, status};
 use libfuzzer_sys::fuzz_target;
 
 const STATUSES: &[&str] = &["done", "in-progress", "review", "ready-for-dev", "backlog"];
@@ -22,9 +24,10 @@ struct Input {
 
 fuzz_target!(|input: Input| {
     let Input { what, status, text } = input;
-    match what % 3 {
+    match what % 4 {
         0 => story(&text, status),
         1 => sprint_file(&text, status),
+        2 => spec_folder(&text, status),
         _ => ids(&text),
     }
 });
@@ -78,4 +81,17 @@ fn ids(s: &str) {
     let _ = id::EpicId::parse(s);
     let _ = id::epic_from_key(s);
     let _ = id::parse_epic_arg(s);
+}
+
+fn spec_folder(text: &str, status: u8) {
+    let _ = spec::parse(Path::new("stories.yaml"), text);
+    let _ = deferred::parse_ledger(Path::new("deferred-work.md"), text);
+    let _ = spec::frontmatter_yaml(text);
+    let value = STATUSES[status as usize % STATUSES.len()];
+    // A frontmatter that parses, with one `status` line: what is written reads back.
+    let one = spec::frontmatter(text).is_some() && text.matches("\nstatus:").count() == 1;
+    if let Some(written) = spec::set_status(text, value).filter(|_| one) {
+        let fm = spec::frontmatter(&written).expect("the frontmatter written still parses");
+        assert_eq!(fm.get("status").map(String::as_str), Some(value), "{text:?} -> {written:?}");
+    }
 }

@@ -16,6 +16,7 @@ mod budget;
 mod complete;
 mod completions;
 mod config;
+mod deferred;
 mod demo;
 mod discover;
 mod doctor;
@@ -38,6 +39,7 @@ mod pause;
 mod phase;
 mod plan;
 mod progress;
+mod publish;
 mod query;
 mod queue;
 mod report;
@@ -197,6 +199,9 @@ pub enum Command {
     /// List an epic's stories in a BMAD project: ids, statuses, files, sprint-status
     #[command(display_order = 6)]
     Stories(stories::Args),
+    /// List the deferred-work ledger: findings left for later, who deferred and who closed them
+    #[command(display_order = 7)]
+    Deferred(deferred::Args),
     /// Queues of items for `baton run verify`: add, show, list
     #[command(subcommand)]
     #[command(display_order = 9)]
@@ -452,6 +457,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Summary(a) => summary::run(&ctx, a),
         Command::Session(a) => session::run(&ctx, a),
         Command::Stories(a) => stories::run(&ctx, a),
+        Command::Deferred(a) => deferred::run(&ctx, a),
         Command::Queue(c) => queue::run(&ctx, c),
         Command::State(c) => state::run(&ctx, c),
         Command::Worker(a) => worker::run(&ctx, a),

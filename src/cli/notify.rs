@@ -1,8 +1,8 @@
 //! Being told (`[notify]`): a run's events that someone away from the terminal needs — a story
 //! failed (with its reason: the failing test, when the checks named it), the run paused (why,
 //! and the command that continues it), the run ended (counts, cost, report) — go to the
-//! user's command as one JSON object on stdin, and what waits for a human is listed in
-//! `.baton/ATTENTION.md`. A notifier that fails or hangs is stopped (bounded), said on stderr,
+//! user's command as one JSON object on stdin, to a webhook as the same JSON, to the desktop,
+//! and what waits for a human is listed in `.baton/ATTENTION.md`. A notifier that fails or hangs is stopped (bounded), said on stderr,
 //! and never changes the run.
 
 use std::io::Write;
@@ -17,6 +17,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Notifier {
     command: Option<String>,
+    webhook: Option<String>,
+    desktop: bool,
     timeout: Duration,
     /// `.baton/ATTENTION.md`.
     attention: PathBuf,
@@ -29,6 +31,8 @@ impl Notifier {
         let cfg = &project.config.notify;
         Notifier {
             command: cfg.command.clone().filter(|c| !c.trim().is_empty()),
+            webhook: cfg.webhook.clone().filter(|c| !c.trim().is_empty()),
+            desktop: cfg.desktop,
             timeout: cfg
                 .timeout_secs
                 .map_or(DEFAULT_TIMEOUT, Duration::from_secs),
@@ -44,16 +48,38 @@ impl Notifier {
         if waits {
             baton_engine::lock(&self.waiting).push(text.to_string());
         }
-        let Some(cmd) = &self.command else {
+        if self.command.is_none() && self.webhook.is_none() && !self.desktop {
             return;
-        };
+        }
         if let Some(o) = fields.as_object_mut() {
             o.insert("event".into(), Value::String(event.into()));
             o.insert("text".into(), Value::String(text.into()));
         }
         baton_context::mask::redact::redact_json(&mut fields);
-        if let Err(why) = run(cmd, &fields.to_string(), self.timeout) {
+        if let Some(cmd) = &self.command
+            && let Err(why) = run("sh", &["-c", cmd], &fields.to_string(), self.timeout)
+        {
             eprintln!("baton: warning: the [notify] command did not take the {event} event: {why}");
+        }
+        if let Some(url) = &self.webhook {
+            // Slack shows `text`, Discord `content`, ntfy's JSON form `message`.
+            let line = fields["text"].clone();
+            if let Some(o) = fields.as_object_mut() {
+                o.insert("content".into(), line.clone());
+                o.insert("message".into(), line);
+            }
+            if let Err(why) = post(url, &fields.to_string(), self.timeout) {
+                // The URL is not said: a webhook's URL is its secret.
+                eprintln!(
+                    "baton: warning: the [notify] webhook did not take the {event} event: {why}"
+                );
+            }
+        }
+        if self.desktop {
+            let line = fields["text"].as_str().unwrap_or(text).to_string();
+            if let Err(why) = desktop(&line, self.timeout) {
+                eprintln!("baton: warning: no desktop notification of the {event} event: {why}");
+            }
         }
     }
 
@@ -83,11 +109,74 @@ impl Notifier {
     }
 }
 
-/// `sh -c CMD` with `input` on stdin, stopped after `timeout` (its process group).
-fn run(cmd: &str, input: &str, timeout: Duration) -> Result<(), String> {
-    let mut child = Command::new("sh");
+/// POST `body` (JSON) to `url` with curl: no TLS stack in baton for one request per event,
+/// and curl is where webhooks are used.
+fn post(url: &str, body: &str, timeout: Duration) -> Result<(), String> {
+    if which("curl").is_none() {
+        return Err("curl is not installed".into());
+    }
+    let secs = timeout.as_secs().max(1).to_string();
+    run(
+        "curl",
+        &[
+            "-fsS",
+            "--max-time",
+            &secs,
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+            "--",
+            url,
+        ],
+        body,
+        timeout + Duration::from_secs(1),
+    )
+}
+
+/// One desktop notification: notify-send (freedesktop), else osascript (macOS); the text goes
+/// as an argument, never through a shell or a script's source.
+fn desktop(text: &str, timeout: Duration) -> Result<(), String> {
+    if which("notify-send").is_some() {
+        return run(
+            "notify-send",
+            &["--app-name=baton", "--", "baton", text],
+            "",
+            timeout,
+        );
+    }
+    if which("osascript").is_some() {
+        return run(
+            "osascript",
+            &[
+                "-e",
+                "on run argv",
+                "-e",
+                "display notification (item 1 of argv) with title \"baton\"",
+                "-e",
+                "end run",
+                text,
+            ],
+            "",
+            timeout,
+        );
+    }
+    Err("neither notify-send nor osascript is installed".into())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// `program ARGS` with `input` on stdin, stopped after `timeout` (its process group).
+fn run(program: &str, args: &[&str], input: &str, timeout: Duration) -> Result<(), String> {
+    let mut child = Command::new(program);
     child
-        .args(["-c", cmd])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

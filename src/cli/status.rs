@@ -106,6 +106,8 @@ struct Snapshot {
     queue_error: Option<String>,
     /// Every output masked in the project (hooks, `baton mask`, MCP), runs or not.
     masking: gain::Totals,
+    /// The deferred-work ledger's open entries (`baton deferred`).
+    deferred: Vec<baton_engine::workflow::epic::bmad::deferred::Deferred>,
 }
 
 #[derive(serde::Serialize)]
@@ -283,6 +285,10 @@ fn snapshot(ctx: &Ctx) -> Snapshot {
         queues,
         queue_error,
         masking,
+        deferred: baton_engine::workflow::epic::bmad::deferred::all(&ctx.project.dir)
+            .into_iter()
+            .filter(|d| d.closed_by.is_none())
+            .collect(),
     }
 }
 
@@ -373,6 +379,7 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
         && snap.damaged.is_empty()
         && snap.queue_error.is_none()
         && snap.masking.count == 0
+        && snap.deferred.is_empty()
     {
         return writeln!(w, "no runs and no tasks yet (try `baton demo`)");
     }
@@ -511,6 +518,13 @@ fn render(w: &mut dyn Write, snap: &Snapshot, elapsed: bool) -> std::io::Result<
             m.saved_tokens,
             m.count,
             m.saved_percent()
+        )?;
+    }
+    if !snap.deferred.is_empty() {
+        writeln!(
+            w,
+            "deferred work: {} open (`baton deferred` lists them)",
+            snap.deferred.len()
         )?;
     }
     Ok(())

@@ -21,16 +21,22 @@ folder, `epic-3-5` sprint key): story 3.5.0 is then epic 3.5's. Stories listed i
 epic (`### Story 1.3: …`) or in sprint-status.yaml without a file are shown as not created. \
 When a story file and sprint-status.yaml disagree, both values are shown and marked `≠`.
 
+A BMAD 6 spec folder (`bmad-spec`'s SPEC.md, stories.yaml and stories/<id>-<slug>.md) is \
+given by its path or its name under _bmad-output/, docs/ or specs/: its stories in stories.yaml \
+order, each with its file's frontmatter status.
+
 Examples:
   baton stories 1
   baton stories epic-2 --verbose
   baton stories 3.5                # an epic inserted between 3 and 4
   baton stories 3 --json | jq '.stories[] | select(.disagreement)'
+  baton stories _bmad-output/specs/rate-limiting   # a spec folder
+  baton stories rate-limiting --json
 
 Exit codes: 0 ok, 4 no such epic (the message lists the epics found)."
 )]
 pub struct Args {
-    /// Epic: 1, epic-1, "Epic 1", or a decimal one: 3.5, epic-3.5
+    /// Epic: 1, epic-1, "Epic 1", a decimal one (3.5, epic-3.5), or a spec folder
     #[arg(value_name = "EPIC")]
     pub epic: String,
     /// Also list the files in story folders that are not stories, and why
@@ -39,6 +45,11 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
+    if let Some(dir) = bmad::spec::find(&ctx.project.dir, &a.epic) {
+        let f = bmad::spec::load(&ctx.project.dir, &dir)?;
+        ctx.out.emit(&f, |w| spec_folder(w, &f));
+        return Ok(ExitCode::SUCCESS);
+    }
     let b = Bmad::scan(&ctx.project.dir);
     let Some(n) = id::parse_epic_arg(&a.epic) else {
         return Err(b.epic_not_found(&a.epic).into());
@@ -46,6 +57,56 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let report = b.epic(&n)?;
     ctx.out.emit(&report, |w| human(w, &report, a.verbose));
     Ok(ExitCode::SUCCESS)
+}
+
+/// A BMAD 6 spec folder: its stories in `stories.yaml` order, with their files' statuses.
+fn spec_folder(w: &mut dyn Write, f: &bmad::spec::SpecFolder) -> std::io::Result<()> {
+    let spec = f
+        .spec
+        .as_ref()
+        .map_or("no SPEC.md".to_string(), |p| p.display().to_string());
+    writeln!(w, "Spec folder {}  ({spec})", f.dir.display())?;
+    if f.stories.is_empty() {
+        writeln!(w, "no stories in stories.yaml yet")?;
+    }
+    let idw = f
+        .stories
+        .iter()
+        .map(|s| s.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    for s in &f.stories {
+        let status = match (&s.file, &s.status) {
+            (None, _) => "not planned".to_string(),
+            (Some(_), Some(st)) => st.clone(),
+            (Some(_), None) => "no status".to_string(),
+        };
+        let file = s
+            .file
+            .as_ref()
+            .map_or("(no story file yet)".to_string(), |p| {
+                p.display().to_string()
+            });
+        let mut marks = String::new();
+        if s.spec_checkpoint {
+            marks.push_str("  [spec checkpoint]");
+        }
+        if s.done_checkpoint {
+            marks.push_str("  [done checkpoint]");
+        }
+        writeln!(
+            w,
+            "  {:idw$}  {:13}  {}  {file}{marks}",
+            s.id,
+            status,
+            super::style::visible(&s.title)
+        )?;
+        if let Some(b) = &s.blocking {
+            writeln!(w, "  {:idw$}  ↳ blocked: {}", "", super::style::visible(b))?;
+        }
+    }
+    Ok(())
 }
 
 fn human(w: &mut dyn Write, r: &EpicReport, verbose: bool) -> std::io::Result<()> {

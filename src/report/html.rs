@@ -158,6 +158,8 @@ struct Page {
     rotations: Vec<Span>,
     /// The project's checks, one line each.
     checks: Vec<String>,
+    /// The deferred-work ledger's open entries, one line each.
+    deferred: Vec<String>,
     waves: Vec<WaveView>,
     ticks: Vec<Tick>,
     masks_unreadable: usize,
@@ -467,6 +469,7 @@ pub fn render(m: &Model, base: &Path) -> Result<String> {
             .collect(),
         gates,
         rotations,
+        deferred: m.deferred.clone(),
         checks: m
             .checks
             .iter()

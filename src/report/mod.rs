@@ -106,7 +106,22 @@ pub fn model(dir: &Path, records: &[Record], store: Option<&Store>) -> model::Mo
             .unwrap_or_default(),
         _ => vec![],
     };
-    model::build(dir, records, &waves)
+    let mut m = model::build(dir, records, &waves);
+    // The project's deferred-work ledger, as it stands: what the stories left for later.
+    if let Ok(top) = baton_engine::git::Git::new(dir).toplevel() {
+        m.deferred = baton_engine::workflow::epic::bmad::deferred::all(&top)
+            .into_iter()
+            .filter(|d| d.closed_by.is_none())
+            .map(|d| {
+                let by = d
+                    .deferred_by
+                    .map(|b| format!(" — deferred by {b}"))
+                    .unwrap_or_default();
+                format!("{}: {}{by} ({})", d.id, d.summary, d.source)
+            })
+            .collect();
+    }
+    m
 }
 
 /// Write the report of `journal`'s run to `out` (default: `report.html` in the run's

@@ -161,6 +161,8 @@ pub struct Model {
     pub rotations: Vec<Rotation>,
     /// The project's checks, per story and phase, as the run recorded them.
     pub checks: Vec<CheckRun>,
+    /// The deferred-work ledger's open entries when the report was written, one line each.
+    pub deferred: Vec<String>,
     pub waves: Vec<Wave>,
     pub masks: Vec<MaskRecord>,
     /// Lines of masks.jsonl that could not be read.
@@ -465,6 +467,7 @@ pub fn build(run_dir: &Path, records: &[Record], waves: &[serde_json::Value]) ->
         gates,
         rotations,
         checks,
+        deferred: Vec::new(),
         waves,
         masks,
         masks_unreadable,

@@ -46,6 +46,7 @@ mod run_epic_work;
 mod run_pause;
 mod run_task;
 mod run_tree;
+mod spec_folder;
 mod store_cli;
 mod stories;
 mod verify_queue;

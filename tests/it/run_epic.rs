@@ -2042,3 +2042,123 @@ fn a_notifier_hears_the_failed_story_and_the_end_and_never_holds_the_run() {
         assert!(d.story_commits() >= 3, "{:?}", d.log());
     }
 }
+
+/// `[notify] webhook` hears the failed story and the end as JSON POSTs whose `text`,
+/// `content` and `message` hold the line chat tools show; `desktop = true` shows each on the
+/// desktop (notify-send, here a stand-in on PATH). A webhook that is down changes nothing.
+#[test]
+fn a_webhook_and_the_desktop_hear_the_events_and_a_webhook_down_changes_nothing() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let heard = bodies.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { break };
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Headers, then as many body bytes as Content-Length says.
+            loop {
+                let n = c.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                req.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&req).into_owned();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len: usize = text
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if req.len() >= end + 4 + len {
+                        heard.lock().unwrap().push(text[end + 4..].to_string());
+                        break;
+                    }
+                }
+            }
+            let _ =
+                c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    let d = project("[story.\"1.3\"]\ndev = [\"block\"]\n");
+    let bin = d.dir.parent().unwrap().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let shown = bin.join("shown");
+    let fake = bin.join("notify-send");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nprintf '%s|' \"$@\" >> {}\necho >> {}\n",
+            shown.display(),
+            shown.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        d.dir.join("baton.toml"),
+        format!("[notify]\nwebhook = \"http://127.0.0.1:{port}/hook\"\ndesktop = true\n"),
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let o = d.run_env(&EPIC_SIM, &[("PATH", &path)]);
+    assert_exit(&o, 1);
+    let events: Vec<serde_json::Value> = bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::from_str(b).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["story_failed", "run_ended"], "{events:?}");
+    for e in &events {
+        assert_eq!(e["text"], e["content"], "{e}");
+        assert_eq!(e["text"], e["message"], "{e}");
+    }
+    assert!(
+        events[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("story 1.3 failed"),
+        "{events:?}"
+    );
+    let shown = std::fs::read_to_string(&shown).unwrap();
+    assert!(
+        shown
+            .lines()
+            .next()
+            .unwrap()
+            .contains("baton|story 1.3 failed"),
+        "{shown}"
+    );
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+
+    // Down: nothing listens there. The run ends as it would, saying so, the URL unsaid.
+    let d = project("[story.\"1.3\"]\ndev = [\"block\"]\n");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = closed.local_addr().unwrap().port();
+    drop(closed);
+    std::fs::write(
+        d.dir.join("baton.toml"),
+        format!("[notify]\nwebhook = \"http://127.0.0.1:{dead}/secret-token\"\ntimeout_secs = 2\n"),
+    )
+    .unwrap();
+    let o = d.run(&EPIC_SIM);
+    assert_exit(&o, 1);
+    assert!(
+        out(&o).contains("the [notify] webhook did not take the story_failed event"),
+        "{}",
+        out(&o)
+    );
+    assert!(!out(&o).contains("secret-token"), "{}", out(&o));
+    assert!(d.story_commits() >= 3, "{:?}", d.log());
+}

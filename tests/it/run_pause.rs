@@ -1,25 +1,11 @@
 //! Pauses a run asks of itself: `--pause-after story|epic`, and a failure analysis that
 //! recommends escalating. The real binary, a real git repository, the simulated agent.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::util::{assert_exit, demo_epic_2, demo_repo, git, run_in, text};
-
-fn demo(scenario: &str) -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("p");
-    demo_repo(&dir, scenario);
-    (t, dir)
-}
-
-fn run_id(dir: &Path) -> String {
-    std::fs::read_dir(dir.join(".baton/runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .max()
-        .unwrap()
-}
+use crate::util::{
+    assert_exit, demo_epic_2, git, newest_run_id as run_id, run_in, temp_demo as demo, text,
+};
 
 fn feats(dir: &Path) -> usize {
     let branch = format!("baton/run-{}", run_id(dir));

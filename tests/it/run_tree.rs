@@ -6,14 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{EPIC_SIM, assert_exit, bin, demo_repo, demo_story_path, git, git_ok, text};
-
-fn demo(scenario: &str) -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("p");
-    demo_repo(&dir, scenario);
-    (t, dir)
-}
+use crate::util::{
+    EPIC_SIM, assert_exit, bin, demo_story_path, git, git_ok, newest_run_id as run_id,
+    temp_demo as demo, text,
+};
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     Command::new(bin())
@@ -55,15 +51,6 @@ fn feat_commits(dir: &Path, range: &str) -> Vec<String> {
         .filter(|s| s.starts_with("feat(story "))
         .map(str::to_string)
         .collect()
-}
-
-fn run_id(dir: &Path) -> String {
-    std::fs::read_dir(dir.join(".baton/runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .max()
-        .unwrap()
 }
 
 #[test]
@@ -385,4 +372,100 @@ fn a_no_commit_run_never_changes_what_a_later_run_commits() {
     for f in ["docs/stories/1.1.project-skeleton.md", "src/story_1_1.txt"] {
         assert!(now.lines().any(|l| l == f), "{f}: {now}");
     }
+}
+
+/// `[publish]`: the branch that holds the run's commits is pushed (the user's, once landed;
+/// the run's own when kept, as on a protected branch, whose remote copy is never touched)
+/// and `gh` opens the pull request; a remote that cannot be reached is a warning only.
+#[test]
+fn publish_pushes_the_branch_that_holds_the_run_and_opens_a_pull_request() {
+    let (t, d) = demo("");
+    git(t.path(), &["init", "-q", "--bare", "remote.git"]);
+    let remote = t.path().join("remote.git");
+    git(
+        &d,
+        &["remote", "add", "origin", &remote.display().to_string()],
+    );
+    git(&d, &["push", "-q", "origin", "main"]);
+    let bin = t.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh_args = t.path().join("gh-args");
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        format!(
+            "#!/bin/sh\nprintf '%s|' \"$@\" > {}\necho https://example.invalid/pr/1\n",
+            gh_args.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("baton.toml"), "[publish]\npr = true\n").unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let o = crate::util::run_in(&d, &EPIC_SIM, &[("PATH", &path)]);
+    assert_exit(&o, 0);
+    assert!(
+        text(&o).contains("publish: pushed `epic-1` to origin"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("publish: pull request https://example.invalid/pr/1"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        git(&remote, &["rev-parse", "refs/heads/epic-1"]),
+        git(&d, &["rev-parse", "HEAD"])
+    );
+    let args = std::fs::read_to_string(&gh_args).unwrap();
+    assert!(
+        args.starts_with("pr|create|--head|epic-1|--title|baton: epic 1 (run "),
+        "{args}"
+    );
+
+    // From protected main: the run's own branch goes, the remote's main stays.
+    git(&d, &["switch", "-q", "main"]);
+    let main_before = git(&remote, &["rev-parse", "refs/heads/main"]);
+    let o = crate::util::run_in(
+        &d,
+        &["run", "epic-execute", "1", "--agent", "sim", "--redo-all"],
+        &[("PATH", &path)],
+    );
+    assert_exit(&o, 0);
+    let branch = format!("baton/run-{}", run_id(&d));
+    assert!(
+        text(&o).contains(&format!("publish: pushed `{branch}` to origin")),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(git(&remote, &["rev-parse", "refs/heads/main"]), main_before);
+    assert!(git_ok(
+        &remote,
+        &[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/{branch}")
+        ]
+    ));
+
+    // A remote that cannot be reached: said, the run as it was.
+    git(&d, &["switch", "-q", "epic-1"]);
+    git(
+        &d,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    let o = crate::util::run_in(
+        &d,
+        &["run", "epic-execute", "1", "--agent", "sim", "--redo-all"],
+        &[("PATH", &path)],
+    );
+    assert_exit(&o, 0);
+    assert!(
+        text(&o).contains("publish: warning: `epic-1` was not pushed to origin"),
+        "{}",
+        text(&o)
+    );
 }

@@ -133,6 +133,23 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         false,
     );
     notifier.write_attention(&run_id);
+    let epics: Vec<&str> = reports.iter().map(|r| r.epic.as_str()).collect();
+    let published = crate::cli::publish::publish(
+        &ctx.project,
+        landing.as_ref(),
+        &format!("baton: epic {} (run {run_id})", epics.join(", ")),
+        &format!(
+            "{} stories done, {failed} failed, {} skipped, by baton run {run_id}.\n\nReport: {}",
+            count(StoryResult::Done),
+            count(StoryResult::Skipped),
+            report
+                .as_ref()
+                .map_or("none".into(), |r| r.display().to_string())
+        ),
+    );
+    for line in &published {
+        eprintln!("{line}");
+    }
     if !ctx.out.json {
         print_summary(&reports, &run_dir, project_dir);
         super::print_report(report.as_deref(), project_dir);

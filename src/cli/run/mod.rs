@@ -160,7 +160,7 @@ pub struct EpicFlags {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct EpicArgs {
-    /// The epic's id (see `baton stories EPIC`)
+    /// The epic's id, or a BMAD 6 spec folder (its path or name; see `baton stories EPIC`)
     pub epic: String,
     #[command(flatten)]
     pub agent: AgentArgs,
@@ -170,7 +170,7 @@ pub struct EpicArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ChainArgs {
-    /// The epics, in the order to run them
+    /// The epics (or BMAD 6 spec folders), in the order to run them
     #[arg(required = true, num_args = 1..)]
     pub epics: Vec<String>,
     #[command(flatten)]

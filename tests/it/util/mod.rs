@@ -46,3 +46,34 @@ pub fn sim_hang_pid(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     }
     places.into_iter().find(|p| p.is_file())
 }
+
+/// Where a run in `dir` works: the newest run's own worktree (`.baton/worktrees/<id>/@run`)
+/// while it exists, else `dir` itself.
+pub fn work_dir(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir.join(".baton/worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("@run"))
+        .filter(|t| t.join(".git").is_file())
+        .max()
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+/// The demo project (see [`demo_repo`]) in a temporary folder of its own, with `scenario`.
+pub fn temp_demo(scenario: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("p");
+    demo_repo(&dir, scenario);
+    (t, dir)
+}
+
+/// The id of the newest run in the project at `dir`.
+pub fn newest_run_id(dir: &std::path::Path) -> String {
+    std::fs::read_dir(dir.join(".baton/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .max()
+        .unwrap()
+}

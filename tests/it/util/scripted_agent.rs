@@ -130,11 +130,13 @@ exit 1
 /// write code, run the tests through `baton mask` as the prompt asks, fill the record, print
 /// the signal.
 pub fn epic_agent(dir: &Path, d: Dialect) -> Script {
-    let dir = dir.to_path_buf();
+    let project = dir.to_path_buf();
     Box::new(move |r: &Request| {
         if r.tools().is_empty() {
             return Reply::Text("ok".into());
         }
+        // The agent works where the run works: its own worktree, while it has one.
+        let dir = crate::util::work_dir(&project);
         let prompt = r.user_text();
         let field = |name: &str| -> String {
             prompt

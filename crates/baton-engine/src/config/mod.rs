@@ -51,6 +51,9 @@ pub struct Config {
     /// Being told when a run fails a story, pauses or ends.
     #[serde(default)]
     pub notify: NotifyConfig,
+    /// Publishing an epic run's result when it ends (opt-in).
+    #[serde(default)]
+    pub publish: PublishConfig,
     /// Each agent's program, flags, permissions and model map (`[agents.claude]`, …).
     #[serde(default)]
     pub agents: baton_agent::settings::AgentsConfig,
@@ -99,8 +102,28 @@ pub struct NotifyConfig {
     /// (`event`, `text`, `run_id`, and the event's own fields; secrets redacted). Its failure
     /// or silence never fails or holds up a run: it is stopped after `timeout_secs`.
     pub command: Option<String>,
-    /// Seconds the command may take (default 10).
+    /// A URL each event is POSTed to as the same JSON (with `text`, `content` and `message`
+    /// holding the one line that Slack, Discord and ntfy show), through `curl`. Its failure is
+    /// said on stderr and never changes the run.
+    pub webhook: Option<String>,
+    /// A desktop notification for each event (`notify-send`, or `osascript` on macOS), where
+    /// one of them is installed.
+    pub desktop: bool,
+    /// Seconds the command, the webhook or the desktop notifier may take (default 10).
     pub timeout_secs: Option<u64>,
+}
+
+/// `[publish]`: an epic run's branch pushed, and a pull request opened, when the run ends.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PublishConfig {
+    /// Push the branch that holds the run's commits (yours when the run landed there, else
+    /// the run's own) to the remote; never a protected branch, never forced.
+    pub push: bool,
+    /// Also open a pull request for it with `gh`, when installed (implies `push`).
+    pub pr: bool,
+    /// The remote to push to (default `origin`).
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]

@@ -53,6 +53,9 @@ pub struct StoryRef {
     pub path: PathBuf,
     /// Normalised status (`ready-for-dev`, `done`, …).
     pub status: String,
+    /// A blocked story's blocking condition (spec folders: build-auto's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

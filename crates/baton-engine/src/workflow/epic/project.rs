@@ -8,11 +8,28 @@ use super::bmad::{self, Bmad, status::Status};
 use super::{EpicRef, StatusWriter, StoryRef};
 use crate::error::{Error, Result};
 
-/// The stories of `epic` that have a file, in order.
+/// The stories of `epic` that have a file, in order. `epic` is an epic's id, or a BMAD 6 spec
+/// folder (its path, or its name under the project's output folders).
 pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
+    if let Some(dir) = bmad::spec::find(root, epic) {
+        return load_spec_folder(root, &dir);
+    }
     let n = bmad::id::parse_epic_arg(epic).ok_or_else(|| {
-        Error::invalid(format!("`{epic}` is not an epic id"))
-            .hint("epic ids are numbers, or decimal ones for inserted epics: baton run epic-execute 1, baton run epic-execute 3.5")
+        let folders = bmad::spec::all(root);
+        let found = if folders.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; spec folders found: {}",
+                folders
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        Error::invalid(format!("`{epic}` is neither an epic id nor a spec folder{found}"))
+            .hint("epic ids are numbers, or decimal ones for inserted epics (baton run epic-execute 1, 3.5); a BMAD 6 spec folder is given by its path or name (a folder with stories.yaml)")
     })?;
     let scan = Bmad::scan(root);
     if let Some(u) = scan.unreadable_of(&n).first() {
@@ -49,6 +66,7 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
                     .status
                     .as_ref()
                     .map_or_else(|| "unknown".to_string(), |st| st.as_str().to_string()),
+                blocked: None,
             })
         })
         .collect();
@@ -61,6 +79,38 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
     Ok(EpicRef {
         id: n.to_string(),
         path: report.epic_file.clone(),
+        stories,
+        missing,
+    })
+}
+
+/// A spec folder as an epic: its stories in `stories.yaml` order, those with no story file yet
+/// named as missing; the folder's name is the epic's id.
+fn load_spec_folder(root: &Path, dir: &Path) -> Result<EpicRef> {
+    let f = bmad::spec::load(root, dir)?;
+    let mut stories = Vec::new();
+    let mut missing = Vec::new();
+    for s in f.stories {
+        match s.file {
+            Some(path) => stories.push(StoryRef {
+                id: s.id,
+                title: s.title,
+                path,
+                status: s.status.as_deref().map_or_else(
+                    || "unknown".into(),
+                    |st| Status::normalize(st).as_str().to_string(),
+                ),
+                blocked: s.blocking.or_else(|| {
+                    (s.status.as_deref() == Some("blocked"))
+                        .then(|| "no blocking condition given".into())
+                }),
+            }),
+            None => missing.push((s.id, s.title)),
+        }
+    }
+    Ok(EpicRef {
+        id: f.name,
+        path: f.spec,
         stories,
         missing,
     })

@@ -120,6 +120,7 @@ mod tests {
                     title: String::new(),
                     path: format!("{s}.md").into(),
                     status: "ready".into(),
+                    blocked: None,
                 })
                 .collect(),
             missing: Vec::new(),

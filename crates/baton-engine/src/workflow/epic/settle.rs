@@ -26,6 +26,15 @@ impl EpicEngine<'_> {
             self.add_recorded_usage(&epic.id, &story.id, &mut rep);
             return Ok(Some(rep));
         }
+        if let Some(why) = &story.blocked {
+            // build-auto keeps a blocked story blocked: a human decides.
+            rep.result = StoryResult::Skipped;
+            rep.reason = format!(
+                "blocked: {why} (fix the cause, then set its status back to ready-for-dev or delete its story file)"
+            );
+            self.finish_story(epic, story, &rep)?;
+            return Ok(Some(rep));
+        }
         if story.status == DRAFTED && !self.opts.allow_draft {
             rep.result = StoryResult::Skipped;
             rep.reason = "its status is still drafted: not ready for development (make it \

@@ -23,8 +23,10 @@
 //! the reason.
 
 pub mod config;
+pub mod deferred;
 pub mod id;
 mod report;
+pub mod spec;
 pub mod sprint;
 pub mod status;
 

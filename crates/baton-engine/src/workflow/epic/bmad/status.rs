@@ -141,6 +141,17 @@ impl Status {
     }
 }
 
+impl Status {
+    /// The spelling of BMAD 6's spec-folder stories (`draft`, `in-review`).
+    pub fn spec_str(&self) -> &str {
+        match self {
+            Status::Drafted | Status::Backlog => "draft",
+            Status::Review => "in-review",
+            other => other.as_str(),
+        }
+    }
+}
+
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -471,6 +482,14 @@ pub fn write_file(path: &Path, status: &Status) -> Result<()> {
     let bytes = std::fs::read(path).map_err(io_err(path))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::invalid(format!("{} is not UTF-8 text", path.display())))?;
+    // A BMAD 6 story keeps its status in its frontmatter, in the spec-folder vocabulary.
+    if let Some(new) = super::spec::set_status(&text, status.spec_str()) {
+        return if new == text {
+            Ok(())
+        } else {
+            replace_file(path, new.as_bytes())
+        };
+    }
     let old = find(&text);
     if old.as_ref().is_some_and(|f| f.status == *status) {
         return Ok(());
