@@ -190,7 +190,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             if i > 0 && !p.text.is_empty() {
                 writeln!(w)?;
             }
-            w.write_all(p.text.as_bytes())?;
+            w.write_all(super::style::for_stdout(&p.text).as_bytes())?;
             if !p.text.ends_with('\n') && !p.text.is_empty() {
                 writeln!(w)?;
             }

@@ -84,7 +84,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     };
     ctx.out.emit(&report, |w| {
         for f in &report.files {
-            w.write_all(outline::render(f).as_bytes())?;
+            w.write_all(super::style::for_stdout(&outline::render(f)).as_bytes())?;
         }
         if report.files.len() > 1 {
             let approx = if report.tokens_estimated { "~" } else { "" };

@@ -35,6 +35,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     let store = ctx.store();
     let slug = ctx.slug(&store)?;
     let got = store.retrieve(&slug, &a.needs, &a.for_phase)?;
-    ctx.out.emit(&got, |w| write!(w, "{}", got.render()));
+    ctx.out.emit(&got, |w| {
+        write!(w, "{}", super::style::for_stdout(&got.render()))
+    });
     Ok(ExitCode::SUCCESS)
 }

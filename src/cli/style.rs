@@ -60,6 +60,19 @@ pub fn result(to: To, word: &str, width: usize) -> String {
     paint(to, style, &padded)
 }
 
+/// Text from files or agents for stdout: made [`visible`] when stdout is a terminal (an escape
+/// sequence in a file must not retitle or clear it), as it is otherwise (a pipe gets the
+/// bytes the file holds).
+pub fn for_stdout(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::io::IsTerminal;
+    static TTY: OnceLock<bool> = OnceLock::new();
+    if *TTY.get_or_init(|| std::io::stdout().is_terminal()) {
+        visible(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// `text` with every control character made visible (`\x1B`, `\x00`, `\u{202E}`), line breaks
 /// and tabs kept: escape sequences (title, clear, hyperlinks, colours), NUL, C1 controls and
 /// the bidirectional overrides that reorder what a terminal shows. Text without any comes back

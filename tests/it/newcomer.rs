@@ -629,6 +629,29 @@ fn in_terminal(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     s.exp_eof().unwrap()
 }
 
+/// A file's escape sequences reach a terminal visible, never acted on (a title set, the screen
+/// cleared); through a pipe, `extract` gives the bytes as they are (`outline` and `retrieve`
+/// print through the same function).
+#[test]
+fn a_files_escape_sequences_never_reach_the_terminal_raw() {
+    let r = repo();
+    let doc = "# Spec\n\n## Data Model\n\nA table.\x1b]0;owned\x07 and \x1b[2J cleared.\n";
+    std::fs::write(r.dir.join("spec.md"), doc).unwrap();
+    let args = ["extract", "spec.md", "--section", "Data Model"];
+    let shown = in_terminal(&r.dir, &args, &[]);
+    assert!(!shown.contains('\x1b'), "{shown:?}");
+    assert!(
+        shown.contains("A table.\\x1B]0;owned\\x07 and \\x1B[2J cleared."),
+        "{shown:?}"
+    );
+    let piped = r.run(&args, &[]);
+    assert!(String::from_utf8_lossy(&piped.stdout).contains("A table.\x1b]0;owned\x07"));
+    std::fs::write(r.dir.join("notes.md"), "# Notes \x1b]0;owned\x07\n\ntext\n").unwrap();
+    let listed = in_terminal(&r.dir, &["outline", "notes.md"], &[]);
+    assert!(!listed.contains('\x1b'), "{listed:?}");
+    assert!(listed.contains("Notes \\x1B]0;owned\\x07"), "{listed:?}");
+}
+
 #[test]
 fn failures_are_red_on_a_terminal_and_plain_elsewhere_or_with_no_color() {
     let r = repo();

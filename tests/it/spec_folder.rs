@@ -331,3 +331,49 @@ fn the_deferred_ledger_is_listed_and_a_done_story_closes_what_it_names() {
         &html[html.find("Deferred work").unwrap()..][..600]
     );
 }
+
+/// `done_checkpoint` pauses the run once its story is committed, `spec_checkpoint` before its
+/// story is developed; `--resume` goes on past each, once.
+#[test]
+fn checkpoints_in_stories_yaml_pause_the_run_where_they_say() {
+    let (_t, d) = project();
+    let yaml = d.join(FOLDER).join("stories.yaml");
+    let flags = std::fs::read_to_string(&yaml)
+        .unwrap()
+        .replace("  spec_checkpoint: false\n", "  done_checkpoint: true\n")
+        .replace("  done_checkpoint: false\n", "  spec_checkpoint: true\n");
+    std::fs::write(&yaml, flags).unwrap();
+    git(&d, &["commit", "-qam", "checkpoints"]);
+    let o = run_in(
+        &d,
+        &["run", "epic-execute", "rate-limiting", "--agent", "sim"],
+        &[],
+    );
+    assert_exit(&o, 143);
+    // Story 2 committed, then nothing ran before story 5: one stop, both reasons.
+    assert!(
+        text(&o).contains(
+            "story 2's done checkpoint (stories.yaml); and story 5's spec checkpoint (stories.yaml): review"
+        ),
+        "{}",
+        text(&o)
+    );
+    let id = crate::util::newest_run_id(&d);
+    let feats = git(
+        &d,
+        &["log", "--format=%s", &format!("main..baton/run-{id}")],
+    );
+    assert_eq!(
+        feats.lines().filter(|l| l.starts_with("feat(")).count(),
+        1,
+        "{feats}"
+    );
+    let o = run_in(&d, &["run", "--resume", &id], &[]);
+    assert_exit(&o, 0);
+    let landed = git(&d, &["log", "--format=%s", "main..HEAD"]);
+    assert_eq!(
+        landed.lines().filter(|l| l.starts_with("feat(")).count(),
+        2,
+        "{landed}"
+    );
+}

@@ -141,7 +141,7 @@ static AUTH: LazyLock<Regex> = LazyLock::new(|| {
 /// session limit · resets 3pm (Europe/Berlin)", weekly, Opus, …; codex 0.171: "You've hit your
 /// usage limit. …"). Spend limits an admin sets are the same to a run: nothing goes on.
 static QUOTA: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)you['’]ve hit your [\w ]{0,40}limit|usage_limit_reached")
+    Regex::new(r"(?i)you['’]ve hit your [\w ]{0,40}limit|usage_limit_reached|you have exhausted your daily quota")
         .expect("static regex")
 });
 
@@ -193,7 +193,25 @@ const MONTHS: [&str; 12] = [
 /// zone it names, codex's in the machine's zone —, the next such time after `now`; `None` when
 /// the message gives none it can read.
 pub fn quota_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
-    claude_reset(message, now).or_else(|| codex_reset(message, now))
+    claude_reset(message, now)
+        .or_else(|| codex_reset(message, now))
+        .or_else(|| gemini_reset(message, now))
+}
+
+/// gemini's "You have exhausted your daily quota on this model." (gemini-cli 0.61, for a 429
+/// whose QuotaFailure names a per-day quota) gives no time: Google's per-day quotas reset at
+/// midnight Pacific time.
+fn gemini_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
+    if !message
+        .to_ascii_lowercase()
+        .contains("exhausted your daily quota")
+    {
+        return None;
+    }
+    let tz = jiff::tz::TimeZone::get("America/Los_Angeles").ok()?;
+    let here = now.with_time_zone(tz.clone());
+    let tomorrow = here.date().tomorrow().ok()?;
+    tomorrow.at(0, 0, 0, 0).to_zoned(tz).ok()
 }
 
 fn codex_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
@@ -425,6 +443,15 @@ mod tests {
         assert_eq!(
             at("… or try again at Dec 3rd, 2026 12:30 AM.").as_deref(),
             Some("2026-12-03T00:30:00+01:00[Europe/Berlin]")
+        );
+        // gemini's daily quota: the next midnight, Pacific time.
+        assert_eq!(
+            at("You have exhausted your daily quota on this model.").as_deref(),
+            Some("2026-11-29T00:00:00-08:00[America/Los_Angeles]")
+        );
+        assert_eq!(
+            classify_api_error("You have exhausted your daily quota on this model."),
+            FailureKind::QuotaSpent
         );
         // Unreadable: no reset, the backoff's wait applies.
         assert_eq!(at("resets soon (Nowhere/Land)"), None);

@@ -127,7 +127,13 @@ pub fn take_graceful(run_dir: &std::path::Path) -> Option<String> {
 }
 
 /// Ask the run in `run_dir` to stop before its next call, saying `why` (a pause it asked of
-/// itself).
+/// itself); a pause asked already and not yet taken keeps its reason, `why` joins it.
 pub fn request_pause(run_dir: &std::path::Path, why: &str) -> std::io::Result<()> {
-    std::fs::write(run_dir.join(GRACEFUL_FILE), why)
+    let file = run_dir.join(GRACEFUL_FILE);
+    let before = std::fs::read_to_string(&file).unwrap_or_default();
+    let text = match before.trim() {
+        "" => why.to_string(),
+        b => format!("{b}; and {why}"),
+    };
+    std::fs::write(file, text)
 }

@@ -205,6 +205,9 @@ pub enum Reply {
     },
     /// A stream that starts a message and ends, mid-message, without `message_stop`.
     Cut,
+    /// Gemini's spent daily quota: a 429 whose `QuotaFailure` names a per-day quota (what
+    /// gemini-cli reads as terminal, not retried).
+    DailyQuota,
 }
 
 impl Reply {
@@ -342,7 +345,7 @@ fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
         body,
         size,
     };
-    let reply = script(&request);
+    let reply = plain_429(script(&request));
     let stream = request.body["stream"].as_bool().unwrap_or(false);
     let model = request.body["model"]
         .as_str()
@@ -454,6 +457,14 @@ fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
             let body = json!({"error": {"code": code, "message": message, "status": status}});
             return respond_error(req, code, &headers, body);
         }
+        Reply::DailyQuota => {
+            let body = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "Quota exceeded for quota metric 'Generate Content API requests per day' and limit 'GenerateContent request limit per day for a project'.",
+                "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}});
+            return respond_error(req, 429, &[], body);
+        }
         Reply::Cut => {
             // A first chunk of text, then the stream ends without a finish reason.
             let first = response(json!([{"text": "I will"}]), None);
@@ -489,7 +500,7 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         body,
         size,
     };
-    let reply = script(&request);
+    let reply = plain_429(script(&request));
     log.lock().unwrap().push(request);
     let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
     let created = event(
@@ -512,6 +523,7 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         }
         // Created, then nothing: the stream ends before `response.completed`.
         Reply::Cut => return respond(req, 200, "text/event-stream", created.into_bytes()),
+        Reply::DailyQuota => unreachable!("a plain 429 here (plain_429)"),
         Reply::Text(t) => json!({"type": "message", "id": "msg_double", "role": "assistant",
             "content": [{"type": "output_text", "text": t, "annotations": []}]}),
         Reply::Tool { name, input } => {
@@ -557,7 +569,15 @@ fn block_of(reply: &Reply) -> (Value, &'static str) {
             json!({"type": "tool_use", "id": tool_use_id(), "name": name, "input": input}),
             "tool_use",
         ),
-        Reply::Status { .. } | Reply::Cut => unreachable!("not a message"),
+        Reply::Status { .. } | Reply::Cut | Reply::DailyQuota => unreachable!("not a message"),
+    }
+}
+
+/// Gemini's daily-quota answer is gemini's own; the other APIs answer a plain 429.
+fn plain_429(r: Reply) -> Reply {
+    match r {
+        Reply::DailyQuota => Reply::error(429, "quota exceeded"),
+        r => r,
     }
 }
 

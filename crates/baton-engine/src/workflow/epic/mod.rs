@@ -56,6 +56,12 @@ pub struct StoryRef {
     /// A blocked story's blocking condition (spec folders: build-auto's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
+    /// Spec folders' `spec_checkpoint` / `done_checkpoint`: a human looks before the story is
+    /// developed / once it is committed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spec_checkpoint: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub done_checkpoint: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -600,6 +606,17 @@ impl EpicEngine<'_> {
             title: story.title.clone(),
             ..StoryReport::default()
         };
+        if story.spec_checkpoint {
+            // Stops before the story's first call; a resumed run goes on (journaled once).
+            self.pause(
+                &format!("spec checkpoint of story {}", story.id),
+                &format!(
+                    "story {}'s spec checkpoint (stories.yaml): review {}",
+                    story.id,
+                    story.path.display()
+                ),
+            )?;
+        }
         self.reporter.report(&RunEvent::SubjectStarted {
             subject: &Subject::story(&epic.id, &story.id),
             title: Some(&story.title),
@@ -739,49 +756,13 @@ impl EpicEngine<'_> {
         if rep.result == StoryResult::Skipped {
             return Ok(());
         }
-        self.pause_after(PauseAfter::Story, &format!("story {}", story.id))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn failure_analysis(
-        &self,
-        co: &Checkout,
-        epic: &EpicRef,
-        story: &StoryRef,
-        failed: &Phase,
-        attempt: u32,
-        out: &PhaseOutcome,
-        base: &serde_json::Value,
-        rep: &mut StoryReport,
-    ) -> Result<()> {
-        let Some(fp) = self.wf.failure_phase.clone() else {
-            return Ok(());
-        };
-        if fp.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
-            return Ok(());
-        }
-        let mut ctx = base.clone();
-        ctx["failure"] = serde_json::json!({
-            "kind": failed.name,
-            "signal": failed.fail_signal.first().cloned().unwrap_or_else(|| "none".into()),
-            "message": out.detail,
-        });
-        let res = self.phase(co, epic, Some(story), &fp, attempt, ctx, &[])?;
-        rep.usage.add(&res.usage);
-        rep.cost_usd += res.cost_usd.unwrap_or(0.0);
-        if res.recommendation.as_deref() == Some("Escalate") {
-            // A human decides before the run spends more on it.
+        if story.done_checkpoint && rep.result == StoryResult::Done {
             self.pause(
-                &format!("escalation of story {} attempt {attempt}", story.id),
-                &format!(
-                    "story {}'s failure analysis recommends escalating to a human (its {} in {})",
-                    story.id,
-                    fp.record.as_deref().unwrap_or("record"),
-                    story.path.display()
-                ),
+                &format!("done checkpoint of story {}", story.id),
+                &format!("story {}'s done checkpoint (stories.yaml)", story.id),
             )?;
         }
-        Ok(())
+        self.pause_after(PauseAfter::Story, &format!("story {}", story.id))
     }
 
     /// Write a status change in `co`: the story file always, the shared files when `co` is

@@ -112,4 +112,48 @@ impl EpicEngine<'_> {
         )?;
         Ok(called.outcome)
     }
+
+    /// With the failure phase on: its analysis of a failed attempt, appended to the story; a
+    /// recommendation to escalate pauses the run for a human.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn failure_analysis(
+        &self,
+        co: &Checkout,
+        epic: &EpicRef,
+        story: &StoryRef,
+        failed: &Phase,
+        attempt: u32,
+        out: &PhaseOutcome,
+        base: &serde_json::Value,
+        rep: &mut StoryReport,
+    ) -> Result<()> {
+        let Some(fp) = self.wf.failure_phase.clone() else {
+            return Ok(());
+        };
+        if fp.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
+            return Ok(());
+        }
+        let mut ctx = base.clone();
+        ctx["failure"] = serde_json::json!({
+            "kind": failed.name,
+            "signal": failed.fail_signal.first().cloned().unwrap_or_else(|| "none".into()),
+            "message": out.detail,
+        });
+        let res = self.phase(co, epic, Some(story), &fp, attempt, ctx, &[])?;
+        rep.usage.add(&res.usage);
+        rep.cost_usd += res.cost_usd.unwrap_or(0.0);
+        if res.recommendation.as_deref() == Some("Escalate") {
+            // A human decides before the run spends more on it.
+            self.pause(
+                &format!("escalation of story {} attempt {attempt}", story.id),
+                &format!(
+                    "story {}'s failure analysis recommends escalating to a human (its {} in {})",
+                    story.id,
+                    fp.record.as_deref().unwrap_or("record"),
+                    story.path.display()
+                ),
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -67,6 +67,8 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
                     .as_ref()
                     .map_or_else(|| "unknown".to_string(), |st| st.as_str().to_string()),
                 blocked: None,
+                spec_checkpoint: false,
+                done_checkpoint: false,
             })
         })
         .collect();
@@ -104,6 +106,8 @@ fn load_spec_folder(root: &Path, dir: &Path) -> Result<EpicRef> {
                     (s.status.as_deref() == Some("blocked"))
                         .then(|| "no blocking condition given".into())
                 }),
+                spec_checkpoint: s.spec_checkpoint,
+                done_checkpoint: s.done_checkpoint,
             }),
             None => missing.push((s.id, s.title)),
         }

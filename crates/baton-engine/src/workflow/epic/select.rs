@@ -121,6 +121,8 @@ mod tests {
                     path: format!("{s}.md").into(),
                     status: "ready".into(),
                     blocked: None,
+                    spec_checkpoint: false,
+                    done_checkpoint: false,
                 })
                 .collect(),
             missing: Vec::new(),
