@@ -434,7 +434,16 @@ fn publish_pushes_the_branch_that_holds_the_run_and_opens_a_pull_request() {
         &[("PATH", &path)],
     );
     assert_exit(&o, 0);
-    let branch = format!("baton/run-{}", run_id(&d));
+    // This run's id from its own output: two runs started in one second do not sort by id.
+    let id = text(&o)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("run ")?
+                .split_once(": epic-execute")
+                .map(|(id, _)| id.to_string())
+        })
+        .unwrap();
+    let branch = format!("baton/run-{id}");
     assert!(
         text(&o).contains(&format!("publish: pushed `{branch}` to origin")),
         "{}",
