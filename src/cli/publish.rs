@@ -41,7 +41,7 @@ pub fn publish(
         return vec![format!("publish: warning: `{remote}` is not a remote name")];
     }
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
-    if let Err(e) = git.run(&["push", "-q", remote, &refspec]) {
+    if let Err(e) = push(&project.dir, remote, &refspec) {
         return vec![format!(
             "publish: warning: `{branch}` was not pushed to {remote}: {e}; push it yourself: git push {remote} {branch}"
         )];
@@ -51,6 +51,29 @@ pub fn publish(
         out.push(pull_request(&project.dir, &branch, title, body));
     }
     out
+}
+
+/// `git push -q REMOTE REFSPEC`, never asking anyone anything: the run is unattended, so no
+/// password or passphrase prompt (git's, ssh's on the terminal) may hold its end up.
+fn push(dir: &std::path::Path, remote: &str, refspec: &str) -> Result<(), String> {
+    let mut c = std::process::Command::new("git");
+    c.arg("-C")
+        .arg(dir)
+        .args(["push", "-q", remote, refspec])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null());
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() {
+        c.env(
+            "GIT_SSH_COMMAND",
+            "ssh -o BatchMode=yes -o ConnectTimeout=30",
+        );
+    }
+    let o = c.output().map_err(|e| format!("cannot run git: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&o.stderr).trim().to_string())
+    }
 }
 
 /// `gh pr create` for `branch`: its URL, or why not.
