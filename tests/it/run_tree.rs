@@ -361,7 +361,11 @@ fn a_no_commit_run_never_changes_what_a_later_run_commits() {
         &[],
     );
     assert_exit(&o, 0);
-    assert!(text(&o).contains("1.1"), "{}", text(&o));
+    assert!(
+        text(&o).contains("already done (its status says so; `--redo 1.1` runs it again)"),
+        "{}",
+        text(&o)
+    );
     let feats = feat_commits(&d, "main..HEAD");
     assert_eq!(feats.len(), 1, "only 1.2 is committed: {feats:?}");
     let committed = git(&d, &["log", "--name-only", "--format=", "main..HEAD"]);

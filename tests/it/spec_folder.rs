@@ -146,7 +146,10 @@ fn a_run_of_a_spec_folder_develops_the_ready_stories_and_leaves_the_others() {
     // Done, blocked and unplanned stories: not run, each said why.
     assert!(out.contains("already done"), "{out}");
     assert!(out.contains("blocked: intent gap"), "{out}");
-    assert!(out.contains("4"), "{out}");
+    assert!(
+        out.contains("4 has no story file yet: create it with the BMAD create-story workflow"),
+        "{out}"
+    );
     assert_eq!(
         file(&d, "1-add-the-limiter.md"),
         story("done", "Add the limiter", "")
@@ -376,4 +379,45 @@ fn checkpoints_in_stories_yaml_pause_the_run_where_they_say() {
         2,
         "{landed}"
     );
+}
+
+/// A spec folder that cannot be read does not hide the rest of the ledger: `baton deferred`
+/// lists what it can and names the broken file.
+#[test]
+fn deferred_names_a_spec_folder_it_cannot_read_and_lists_the_rest() {
+    let (_t, d) = project();
+    let art = d.join("_bmad-output/implementation-artifacts");
+    std::fs::create_dir_all(&art).unwrap();
+    std::fs::write(art.join("deferred-work.md"), LEDGER).unwrap();
+    std::fs::write(
+        d.join(FOLDER).join("stories.yaml"),
+        "- id: \"1\"\n  title: [oops\n",
+    )
+    .unwrap();
+    let o = run_in(&d, &["deferred"], &[]);
+    assert_exit(&o, 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("DW-3  Limiter state is per process"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("stories.yaml line 3: not valid YAML"), "{err}");
+}
+
+/// A spec folder reached through a link that leads out of the project is refused: statuses
+/// would be written there.
+#[test]
+fn a_spec_folder_linked_outside_the_project_is_refused() {
+    let (t, d) = project();
+    let outside = t.path().join("outside");
+    std::fs::rename(d.join(FOLDER), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, d.join(FOLDER)).unwrap();
+    let before =
+        std::fs::read_to_string(outside.join("stories/2-expose-limiter-metrics.md")).unwrap();
+    let o = run_in(&d, &["run", "epic-execute", FOLDER, "--agent", "sim"], &[]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rate-limiting"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("stories/2-expose-limiter-metrics.md")).unwrap(),
+        before
+    );
+    assert!(!d.join(".baton/runs").exists());
 }

@@ -41,15 +41,24 @@ pub struct Deferred {
 pub fn all(root: &Path) -> Vec<Deferred> {
     let mut out = Vec::new();
     for f in ledgers(root) {
-        if let Ok(text) = std::fs::read_to_string(root.join(&f)) {
-            out.extend(parse_ledger(&f, &text));
+        match std::fs::read_to_string(root.join(&f)) {
+            Ok(text) => out.extend(parse_ledger(&f, &text)),
+            Err(e) => baton_core::notice::warning(format!("{} left out: {e}", f.display())),
         }
     }
     // Spec folders: their stories' own `deferred:` lists, and what their done stories close.
     let mut closes: Vec<(String, String)> = Vec::new();
     for dir in spec::all(root) {
-        let Ok(folder) = spec::load(root, &dir) else {
-            continue;
+        let folder = match spec::load(root, &dir) {
+            Ok(f) => f,
+            Err(e) => {
+                // The rest of the ledger is still worth showing; this folder is named.
+                baton_core::notice::warning(format!(
+                    "deferred work of {} left out: {e}",
+                    dir.display()
+                ));
+                continue;
+            }
         };
         for s in &folder.stories {
             let Some(file) = &s.file else { continue };

@@ -133,6 +133,9 @@ fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
 /// Read the spec folder at `dir` (absolute or relative to `root`).
 pub fn load(root: &Path, dir: &Path) -> Result<SpecFolder> {
     let abs = root.join(dir);
+    // Story statuses are written back through this folder: it must be the project's own, not a
+    // link a cloned repository carries to somewhere else.
+    baton_core::fs::confined(root, &abs)?;
     let rel = abs.strip_prefix(root).unwrap_or(&abs).to_path_buf();
     let file = abs.join(STORIES_FILE);
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
