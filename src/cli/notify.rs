@@ -83,6 +83,28 @@ impl Notifier {
         }
     }
 
+    /// The run stopped before its end (paused, interrupted, waiting at a gate): `event` with
+    /// why and the command that goes on, and ATTENTION.md written, for a human must act.
+    pub fn stopped(&self, event: &str, run_id: &str, why: &str, next: &str) {
+        self.send(
+            event,
+            &format!("run {run_id} {why}; continue: {next}"),
+            serde_json::json!({"run_id": run_id, "reason": why, "resume": next}),
+            true,
+        );
+        self.write_attention(run_id);
+    }
+
+    /// The run ended: `run_ended` with `text` and its counts (`fields`), and ATTENTION.md
+    /// brought up to date.
+    pub fn ended(&self, run_id: &str, text: &str, mut fields: Value) {
+        if let Some(o) = fields.as_object_mut() {
+            o.insert("run_id".into(), Value::String(run_id.into()));
+        }
+        self.send("run_ended", text, fields, false);
+        self.write_attention(run_id);
+    }
+
     /// Write `.baton/ATTENTION.md` with what this run left waiting for a human, or remove the
     /// one an earlier run left when nothing waits now.
     pub fn write_attention(&self, run_id: &str) {
@@ -205,7 +227,8 @@ fn run(program: &str, args: &[&str], input: &str, timeout: Duration) -> Result<(
     }
 }
 
-/// A reporter that passes every event on, and tells the notifier of a story that failed.
+/// A reporter that passes every event on, and tells the notifier of a story (`story_failed`),
+/// a verify item (`item_failed`) or an epic's own phases (`epic_failed`) that failed.
 pub struct Notifying<'a> {
     pub inner: &'a dyn baton_engine::events::Reporter,
     pub notifier: &'a Notifier,
@@ -223,7 +246,7 @@ impl baton_engine::events::Reporter for Notifying<'_> {
         } = e
         {
             self.notifier.send(
-                "story_failed",
+                &format!("{}_failed", subject.kind.word()),
                 &format!("{} failed: {reason}", subject.label()),
                 serde_json::json!({"run_id": self.run_id, "subject": subject, "reason": reason}),
                 true,

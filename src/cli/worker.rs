@@ -74,6 +74,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         &VerifyArgs {
             queue: a.queue.clone(),
             agent: a.agent.clone(),
+            // A worker waits out a spent limit when baton.toml's `[run] wait_for_quota` says.
+            wait_for_quota: false,
         },
     )?;
     let pipeline = preflight(&ctx.project, &opts)?;

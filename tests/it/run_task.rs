@@ -944,3 +944,73 @@ fn a_rate_limited_call_is_waited_out_and_the_run_streams_json_events() {
     // Nothing but events on stdout.
     assert!(!String::from_utf8_lossy(&o.stdout).contains("waiting at the"));
 }
+
+/// A spent usage limit in a task run pauses it (exit 7), telling the notifier the command that
+/// continues; with `--wait-for-quota` it is waited out, and a gate that waits for a decision
+/// is told with the decision to make.
+#[test]
+fn a_task_run_tells_the_notifier_of_a_pause_and_a_waiting_gate() {
+    let p = proj("[task]\narchitect = [\"quota\"]\n", "orchestrate");
+    crate::util::no_backoff(p.path(), "orchestrate");
+    std::fs::write(p.path().join("baton.toml"), crate::util::NOTIFY_TO_FILE).unwrap();
+    let o = run(
+        &p,
+        &[
+            "run",
+            "orchestrate",
+            "add-login",
+            "--agent",
+            "sim",
+            "--no-wait",
+        ],
+    );
+    assert_exit(&o, 7);
+    let heard = crate::util::heard(p.path());
+    let names: Vec<&str> = heard.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["run_paused"], "{heard:?}");
+    assert!(
+        heard[0]["resume"]
+            .as_str()
+            .unwrap()
+            .starts_with("baton run --resume "),
+        "{heard:?}"
+    );
+
+    let p = proj("[task]\narchitect = [\"quota\"]\n", "orchestrate");
+    crate::util::no_backoff(p.path(), "orchestrate");
+    std::fs::write(p.path().join("baton.toml"), crate::util::NOTIFY_TO_FILE).unwrap();
+    let o = run(
+        &p,
+        &[
+            "run",
+            "orchestrate",
+            "add-login",
+            "--agent",
+            "sim",
+            "--no-wait",
+            "--wait-for-quota",
+        ],
+    );
+    assert_exit(&o, 0);
+    let err = out(&o);
+    assert!(err.contains("usage limit is spent"), "{err}");
+    let archs: Vec<Value> = events(&p)
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished" && e["phase"] == "architect")
+        .collect();
+    assert_eq!(
+        archs.len(),
+        1,
+        "one architect call, after the wait: {archs:?}"
+    );
+    let heard = crate::util::heard(p.path());
+    let names: Vec<&str> = heard.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["gate_waiting"], "{heard:?}");
+    let next = heard[0]["resume"].as_str().unwrap();
+    assert!(
+        next.contains("baton resume --task add-login --decision"),
+        "{next}"
+    );
+    let attention = std::fs::read_to_string(p.path().join(".baton/ATTENTION.md")).unwrap();
+    assert!(attention.contains("gate of task add-login"), "{attention}");
+}

@@ -715,3 +715,83 @@ fn a_crash_at_every_event_boundary_repeats_no_finished_call() {
         );
     }
 }
+
+/// A spent usage limit in a verify run: the run pauses (exit 7), the notifier hears why and
+/// the command that continues, and that command finishes the item with no attempt spent.
+/// With `--wait-for-quota` the limit is waited out by itself; the notifier hears the item
+/// that failed (with its reason) and the run's end.
+#[test]
+fn a_verify_run_tells_the_notifier_and_waits_out_a_spent_limit() {
+    let t = setup("[verify]\n\"1a\" = [\"quota\"]\n");
+    crate::util::no_backoff(t.p.path(), "verify");
+    std::fs::write(t.p.path().join("baton.toml"), crate::util::NOTIFY_TO_FILE).unwrap();
+    t.p.ok(&["queue", "add", "q", "BMNR"]);
+    let o = t.verify();
+    assert_exit(&o, 7);
+    let err = text(&o);
+    assert!(err.contains("hit your usage limit"), "{err}");
+    let heard = crate::util::heard(t.p.path());
+    let names: Vec<&str> = heard.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["run_paused"], "{heard:?}");
+    let run = t.runs().pop().unwrap();
+    let id = run.file_name().unwrap().to_str().unwrap().to_string();
+    assert_eq!(heard[0]["resume"], format!("baton run --resume {id}"));
+    assert!(
+        heard[0]["reason"].as_str().unwrap().contains("usage limit"),
+        "{heard:?}"
+    );
+    let attention = std::fs::read_to_string(t.p.path().join(".baton/ATTENTION.md")).unwrap();
+    assert!(
+        attention.contains(&format!("baton run --resume {id}")),
+        "{attention}"
+    );
+    let o = t.run(&["run", "--resume", &id]);
+    assert_exit(&o, 0);
+    let finished: Vec<Value> = t
+        .events(&run)
+        .into_iter()
+        .filter(|e| e["event"] == "phase_finished" && e["phase"] == "1a")
+        .collect();
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["attempt"], 1, "the spent limit was no attempt");
+    assert!(
+        !t.p.path().join(".baton/ATTENTION.md").exists(),
+        "nothing waits once the run ended"
+    );
+
+    // --wait-for-quota: waited out in the same run; a failing item and the end are told.
+    let t = setup("[verify]\n\"1a\" = [\"quota\"]\n\"1b\" = [\"nooutput\"]\n");
+    crate::util::no_backoff(t.p.path(), "verify");
+    std::fs::write(t.p.path().join("baton.toml"), crate::util::NOTIFY_TO_FILE).unwrap();
+    t.p.ok(&["queue", "add", "q", "BMNR"]);
+    let o = t.run(&[
+        "run",
+        "verify",
+        "--queue",
+        "q",
+        "--agent",
+        "sim",
+        "--wait-for-quota",
+    ]);
+    assert_exit(&o, 1);
+    let err = text(&o);
+    assert!(
+        err.contains("usage limit is spent (no reset time in its message): trying again at"),
+        "{err}"
+    );
+    let heard = crate::util::heard(t.p.path());
+    let names: Vec<&str> = heard.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["item_failed", "run_ended"], "{heard:?}");
+    assert_eq!(heard[0]["subject"]["id"], "BMNR");
+    assert!(
+        heard[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("item BMNR failed: "),
+        "{heard:?}"
+    );
+    assert_eq!(
+        (heard[1]["done"].as_u64(), heard[1]["failed"].as_u64()),
+        (Some(0), Some(1))
+    );
+}

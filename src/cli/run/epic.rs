@@ -62,13 +62,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
                 // Paused (an agent that cannot work, a spent limit) or stopped: someone may
                 // need to act before it can go on.
                 let resume = format!("baton run --resume {run_id}");
-                notifier.send(
-                    "run_paused",
-                    &format!("run {run_id} paused: {e}; continue with: {resume}"),
-                    serde_json::json!({"run_id": run_id, "reason": e.to_string(), "resume": resume}),
-                    true,
-                );
-                notifier.write_attention(&run_id);
+                notifier.stopped("run_paused", &run_id, &format!("paused: {e}"), &resume);
             }
             return Err(e.into());
         }
@@ -121,18 +115,16 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     });
     let count = |r: StoryResult| reports.iter().map(|e| e.count(r)).sum::<u32>();
     let cost: f64 = reports.iter().map(|e| e.cost_usd).sum();
-    notifier.send(
-        "run_ended",
+    notifier.ended(
+        &run_id,
         &format!(
             "run {run_id} ended: {} done, {failed} failed, {} skipped, ${cost:.2}",
             count(StoryResult::Done),
             count(StoryResult::Skipped)
         ),
-        serde_json::json!({"run_id": run_id, "done": count(StoryResult::Done), "failed": failed,
+        serde_json::json!({"done": count(StoryResult::Done), "failed": failed,
             "skipped": count(StoryResult::Skipped), "cost_usd": cost, "report": report}),
-        false,
     );
-    notifier.write_attention(&run_id);
     let epics: Vec<&str> = reports.iter().map(|r| r.epic.as_str()).collect();
     let published = crate::cli::publish::publish(
         &ctx.project,

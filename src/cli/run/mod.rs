@@ -197,6 +197,10 @@ pub struct TaskArgs {
     /// (its task breakdown is the spec), so the implementation waves run first
     #[arg(long, value_name = "PHASE", value_enum)]
     pub from: Option<StartFrom>,
+    /// When an agent's usage limit is spent, wait until it resets and go on, instead of
+    /// pausing the run (exit 7)
+    #[arg(long)]
+    pub wait_for_quota: bool,
 }
 
 /// Where a task run may start other than at its first phase.
@@ -213,6 +217,10 @@ pub struct VerifyArgs {
     pub queue: String,
     #[command(flatten)]
     pub agent: AgentArgs,
+    /// When an agent's usage limit is spent, wait until it resets and go on, instead of
+    /// pausing the run (exit 7)
+    #[arg(long)]
+    pub wait_for_quota: bool,
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {

@@ -34,6 +34,7 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
                 no_wait: a.no_wait,
                 from_plan: a.from == Some(super::StartFrom::Plan),
                 scenario: super::scenario(ctx, &a.agent)?,
+                wait_for_quota: a.wait_for_quota || ctx.project.config.run.wait_for_quota,
             };
             (EngineStart::Fresh(fresh), Some(a))
         }
@@ -50,13 +51,23 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         run.slug().to_string(),
     );
     let progress = Progress::new(ctx.out.json, false);
+    let notifier = crate::cli::notify::Notifier::new(&ctx.project);
+    let outcome = run.run(&ctx.project, &progress);
     let TaskOutcome {
         stop,
         manifest: m,
         agent_calls: calls,
         run_dir,
         project_dir,
-    } = run.run(&ctx.project, &progress)?;
+    } = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            progress.finish();
+            let resume = format!("baton run --resume {run_id}");
+            notifier.stopped("run_paused", &run_id, &format!("paused: {e}"), &resume);
+            return Err(e.into());
+        }
+    };
     let project_dir = &project_dir;
     let rel = crate::cli::shown(project_dir, &run_dir);
     let (line, code) = match &stop {
@@ -95,6 +106,14 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     let next = line
         .split_once('\n')
         .map(|(_, rest)| rest.trim().to_string());
+    tell(
+        &notifier,
+        &stop,
+        &run_id,
+        &slug,
+        next.as_deref().unwrap_or_default(),
+        &summary,
+    );
     progress.report(&RunEvent::RunFinished {
         run_id: &run_id,
         result,
@@ -111,4 +130,43 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         super::print_report(report.as_deref(), project_dir);
     }
     Ok(ExitCode::from(code))
+}
+
+/// What the notifier hears of a task run's stop: a failed task, a pause or a gate that waits
+/// for a human (with what to do), and the end.
+fn tell(
+    notifier: &crate::cli::notify::Notifier,
+    stop: &Stop,
+    run_id: &str,
+    slug: &str,
+    next: &str,
+    summary: &serde_json::Value,
+) {
+    match stop {
+        Stop::Paused(why) => {
+            notifier.stopped("run_paused", run_id, &format!("paused: {why}"), next)
+        }
+        Stop::Waiting(g) => notifier.stopped(
+            "gate_waiting",
+            run_id,
+            &format!("waits at the {g} gate of task {slug}"),
+            next,
+        ),
+        Stop::Failed | Stop::Completed | Stop::Shelved | Stop::Cancelled => {
+            if matches!(stop, Stop::Failed) {
+                notifier.send(
+                    "task_failed",
+                    &format!("task {slug} failed (baton task summary {slug} shows why)"),
+                    serde_json::json!({"run_id": run_id, "task": slug}),
+                    true,
+                );
+            }
+            let status = &summary["status"];
+            notifier.ended(
+                run_id,
+                &format!("run {run_id} ended: task {slug} {}", status.as_str().unwrap_or("?")),
+                serde_json::json!({"task": slug, "status": status, "agent_calls": summary["agent_calls"], "report": summary["report_html"]}),
+            );
+        }
+    }
 }

@@ -39,13 +39,28 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     }
     let run_id = run.run_id().to_string();
     let progress = Progress::new(ctx.out.json, false);
-    let outcome = run.run(&ctx.project, &progress);
+    let notifier = crate::cli::notify::Notifier::new(&ctx.project);
+    let outcome = run.run(
+        &ctx.project,
+        &crate::cli::notify::Notifying {
+            inner: &progress,
+            notifier: &notifier,
+            run_id: &run_id,
+        },
+    );
     progress.finish();
     let VerifyOutcome {
         report,
         run_dir: dir,
         run_log: run_dir,
-    } = outcome?;
+    } = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let resume = format!("baton run --resume {run_id}");
+            notifier.stopped("run_paused", &run_id, &format!("paused: {e}"), &resume);
+            return Err(e.into());
+        }
+    };
     let html = super::at_run_end(ctx, &dir, None);
     let value = serde_json::json!({"run_id": run_id, "run_dir": run_dir, "report": report, "report_html": html});
     progress.report(&RunEvent::RunFinished {
@@ -58,6 +73,15 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
         next: None,
         summary: Some(&value),
     });
+    notifier.ended(
+        &run_id,
+        &format!(
+            "run {run_id} ended: queue {}: {} complete, {} failed",
+            report.queue, report.done, report.failed
+        ),
+        serde_json::json!({"queue": report.queue, "done": report.done, "failed": report.failed,
+            "already_complete": report.already_complete, "report": html}),
+    );
     // --json: the run_finished event above carried the report.
     let human = |w: &mut dyn Write| -> std::io::Result<()> {
         writeln!(
@@ -108,5 +132,6 @@ pub(crate) fn fresh(ctx: &Ctx, a: &VerifyArgs) -> Result<Options> {
         roles: cfg.run.roles.clone(),
         scenario,
         config: cfg.verify.clone(),
+        wait_for_quota: a.wait_for_quota || cfg.run.wait_for_quota,
     })
 }

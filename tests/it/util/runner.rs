@@ -186,3 +186,17 @@ pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// baton.toml's `[notify]` with a command that appends each event to `.baton/heard.jsonl`.
+pub const NOTIFY_TO_FILE: &str =
+    "[notify]\ncommand = \"cat >> .baton/heard.jsonl; echo >> .baton/heard.jsonl\"\n";
+
+/// The events the `NOTIFY_TO_FILE` command heard, in order (none when it heard nothing).
+pub fn heard(project: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(project.join(".baton/heard.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

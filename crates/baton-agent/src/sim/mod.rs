@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Actions: `ok`/`pass`, `block` (dev), `fail` (review), `fix` (review passes with a fix),
-//! `hang`, `crash`, `flood` (50 MB of output), `nosignal`, `nostage` (dev claims completion
+//! `hang`, `crash`, `flood` (50 MB of output), `ratelimit` and `quota` (the first call is
+//! refused as rate-limited, or as a spent usage limit in Claude Code's words; the next goes on), `nosignal`, `nostage` (dev claims completion
 //! but stages nothing), `norecord` (completes without appending its record), `secret` (dev
 //! stages a `.env`), `escalate` (a failure analysis recommends escalating), `bigcontext` (one
 //! request of [`BIG_CONTEXT`] tokens, then the phase's
@@ -152,33 +153,44 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
-/// The `ratelimit` action: the first call of a prompt is refused the way the API refuses an
-/// account over its rate limit; the same call made again (the engine's backoff) goes on. A
-/// marker file per prompt remembers the refusal across the separate processes.
-pub(crate) fn rate_limited_once(
+/// The `ratelimit` and `quota` actions: the first call of a prompt is refused the way the API
+/// refuses an account over its rate limit (`ratelimit`), or the way Claude Code tells a
+/// subscriber their usage limit is spent (`quota`, its words and `api_error_status`); the same
+/// call made again (after the engine's backoff or quota wait, or by a resumed run) goes on. A
+/// marker file per call (`key`: its subject, phase and attempt) remembers the refusal across
+/// the separate processes. None for other actions.
+pub(crate) fn refused_once(
+    action: &str,
     out: &mut impl Write,
     session: &str,
     cwd: &Path,
-    prompt: &str,
+    key: &str,
 ) -> Option<Result<u8>> {
     use std::hash::{Hash, Hasher};
+    let (result, status) = match action {
+        "ratelimit" => (
+            "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"This request would exceed the rate limit (simulated)\"}}",
+            None,
+        ),
+        "quota" => ("You\u{2019}ve hit your usage limit.", Some(429)),
+        _ => return None,
+    };
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    prompt.hash(&mut h);
+    key.hash(&mut h);
     let dir = cwd.join(".baton/sim-sessions");
-    let marker = dir.join(format!("ratelimit-{:016x}", h.finish()));
+    let marker = dir.join(format!("{action}-{:016x}", h.finish()));
     if marker.exists() {
         return None;
     }
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(&marker, "refused once\n");
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::json!({"type": "result", "subtype": "success", "is_error": true,
-            "result": "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"This request would exceed the rate limit (simulated)\"}}",
-            "session_id": session, "total_cost_usd": 0.0,
-            "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}})
-    );
+    let mut line = serde_json::json!({"type": "result", "subtype": "success", "is_error": true,
+        "result": result, "session_id": session, "total_cost_usd": 0.0,
+        "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}});
+    if let Some(s) = status {
+        line["api_error_status"] = s.into();
+    }
+    let _ = writeln!(out, "{line}");
     Some(Ok(1))
 }
 
@@ -223,9 +235,8 @@ pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario, mut out: &mut dyn Writ
         std::thread::sleep(std::time::Duration::from_millis(scenario.latency_ms));
     }
     let id = ask.story_id.clone().unwrap_or_default();
-    if action == "ratelimit"
-        && let Some(code) = rate_limited_once(&mut out, &session, cwd, prompt)
-    {
+    let key = format!("{:?}/{:?}/{}/{attempt}", ask.epic, ask.story_id, ask.phase);
+    if let Some(code) = refused_once(&action, &mut out, &session, cwd, &key) {
         return code;
     }
     match action.as_str() {

@@ -6,8 +6,8 @@
 //! one per attempt, the last repeating. Words of an action, space-separated:
 //! `ok`/`pass` (default), `fail` (prints the fail signal: an audit's failed verdict),
 //! `crash` (exits 3, no signal), `nosignal` (writes the file, no signal), `nofile` (signals,
-//! writes nothing), `wrongid` (signals for another task), `ratelimit` (the first call is
-//! refused as rate-limited, the retry goes on), `sleep=<ms>` (latency), `findings=<n>` (an audit with n findings of
+//! writes nothing), `wrongid` (signals for another task), `ratelimit` / `quota` (the first call is
+//! refused as rate-limited / as a spent usage limit, the next goes on), `sleep=<ms>` (latency), `findings=<n>` (an audit with n findings of
 //! ~100 bytes each), and for `spec` (or a poc's `architect`):
 //! `tasks=<n>` (default 2, independent; `plan` too), `deps=2:1;3:1+2`, `cycle`, `unknown-dep`.
 //!
@@ -134,10 +134,18 @@ pub fn run(
         std::thread::sleep(std::time::Duration::from_millis(sleep));
     }
     let session = super::init(&mut out, cwd);
-    if has("ratelimit")
-        && let Some(code) = super::rate_limited_once(&mut out, &session, cwd, prompt)
-    {
-        return code.map(Some);
+    for refusal in ["ratelimit", "quota"] {
+        if has(refusal)
+            && let Some(code) = super::refused_once(
+                refusal,
+                &mut out,
+                &session,
+                cwd,
+                &format!("{}/{}/{:?}/{}", a.task, a.phase, a.task_id, a.attempt),
+            )
+        {
+            return code.map(Some);
+        }
     }
     if has("crash") {
         return super::emit(

@@ -15,8 +15,8 @@
 //! `ok`, `nosummary` (no block), `badsummary` (a block that fails validation), `nooutput`
 //! (answers but writes no file), `crash` (partial output, exit 3), `kill-orchestrator` (partial
 //! output, then SIGKILL to the process that started it: the orchestrator dies mid-phase),
-//! `hang`, `wrongid` (the summary names another item's output file), `ratelimit` (the first
-//! call is refused as rate-limited, the retry goes on). With `BATON_SIM_VERIFY_SNAPSHOTS=DIR` it first copies the item's state file to
+//! `hang`, `wrongid` (the summary names another item's output file), `ratelimit` / `quota` (the
+//! first call is refused as rate-limited / as a spent usage limit, the next goes on). With `BATON_SIM_VERIFY_SNAPSHOTS=DIR` it first copies the item's state file to
 //! `DIR/<item>-<phase>-<attempt>.json` (tests look at the state as each phase starts).
 
 use std::io::Write;
@@ -114,9 +114,8 @@ pub fn run(
     }
     let session = super::init(&mut out, cwd);
     let (item, phase) = (&ask.item, &ask.phase);
-    if act == "ratelimit"
-        && let Some(code) = super::rate_limited_once(&mut out, &session, cwd, prompt)
-    {
+    let key = format!("{item}/{phase}/{}", ask.attempt);
+    if let Some(code) = super::refused_once(&act, &mut out, &session, cwd, &key) {
         return code.map(Some);
     }
     if act == "hang" {

@@ -80,6 +80,9 @@ pub struct TaskOptions {
     /// `--from plan`: the task was planned (`baton plan`); start at the implementation.
     #[serde(default)]
     pub from_plan: bool,
+    /// A spent usage limit is waited out (until its reset) instead of pausing the run.
+    #[serde(default)]
+    pub wait_for_quota: bool,
 }
 
 /// A finished unit of work (an implementation task's attempt, an implementation audit): what
@@ -174,7 +177,7 @@ impl TaskEngine<'_> {
             agents: self.agents,
             reporter: self.reporter,
             dry_run: self.dry_run,
-            wait_for_quota: false,
+            wait_for_quota: self.opts.wait_for_quota,
         }
     }
 

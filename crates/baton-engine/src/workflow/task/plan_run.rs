@@ -133,6 +133,7 @@ impl PlanRun {
         }
         let fresh_spec = || RunSpec {
             options: TaskOptions {
+                wait_for_quota: cfg.run.wait_for_quota,
                 agent: start.agent.clone(),
                 default_agent: cfg.run.default_agent.clone(),
                 roles: cfg.run.roles.clone(),

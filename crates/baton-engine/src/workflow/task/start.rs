@@ -44,6 +44,8 @@ pub struct Fresh {
     /// `--from plan`: start at the implementation of a planned task.
     pub from_plan: bool,
     pub scenario: Option<PathBuf>,
+    /// `--wait-for-quota` (or `[run] wait_for_quota`).
+    pub wait_for_quota: bool,
 }
 
 /// A new run (or the continuation of the task's unfinished one), or a run continued by id.
@@ -299,6 +301,7 @@ fn fresh(
             no_wait: f.no_wait,
             from,
             from_plan: f.from_plan,
+            wait_for_quota: f.wait_for_quota,
         },
         scenario: f.scenario,
     };

@@ -124,6 +124,9 @@ pub struct Options {
     pub scenario: Option<PathBuf>,
     #[serde(default)]
     pub config: VerifyConfig,
+    /// A spent usage limit is waited out (until its reset) instead of pausing the run.
+    #[serde(default)]
+    pub wait_for_quota: bool,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -220,7 +223,7 @@ impl VerifyEngine<'_> {
             agents: self.agents,
             reporter: self.reporter,
             dry_run: None,
-            wait_for_quota: false,
+            wait_for_quota: self.opts.wait_for_quota,
         }
     }
 
@@ -516,6 +519,7 @@ impl VerifyEngine<'_> {
                     lines,
                     attempt: attempt - 1,
                 });
+            let before = st.phases[&ph.id].clone();
             {
                 let ps = st.phases.get_mut(&ph.id).expect("phase state");
                 ps.status = Progress::InProgress;
@@ -559,7 +563,18 @@ impl VerifyEngine<'_> {
                         ));
                     }
                     judge_summary(&reply.text, &output)
-                })?
+                })
+            };
+            let called = match called {
+                Ok(c) => c,
+                Err(e) => {
+                    // A pause (a spent limit, no login, a signal) is no attempt: the phase
+                    // stands as it did, and a resumed run makes this attempt again.
+                    st.phases.insert(ph.id.clone(), before);
+                    st.next = self.next_line(st);
+                    st.save(path)?;
+                    return Err(e);
+                }
             };
             if called.reply.is_some() {
                 report.agent_calls += 1;
