@@ -279,3 +279,99 @@ fn a_large_file_read_reaches_the_model_outline_first_and_whole_when_asked_for() 
         "a read with a range is not outlined"
     );
 }
+
+/// A subscriber's spent session limit, as the API answers it: a 429 whose unified rate-limit
+/// headers say `rejected`, the `five_hour` claim and its reset. claude words it ("You've hit
+/// your session limit · resets …"); baton pauses the run (exit 7) naming when it resets, no
+/// attempt spent, nothing committed.
+#[test]
+fn a_subscribers_spent_session_limit_pauses_the_run_naming_its_reset() {
+    let a = &crate::util::real_agent::CLAUDE_SUBSCRIBER;
+    if a.cli().is_none() {
+        return;
+    }
+    // Three hours from now, on the hour: claude shows it as "resets 6pm (Zone)".
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let reset = (now / 3600 + 3) * 3600;
+    let double = a.double(Box::new(move |r: &crate::util::model_double::Request| {
+        if r.tools().is_empty() {
+            Reply::Text("ok".into())
+        } else {
+            Reply::Status {
+                code: 429,
+                headers: vec![
+                    (
+                        "anthropic-ratelimit-unified-status".into(),
+                        "rejected".into(),
+                    ),
+                    (
+                        "anthropic-ratelimit-unified-reset".into(),
+                        reset.to_string(),
+                    ),
+                    (
+                        "anthropic-ratelimit-unified-representative-claim".into(),
+                        "five_hour".into(),
+                    ),
+                ],
+                message: "Number of requests has exceeded your rate limit".into(),
+            }
+        }
+    }));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = crate::util::scripted_agent::one_story_project(tmp.path());
+    let (out, took) = a.run_epic(&dir, &double);
+    let said = text(&out);
+    crate::util::assert_exit(&out, 7);
+    assert!(said.contains("hit your session limit"), "{said}");
+    assert!(said.contains("claude's usage limit resets at"), "{said}");
+    assert!(took < std::time::Duration::from_secs(120), "{took:?}");
+    assert_eq!(
+        crate::util::scripted_agent::story_commits(&dir),
+        Vec::<String>::new()
+    );
+}
+
+/// An API key whose spend limit is reached, as the API answers it (a 400 naming when access
+/// comes back): a spent limit, the run pauses (exit 7) naming the reset. An account with no
+/// credit left pauses it too, saying to add credits: nothing resets that by itself.
+#[test]
+fn an_api_keys_spend_limit_or_empty_balance_pauses_the_run_saying_what_to_do() {
+    if CLAUDE.cli().is_none() {
+        return;
+    }
+    for (answer, says, step) in [
+        (
+            "You have reached your specified API usage limits. You will regain access on 2099-12-01 at 00:00 UTC.",
+            "reached your specified API usage limits",
+            "claude's usage limit resets at 2099-12-01 00:00 UTC",
+        ),
+        (
+            "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
+            "Credit balance is too low",
+            "add credits to the API account claude uses",
+        ),
+    ] {
+        let double = CLAUDE.double(Box::new(move |r: &crate::util::model_double::Request| {
+            if r.tools().is_empty() {
+                Reply::Text("ok".into())
+            } else {
+                Reply::error(400, answer)
+            }
+        }));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = crate::util::scripted_agent::one_story_project(tmp.path());
+        let (out, took) = CLAUDE.run_epic(&dir, &double);
+        let said = text(&out);
+        crate::util::assert_exit(&out, 7);
+        assert!(said.contains(says), "{said}");
+        assert!(said.contains(step), "{said}");
+        assert!(took < std::time::Duration::from_secs(120), "{took:?}");
+        assert_eq!(
+            crate::util::scripted_agent::story_commits(&dir),
+            Vec::<String>::new()
+        );
+    }
+}

@@ -61,8 +61,13 @@ pub enum FailureKind {
     ExitCode,
     /// A subscription's usage limit is spent (claude "You've hit your session limit · resets
     /// 3pm (Europe/Berlin)", codex "You've hit your usage limit"): every call fails the same
-    /// way until it resets, so no attempt is spent on it. Fatal: the run pauses.
+    /// way until it resets, so no attempt is spent on it. Fatal: the run pauses. An API key's
+    /// spend limit ("You have reached your specified API usage limits. You will regain access
+    /// on 2026-12-01 at 00:00 UTC.") is one too.
     QuotaSpent,
+    /// The API account has no credit left (claude "Credit balance is too low"): nothing resets
+    /// it but a human buying credits. Fatal.
+    Billing,
 }
 
 impl FailureKind {
@@ -83,6 +88,7 @@ impl FailureKind {
                 | Sandbox
                 | NotInstalled
                 | QuotaSpent
+                | Billing
         )
     }
 
@@ -114,6 +120,9 @@ impl FailureKind {
                 "{cli} cannot start: reinstall it (an npm-installed CLI also needs `node` on PATH), or set `program`"
             ),
             QuotaSpent => format!("wait until {cli}'s usage limit resets (its message says when)"),
+            Billing => format!(
+                "add credits to the API account {cli} uses (its provider's billing page), then continue"
+            ),
             _ => return None,
         };
         Some(s)
@@ -140,14 +149,22 @@ static AUTH: LazyLock<Regex> = LazyLock::new(|| {
 /// The CLIs' own words for a spent subscription limit (claude-code 2.1.197: "You've hit your
 /// session limit · resets 3pm (Europe/Berlin)", weekly, Opus, …; codex 0.171: "You've hit your
 /// usage limit. …"). Spend limits an admin sets are the same to a run: nothing goes on.
+/// The Anthropic API's own answer for an API key over its spend limit is one too.
 static QUOTA: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)you['’]ve hit your [\w ]{0,40}limit|usage_limit_reached|you have exhausted your daily quota")
+    Regex::new(r"(?i)you['’]ve hit your [\w ]{0,40}limit|usage_limit_reached|you have exhausted your daily quota|reached your specified [\w ]{0,20}usage limits")
         .expect("static regex")
 });
 
-/// Api, Auth or QuotaSpent, from an API error message.
+/// An account with nothing left to spend: claude-code's "Credit balance is too low" (the
+/// API's "Your credit balance is too low to access the Anthropic API").
+static BILLING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)credit balance is too low").expect("static regex"));
+
+/// Api, Auth, Billing or QuotaSpent, from an API error message.
 pub(super) fn classify_api_error(message: &str) -> FailureKind {
-    if QUOTA.is_match(message) {
+    if BILLING.is_match(message) {
+        FailureKind::Billing
+    } else if QUOTA.is_match(message) {
         FailureKind::QuotaSpent
     } else if AUTH.is_match(message) {
         FailureKind::Auth
@@ -156,10 +173,11 @@ pub(super) fn classify_api_error(message: &str) -> FailureKind {
     }
 }
 
-/// `resets 3pm (Europe/Berlin)`, `resets 3:45pm (…)`, `resets Nov 29, 3pm (…)`: claude's reset.
+/// `resets 3pm (Europe/Berlin)`, `resets 3:45pm (…)`, `resets Nov 29, 3pm (…)`, `resets Jan
+/// 2, 2027, 3pm (…)` (a reset in another year): claude's reset.
 static RESETS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"resets (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}), )?(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?P<ap>am|pm) \((?P<tz>[A-Za-z_]+(?:/[A-Za-z0-9_+\-]+)*)\)",
+        r"resets (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}), (?:(?P<year>\d{4}), )?)?(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?P<ap>am|pm) \((?P<tz>[A-Za-z_]+(?:/[A-Za-z0-9_+\-]+)*)\)",
     )
     .expect("static regex")
 });
@@ -196,6 +214,19 @@ pub fn quota_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
     claude_reset(message, now)
         .or_else(|| codex_reset(message, now))
         .or_else(|| gemini_reset(message, now))
+        .or_else(|| api_key_reset(message))
+}
+
+/// The Anthropic API's spend limit: "You will regain access on 2026-12-01 at 00:00 UTC."
+static REGAIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"regain access on (?P<d>\d{4}-\d{2}-\d{2}) at (?P<t>\d{2}:\d{2}) UTC")
+        .expect("static regex")
+});
+
+fn api_key_reset(message: &str) -> Option<jiff::Zoned> {
+    let c = REGAIN.captures(message)?;
+    let at: jiff::civil::DateTime = format!("{}T{}:00", &c["d"], &c["t"]).parse().ok()?;
+    at.to_zoned(jiff::tz::TimeZone::UTC).ok()
 }
 
 /// gemini's "You have exhausted your daily quota on this model." (gemini-cli 0.61, for a 429
@@ -259,12 +290,18 @@ fn claude_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
         (Some(mon), Some(day)) => {
             let month = MONTHS.iter().position(|m| *m == mon.as_str())? as i8 + 1;
             let day: i8 = day.as_str().parse().ok()?;
-            let this_year = jiff::civil::date(here.year(), month, day);
-            // "Jan 2" seen on Dec 30 is next year's.
-            if this_year < here.date() {
-                jiff::civil::date(here.year() + 1, month, day)
-            } else {
-                this_year
+            let on = |year: i16| jiff::civil::Date::new(year, month, day).ok();
+            match c.name("year") {
+                Some(year) => on(year.as_str().parse().ok()?)?,
+                None => {
+                    let this_year = on(here.year())?;
+                    // "Jan 2" seen on Dec 30 is next year's.
+                    if this_year < here.date() {
+                        on(here.year() + 1)?
+                    } else {
+                        this_year
+                    }
+                }
             }
         }
         _ => here.date(),
@@ -453,7 +490,27 @@ mod tests {
             classify_api_error("You have exhausted your daily quota on this model."),
             FailureKind::QuotaSpent
         );
-        // Unreadable: no reset, the backoff's wait applies.
+        // A reset in another year, as claude dates it then.
+        assert_eq!(
+            at("resets Jan 2, 2027, 3pm (Europe/Berlin)").as_deref(),
+            Some("2027-01-02T15:00:00+01:00[Europe/Berlin]")
+        );
+        // An API key's spend limit, as the Anthropic API words it.
+        let cap = "API Error: 400 You have reached your specified API usage limits. You will regain access on 2026-12-01 at 00:00 UTC.";
+        assert_eq!(classify_api_error(cap), FailureKind::QuotaSpent);
+        assert_eq!(at(cap).as_deref(), Some("2026-12-01T00:00:00+00:00[UTC]"));
+        // No credit left: a human must act, nothing resets it.
+        let broke = "Credit balance is too low";
+        assert_eq!(classify_api_error(broke), FailureKind::Billing);
+        assert!(FailureKind::Billing.is_fatal());
+        assert!(
+            FailureKind::Billing
+                .next_step(AgentKind::Claude)
+                .unwrap()
+                .contains("add credits")
+        );
+        // Unreadable: no reset, the backoff's wait applies; a date that does not exist too.
+        assert_eq!(at("resets Feb 30, 3pm (Europe/Berlin)"), None);
         assert_eq!(at("resets soon (Nowhere/Land)"), None);
         assert_eq!(at("You've hit your usage limit."), None);
     }

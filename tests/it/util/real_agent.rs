@@ -22,24 +22,36 @@ pub struct Agent {
     pub name: &'static str,
     pub api: Api,
     pub dialect: Dialect,
+    /// Logged in as a subscriber (claude: `CLAUDE_CODE_OAUTH_TOKEN`), not with an API key:
+    /// the CLI then reads its plan's limits from the API's headers.
+    pub subscriber: bool,
 }
 
 pub const CLAUDE: Agent = Agent {
     name: "claude",
     api: Api::Anthropic,
     dialect: Dialect::Claude,
+    subscriber: false,
+};
+
+/// claude logged in with a subscription (Pro, Max) rather than an API key.
+pub const CLAUDE_SUBSCRIBER: Agent = Agent {
+    subscriber: true,
+    ..CLAUDE
 };
 
 pub const CODEX: Agent = Agent {
     name: "codex",
     api: Api::OpenAi,
     dialect: Dialect::Codex,
+    subscriber: false,
 };
 
 pub const GEMINI: Agent = Agent {
     name: "gemini",
     api: Api::Gemini,
     dialect: Dialect::Gemini,
+    subscriber: false,
 };
 
 impl Agent {
@@ -89,9 +101,15 @@ impl Agent {
         match self.api {
             Api::Anthropic => {
                 c.env("ANTHROPIC_BASE_URL", &double.url)
-                    .env("ANTHROPIC_API_KEY", "sk-ant-double")
                     .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
                     .env_remove("CLAUDECODE");
+                if self.subscriber {
+                    c.env("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-double")
+                        .env_remove("ANTHROPIC_API_KEY");
+                } else {
+                    c.env("ANTHROPIC_API_KEY", "sk-ant-double")
+                        .env_remove("CLAUDE_CODE_OAUTH_TOKEN");
+                }
             }
             Api::Gemini => {
                 // Logged in with an API key, in the user's settings (kept: `init --global`'s).
