@@ -136,6 +136,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         })),
         resume: None,
         no_wait: false,
+        retry: Vec::new(),
+        apply_stash: false,
         agent: None,
         store: Default::default(),
     };

@@ -44,6 +44,7 @@ mod report;
 mod run_epic;
 mod run_epic_work;
 mod run_pause;
+mod run_retry;
 mod run_task;
 mod run_tree;
 mod spec_folder;

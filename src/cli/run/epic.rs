@@ -28,13 +28,52 @@ pub enum Start {
         agent: AgentArgs,
         flags: EpicFlags,
     },
-    Resume(Journal),
+    /// `--retry`: stories to develop again (a finished run's in a new run).
+    Resume {
+        journal: Journal,
+        retry: Vec<String>,
+        apply_stash: bool,
+    },
 }
 
 pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
     use baton_engine::workflow::epic::start::Start as EngineStart;
+    let mut retry = Vec::new();
+    let mut apply_stash = false;
     let start = match start {
-        Start::Resume(j) => EngineStart::Resume(j),
+        Start::Resume {
+            journal,
+            retry: stories,
+            apply_stash: apply,
+        } if journal.run_finished() && journal.closed().is_none() && !stories.is_empty() => {
+            let id = journal
+                .started()
+                .map(|s| s.run_id.to_string())
+                .unwrap_or_default();
+            if apply {
+                return Err(Error::invalid(format!(
+                    "--apply-stash puts a story's changes back in the tree of a run that has not finished; run {id} finished"
+                ))
+                .hint(format!(
+                    "apply the stash in your checkout (`git stash list` names it), then: baton run --resume {id} --retry {}",
+                    stories.join(",")
+                )));
+            }
+            eprintln!(
+                "run {id} finished: {} developed again in a new run with its options (the stories done are skipped)",
+                stories.join(", ")
+            );
+            EngineStart::Fresh(Box::new(RunSpec::again(&journal, &stories)?))
+        }
+        Start::Resume {
+            journal,
+            retry: stories,
+            apply_stash: apply,
+        } => {
+            retry = stories;
+            apply_stash = apply;
+            EngineStart::Resume(journal)
+        }
         Start::Fresh {
             workflow,
             epics,
@@ -42,7 +81,12 @@ pub fn run(ctx: &Ctx, start: Start) -> Result<ExitCode> {
             flags,
         } => EngineStart::Fresh(Box::new(fresh(ctx, workflow, epics, &agent, &flags)?)),
     };
-    let run = EpicRun::prepare(&ctx.project, start)?;
+    let mut run = EpicRun::prepare(&ctx.project, start)?;
+    if !retry.is_empty() {
+        for note in run.retry(&retry, apply_stash)? {
+            eprintln!("{}", crate::cli::style::visible(&note));
+        }
+    }
     let dry_run = run.spec().options.dry_run;
     let verbose = run.spec().options.verbose;
     let run_id = run.run_id().to_string();

@@ -26,7 +26,8 @@ baton run epic-chain 1 2 3                     # the handoff of each epic feeds 
 baton run orchestrate add-login --agent sim     # a task of the store: design → gates → waves → audit\n  \
 baton run poc cache-layer --parallel 2          # then: baton run graduate cache-layer\n  \
 baton run verify --queue dat-q1                 # every item of a queue through the verify pipeline\n  \
-baton run --resume 20261122T130501-7f3a9c       # after a crash or kill -9: continues, never repeats\n\n\
+baton run --resume 20261122T130501-7f3a9c       # after a crash or kill -9: continues, never repeats\n  \
+baton run --resume 20261122T130501-7f3a9c --retry 1.3   # 1.3 failed; you edited it: again\n\n\
 Each phase is a fresh agent process; context moves through files and git, not prompts.\n\
 Agents: claude (default), codex, gemini, sim (the built-in simulated agent; scenario from\n\
 --scenario or .baton/sim.toml). --json prints one event per line. Exit code 1 when a story,\n\
@@ -41,6 +42,19 @@ pub struct Args {
     /// With --resume of an orchestrate|poc|graduate run: exit at a gate instead of waiting
     #[arg(long, requires = "resume")]
     pub no_wait: bool,
+    /// With --resume of an epic run: develop these failed (or escalated) stories again, with
+    /// their attempts anew, after you edited them (comma-separated). A run that finished
+    /// develops them in a new run
+    #[arg(
+        long,
+        requires = "resume",
+        value_name = "STORY,…",
+        value_delimiter = ','
+    )]
+    pub retry: Vec<String>,
+    /// With --retry: start from the changes of the story's failed round (its stash)
+    #[arg(long, requires = "retry")]
+    pub apply_stash: bool,
     /// Not with --resume: a run keeps the agents it started with (refused, with the reason)
     #[arg(long, requires = "resume", hide = true)]
     pub agent: Option<AgentId>,
@@ -303,15 +317,31 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
                     format!("run of an unknown workflow `{started}`"),
                 )
             })?;
+            if !a.retry.is_empty()
+                && !matches!(kind, WorkflowKind::EpicExecute | WorkflowKind::EpicChain)
+            {
+                return Err(Error::invalid(format!(
+                    "--retry is for epic-execute and epic-chain runs; run {id} is a {started} run"
+                ))
+                .hint(match kind {
+                    WorkflowKind::Verify => "a failed verify item resumes at its failed phase when the queue runs again",
+                    _ => "answer the task's pause with `baton resume --task TASK --decision retry`",
+                }));
+            }
             if a.no_wait && !kind.is_task() {
                 return Err(Error::invalid(format!(
                     "--no-wait is for orchestrate, poc and graduate runs; run {id} is a {started} run"
                 )));
             }
             match kind {
-                WorkflowKind::EpicExecute | WorkflowKind::EpicChain => {
-                    epic::run(ctx, epic::Start::Resume(j))
-                }
+                WorkflowKind::EpicExecute | WorkflowKind::EpicChain => epic::run(
+                    ctx,
+                    epic::Start::Resume {
+                        journal: j,
+                        retry: a.retry,
+                        apply_stash: a.apply_stash,
+                    },
+                ),
                 WorkflowKind::Orchestrate | WorkflowKind::Poc | WorkflowKind::Graduate => {
                     task::run(
                         ctx,

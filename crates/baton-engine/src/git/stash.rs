@@ -133,6 +133,83 @@ impl Git {
         Ok(true)
     }
 
+    /// Stash `message`'s files written into the tree and staged, as the stash holds them (its
+    /// changes, deletions and untracked files), whatever the tree holds of them now: done
+    /// again, it writes the same (a run killed while doing it does it again). Returns the
+    /// paths; `None` when no stash has that name.
+    pub fn restore_stash(&self, message: &str) -> Result<Option<Vec<String>>> {
+        let Some(sha) = self.stash_named(message)? else {
+            return Ok(None);
+        };
+        let list = |args: &[&str]| -> Result<Vec<String>> {
+            Ok(self
+                .run(args)?
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect())
+        };
+        let head = format!("{sha}^1");
+        let changed = list(&["diff", "--name-only", "--no-renames", "-z", &head, &sha])?;
+        let (kept, gone): (Vec<String>, Vec<String>) = changed
+            .into_iter()
+            .partition(|p| self.ok(&["cat-file", "-e", &format!("{sha}:{p}")]));
+        let untracked = format!("{sha}^3");
+        let mut sources = vec![(sha.clone(), kept)];
+        if self.ok(&[
+            "rev-parse",
+            "-q",
+            "--verify",
+            &format!("{untracked}^{{commit}}"),
+        ]) {
+            let files = list(&["ls-tree", "-r", "-z", "--name-only", &untracked])?;
+            sources.push((untracked, files));
+        }
+        for (source, paths) in &sources {
+            if paths.is_empty() {
+                continue;
+            }
+            let from = format!("--source={source}");
+            let args = [
+                "--literal-pathspecs",
+                "restore",
+                "-q",
+                &from,
+                "--staged",
+                "--worktree",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ];
+            let o = self.spawn_with(&args, Some(nul_list(paths).as_bytes()))?;
+            if !o.status.success() {
+                return Err(Error::git(
+                    "git restore from the stash",
+                    None,
+                    String::from_utf8_lossy(&o.stderr).trim(),
+                ));
+            }
+        }
+        if !gone.is_empty() {
+            let mut args = vec![
+                "--literal-pathspecs",
+                "rm",
+                "-q",
+                "-f",
+                "--ignore-unmatch",
+                "--",
+            ];
+            args.extend(gone.iter().map(String::as_str));
+            self.run(&args)?;
+        }
+        Ok(Some(
+            sources
+                .into_iter()
+                .flat_map(|(_, p)| p)
+                .chain(gone)
+                .collect(),
+        ))
+    }
+
     /// Whether a stash named `message` exists.
     pub fn stash_exists(&self, message: &str) -> Result<bool> {
         Ok(self.stash_named(message)?.is_some())
@@ -153,6 +230,32 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{commit, repo};
+
+    #[test]
+    fn a_stash_is_restored_whole_and_restoring_it_again_changes_nothing() {
+        let (d, g) = repo();
+        std::fs::write(d.path().join("gone.txt"), "old").unwrap();
+        g.run(&["add", "a.txt", "gone.txt"]).unwrap();
+        commit(&g);
+        std::fs::write(d.path().join("a.txt"), "changed").unwrap();
+        std::fs::write(d.path().join("new.txt"), "new").unwrap();
+        std::fs::remove_file(d.path().join("gone.txt")).unwrap();
+        let msg = "baton r1: story 1.3 failed";
+        let own: Vec<String> = ["a.txt", "new.txt", "gone.txt"].map(String::from).into();
+        assert!(g.stash_paths(msg, &own).unwrap());
+        assert!(g.changes().unwrap().is_empty());
+        assert_eq!(g.restore_stash("no such stash").unwrap(), None);
+        for _ in 0..2 {
+            let mut paths = g.restore_stash(msg).unwrap().unwrap();
+            paths.sort();
+            assert_eq!(paths, ["a.txt", "gone.txt", "new.txt"]);
+            let read = |f: &str| std::fs::read_to_string(d.path().join(f)).ok();
+            assert_eq!(read("a.txt").as_deref(), Some("changed"));
+            assert_eq!(read("new.txt").as_deref(), Some("new"));
+            assert_eq!(read("gone.txt"), None);
+            assert_eq!(g.staged().unwrap(), ["a.txt", "gone.txt", "new.txt"]);
+        }
+    }
 
     #[test]
     fn a_failed_storys_changes_are_stashed_once() {

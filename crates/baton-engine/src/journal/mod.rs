@@ -8,6 +8,8 @@
 mod hold;
 mod query;
 
+pub use query::Round;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -160,6 +162,17 @@ pub enum Entry {
         epic: String,
         story: String,
         sha: String,
+    },
+    /// `baton run --resume RUN --retry STORY`: a human re-armed the story. What the journal
+    /// holds of it before this (its result, its commit) is of an earlier round; the new
+    /// round's attempts count on after `after_attempt`. `stash`: the earlier round's stash,
+    /// to be applied in the run's tree before the round's first call (`--apply-stash`).
+    StoryRetried {
+        epic: String,
+        story: String,
+        after_attempt: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stash: Option<String>,
     },
     /// The project's checks ran after a phase of an attempt (in order, up to the first red
     /// one). A resumed run reads them here instead of running them again.
@@ -495,39 +508,6 @@ impl Journal {
                 matches!(&r.entry, Entry::StoryWorktree { epic: e, story: s, .. } if e == epic && s == story)
             })
             .map_or(0, |i| i + 1)
-    }
-
-    pub fn story_result(&self, epic: &str, story: &str) -> Option<(SubjectResult, String)> {
-        self.records.iter().find_map(|r| match &r.entry {
-            Entry::SubjectFinished {
-                subject,
-                result,
-                reason,
-            } if subject.kind == SubjectKind::Story
-                && subject.id == story
-                && subject.epic.as_deref() == Some(epic) =>
-            {
-                Some((*result, reason.clone()))
-            }
-            _ => None,
-        })
-    }
-
-    pub fn committed(&self, epic: &str, story: &str) -> Option<String> {
-        self.records.iter().find_map(|r| match &r.entry {
-            Entry::StoryCommitted {
-                epic: e,
-                story: s,
-                sha,
-            } if e == epic && s == story => Some(sha.clone()),
-            _ => None,
-        })
-    }
-
-    pub fn epic_finished(&self, epic: &str) -> bool {
-        self.records
-            .iter()
-            .any(|r| matches!(&r.entry, Entry::EpicFinished { epic: e } if e == epic))
     }
 
     pub fn run_finished(&self) -> bool {

@@ -16,8 +16,13 @@ impl EpicEngine<'_> {
         } else {
             format!("docs(story {}): failed — records of the attempts", story.id)
         };
+        // A round after a `--retry` says so: its commit is told from the earlier round's.
+        let round = match self.journal().story_round(&epic.id, &story.id).n {
+            1 => String::new(),
+            n => format!("Baton-Round: {n}\n"),
+        };
         format!(
-            "{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n",
+            "{subject}\n\nEpic {}, story {} ({result}), by baton run {}.\n\nBaton-Run: {}\nBaton-Story: {}\n{round}",
             epic.id, story.id, self.run_id, self.run_id, story.id
         )
     }
@@ -34,9 +39,14 @@ impl EpicEngine<'_> {
     ) -> Result<String> {
         // Only a resumed run can meet a commit it made before a crash; a fresh run skips the
         // walk of the whole history (the costliest git call of a phase on a long history).
+        // Found by the trailers `message` carries (run, story and, after a retry, round).
+        let trailers: Vec<(&str, &str)> = message
+            .lines()
+            .filter_map(|l| l.split_once(": "))
+            .filter(|(k, _)| k.starts_with("Baton-"))
+            .collect();
         if self.resumed
-            && let Some(sha) =
-                git.find_commit(&[("Baton-Run", &self.run_id), ("Baton-Story", &story.id)])?
+            && let Some(sha) = git.find_commit(&trailers)?
         {
             return Ok(sha);
         }

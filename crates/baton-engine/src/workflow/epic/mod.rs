@@ -13,6 +13,7 @@ mod party;
 mod pause;
 mod phase;
 pub mod project;
+mod retry;
 pub mod select;
 mod settle;
 pub mod start;
@@ -549,6 +550,7 @@ impl EpicEngine<'_> {
         }
         let started = Instant::now();
         let main = self.main_checkout();
+        self.apply_round_stash(&main, epic, story)?;
         let StoryPhases {
             mut rep,
             passed,
@@ -572,9 +574,9 @@ impl EpicEngine<'_> {
             self.set_status(&main, story, FAILED_STATUS)?;
             // The failed story's own edits are set aside, not lost, and cannot reach the next
             // story's commit; its record-bearing story file is committed on its own.
-            let stash = self.stash_story_work(&main, story)?;
+            let stash = self.stash_story_work(&main, epic, story)?;
             let record = failed_record.as_deref().unwrap_or(DEV_RECORD);
-            self.record_failure(&main, story, record, &rep.reason, stash.as_deref())?;
+            self.record_failure(&main, epic, story, record, &rep.reason, stash.as_deref())?;
             if let Some(msg) = &stash {
                 rep.reason.push_str(&format!(
                     " (its changes are in `git stash list`: \"{msg}\")"
@@ -630,13 +632,20 @@ impl EpicEngine<'_> {
             "personas": self.personas(),
         });
         let phases = self.wf.story_phases.clone();
-        let max = self.wf.policy.max_attempts;
+        // A story re-armed by `--retry` has its attempts anew, numbered on after the earlier
+        // round's: every attempt's record, log and stash keeps its own name.
+        let first = self
+            .journal()
+            .story_round(&epic.id, &story.id)
+            .after_attempt
+            + 1;
+        let max = first - 1 + self.wf.policy.max_attempts;
         let mut passed = false;
         let mut last_failure = String::new();
         let mut failed_record = None;
         // The last red check, for the next attempt's prompt.
         let mut checks_failure = serde_json::Value::Null;
-        'attempts: for attempt in 1..=max {
+        'attempts: for attempt in first..=max {
             rep.attempts = attempt;
             for phase in &phases {
                 if phase.flag.as_deref().is_some_and(|f| !self.opts.flag_on(f)) {
@@ -649,8 +658,8 @@ impl EpicEngine<'_> {
                 {
                     continue;
                 }
-                // Non-blocking phases before the pipeline (kickoff) run once per story.
-                if !phase.blocking && attempt > 1 {
+                // Non-blocking phases before the pipeline (kickoff) run once per story (round).
+                if !phase.blocking && attempt > first {
                     continue;
                 }
                 // The status files as they were: a CLI that cannot work leaves them so.
@@ -756,13 +765,14 @@ impl EpicEngine<'_> {
         if rep.result == StoryResult::Skipped {
             return Ok(());
         }
+        let round = self.journal().story_round(&epic.id, &story.id).suffix();
         if story.done_checkpoint && rep.result == StoryResult::Done {
             self.pause(
-                &format!("done checkpoint of story {}", story.id),
+                &format!("done checkpoint of story {}{round}", story.id),
                 &format!("story {}'s done checkpoint (stories.yaml)", story.id),
             )?;
         }
-        self.pause_after(PauseAfter::Story, &format!("story {}", story.id))
+        self.pause_after(PauseAfter::Story, &format!("story {}{round}", story.id))
     }
 
     /// Write a status change in `co`: the story file always, the shared files when `co` is

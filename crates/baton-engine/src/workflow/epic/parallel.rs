@@ -164,7 +164,7 @@ impl EpicEngine<'_> {
                 .failed_record
                 .as_deref()
                 .unwrap_or("Dev Agent Record");
-            self.record_failure(co, story, record, &phases.last_failure, None)?;
+            self.record_failure(co, epic, story, record, &phases.last_failure, None)?;
         }
         // sprint-status.yaml is the run branch's business (see `Checkout::shared_status`): an
         // agent's edit to it stays out of the story's commit.

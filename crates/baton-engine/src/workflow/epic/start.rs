@@ -325,6 +325,23 @@ impl EpicRun {
         &self.spec
     }
 
+    /// `--retry STORY…` of a resumed run: each story re-armed (see `retry`), or none when one
+    /// cannot be; what to tell the user.
+    pub fn retry(&mut self, stories: &[String], apply_stash: bool) -> Result<Vec<String>> {
+        if !self.resumed {
+            return Err(Error::internal("--retry of a run that is not resumed"));
+        }
+        super::retry::rearm(
+            &mut self.journal,
+            &self.epics,
+            &Git::new(&self.project_dir),
+            &self.spec.options,
+            self.wf.policy.max_attempts,
+            stories,
+            apply_stash,
+        )
+    }
+
     pub fn run_id(&self) -> &str {
         &self.run_id
     }

@@ -234,6 +234,7 @@ impl EpicEngine<'_> {
     pub(crate) fn stash_story_work(
         &self,
         co: &Checkout,
+        epic: &EpicRef,
         story: &StoryRef,
     ) -> Result<Option<String>> {
         let keep: Vec<String> = std::iter::once(story.path.display().to_string())
@@ -244,7 +245,8 @@ impl EpicEngine<'_> {
             .into_iter()
             .filter(|p| !keep.contains(p))
             .collect();
-        let msg = format!("baton {}: story {} failed", self.run_id, story.id);
+        let round = self.journal().story_round(&epic.id, &story.id).suffix();
+        let msg = format!("baton {}: story {} failed{round}", self.run_id, story.id);
         // The kept files are unstaged too: a stash records the whole index, and their changes
         // are not the stash's (they are committed next, with the record).
         let keep_refs: Vec<&str> = keep.iter().map(String::as_str).collect();
@@ -258,6 +260,7 @@ impl EpicEngine<'_> {
     pub(crate) fn record_failure(
         &self,
         co: &Checkout,
+        epic: &EpicRef,
         story: &StoryRef,
         record: &str,
         reason: &str,
@@ -265,7 +268,8 @@ impl EpicEngine<'_> {
     ) -> Result<()> {
         let path = co.dir.join(&story.path);
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        let marker = format!("baton run {}: not done", self.run_id);
+        let round = self.journal().story_round(&epic.id, &story.id).suffix();
+        let marker = format!("baton run {}{round}: not done", self.run_id);
         if text.contains(&marker) {
             return Ok(());
         }
