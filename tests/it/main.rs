@@ -9,6 +9,7 @@ mod agent_settings;
 mod bad_input;
 mod binary;
 mod bmad_layouts;
+mod build_auto;
 mod claude_cli;
 mod concurrency;
 mod conductor;

@@ -87,7 +87,7 @@ fn a_failed_story_re_armed_starts_from_its_stash_and_is_committed_once() {
         "{said}"
     );
     assert!(
-        said.contains(&format!("its earlier round's changes are back (")) && said.contains(&stash),
+        said.contains("its earlier round's changes are back (") && said.contains(&stash),
         "{said}"
     );
     let after = commits(&d, &branch);

@@ -13,6 +13,10 @@ pub const BUILTIN_PROMPTS: &[(&str, &str)] = &[
     ),
     ("dev", include_str!("workflow/builtin/prompts/dev.md.j2")),
     (
+        "bmad-build-auto",
+        include_str!("workflow/builtin/prompts/bmad-build-auto.md.j2"),
+    ),
+    (
         "review",
         include_str!("workflow/builtin/prompts/review.md.j2"),
     ),

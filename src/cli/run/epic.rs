@@ -271,6 +271,10 @@ fn fresh(
             no_commit: a.no_commit,
             in_place: a.in_place,
             wait_for_quota: a.wait_for_quota || ctx.project.config.run.wait_for_quota,
+            dev: a.dev.as_deref().map(|d| match d {
+                "bmad-build-auto" => baton_engine::workflow::epic::Dev::BuildAuto,
+                _ => baton_engine::workflow::epic::Dev::Baton,
+            }),
             pause_after: match a.pause_after.as_deref() {
                 Some("story") => Some(PauseAfter::Story),
                 Some("epic") => Some(PauseAfter::Epic),

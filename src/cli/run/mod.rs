@@ -156,6 +156,11 @@ pub struct EpicFlags {
     /// No review phase
     #[arg(long)]
     pub skip_review: bool,
+    /// Who develops each story: `baton` (its kickoff, dev and review phases) or
+    /// `bmad-build-auto` (the BMAD 6 skill installed in the project, once per story of a spec
+    /// folder); default: the workflow's `dev`, else baton.toml's `[run] dev`, else baton
+    #[arg(long, value_name = "WHO", value_parser = ["baton", "bmad-build-auto"])]
+    pub dev: Option<String>,
     /// Run up to N stories at once, each in its own git worktree, merged back in story order
     /// (a story file's `Depends on: 1.2` line makes it wait for 1.2)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

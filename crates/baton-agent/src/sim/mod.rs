@@ -21,6 +21,7 @@
 //! request of [`BIG_CONTEXT`] tokens, then the phase's
 //! work).
 
+pub mod build_auto;
 pub mod conductor;
 pub mod task;
 pub mod verify;
@@ -50,6 +51,9 @@ pub struct Scenario {
     /// Verify queues: actions per phase id or `item/phase` (`sim_verify.rs`).
     #[serde(default)]
     pub verify: BTreeMap<String, Vec<String>>,
+    /// bmad-build-auto dispatches: actions per story id (`sim/build_auto.rs`).
+    #[serde(default)]
+    pub build: BTreeMap<String, Vec<String>>,
     /// A conductor session (resumed across calls).
     #[serde(default)]
     pub conductor: ConductorSim,
@@ -198,6 +202,9 @@ pub(crate) fn refused_once(
 /// Returns the process exit code.
 pub fn run(prompt: &str, cwd: &Path, scenario: &Scenario, mut out: &mut dyn Write) -> Result<u8> {
     if let Some(code) = conductor::run(prompt, cwd, scenario, out)? {
+        return Ok(code);
+    }
+    if let Some(code) = build_auto::run(prompt, cwd, scenario, out)? {
         return Ok(code);
     }
     if let Some(code) = task::run(prompt, cwd, scenario, out)? {

@@ -69,9 +69,13 @@ pub struct RunConfig {
     pub protected_branches: Vec<String>,
     /// Pass the CLI's "skip permissions" flag to agents (they run unattended).
     pub skip_permissions: bool,
-    /// Epic runs wait until a spent usage limit resets (plus a minute) and go on by
-    /// themselves, instead of pausing (`--wait-for-quota`).
+    /// Runs wait until a spent usage limit resets (plus a minute) and go on by themselves,
+    /// instead of pausing (`--wait-for-quota`).
     pub wait_for_quota: bool,
+    /// Who develops each story of an epic run: `baton` (its own kickoff, dev and review
+    /// phases) or `bmad-build-auto` (the BMAD 6 skill installed in the project, once per
+    /// story of a spec folder; `--dev`). A workflow definition's own `dev` wins.
+    pub dev: Option<crate::workflow::epic::Dev>,
     /// Epic runs pause after every `story` or every `epic` (`--pause-after`); `baton run
     /// --resume` goes on.
     pub pause_after: Option<crate::workflow::epic::PauseAfter>,
@@ -88,6 +92,7 @@ impl Default for RunConfig {
             protected_branches: vec!["main".into(), "master".into()],
             skip_permissions: false,
             wait_for_quota: false,
+            dev: None,
             pause_after: None,
             roles: Default::default(),
         }

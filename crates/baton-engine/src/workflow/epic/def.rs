@@ -31,6 +31,10 @@ pub struct EpicWorkflow {
     /// wins; the others are baton.toml's).
     #[serde(default)]
     pub checks: Option<crate::checks::ChecksConfig>,
+    /// Who develops each story (`bmad-build-auto`: the user's BMAD skill), over baton.toml's
+    /// `[run] dev`.
+    #[serde(default)]
+    pub dev: Option<super::Dev>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 //! run resumes at its first unfinished step.
 
 pub mod bmad;
+mod build_auto;
 mod checked;
 mod commit;
 pub mod def;
@@ -20,6 +21,7 @@ pub mod start;
 pub mod tree;
 mod work;
 
+pub use build_auto::Dev;
 pub use pause::PauseAfter;
 pub use work::Baseline;
 
@@ -73,6 +75,9 @@ pub struct EpicRef {
     /// Stories the epic lists that have no file yet (normal mid-epic in BMAD): `(id, title)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<(String, String)>,
+    /// A BMAD 6 spec folder's own folder (relative to the project); None for an epic file's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_dir: Option<PathBuf>,
 }
 
 /// Writes a story's status where the project keeps it (story file, sprint-status.yaml).
@@ -149,6 +154,10 @@ pub struct Options {
     /// journal from before checks existed has none.
     #[serde(default)]
     pub checks: Option<crate::checks::Checks>,
+    /// Who develops a story: baton's own phases, or the user's bmad-build-auto skill (`--dev`;
+    /// resolved when the run starts, with the workflow's and baton.toml's).
+    #[serde(default)]
+    pub dev: Option<build_auto::Dev>,
 }
 
 impl Options {
@@ -175,6 +184,11 @@ pub(crate) fn done_key(epic: &str, story: &str) -> String {
 }
 
 impl Options {
+    /// Who develops the stories (baton's own phases unless the run started with another).
+    pub fn dev(&self) -> Dev {
+        self.dev.unwrap_or_default()
+    }
+
     pub(crate) fn flag_on(&self, flag: &str) -> bool {
         self.party.contains(flag) || (flag == "skip-review" && self.skip_review)
     }
@@ -561,6 +575,10 @@ impl EpicEngine<'_> {
             rep.result = StoryResult::DryRun;
             return Ok(rep);
         }
+        // build-auto writes a story's file where it names it, and its status itself.
+        let built = (self.opts.dev() == Dev::BuildAuto).then(|| self.built(&main, epic, story));
+        let story = built.as_ref().unwrap_or(story);
+        let has_file = main.dir.join(&story.path).is_file();
         if passed {
             self.set_status(&main, story, "done")?;
             if !self.opts.no_commit {
@@ -571,12 +589,16 @@ impl EpicEngine<'_> {
             rep.result = StoryResult::Failed;
             rep.reason = last_failure;
             // A BMAD status: the story is still in progress (BMAD has no `failed`).
-            self.set_status(&main, story, FAILED_STATUS)?;
+            if built.is_none() {
+                self.set_status(&main, story, FAILED_STATUS)?;
+            }
             // The failed story's own edits are set aside, not lost, and cannot reach the next
             // story's commit; its record-bearing story file is committed on its own.
             let stash = self.stash_story_work(&main, epic, story)?;
             let record = failed_record.as_deref().unwrap_or(DEV_RECORD);
-            self.record_failure(&main, epic, story, record, &rep.reason, stash.as_deref())?;
+            if has_file {
+                self.record_failure(&main, epic, story, record, &rep.reason, stash.as_deref())?;
+            }
             if let Some(msg) = &stash {
                 rep.reason.push_str(&format!(
                     " (its changes are in `git stash list`: \"{msg}\")"
@@ -586,7 +608,7 @@ impl EpicEngine<'_> {
                     message: msg,
                 });
             }
-            if !self.opts.no_commit {
+            if !self.opts.no_commit && has_file {
                 rep.commit = Some(self.commit_story(epic, story, StoryResult::Failed)?);
             }
         }
@@ -603,6 +625,9 @@ impl EpicEngine<'_> {
         story: &StoryRef,
         handoff: Option<&Path>,
     ) -> Result<StoryPhases> {
+        if self.opts.dev() == Dev::BuildAuto {
+            return self.build_auto_phases(co, epic, story);
+        }
         let mut rep = StoryReport {
             id: story.id.clone(),
             title: story.title.clone(),
@@ -716,75 +741,5 @@ impl EpicEngine<'_> {
             last_failure,
             failed_record,
         })
-    }
-
-    pub(crate) fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
-        let subject = Subject::story(epic, story);
-        for r in &self.journal().records {
-            if let Entry::PhaseFinished {
-                subject: s,
-                outcome,
-                attempt,
-                ..
-            } = &r.entry
-                && *s == subject
-            {
-                rep.usage.add(&outcome.usage);
-                rep.cost_usd += outcome.cost_usd.unwrap_or(0.0);
-                rep.duration_ms += outcome.duration_ms;
-                rep.attempts = rep.attempts.max(*attempt);
-            }
-        }
-    }
-
-    pub(crate) fn finish_story(
-        &self,
-        epic: &EpicRef,
-        story: &StoryRef,
-        rep: &StoryReport,
-    ) -> Result<()> {
-        let Some(result) = rep.result.ended() else {
-            return Err(Error::internal(format!(
-                "story {} finished without a result",
-                story.id
-            )));
-        };
-        self.reporter.report(&RunEvent::SubjectFinished {
-            subject: &Subject::story(&epic.id, &story.id),
-            result,
-            reason: &rep.reason,
-            commit: rep.commit.as_deref(),
-            tokens: rep.usage.total(),
-            cost_usd: rep.cost_usd,
-        });
-        self.log(Entry::SubjectFinished {
-            subject: Subject::story(&epic.id, &story.id),
-            result,
-            reason: rep.reason.clone(),
-        })?;
-        if rep.result == StoryResult::Skipped {
-            return Ok(());
-        }
-        let round = self.journal().story_round(&epic.id, &story.id).suffix();
-        if story.done_checkpoint && rep.result == StoryResult::Done {
-            self.pause(
-                &format!("done checkpoint of story {}{round}", story.id),
-                &format!("story {}'s done checkpoint (stories.yaml)", story.id),
-            )?;
-        }
-        self.pause_after(PauseAfter::Story, &format!("story {}{round}", story.id))
-    }
-
-    /// Write a status change in `co`: the story file always, the shared files when `co` is
-    /// where they are kept.
-    pub(crate) fn set_status(&self, co: &Checkout, story: &StoryRef, status: &str) -> Result<()> {
-        if self.opts.dry_run {
-            return Ok(());
-        }
-        self.status.set_story_status(&co.dir, story, status)?;
-        if co.shared_status {
-            self.status.set_shared_status(&co.dir, story, status)?;
-        }
-        Ok(())
     }
 }

@@ -83,6 +83,7 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
         path: report.epic_file.clone(),
         stories,
         missing,
+        spec_dir: None,
     })
 }
 
@@ -93,22 +94,8 @@ fn load_spec_folder(root: &Path, dir: &Path) -> Result<EpicRef> {
     let mut stories = Vec::new();
     let mut missing = Vec::new();
     for s in f.stories {
-        match s.file {
-            Some(path) => stories.push(StoryRef {
-                id: s.id,
-                title: s.title,
-                path,
-                status: s.status.as_deref().map_or_else(
-                    || "unknown".into(),
-                    |st| Status::normalize(st).as_str().to_string(),
-                ),
-                blocked: s.blocking.or_else(|| {
-                    (s.status.as_deref() == Some("blocked"))
-                        .then(|| "no blocking condition given".into())
-                }),
-                spec_checkpoint: s.spec_checkpoint,
-                done_checkpoint: s.done_checkpoint,
-            }),
+        match s.file.clone() {
+            Some(path) => stories.push(story_ref(s, path)),
             None => missing.push((s.id, s.title)),
         }
     }
@@ -117,7 +104,27 @@ fn load_spec_folder(root: &Path, dir: &Path) -> Result<EpicRef> {
         path: f.spec,
         stories,
         missing,
+        spec_dir: Some(f.dir),
     })
+}
+
+/// A spec folder's story as a run's, its file at `path` (a story not planned yet: backlog).
+pub(crate) fn story_ref(s: bmad::spec::SpecStory, path: PathBuf) -> StoryRef {
+    StoryRef {
+        status: match (&s.status, &s.file) {
+            (Some(st), _) => Status::normalize(st).as_str().to_string(),
+            (None, None) => "backlog".into(),
+            (None, Some(_)) => "unknown".into(),
+        },
+        blocked: s.blocking.or_else(|| {
+            (s.status.as_deref() == Some("blocked")).then(|| "no blocking condition given".into())
+        }),
+        id: s.id,
+        title: s.title,
+        path,
+        spec_checkpoint: s.spec_checkpoint,
+        done_checkpoint: s.done_checkpoint,
+    }
 }
 
 /// Story statuses written in the story file's own form, and in sprint-status.yaml when the

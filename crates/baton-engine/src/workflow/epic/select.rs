@@ -126,6 +126,7 @@ mod tests {
                 })
                 .collect(),
             missing: Vec::new(),
+            spec_dir: None,
         }
     }
 

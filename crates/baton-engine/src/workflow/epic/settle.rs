@@ -1,6 +1,7 @@
 //! Whether a story runs at all in this run, before any phase: a result the journal recorded
 //! already (a resumed run), a story still drafted (not ready for development), or one whose
-//! status said done when the run started (skipped unless `--redo`).
+//! status said done when the run started (skipped unless `--redo`). And a story's end: its
+//! result reported and journaled, its status written.
 
 use super::*;
 
@@ -53,5 +54,75 @@ impl EpicEngine<'_> {
             return Ok(Some(rep));
         }
         Ok(None)
+    }
+
+    pub(crate) fn add_recorded_usage(&self, epic: &str, story: &str, rep: &mut StoryReport) {
+        let subject = Subject::story(epic, story);
+        for r in &self.journal().records {
+            if let Entry::PhaseFinished {
+                subject: s,
+                outcome,
+                attempt,
+                ..
+            } = &r.entry
+                && *s == subject
+            {
+                rep.usage.add(&outcome.usage);
+                rep.cost_usd += outcome.cost_usd.unwrap_or(0.0);
+                rep.duration_ms += outcome.duration_ms;
+                rep.attempts = rep.attempts.max(*attempt);
+            }
+        }
+    }
+
+    pub(crate) fn finish_story(
+        &self,
+        epic: &EpicRef,
+        story: &StoryRef,
+        rep: &StoryReport,
+    ) -> Result<()> {
+        let Some(result) = rep.result.ended() else {
+            return Err(Error::internal(format!(
+                "story {} finished without a result",
+                story.id
+            )));
+        };
+        self.reporter.report(&RunEvent::SubjectFinished {
+            subject: &Subject::story(&epic.id, &story.id),
+            result,
+            reason: &rep.reason,
+            commit: rep.commit.as_deref(),
+            tokens: rep.usage.total(),
+            cost_usd: rep.cost_usd,
+        });
+        self.log(Entry::SubjectFinished {
+            subject: Subject::story(&epic.id, &story.id),
+            result,
+            reason: rep.reason.clone(),
+        })?;
+        if rep.result == StoryResult::Skipped {
+            return Ok(());
+        }
+        let round = self.journal().story_round(&epic.id, &story.id).suffix();
+        if story.done_checkpoint && rep.result == StoryResult::Done {
+            self.pause(
+                &format!("done checkpoint of story {}{round}", story.id),
+                &format!("story {}'s done checkpoint (stories.yaml)", story.id),
+            )?;
+        }
+        self.pause_after(PauseAfter::Story, &format!("story {}{round}", story.id))
+    }
+
+    /// Write a status change in `co`: the story file always, the shared files when `co` is
+    /// where they are kept.
+    pub(crate) fn set_status(&self, co: &Checkout, story: &StoryRef, status: &str) -> Result<()> {
+        if self.opts.dry_run {
+            return Ok(());
+        }
+        self.status.set_story_status(&co.dir, story, status)?;
+        if co.shared_status {
+            self.status.set_shared_status(&co.dir, story, status)?;
+        }
+        Ok(())
     }
 }

@@ -136,6 +136,16 @@ impl EpicRun {
         let dry_run = spec.options.dry_run;
         let (wf, whos) = checked_workflow(project, &local, &spec)?;
         if !resumed {
+            // `--dev`, else the workflow's own, else baton.toml's.
+            spec.options.dev = Some(
+                spec.options
+                    .dev
+                    .or(wf.dev)
+                    .or(project.config.run.dev)
+                    .unwrap_or_default(),
+            );
+        }
+        if !resumed {
             // Resolved once: a resumed run keeps the commands it started with. The
             // workflow's own `[checks]` over baton.toml's.
             spec.options.checks = Some(crate::checks::Checks::resolve(
@@ -165,6 +175,9 @@ impl EpicRun {
                 "--redo names story {id}, which the run's epics do not have"
             ))
             .hint("see the stories with `baton stories EPIC`"));
+        }
+        if spec.options.dev() == super::Dev::BuildAuto {
+            epics = super::build_auto::checked(&project_dir, &spec.options, &wf, epics)?;
         }
         if let Some(e) = epics.iter().find(|e| e.stories.is_empty()) {
             return Err(
@@ -226,6 +239,9 @@ impl EpicRun {
                     .iter()
                     .map(|e| project::load_epic(&project_dir, e))
                     .collect::<Result<_>>()?;
+                if spec.options.dev() == super::Dev::BuildAuto {
+                    epics = super::build_auto::checked(&project_dir, &spec.options, &wf, epics)?;
+                }
             }
         }
         if !resumed && !dry_run {
