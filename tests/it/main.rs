@@ -8,6 +8,7 @@ mod agent_big_output;
 mod agent_settings;
 mod bad_input;
 mod binary;
+mod bmad_installed;
 mod bmad_layouts;
 mod build_auto;
 mod claude_cli;

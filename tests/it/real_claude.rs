@@ -375,3 +375,85 @@ fn an_api_keys_spend_limit_or_empty_balance_pauses_the_run_saying_what_to_do() {
         );
     }
 }
+
+/// BMAD's installed `bmad-build-auto` (from the real installer) dispatched through the real
+/// claude: invoked by name, claude gives the model the skill's own SKILL.md; the model double
+/// plays the skill (it writes the story file at `done` and its code, and commits), and baton
+/// commits the story once, with its trailers.
+#[test]
+fn the_installed_build_skill_is_invoked_by_name_through_the_real_claude() {
+    if CLAUDE.cli().is_none() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let Some(d) = crate::bmad_installed::installed_project(t.path()) else {
+        return;
+    };
+    let project = d.clone();
+    let double = CLAUDE.double(Box::new(move |r: &crate::util::model_double::Request| {
+        if r.tools().is_empty() {
+            return Reply::Text("ok".into());
+        }
+        let tree = crate::util::work_dir(&project);
+        let story = tree.join(crate::bmad_installed::SPEC).join("stories/1-add-rate-limiting.md");
+        match r.turns() {
+            0 => Reply::tool(
+                "Write",
+                json!({"file_path": tree.join("src/limiter.txt"), "content": "token bucket\n"}),
+            ),
+            1 => Reply::tool(
+                "Write",
+                json!({"file_path": story, "content": "---\nstatus: done\n---\n\n# Add rate limiting to the public API\n\n## Auto Run Result\n\nStatus: done\n"}),
+            ),
+            2 => Reply::tool(
+                "Bash",
+                json!({"command": "git add -A && git commit -qm 'feat: rate limiting'", "description": "commit"}),
+            ),
+            _ => Reply::Text("HALT: done".into()),
+        }
+    }));
+    let (out, _) = CLAUDE.baton_run(
+        &d,
+        &double,
+        &[
+            "epic-execute",
+            "spec-rate-limiting",
+            "--agent",
+            "claude",
+            "--dev",
+            "bmad-build-auto",
+            "--only",
+            "1",
+        ],
+    );
+    let said = text(&out);
+    crate::util::assert_exit(&out, 0);
+    let first = double
+        .requests()
+        .into_iter()
+        .find(|r| !r.tools().is_empty())
+        .unwrap();
+    // The skill's own SKILL.md (as the installer wrote it) reached the model: claude invoked it.
+    assert!(
+        first.body.to_string().contains("render_skill.py"),
+        "{}",
+        first.user_text()
+    );
+    let subjects = crate::util::git(&d, &["log", "--format=%s", "main..HEAD"]);
+    assert_eq!(
+        subjects
+            .lines()
+            .filter(|s| s.starts_with("feat(story 1)"))
+            .count(),
+        1,
+        "{subjects}\n{said}"
+    );
+    assert!(
+        !subjects.contains("feat: rate limiting"),
+        "folded into baton's commit: {subjects}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("src/limiter.txt")).unwrap(),
+        "token bucket\n"
+    );
+}

@@ -2,6 +2,7 @@
 //! `Test` (one run and its exact expected output), checked-in fixtures and the shared corpus.
 
 mod agent_cli;
+pub mod bmad_installer;
 mod corpus;
 mod fixtures;
 pub mod model_double;

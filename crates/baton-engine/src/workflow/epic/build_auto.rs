@@ -14,8 +14,8 @@
 //!   for a human to read the spec, and the next dispatch implements it.
 //! - anything else (the session ended mid-way): an attempt that did not finish.
 //!
-//! build-auto needs a clean work tree: the spec folder's files the run found uncommitted are
-//! committed once first, other files carried into the run's worktree are left out of it, and
+//! build-auto needs a clean work tree: the spec folder's and BMAD's files (`_bmad/`, the
+//! installed skills) the run found uncommitted are committed once first, other files carried into the run's worktree are left out of it, and
 //! what an earlier dispatch left uncommitted (a crash, a kill) is set aside in a stash. The user's `customize.toml` is never read
 //! or written.
 
@@ -115,10 +115,12 @@ pub(super) fn checked(
         .hint(install_hint()));
     }
     if !opts.works_in_tree() && !opts.dry_run {
-        let dirs: Vec<String> = epics
-            .iter()
-            .filter_map(|e| e.spec_dir.as_ref().map(|d| format!("{}/", d.display())))
-            .collect();
+        let dirs = needed_by_the_skill(
+            &epics
+                .iter()
+                .filter_map(|e| e.spec_dir.as_ref().map(|d| format!("{}/", d.display())))
+                .collect::<Vec<_>>(),
+        );
         let dirty: Vec<String> = crate::git::Git::new(root)
             .changes()?
             .into_iter()
@@ -163,6 +165,15 @@ pub fn every_story(root: &Path, epic: &EpicRef) -> Result<EpicRef> {
         missing: Vec::new(),
         ..epic.clone()
     })
+}
+
+/// What the skill reads from the tree besides the spec folders (`spec_dirs`, each ending in
+/// `/`): BMAD's installation (`_bmad/`, where its `render_skill.py` is) and the installed
+/// skills. Uncommitted, they are committed once for it (it needs them, and a clean tree).
+fn needed_by_the_skill(spec_dirs: &[String]) -> Vec<String> {
+    let mut v = spec_dirs.to_vec();
+    v.extend(["_bmad/", ".claude/skills/", ".agents/skills/"].map(String::from));
+    v
 }
 
 /// A kebab-case slug of a title, as build-auto derives a story file's name.
@@ -290,6 +301,10 @@ impl EpicEngine<'_> {
         }
         if !self.opts.dry_run {
             self.fold_back(co, &base)?;
+            if done.passed {
+                // The skill commits its work; whatever it left uncommitted goes along too.
+                self.stage_work(co)?;
+            }
         }
         done.rep = rep;
         Ok(done)
@@ -310,8 +325,10 @@ impl EpicEngine<'_> {
         let subject = Subject::story(&epic.id, &story.id);
         let who = self.assignment("dev");
         let claude = who.agent.builtin() == Some(baton_agent::AgentKind::Claude);
+        // In the tree the session works in (claude finds it there by name), else the user's
+        // checkout's, read by its path.
         let (file, by_name) = find_skill(&co.dir, claude)
-            .or_else(|| find_skill(&self.project_dir, claude))
+            .or_else(|| find_skill(&self.user_dir, claude).map(|(f, _)| (f, false)))
             .ok_or_else(|| {
                 Error::not_found("the bmad-build-auto skill is not installed").hint(install_hint())
             })?;
@@ -492,27 +509,28 @@ impl EpicEngine<'_> {
         let Some(dir) = epic.spec_dir.as_ref().map(|d| d.display().to_string()) else {
             return Ok(());
         };
-        let (spec_files, other): (Vec<String>, Vec<String>) = dirty
+        let needed = needed_by_the_skill(&[format!("{dir}/")]);
+        let (found, other): (Vec<String>, Vec<String>) = dirty
             .into_iter()
-            .partition(|p| p.starts_with(&format!("{dir}/")));
-        if !spec_files.is_empty() {
+            .partition(|p| needed.iter().any(|n| p.starts_with(n.as_str())));
+        if !found.is_empty() {
             let trailers = [
                 ("Baton-Run", self.run_id.as_str()),
                 ("Baton-Spec", dir.as_str()),
             ];
             if co.git.find_commit(&trailers)?.is_none() {
-                let refs: Vec<&str> = spec_files.iter().map(String::as_str).collect();
+                let refs: Vec<&str> = found.iter().map(String::as_str).collect();
                 co.git.add_paths(&refs)?;
                 co.git.commit_including(
                     &format!(
-                        "docs(spec {}): as baton run {} found it\n\nBaton-Run: {}\nBaton-Spec: {dir}\n",
+                        "docs(spec {}): the spec folder and BMAD's files as baton run {} found them\n\nBaton-Run: {}\nBaton-Spec: {dir}\n",
                         epic.id, self.run_id, self.run_id
                     ),
                     &refs,
                 )?;
             }
         }
-        let in_worktree = co.dir.starts_with(&self.worktrees_dir);
+        let in_worktree = co.dir != self.user_dir;
         let carried: Vec<&String> = other
             .iter()
             .filter(|p| !self.baseline.is_work(p, true))

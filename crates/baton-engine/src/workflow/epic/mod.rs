@@ -292,7 +292,10 @@ const DEV_RECORD: &str = "Dev Agent Record";
 /// The epic engine at work: built by [`start::EpicRun::run`] only, so its caches and
 /// journal are never put together by hand.
 pub struct EpicEngine<'a> {
+    /// Where the stories are worked on: the run's own worktree, or the user's checkout.
     pub(crate) project_dir: PathBuf,
+    /// The user's checkout (the repository's top).
+    pub(crate) user_dir: PathBuf,
     pub(crate) git: Git,
     pub(crate) wf: EpicWorkflow,
     pub(crate) opts: Options,

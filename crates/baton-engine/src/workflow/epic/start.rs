@@ -402,6 +402,7 @@ impl EpicRun {
         };
         let mut engine = EpicEngine {
             project_dir: work_dir.clone(),
+            user_dir: self.project_dir.clone(),
             git: Git::new(&work_dir),
             wf: self.wf,
             opts: opts.clone(),
