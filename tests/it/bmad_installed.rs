@@ -70,6 +70,17 @@ fn a_spec_folder_beside_the_real_installation_runs_through_its_build_skill() {
         "{text_of}"
     );
     std::fs::create_dir_all(d.join(".baton")).unwrap();
+    // The user's customizations as the installer left them, to compare after the run.
+    let custom = [
+        ".claude/skills/bmad-build-auto/customize.toml",
+        ".agents/skills/bmad-build-auto/customize.toml",
+        "_bmad/custom/config.toml",
+        "_bmad/config.toml",
+    ];
+    let before: Vec<Vec<u8>> = custom
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
     let o = run_in(
         &d,
         &[
@@ -101,6 +112,9 @@ fn a_spec_folder_beside_the_real_installation_runs_through_its_build_skill() {
     );
     // The installation is committed whole: the checkout is clean after the landing.
     assert_eq!(git(&d, &["status", "--porcelain"]), "");
+    for (f, was) in custom.iter().zip(&before) {
+        assert_eq!(&std::fs::read(d.join(f)).unwrap(), was, "{f} changed");
+    }
     let id = crate::util::newest_run_id(&d);
     let prompt = std::fs::read_to_string(
         d.join(".baton/runs")

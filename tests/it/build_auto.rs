@@ -241,3 +241,58 @@ fn build_auto_is_refused_where_it_cannot_work() {
         text(&o)
     );
 }
+
+/// With `--party-review`, baton's own review follows the skill's `done`: a failed review sends
+/// the story back to the skill (told why), the reviewed work kept meanwhile; once it passes,
+/// the story is one commit, the skill's and the interim ones folded in.
+#[test]
+fn baton_s_review_after_the_skill_sends_it_back_once_and_one_commit_follows() {
+    let (_t, d) = project(THREE, "[story.\"1\"]\nreview = [\"fail\", \"pass\"]\n");
+    let o = run(&d, &["--only", "1", "--party-review"]);
+    assert_exit(&o, 0);
+    let subjects = git(&d, &["log", "--format=%s", "main..HEAD"]);
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert_eq!(
+        subjects,
+        [
+            "docs(epic limits): UAT and retrospective",
+            "feat(story 1): Add the limiter"
+        ],
+        "{}",
+        text(&o)
+    );
+    let again = prompt(&d, "limits-1-dev-2.md");
+    assert!(
+        again.contains("baton's review of the last run of this story failed"),
+        "{again}"
+    );
+    assert!(!prompt(&d, "limits-1-review-1.md").is_empty());
+    assert!(!prompt(&d, "limits-1-review-2.md").is_empty());
+    assert_eq!(status_of(&d, "1"), "done");
+}
+
+/// `done_checkpoint: true` pauses the run once the story is committed, before the next one.
+#[test]
+fn a_done_checkpoint_pauses_after_the_commit() {
+    let (_t, d) = project(
+        "- id: \"1\"\n  title: Add the limiter\n  description: A token bucket.\n  done_checkpoint: true\n- id: \"2\"\n  title: Expose metrics\n  description: Counters.\n",
+        "",
+    );
+    let o = run(&d, &[]);
+    assert_exit(&o, 143);
+    assert!(
+        text(&o).contains("story 1's done checkpoint"),
+        "{}",
+        text(&o)
+    );
+    let id = crate::util::newest_run_id(&d);
+    let branch = format!("baton/run-{id}");
+    let subjects = git(&d, &["log", "--format=%s", &format!("main..{branch}")]);
+    assert!(subjects.contains("feat(story 1)"), "{subjects}");
+    assert!(!subjects.contains("feat(story 2)"), "{subjects}");
+    let o = run_in(&d, &["run", "--resume", &id], &[]);
+    assert_exit(&o, 0);
+    let subjects = git(&d, &["log", "--format=%s", "main..HEAD"]);
+    assert_eq!(subjects.matches("feat(story 1)").count(), 1, "{subjects}");
+    assert_eq!(subjects.matches("feat(story 2)").count(), 1, "{subjects}");
+}

@@ -6,8 +6,9 @@
 //! follow it; `invoke_dev_with` goes along as guidance. The story file's frontmatter `status`
 //! ends the phase, never the chat:
 //!
-//! - `done`: baton's checks; green, the skill's own commits become one story commit (baton's
-//!   trailers, found again on resume); red, the next attempt is told what failed.
+//! - `done`: baton's checks, and with `--party-review` baton's review of the work; green, the
+//!   skill's own commits become one story commit (baton's trailers, found again on resume);
+//!   red, the next dispatch is told what failed.
 //! - `blocked`: the story fails with its blocking condition, no further attempt (build-auto
 //!   keeps a blocked story blocked).
 //! - `ready-for-dev` after "Halt after planning." (a `spec_checkpoint` story): the run pauses
@@ -230,12 +231,13 @@ impl EpicEngine<'_> {
             self.tidy_for_build_auto(co, epic)?;
         }
         let base = self.build_base(co, epic, story, &round.suffix())?;
-        let mut checks_failure = serde_json::Value::Null;
+        // What the next dispatch is told: the checks that failed, the review that did.
+        let mut told = serde_json::json!({});
         if story.spec_checkpoint {
             let now = self.build_state(co, epic, story).status;
             let planned = ["ready-for-dev", "in-progress", "in-review", "done"];
             if !planned.contains(&now.as_str()) {
-                let out = self.dispatch(co, epic, story, "plan", first, true, &checks_failure)?;
+                let out = self.dispatch(co, epic, story, "plan", first, true, &told)?;
                 rep.usage.add(&out.usage);
                 rep.cost_usd += out.cost_usd.unwrap_or(0.0);
                 if self.opts.dry_run {
@@ -268,7 +270,7 @@ impl EpicEngine<'_> {
         }
         for attempt in first..=max {
             rep.attempts = attempt;
-            let out = self.dispatch(co, epic, story, "dev", attempt, false, &checks_failure)?;
+            let out = self.dispatch(co, epic, story, "dev", attempt, false, &told)?;
             rep.usage.add(&out.usage);
             rep.cost_usd += out.cost_usd.unwrap_or(0.0);
             if self.opts.dry_run {
@@ -279,8 +281,17 @@ impl EpicEngine<'_> {
                 "done" => {
                     if let Some(red) = self.checks_red(co, epic, story, "dev", attempt)? {
                         done.last_failure = format!("dev: {}", red.describe());
-                        checks_failure = red.for_prompt();
+                        told["checks_failure"] = red.for_prompt();
                         continue;
+                    }
+                    if let Some(out) = self.review_after_build(co, epic, story, &base, attempt)? {
+                        rep.usage.add(&out.usage);
+                        rep.cost_usd += out.cost_usd.unwrap_or(0.0);
+                        if !out.ok {
+                            done.last_failure = format!("review: {}", out.detail);
+                            told["review_failure"] = out.detail.clone().into();
+                            continue;
+                        }
                     }
                     done.passed = true;
                     break;
@@ -310,6 +321,52 @@ impl EpicEngine<'_> {
         Ok(done)
     }
 
+    /// With `--party-review`, baton's own review phase after the skill's `done`: the skill's
+    /// work folded back and staged, reviewed as baton's dev work is. A review that fails
+    /// leaves the reviewed work committed again (the skill's next pass needs a clean tree; the
+    /// story's commit folds it in). None when no review is asked for.
+    fn review_after_build(
+        &self,
+        co: &Checkout,
+        epic: &EpicRef,
+        story: &StoryRef,
+        base: &Option<String>,
+        attempt: u32,
+    ) -> Result<Option<PhaseOutcome>> {
+        let Some(review) = self
+            .wf
+            .story_phases
+            .iter()
+            .find(|p| {
+                p.party_flag
+                    .as_deref()
+                    .is_some_and(|f| self.opts.flag_on(f))
+            })
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        self.fold_back(co, base)?;
+        self.stage_work(co)?;
+        let built = self.built(co, epic, story);
+        let ctx = serde_json::json!({
+            "story": {"id": built.id, "title": built.title, "path": built.path},
+            "epic": {"id": epic.id, "path": epic.path},
+            "read_strategy": read_strategy(&baton_command()),
+            "mask_hint": mask_hint(&baton_command()),
+            "personas": self.personas(),
+            "attempt": attempt,
+        });
+        let out = self.phase(co, epic, Some(&built), &review, attempt, ctx, &[])?;
+        if !out.ok && !co.git.staged()?.is_empty() {
+            co.git.commit(&format!(
+                "wip(story {}): attempt {attempt}, before the review's findings\n\nBaton-Run: {}\n",
+                story.id, self.run_id
+            ))?;
+        }
+        Ok(Some(out))
+    }
+
     /// One dispatch of the story to the skill (`plan`: halting after planning).
     #[allow(clippy::too_many_arguments)]
     fn dispatch(
@@ -320,7 +377,7 @@ impl EpicEngine<'_> {
         phase: &str,
         attempt: u32,
         plan_only: bool,
-        checks_failure: &serde_json::Value,
+        told: &serde_json::Value,
     ) -> Result<PhaseOutcome> {
         let subject = Subject::story(&epic.id, &story.id);
         let who = self.assignment("dev");
@@ -372,7 +429,8 @@ impl EpicEngine<'_> {
             "story": {"id": story.id, "title": story.title},
             "halt_after_planning": plan_only,
             "guidance": guidance,
-            "checks_failure": checks_failure,
+            "checks_failure": told["checks_failure"],
+            "review_failure": told["review_failure"],
         });
         let call = Call {
             subject: &subject,
