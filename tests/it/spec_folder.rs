@@ -421,3 +421,66 @@ fn a_spec_folder_linked_outside_the_project_is_refused() {
     );
     assert!(!d.join(".baton/runs").exists());
 }
+
+/// A project that keeps statuses in sprint-status.yaml too: a story file without a frontmatter
+/// `status` takes the status of the key named like the file — `done` there is skipped as done,
+/// `ready-for-dev` is developed and its key set to done —, and a story file's own status wins
+/// over its key.
+#[test]
+fn a_story_file_without_a_status_takes_it_from_sprint_status() {
+    let (_t, d) = project();
+    let stories = d.join(FOLDER).join("stories");
+    for (name, title) in [
+        ("2-expose-limiter-metrics.md", "Expose limiter metrics"),
+        ("5-tune-the-defaults.md", "Tune the defaults"),
+    ] {
+        std::fs::write(
+            stories.join(name),
+            format!("---\ntitle: '{title}'\n---\n\n# {title}\n"),
+        )
+        .unwrap();
+    }
+    let sprint = d.join("_bmad-output/implementation-artifacts");
+    std::fs::create_dir_all(&sprint).unwrap();
+    std::fs::write(
+        sprint.join("sprint-status.yaml"),
+        "development_status:\n  1-add-the-limiter: backlog\n  2-expose-limiter-metrics: done\n  5-tune-the-defaults: ready-for-dev\n",
+    )
+    .unwrap();
+    git(&d, &["add", "-A"]);
+    git(&d, &["commit", "-q", "-m", "tracked"]);
+    let o = run_in(&d, &["stories", "rate-limiting", "--json"], &[]);
+    assert_exit(&o, 0);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let status_of = |id: &str| {
+        v["stories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(status_of("2"), "done", "{v}");
+    assert_eq!(status_of("5"), "ready-for-dev", "{v}");
+    // Its own frontmatter wins over the key.
+    assert_eq!(status_of("1"), "done", "{v}");
+    let o = run_in(
+        &d,
+        &["run", "epic-execute", "rate-limiting", "--agent", "sim"],
+        &[],
+    );
+    assert_exit(&o, 0);
+    let feats = git(&d, &["log", "--format=%s", "main..HEAD"]);
+    assert!(feats.contains("feat(story 5)"), "{feats}");
+    assert!(
+        !feats.contains("feat(story 2)"),
+        "done by sprint-status: {feats}"
+    );
+    let tracked = std::fs::read_to_string(sprint.join("sprint-status.yaml")).unwrap();
+    assert!(tracked.contains("5-tune-the-defaults: done"), "{tracked}");
+    assert!(
+        tracked.contains("1-add-the-limiter: backlog"),
+        "left as it was: {tracked}"
+    );
+}

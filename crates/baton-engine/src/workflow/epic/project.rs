@@ -135,6 +135,9 @@ pub struct BmadStatus {
     sprint_file: Option<PathBuf>,
     /// Story id → its key in sprint-status.yaml.
     sprint_keys: BTreeMap<String, String>,
+    /// A spec folder's story file → its key there (the file's name), when the project keeps
+    /// spec stories' statuses in sprint-status.yaml too.
+    spec_keys: BTreeMap<PathBuf, String>,
     /// Epic id → its `epic-N-retrospective` key.
     retro_keys: BTreeMap<String, String>,
     sprint_error: Option<String>,
@@ -145,6 +148,7 @@ impl BmadStatus {
         let scan = Bmad::scan(root);
         let mut sprint_keys = BTreeMap::new();
         let mut retro_keys = BTreeMap::new();
+        let mut spec_keys = BTreeMap::new();
         if let Some(sp) = &scan.sprint {
             for e in &sp.entries {
                 if let bmad::sprint::SprintKey::Retro(n) = &e.kind {
@@ -157,10 +161,26 @@ impl BmadStatus {
                     sprint_keys.insert(st.id.to_string(), e.key.clone());
                 }
             }
+            for dir in bmad::spec::all(root) {
+                let files = std::fs::read_dir(root.join(&dir).join("stories"))
+                    .into_iter()
+                    .flatten()
+                    .flatten();
+                for f in files {
+                    let name = f.file_name().to_string_lossy().into_owned();
+                    let Some(stem) = name.strip_suffix(".md") else {
+                        continue;
+                    };
+                    if sp.entries.iter().any(|e| e.key == stem) {
+                        spec_keys.insert(dir.join("stories").join(&name), stem.to_string());
+                    }
+                }
+            }
         }
         BmadStatus {
             sprint_file: scan.sprint.as_ref().map(|s| s.path.clone()),
             sprint_keys,
+            spec_keys,
             retro_keys,
             sprint_error: scan.sprint_error.clone(),
         }
@@ -184,7 +204,11 @@ impl StatusWriter for BmadStatus {
 
     fn set_shared_status(&self, dir: &Path, story: &StoryRef, status: &str) -> Result<()> {
         self.check()?;
-        if let (Some(file), Some(key)) = (&self.sprint_file, self.sprint_keys.get(&story.id)) {
+        let key = self
+            .spec_keys
+            .get(&story.path)
+            .or_else(|| self.sprint_keys.get(&story.id));
+        if let (Some(file), Some(key)) = (&self.sprint_file, key) {
             bmad::sprint::write(&dir.join(file), key, Status::normalize(status).as_str())?;
         }
         Ok(())

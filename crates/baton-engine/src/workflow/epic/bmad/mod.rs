@@ -557,20 +557,7 @@ impl Bmad {
     }
 
     fn find_sprint(&mut self) {
-        let mut found: Vec<PathBuf> = self
-            .config
-            .sprint_file()
-            .into_iter()
-            .chain(SPRINT_FILES.iter().map(PathBuf::from))
-            .map(|f| self.root.join(f))
-            .filter(|p| p.is_file())
-            .collect();
-        found.dedup();
-        if found.is_empty() {
-            for d in ["docs", "_bmad-output"] {
-                find_named(&self.root.join(d), 0, &mut found);
-            }
-        }
+        let found = sprint_files(&self.root, &self.config);
         let Some(first) = found.first().cloned() else {
             return;
         };
@@ -610,6 +597,25 @@ impl Bmad {
             .hint("remove or rename the stale copy")),
         }
     }
+}
+
+/// The project's `sprint-status.yaml` files, the one to use first: where its BMAD
+/// configuration says, the usual places, else any under `docs/` and `_bmad-output/`.
+pub fn sprint_files(root: &Path, config: &config::Config) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = config
+        .sprint_file()
+        .into_iter()
+        .chain(SPRINT_FILES.iter().map(PathBuf::from))
+        .map(|f| root.join(f))
+        .filter(|p| p.is_file())
+        .collect();
+    found.dedup();
+    if found.is_empty() {
+        for d in ["docs", "_bmad-output"] {
+            find_named(&root.join(d), 0, &mut found);
+        }
+    }
+    found
 }
 
 fn find_named(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
