@@ -46,7 +46,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     if let Some(dir) = bmad::spec::find(&ctx.project.dir, &a.epic) {
-        let f = bmad::spec::load(&ctx.project.dir, &dir)?;
+        let f = bmad::tracking::load_spec(&ctx.project.dir, &dir)?;
         ctx.out.emit(&f, |w| spec_folder(w, &f));
         return Ok(ExitCode::SUCCESS);
     }

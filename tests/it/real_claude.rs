@@ -280,57 +280,15 @@ fn a_large_file_read_reaches_the_model_outline_first_and_whole_when_asked_for() 
     );
 }
 
-/// A subscriber's spent session limit, as the API answers it: a 429 whose unified rate-limit
-/// headers say `rejected`, the `five_hour` claim and its reset. claude words it ("You've hit
-/// your session limit · resets …"); baton pauses the run (exit 7) naming when it resets, no
-/// attempt spent, nothing committed.
+/// A subscriber's spent session limit, as the API answers it (a 429 whose unified rate-limit
+/// headers say `rejected`, the `five_hour` claim and its reset): claude words it ("You've hit
+/// your session limit · resets …"); baton pauses the run naming the reset, and `--resume`
+/// finishes the story once the limit is lifted.
 #[test]
-fn a_subscribers_spent_session_limit_pauses_the_run_naming_its_reset() {
-    let a = &crate::util::real_agent::CLAUDE_SUBSCRIBER;
-    if a.cli().is_none() {
-        return;
-    }
-    // Three hours from now, on the hour: claude shows it as "resets 6pm (Zone)".
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let reset = (now / 3600 + 3) * 3600;
-    let double = a.double(Box::new(move |r: &crate::util::model_double::Request| {
-        if r.tools().is_empty() {
-            Reply::Text("ok".into())
-        } else {
-            Reply::Status {
-                code: 429,
-                headers: vec![
-                    (
-                        "anthropic-ratelimit-unified-status".into(),
-                        "rejected".into(),
-                    ),
-                    (
-                        "anthropic-ratelimit-unified-reset".into(),
-                        reset.to_string(),
-                    ),
-                    (
-                        "anthropic-ratelimit-unified-representative-claim".into(),
-                        "five_hour".into(),
-                    ),
-                ],
-                message: "Number of requests has exceeded your rate limit".into(),
-            }
-        }
-    }));
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = crate::util::scripted_agent::one_story_project(tmp.path());
-    let (out, took) = a.run_epic(&dir, &double);
-    let said = text(&out);
-    crate::util::assert_exit(&out, 7);
-    assert!(said.contains("hit your session limit"), "{said}");
-    assert!(said.contains("claude's usage limit resets at"), "{said}");
-    assert!(took < std::time::Duration::from_secs(120), "{took:?}");
-    assert_eq!(
-        crate::util::scripted_agent::story_commits(&dir),
-        Vec::<String>::new()
+fn a_subscribers_spent_session_limit_pauses_the_run_and_resume_finishes_it() {
+    crate::util::real_agent::a_spent_limit_pauses_and_resume_finishes(
+        &crate::util::real_agent::CLAUDE_SUBSCRIBER,
+        "hit your session limit",
     );
 }
 

@@ -372,3 +372,14 @@ fn doctor_reads_codexs_own_verdict_on_batons_hooks() {
 fn a_rate_limit_past_the_backoff_pauses_the_run_and_resume_finishes_it() {
     pauses_on_a_rate_limit_past_the_backoff(&CODEX);
 }
+
+/// A spent ChatGPT-plan limit, as the API answers it (a 429 `usage_limit_reached` with its
+/// `resets_at`): codex words it ("You've hit your usage limit … try again at …"); baton pauses
+/// the run naming the reset, and `--resume` finishes the story once the limit is lifted.
+#[test]
+fn a_spent_usage_limit_pauses_the_run_and_resume_finishes_it() {
+    crate::util::real_agent::a_spent_limit_pauses_and_resume_finishes(
+        &CODEX,
+        "hit your usage limit",
+    );
+}

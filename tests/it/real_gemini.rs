@@ -8,11 +8,11 @@ use std::process::{Command, Output};
 
 use serde_json::json;
 
-use crate::util::model_double::{ModelDouble, Reply, Request};
+use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
     GEMINI, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
     assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
-    pauses_on_a_rate_limit_past_the_backoff, recovers_from, stops_the_run,
+    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, RED};
 use crate::util::{Proj, text};
@@ -157,24 +157,13 @@ fn a_stream_cut_mid_message_is_retried_without_spending_an_attempt() {
 }
 
 /// A spent daily quota, as the API answers it: gemini says so and gives up; baton pauses the
-/// run as a spent limit (exit 7), no attempt spent, nothing committed.
+/// run as a spent limit (exit 7) until the next midnight Pacific time, and `--resume` finishes it.
 #[test]
-fn a_spent_daily_quota_pauses_the_run_as_a_spent_limit() {
-    if GEMINI.cli().is_some() {
-        let double = GEMINI.double(Box::new(|r: &Request| {
-            if r.tools().is_empty() {
-                Reply::Text("ok".into())
-            } else {
-                Reply::DailyQuota
-            }
-        }));
-        stops_the_run(
-            &GEMINI,
-            double,
-            "gemini's usage limit",
-            std::time::Duration::from_secs(120),
-        );
-    }
+fn a_spent_daily_quota_pauses_the_run_and_resume_finishes_it() {
+    crate::util::real_agent::a_spent_limit_pauses_and_resume_finishes(
+        &GEMINI,
+        "exhausted your daily quota",
+    );
 }
 
 /// A large file read whole with read_file reaches the model outline first (gemini shows a

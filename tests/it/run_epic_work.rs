@@ -561,6 +561,7 @@ fn a_red_story_is_retried_with_its_failing_test_and_committed_green_once() {
 #[test]
 fn a_story_that_stays_red_is_never_committed_and_names_its_failing_test() {
     let p = checked_project();
+    std::fs::write(p.dir.join("baton.toml"), crate::util::NOTIFY_TO_FILE).unwrap();
     let o = p.baton(&["run", "epic-execute", "1", "--agent", "claude"]);
     let err = out(&o);
     assert_eq!(story_commits(&p), 0, "{:?}", p.log());
@@ -578,6 +579,17 @@ fn a_story_that_stays_red_is_never_committed_and_names_its_failing_test() {
         "{events}"
     );
     assert!(git(&p.dir, &["stash", "list"]).contains("1.1"));
+    // The notifier heard the failed story with its failing test, then the end.
+    let heard = crate::util::heard(&p.dir);
+    let names: Vec<&str> = heard.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["story_failed", "run_ended"], "{heard:?}");
+    assert!(
+        heard[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("tests/test_greeting.py::test_greeting"),
+        "{heard:?}"
+    );
     // `status` names it too.
     let status = out(&p.baton(&["status"]));
     assert!(

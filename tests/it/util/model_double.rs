@@ -205,9 +205,12 @@ pub enum Reply {
     },
     /// A stream that starts a message and ends, mid-message, without `message_stop`.
     Cut,
-    /// Gemini's spent daily quota: a 429 whose `QuotaFailure` names a per-day quota (what
-    /// gemini-cli reads as terminal, not retried).
-    DailyQuota,
+    /// A spent usage limit, as each API answers it: Anthropic a 429 whose unified rate-limit
+    /// headers say `rejected`, with the `five_hour` claim and `resets_at` (claude words it
+    /// for a subscriber); OpenAI a 429 `usage_limit_reached` with the plan and `resets_at`
+    /// (codex words it); Gemini a 429 whose `QuotaFailure` names a per-day quota (gemini-cli
+    /// reads it as terminal; the API gives no time).
+    QuotaSpent { resets_at: u64 },
 }
 
 impl Reply {
@@ -345,7 +348,7 @@ fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
         body,
         size,
     };
-    let reply = plain_429(script(&request));
+    let reply = anthropic_quota(script(&request));
     let stream = request.body["stream"].as_bool().unwrap_or(false);
     let model = request.body["model"]
         .as_str()
@@ -457,7 +460,7 @@ fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
             let body = json!({"error": {"code": code, "message": message, "status": status}});
             return respond_error(req, code, &headers, body);
         }
-        Reply::DailyQuota => {
+        Reply::QuotaSpent { .. } => {
             let body = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
                 "message": "Quota exceeded for quota metric 'Generate Content API requests per day' and limit 'GenerateContent request limit per day for a project'.",
                 "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
@@ -500,7 +503,7 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         body,
         size,
     };
-    let reply = plain_429(script(&request));
+    let reply = script(&request);
     log.lock().unwrap().push(request);
     let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
     let created = event(
@@ -523,7 +526,12 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         }
         // Created, then nothing: the stream ends before `response.completed`.
         Reply::Cut => return respond(req, 200, "text/event-stream", created.into_bytes()),
-        Reply::DailyQuota => unreachable!("a plain 429 here (plain_429)"),
+        Reply::QuotaSpent { resets_at } => {
+            let body = json!({"error": {"type": "usage_limit_reached",
+                "message": "The usage limit has been reached", "plan_type": "plus",
+                "resets_at": resets_at}});
+            return respond_error(req, 429, &[], body);
+        }
         Reply::Text(t) => json!({"type": "message", "id": "msg_double", "role": "assistant",
             "content": [{"type": "output_text", "text": t, "annotations": []}]}),
         Reply::Tool { name, input } => {
@@ -569,14 +577,34 @@ fn block_of(reply: &Reply) -> (Value, &'static str) {
             json!({"type": "tool_use", "id": tool_use_id(), "name": name, "input": input}),
             "tool_use",
         ),
-        Reply::Status { .. } | Reply::Cut | Reply::DailyQuota => unreachable!("not a message"),
+        Reply::Status { .. } | Reply::Cut | Reply::QuotaSpent { .. } => {
+            unreachable!("not a message")
+        }
     }
 }
 
-/// Gemini's daily-quota answer is gemini's own; the other APIs answer a plain 429.
-fn plain_429(r: Reply) -> Reply {
+/// Anthropic's spent limit: a 429 with the unified rate-limit headers a subscriber's claude
+/// reads (status `rejected`, the claim, the reset).
+fn anthropic_quota(r: Reply) -> Reply {
     match r {
-        Reply::DailyQuota => Reply::error(429, "quota exceeded"),
+        Reply::QuotaSpent { resets_at } => Reply::Status {
+            code: 429,
+            headers: vec![
+                (
+                    "anthropic-ratelimit-unified-status".into(),
+                    "rejected".into(),
+                ),
+                (
+                    "anthropic-ratelimit-unified-reset".into(),
+                    resets_at.to_string(),
+                ),
+                (
+                    "anthropic-ratelimit-unified-representative-claim".into(),
+                    "five_hour".into(),
+                ),
+            ],
+            message: "Number of requests has exceeded your rate limit".into(),
+        },
         r => r,
     }
 }

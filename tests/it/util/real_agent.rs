@@ -449,3 +449,61 @@ pub fn pauses_on_a_rate_limit_past_the_backoff(a: &Agent) {
             .unwrap_or_default();
     assert!(kept.contains("429"), "{kept}");
 }
+
+/// A spent usage limit, as the agent's API answers it (`Reply::QuotaSpent`, reset three hours
+/// on): the CLI words it (`says`), baton pauses the run (exit 7) naming the reset, with no
+/// attempt spent and nothing committed; once the limit is lifted, `--resume` finishes the
+/// story in its first attempt.
+pub fn a_spent_limit_pauses_and_resume_finishes(a: &Agent, says: &str) {
+    if a.cli().is_none() {
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let resets_at = (now / 3600 + 3) * 3600;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let lifted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let agent = epic_agent(&dir, a.dialect);
+    let gate = lifted.clone();
+    let double = a.double(Box::new(move |r: &Request| {
+        if r.tools().is_empty() {
+            Reply::Text("ok".into())
+        } else if gate.load(std::sync::atomic::Ordering::SeqCst) {
+            agent(r)
+        } else {
+            Reply::QuotaSpent { resets_at }
+        }
+    }));
+    let (out, took) = a.run_epic(&dir, &double);
+    let said = text(&out);
+    crate::util::assert_exit(&out, 7);
+    assert!(said.contains(says), "{said}");
+    assert!(
+        said.contains(&format!("{}'s usage limit resets at", a.name)),
+        "{said}"
+    );
+    assert!(took < Duration::from_secs(120), "{took:?}");
+    assert_eq!(story_commits(&dir), Vec::<String>::new());
+    lifted.store(true, std::sync::atomic::Ordering::SeqCst);
+    let id = std::fs::read_dir(dir.join(".baton/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let (out, _) = a.baton_run(&dir, &double, &["--resume", &id.to_string_lossy()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(story_commits(&dir).len(), 1);
+    let events =
+        std::fs::read_to_string(dir.join(".baton/runs").join(&id).join("events.jsonl")).unwrap();
+    let dev_attempts: Vec<u64> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "phase_finished" && e["phase"] == "dev")
+        .map(|e| e["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(dev_attempts, [1], "the spent limit was no attempt");
+}

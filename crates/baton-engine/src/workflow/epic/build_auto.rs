@@ -149,7 +149,7 @@ pub fn every_story(root: &Path, epic: &EpicRef) -> Result<EpicRef> {
         ))
         .hint("give the spec folder (baton stories SPEC), or develop with baton's own phases: --dev baton"));
     };
-    let folder = spec::load(root, dir)?;
+    let folder = super::bmad::tracking::load_spec(root, dir)?;
     let stories = folder
         .stories
         .into_iter()

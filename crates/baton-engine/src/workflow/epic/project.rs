@@ -90,7 +90,7 @@ pub fn load_epic(root: &Path, epic: &str) -> Result<EpicRef> {
 /// A spec folder as an epic: its stories in `stories.yaml` order, those with no story file yet
 /// named as missing; the folder's name is the epic's id.
 fn load_spec_folder(root: &Path, dir: &Path) -> Result<EpicRef> {
-    let f = bmad::spec::load(root, dir)?;
+    let f = bmad::tracking::load_spec(root, dir)?;
     let mut stories = Vec::new();
     let mut missing = Vec::new();
     for s in f.stories {

@@ -49,7 +49,7 @@ pub fn all(root: &Path) -> Vec<Deferred> {
     // Spec folders: their stories' own `deferred:` lists, and what their done stories close.
     let mut closes: Vec<(String, String)> = Vec::new();
     for dir in spec::all(root) {
-        let folder = match spec::load(root, &dir) {
+        let folder = match super::tracking::load_spec(root, &dir) {
             Ok(f) => f,
             Err(e) => {
                 // The rest of the ledger is still worth showing; this folder is named.

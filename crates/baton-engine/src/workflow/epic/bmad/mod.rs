@@ -29,6 +29,7 @@ mod report;
 pub mod spec;
 pub mod sprint;
 pub mod status;
+pub mod tracking;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -53,10 +54,6 @@ const EPIC_DIRS: &[&str] = &[
     "docs/prd",
     "_bmad-output/planning-artifacts",
     "_bmad-output/planning-artifacts/epics",
-];
-const SPRINT_FILES: &[&str] = &[
-    "docs/sprint-artifacts/sprint-status.yaml",
-    "_bmad-output/implementation-artifacts/sprint-status.yaml",
 ];
 const MAX_DEPTH: usize = 5;
 
@@ -557,7 +554,7 @@ impl Bmad {
     }
 
     fn find_sprint(&mut self) {
-        let found = sprint_files(&self.root, &self.config);
+        let found = tracking::sprint_files(&self.root, &self.config);
         let Some(first) = found.first().cloned() else {
             return;
         };
@@ -595,47 +592,6 @@ impl Bmad {
                     .join(", ")
             ))
             .hint("remove or rename the stale copy")),
-        }
-    }
-}
-
-/// The project's `sprint-status.yaml` files, the one to use first: where its BMAD
-/// configuration says, the usual places, else any under `docs/` and `_bmad-output/`.
-pub fn sprint_files(root: &Path, config: &config::Config) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = config
-        .sprint_file()
-        .into_iter()
-        .chain(SPRINT_FILES.iter().map(PathBuf::from))
-        .map(|f| root.join(f))
-        .filter(|p| p.is_file())
-        .collect();
-    found.dedup();
-    if found.is_empty() {
-        for d in ["docs", "_bmad-output"] {
-            find_named(&root.join(d), 0, &mut found);
-        }
-    }
-    found
-}
-
-fn find_named(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') {
-            continue;
-        }
-        if p.is_dir() {
-            find_named(&p, depth + 1, out);
-        } else if matches!(name, "sprint-status.yaml" | "sprint-status.yml") {
-            out.push(p);
         }
     }
 }

@@ -193,7 +193,6 @@ pub fn load(root: &Path, dir: &Path) -> Result<SpecFolder> {
         }
         stories[i].file = Some(path);
     }
-    sprint_statuses(root, &mut stories);
     let spec = abs.join("SPEC.md");
     Ok(SpecFolder {
         name: abs
@@ -203,39 +202,6 @@ pub fn load(root: &Path, dir: &Path) -> Result<SpecFolder> {
         dir: rel,
         stories,
     })
-}
-
-/// Where the project keeps statuses in `sprint-status.yaml` too: a story file with no
-/// frontmatter `status` takes the status of the key that is its file's name (`1-add-the-limiter`,
-/// as classic keys are their story files' names). The file's own status always wins: it is
-/// what bmad-build-auto writes.
-fn sprint_statuses(root: &Path, stories: &mut [SpecStory]) {
-    if stories
-        .iter()
-        .all(|s| s.status.is_some() || s.file.is_none())
-    {
-        return;
-    }
-    let config = super::config::Config::load(root);
-    let Some(sprint) = super::sprint_files(root, &config)
-        .first()
-        .and_then(|f| super::sprint::SprintStatus::load(f).ok())
-    else {
-        return;
-    };
-    for s in stories.iter_mut().filter(|s| s.status.is_none()) {
-        let Some(stem) = s
-            .file
-            .as_ref()
-            .and_then(|f| f.file_stem())
-            .map(|n| n.to_string_lossy().into_owned())
-        else {
-            continue;
-        };
-        if let Some(e) = sprint.entries.iter().find(|e| e.key == stem) {
-            s.status = Some(e.value.to_ascii_lowercase());
-        }
-    }
 }
 
 /// The entries of `stories.yaml`, in order.
