@@ -3,7 +3,8 @@
 //! `baton run --resume ID` alone until they finish, and compared with an uninterrupted run of
 //! the same scenario: every story committed exactly once in the same order, no finished agent
 //! call made again, no file committed that the clean run did not commit, one stash per failed
-//! story, no lock or temp file left, no hand repair.
+//! story, no verify output with a section written twice (its agent appends), no lock or temp
+//! file left, no hand repair.
 //!
 //! The moments come from a seed printed with every run (`BATON_KILL_SEED=S` replays it);
 //! `BATON_KILL_RUNS=N` runs N interrupted runs per engine instead of the default few (a soak:
@@ -75,7 +76,12 @@ impl Engine {
             Engine::Verify => {
                 std::fs::create_dir_all(dir.join(".baton")).unwrap();
                 git(&dir, &["init", "-q"]);
-                std::fs::write(dir.join(".baton/sim.toml"), "latency_ms = 40\n").unwrap();
+                // Its agent appends section after section, pausing between them.
+                std::fs::write(
+                    dir.join(".baton/sim.toml"),
+                    "latency_ms = 20\nappend_ms = 15\n",
+                )
+                .unwrap();
                 let o = cmd(&dir, &["queue", "add", "q", "BMNR", "MARA", "XXI"])
                     .output()
                     .unwrap();
@@ -282,7 +288,24 @@ fn outcome(e: Engine, p: &Project) -> Outcome {
                     .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                     .collect();
                 files.sort();
-                format!("{item} {} files={files:?}", st["status"])
+                // Each output file as the clean run wrote it: an interrupted phase re-run
+                // from the item's files as they were, so no section is written twice.
+                let outputs: Vec<String> = files
+                    .iter()
+                    .filter(|f| f.ends_with(".md"))
+                    .map(|f| {
+                        let text = std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+                        let sections: Vec<&str> =
+                            text.lines().filter(|l| l.starts_with("## ")).collect();
+                        let unique: BTreeSet<&&str> = sections.iter().collect();
+                        format!(
+                            "{f}: {} lines, {} sections written twice",
+                            text.lines().count(),
+                            sections.len() - unique.len()
+                        )
+                    })
+                    .collect();
+                format!("{item} {} files={files:?} {outputs:?}", st["status"])
             })
             .collect(),
     };

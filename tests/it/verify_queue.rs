@@ -284,7 +284,17 @@ fn an_orchestrator_killed_mid_phase_resumes_there_and_notices_the_partial_output
     let o = t.verify();
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
-    assert!(out.contains("a previous attempt left a partial output at .baton/queues/q/items/MARA/mara-data-review.md"), "{out}");
+    let set_aside = format!(
+        ".baton/runs/{}/set-aside/MARA/mara-data-review.md.attempt-1",
+        t.runs()[0].file_name().unwrap().to_string_lossy()
+    );
+    assert!(
+        out.contains("a previous attempt left a partial output (")
+            && out.contains(&format!(
+                "it is set aside at {set_aside} and the phase starts afresh"
+            )),
+        "{out}"
+    );
     assert!(out.contains("1 already complete"), "{out}");
     // The rerun continued the same run; only the interrupted phase and the ones after it ran
     // again (each prompt is saved under its phase and attempt: none was sent twice).
@@ -309,7 +319,10 @@ fn an_orchestrator_killed_mid_phase_resumes_there_and_notices_the_partial_output
     );
     assert!(out.contains("continuing the unfinished run"), "{out}");
     let p = t.prompt(run, "MARA-4c-2");
-    assert!(p.contains("A previous attempt left a partial output at .baton/queues/q/items/MARA/mara-data-review.md ("), "{p}");
+    assert!(
+        p.contains("A previous attempt was cut off after writing") && p.contains(&set_aside),
+        "{p}"
+    );
     let m = t.state("MARA");
     assert_eq!(m["status"], "complete");
     assert_eq!(m["phases"]["4c"]["partialOutput"]["attempt"], 1);
@@ -319,10 +332,24 @@ fn an_orchestrator_killed_mid_phase_resumes_there_and_notices_the_partial_output
             .unwrap()
             > 0
     );
+    // The rerun wrote the file afresh, once; what the cut-off attempt wrote is kept aside.
     let text4c = std::fs::read_to_string(&partial).unwrap();
     assert!(
-        text4c.contains("(partial: the session died here)")
-            && text4c.contains("continuing the partial output")
+        !text4c.contains("(partial: the session died here)")
+            && !text4c.contains("continuing the partial output"),
+        "{text4c}"
+    );
+    let headings: Vec<&str> = text4c.lines().filter(|l| l.starts_with("## ")).collect();
+    let unique: std::collections::BTreeSet<&&str> = headings.iter().collect();
+    assert_eq!(
+        headings.len(),
+        unique.len(),
+        "a section written twice: {text4c}"
+    );
+    let aside = std::fs::read_to_string(t.p.path().join(&set_aside)).unwrap();
+    assert!(
+        aside.contains("(partial: the session died here)"),
+        "{aside}"
     );
 }
 
@@ -358,7 +385,7 @@ fn an_agent_crash_fails_the_item_and_a_rerun_resumes_at_that_phase() {
     );
     assert!(
         t.prompt(&runs[1], "BMNR-1b-2")
-            .contains("A previous attempt left a partial output")
+            .contains("A previous attempt was cut off after writing")
     );
     // The resumed item's state knows MARA was done before it, and nothing is left after it.
     let b = t.state("BMNR");

@@ -40,6 +40,9 @@ use crate::error::{Error, Result};
 pub struct Scenario {
     #[serde(default)]
     pub latency_ms: u64,
+    /// Verify phases: a pause before each section the agent appends to its output file.
+    #[serde(default)]
+    pub append_ms: u64,
     #[serde(default)]
     pub story: BTreeMap<String, BTreeMap<String, Vec<String>>>,
     /// Actions for the epic phases (`uat`, `retro`).

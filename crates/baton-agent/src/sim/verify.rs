@@ -144,6 +144,10 @@ pub fn run(
             );
         }
         for (k, input) in ask.inputs.iter().enumerate() {
+            // A slow agent writes section after section: a kill may land between them.
+            if scenario.append_ms > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(scenario.append_ms));
+            }
             let lines = std::fs::read_to_string(cwd.join(input))
                 .map(|t| t.lines().count())
                 .unwrap_or(0);

@@ -510,15 +510,14 @@ impl VerifyEngine<'_> {
                     .finished_phase(&subject, &ph.id, last)
                     .is_some();
             let attempt = if unabsorbed { last } else { last + 1 };
-            // What an interrupted attempt left behind (counted, never read into a prompt).
-            let partial = (!retry && !unabsorbed)
-                .then(|| line_count(&output))
-                .flatten()
-                .map(|lines| Partial {
-                    file: ph.output_for(item),
-                    lines,
-                    attempt: attempt - 1,
-                });
+            // What an earlier attempt (cut off, or failed) left in the output file: set aside,
+            // so this one starts from the item's files as they were before it, and writes each
+            // line once.
+            let partial = if !retry && !unabsorbed {
+                self.set_aside(item, &output, attempt - 1)?
+            } else {
+                None
+            };
             let before = st.phases[&ph.id].clone();
             {
                 let ps = st.phases.get_mut(&ph.id).expect("phase state");
@@ -535,8 +534,8 @@ impl VerifyEngine<'_> {
             st.save(path)?;
             if let Some(p) = &partial {
                 self.note(&format!(
-                    "{item} {}: a previous attempt left a partial output at {output_rel} ({} lines): the agent continues from it",
-                    ph.id, p.lines
+                    "{item} {}: a previous attempt left a partial output ({} lines); it is set aside at {} and the phase starts afresh",
+                    ph.id, p.lines, p.file
                 ));
             }
             let call = Call {
@@ -675,7 +674,7 @@ impl VerifyEngine<'_> {
             "output": output_rel,
             "inputs": inputs,
             "notes": notes,
-            "partial": partial.map(|p| serde_json::json!({"path": output_rel, "lines": p.lines})),
+            "partial": partial.map(|p| serde_json::json!({"path": p.file, "lines": p.lines})),
             "format": pipeline::FORMAT,
         });
         let t = crate::prompt::template(&ph.template, &self.prompts_dir)?;
@@ -706,6 +705,42 @@ impl VerifyEngine<'_> {
 }
 
 /// Lines of a file, counted as a stream (the orchestrator never holds an output file's text).
+impl VerifyEngine<'_> {
+    /// An output file an earlier attempt of the phase left, moved to the run's
+    /// `set-aside/<item>/<file>.attempt-<n>` (never overwriting one set aside before). A kill
+    /// between the move and the state's write leaves it there: found again, not lost.
+    fn set_aside(&self, item: &str, output: &Path, earlier: u32) -> Result<Option<Partial>> {
+        let dir = lock(&self.journal).dir.join("set-aside").join(item);
+        let name = output
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let slot = |k: u32| {
+            dir.join(match k {
+                0 => format!("{name}.attempt-{earlier}"),
+                k => format!("{name}.attempt-{earlier}-{k}"),
+            })
+        };
+        let Some(lines) = line_count(output) else {
+            // Moved already by a baton killed before it said so.
+            let moved = (0..).map(slot).take_while(|p| p.is_file()).last();
+            return Ok(moved.map(|p| Partial {
+                lines: line_count(&p).unwrap_or(0),
+                file: self.relative(&p),
+                attempt: earlier,
+            }));
+        };
+        baton_core::fs::create_dir_all(&dir)?;
+        let to = (0..).map(slot).find(|p| !p.exists()).expect("a free name");
+        std::fs::rename(output, &to).map_err(|e| Error::io(output, e))?;
+        Ok(Some(Partial {
+            file: self.relative(&to),
+            lines,
+            attempt: earlier,
+        }))
+    }
+}
+
 fn line_count(path: &Path) -> Option<u64> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).ok()?;
