@@ -34,6 +34,7 @@ fn pty(p: &Proj, home: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession
     c.args(args)
         .current_dir(p.path())
         .env("HOME", home)
+        .env("TERM", "xterm-256color")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("BATON_AGENT_SIM");
     for (k, v) in env {

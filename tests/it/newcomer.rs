@@ -621,7 +621,9 @@ fn in_terminal(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     c.args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE");
+        .env_remove("CLICOLOR_FORCE")
+        // A terminal says what it is.
+        .env("TERM", "xterm-256color");
     for (k, v) in env {
         c.env(k, v);
     }

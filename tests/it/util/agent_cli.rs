@@ -8,6 +8,7 @@ use std::process::Command;
 
 /// The CLI's executable, or `None` after printing why the test is skipped.
 pub fn agent_cli(name: &str) -> Option<PathBuf> {
+    super::neutral_env();
     let found = match std::env::var_os("BATON_AGENT_CLIS") {
         Some(dir) => Some(Path::new(&dir).join(name)).filter(|p| p.is_file()),
         None => std::env::var_os("PATH").and_then(|path| {

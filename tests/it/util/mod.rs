@@ -20,7 +20,7 @@ pub use fixtures::{copy_dir, fixture};
 pub use project::{Proj, assert_manifest_is_replay, snapshot};
 pub use runner::{
     NOTIFY_TO_FILE, assert_exit, bin, demo_epic_2, demo_repo, demo_story_path, git, heard,
-    json_lines, no_backoff, run_in, text,
+    json_lines, neutral_env, no_backoff, run_in, text,
 };
 pub use test::Test;
 

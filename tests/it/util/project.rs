@@ -11,6 +11,7 @@ pub struct Proj {
 impl Proj {
     /// A fresh git repository, as a user's project would be.
     pub fn new() -> Proj {
+        super::neutral_env();
         Proj::init(tempfile::tempdir().unwrap())
     }
 

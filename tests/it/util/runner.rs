@@ -6,11 +6,43 @@ use std::process::{Command, Output, Stdio};
 use super::Proj;
 
 pub fn bin() -> PathBuf {
+    neutral_env();
     PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+}
+
+/// The caller's colour, terminal, language and time-zone settings (`NO_COLOR=1`,
+/// `CLICOLOR_FORCE`, `TERM=dumb`, a Turkish locale, a zone a day ahead) are not what the tests
+/// are about: they are removed from this process once, before its first baton or git runs,
+/// so every child sees the machine's defaults. A test about one of them sets it on its own
+/// command. (CI runs the suite with all of them set.)
+pub fn neutral_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for var in [
+            "NO_COLOR",
+            "CLICOLOR",
+            "CLICOLOR_FORCE",
+            "FORCE_COLOR",
+            "COLORTERM",
+            "TERM",
+            "LANG",
+            "LANGUAGE",
+            "LC_ALL",
+            "LC_MESSAGES",
+            "LC_CTYPE",
+            "LC_TIME",
+            "TZ",
+        ] {
+            // SAFETY: the tests read the environment through std only, which takes its
+            // environment lock for every read and for every child's spawn.
+            unsafe { std::env::remove_var(var) };
+        }
+    });
 }
 
 /// `git ARGS` in `dir`, which must succeed; its stdout.
 pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    neutral_env();
     let o = Command::new("git")
         .args(args)
         .current_dir(dir)
