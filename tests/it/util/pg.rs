@@ -67,7 +67,6 @@ impl PgServer {
 
     /// Start a server. `settings`: `-c` settings of the server (`fsync=off` for tests).
     pub fn start(settings: &[&str]) -> Result<PgServer, String> {
-        super::neutral_env();
         let bin = find_bin().ok_or(
             "no PostgreSQL server binary (initdb) on PATH or in /usr/lib/postgresql/*/bin",
         )?;
