@@ -98,7 +98,7 @@ fn a_spec_folder_beside_the_real_installation_runs_through_its_build_skill() {
     let subjects = git(&d, &["log", "--format=%s", "main..HEAD"]);
     let subjects: Vec<&str> = subjects.lines().rev().collect();
     assert!(
-        subjects[0].starts_with("docs(spec spec-rate-limiting): the spec folder and BMAD's files"),
+        subjects[0].starts_with("docs(spec): the spec folders and BMAD's files"),
         "{subjects:?}"
     );
     assert_eq!(

@@ -296,3 +296,45 @@ fn a_done_checkpoint_pauses_after_the_commit() {
     assert_eq!(subjects.matches("feat(story 1)").count(), 1, "{subjects}");
     assert_eq!(subjects.matches("feat(story 2)").count(), 1, "{subjects}");
 }
+
+/// An epic chain of two spec folders, the second written but not committed (as right after
+/// bmad-spec): each folder is committed before its first dispatch, and both epics' stories
+/// are developed.
+#[test]
+fn each_spec_folder_of_a_chain_is_made_clean_for_the_skill() {
+    let (_t, d) = project(THREE, "");
+    let second = d.join("_bmad-output/specs/alerts");
+    std::fs::create_dir_all(&second).unwrap();
+    std::fs::write(second.join("SPEC.md"), "# Alerts\n").unwrap();
+    std::fs::write(
+        second.join("stories.yaml"),
+        "- id: \"a1\"\n  title: Page the on-call\n  description: Paging.\n",
+    )
+    .unwrap();
+    let o = run_in(
+        &d,
+        &[
+            "run",
+            "epic-chain",
+            "limits",
+            "alerts",
+            "--agent",
+            "sim",
+            "--dev",
+            "bmad-build-auto",
+        ],
+        &[],
+    );
+    assert_exit(&o, 0);
+    let subjects = git(&d, &["log", "--format=%s", "main..HEAD"]);
+    assert!(
+        subjects.contains("docs(spec): the spec folders and BMAD's files"),
+        "{subjects}"
+    );
+    assert!(
+        subjects.contains("feat(story a1): Page the on-call"),
+        "{subjects}"
+    );
+    assert_eq!(subjects.matches("feat(story ").count(), 4, "{subjects}");
+    assert_eq!(git(&d, &["status", "--porcelain"]), "");
+}

@@ -554,35 +554,46 @@ impl EpicEngine<'_> {
         Ok(())
     }
 
-    /// Once a run: a clean tree for the skill. The spec folders' files the run found
-    /// uncommitted are committed (the skill reads them, and commits its own), and in the run's
-    /// own worktree the other files carried in from the user's checkout are left out (they
-    /// stay the user's, in the checkout).
+    /// Once a run: a clean tree for the skill. The files of the run's spec folders (every
+    /// epic's, so the second epic's are not dirt during the first's) and BMAD's the run found
+    /// uncommitted are committed (the skill reads them, and commits its own), and in the
+    /// run's own worktree the other files carried in from the user's checkout are left out
+    /// (they stay the user's, in the checkout).
     fn tidy_for_build_auto(&self, co: &Checkout, epic: &EpicRef) -> Result<()> {
         let marker = self.journal().dir.join("build-auto-tidy");
         if marker.is_file() {
             return Ok(());
         }
         let dirty = co.git.changes()?;
-        let Some(dir) = epic.spec_dir.as_ref().map(|d| d.display().to_string()) else {
-            return Ok(());
-        };
-        let needed = needed_by_the_skill(&[format!("{dir}/")]);
+        let dirs: Vec<String> = self
+            .spec_dirs
+            .iter()
+            .chain(epic.spec_dir.as_ref())
+            .map(|d| format!("{}/", d.display()))
+            .collect();
+        let needed = needed_by_the_skill(&dirs);
         let (found, other): (Vec<String>, Vec<String>) = dirty
             .into_iter()
             .partition(|p| needed.iter().any(|n| p.starts_with(n.as_str())));
         if !found.is_empty() {
+            let names = dirs
+                .iter()
+                .map(|d| d.trim_end_matches('/'))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", ");
             let trailers = [
                 ("Baton-Run", self.run_id.as_str()),
-                ("Baton-Spec", dir.as_str()),
+                ("Baton-Spec", names.as_str()),
             ];
             if co.git.find_commit(&trailers)?.is_none() {
                 let refs: Vec<&str> = found.iter().map(String::as_str).collect();
                 co.git.add_paths(&refs)?;
                 co.git.commit_including(
                     &format!(
-                        "docs(spec {}): the spec folder and BMAD's files as baton run {} found them\n\nBaton-Run: {}\nBaton-Spec: {dir}\n",
-                        epic.id, self.run_id, self.run_id
+                        "docs(spec): the spec folders and BMAD's files as baton run {} found them\n\nBaton-Run: {}\nBaton-Spec: {names}\n",
+                        self.run_id, self.run_id
                     ),
                     &refs,
                 )?;

@@ -296,6 +296,8 @@ pub struct EpicEngine<'a> {
     pub(crate) project_dir: PathBuf,
     /// The user's checkout (the repository's top).
     pub(crate) user_dir: PathBuf,
+    /// The run's BMAD 6 spec folders (relative), every epic's.
+    pub(crate) spec_dirs: Vec<PathBuf>,
     pub(crate) git: Git,
     pub(crate) wf: EpicWorkflow,
     pub(crate) opts: Options,

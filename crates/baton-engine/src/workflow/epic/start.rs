@@ -403,6 +403,11 @@ impl EpicRun {
         let mut engine = EpicEngine {
             project_dir: work_dir.clone(),
             user_dir: self.project_dir.clone(),
+            spec_dirs: self
+                .epics
+                .iter()
+                .filter_map(|e| e.spec_dir.clone())
+                .collect(),
             git: Git::new(&work_dir),
             wf: self.wf,
             opts: opts.clone(),
