@@ -79,6 +79,7 @@ fn expected_kinds(ext: &str, ctags_kind: &str) -> Option<&'static [&'static str]
         ("go", "func") => &["func", "method"],
         ("go", "struct") => &["struct"],
         ("go", "interface") => &["interface"],
+        ("go", "methodSpec") => &["method"],
         _ => return None,
     })
 }
@@ -564,6 +565,7 @@ fn typescript_javascript_and_go() {
             tuple(0, "const", "A", 10),
             tuple(0, "const", "B", 11),
             tuple(0, "interface", "Shape", 15),
+            tuple(1, "method", "Area", 16),
             tuple(0, "struct", "Rect", 20),
             tuple(0, "type", "Celsius", 25),
             tuple(0, "struct", "Pair", 26),
@@ -572,8 +574,16 @@ fn typescript_javascript_and_go() {
             tuple(0, "func", "New", 38),
         ]
     );
-    assert_eq!(item(&o, "Area")["scope"], "Rect");
-    assert_eq!(item(&o, "Area")["doc"], "Area of the rectangle.");
+    // The interface's method spec (ctags' methodSpec), then the struct's method.
+    let areas: Vec<&Value> = o["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["name"] == "Area")
+        .collect();
+    assert_eq!(areas[0]["signature"], "Area() float64");
+    assert_eq!(areas[1]["scope"], "Rect");
+    assert_eq!(areas[1]["doc"], "Area of the rectangle.");
     assert_eq!(item(&o, "Rect")["signature"], "type Rect struct");
     assert_eq!(item(&o, "Rect")["full_start_line"], 19);
     check_against_ctags_if_present(&p, &f);

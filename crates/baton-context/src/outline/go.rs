@@ -1,5 +1,6 @@
-//! Go: functions, methods (scoped by their receiver type), types (struct, interface, alias)
-//! and package-level constants and variables.
+//! Go: functions, methods (scoped by their receiver type), types (struct, interface, alias),
+//! an interface's method specs (as ctags' `methodSpec`), and package-level constants and
+//! variables.
 
 use tree_sitter::Node;
 
@@ -22,6 +23,8 @@ fn classify<'t>(n: Node<'t>, up: &Up<'_, 't>) -> Option<Def<'t>> {
     let mut scope = None;
     let (kind, cut_at, outer) = match n.kind() {
         "function_declaration" => ("func", None, n),
+        // `Get(key string) (string, error)` inside `type Store interface { … }`.
+        "method_elem" | "method_spec" => ("method", None, n),
         "method_declaration" => {
             scope = n
                 .child_by_field_name("receiver")
