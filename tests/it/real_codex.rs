@@ -383,3 +383,45 @@ fn a_spent_usage_limit_pauses_the_run_and_resume_finishes_it() {
         "hit your usage limit",
     );
 }
+
+/// With `--wait-for-quota`, a spent limit whose reset codex names ("try again at 5:12 PM") is
+/// waited out until that reset and the margin, then the run goes on by itself and commits the
+/// story once. (The reset is this minute, so the wait stays short.)
+#[test]
+fn with_wait_for_quota_the_named_reset_is_waited_out_and_the_run_finishes() {
+    if CODEX.cli().is_none() {
+        return;
+    }
+    let resets_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let agent =
+        crate::util::scripted_agent::epic_agent(&dir, crate::util::scripted_agent::Dialect::Codex);
+    let refused = std::sync::atomic::AtomicBool::new(false);
+    let double = CODEX.double(Box::new(move |r: &Request| {
+        if r.tools().is_empty() {
+            Reply::Text("ok".into())
+        } else if !refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            Reply::QuotaSpent { resets_at }
+        } else {
+            agent(r)
+        }
+    }));
+    let started = std::time::Instant::now();
+    let (out, _) = CODEX.baton_run(
+        &dir,
+        &double,
+        &["epic-execute", "1", "--agent", "codex", "--wait-for-quota"],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("codex's usage limit is spent: waiting until it resets"),
+        "the reset was read, not the backoff: {said}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(180));
+    assert_eq!(crate::util::scripted_agent::story_commits(&dir).len(), 1);
+}

@@ -323,11 +323,20 @@ fn reject_at_the_design_gate_fails_the_task() {
         out(&o)
     );
     decide(&p, "reject");
+    std::fs::write(p.path().join("baton.toml"), crate::util::NOTIFY_TO_FILE).unwrap();
     let o = run(&p, RUN);
     assert_exit(&o, 1);
     let m = p.manifest("add-login");
     assert_eq!(m["status"], "failed");
     assert!(!labels(&m).contains(&"spec".to_string()));
+    // The notifier heard the failed task (a human to look), then the run's end.
+    let heard = crate::util::heard(p.path());
+    let names: Vec<&str> = heard.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["task_failed", "run_ended"], "{heard:?}");
+    assert_eq!(heard[0]["task"], "add-login");
+    assert_eq!(heard[1]["status"], "failed");
+    let attention = std::fs::read_to_string(p.path().join(".baton/ATTENTION.md")).unwrap();
+    assert!(attention.contains("task add-login failed"), "{attention}");
 }
 
 /// Resumed, a task run removes the temp files of store writes a killed baton cut short (no

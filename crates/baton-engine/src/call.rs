@@ -556,7 +556,26 @@ fn transient_cause(error: Option<&str>) -> String {
 
 #[cfg(test)]
 mod transient_tests {
-    use super::transient_cause;
+    use super::{QUOTA_MARGIN_SECS, quota_wait, transient_cause};
+
+    #[test]
+    fn a_spent_limit_is_waited_out_until_its_reset_and_a_margin() {
+        let now = 1_000_000;
+        // A reset an hour on: that hour and the margin.
+        assert_eq!(
+            quota_wait(Some(now + 3600), now, 30),
+            3600 + QUOTA_MARGIN_SECS as u64
+        );
+        // A reset just passed (a message in whole minutes): what is left of the margin.
+        assert_eq!(
+            quota_wait(Some(now - 20), now, 30),
+            QUOTA_MARGIN_SECS as u64 - 20
+        );
+        // Long passed: no wait at all, never a negative one.
+        assert_eq!(quota_wait(Some(now - 7200), now, 30), 0);
+        // No reset in the message: the backoff given.
+        assert_eq!(quota_wait(None, now, 30), 30);
+    }
 
     #[test]
     fn a_server_that_keeps_failing_is_not_called_a_rate_limit() {
