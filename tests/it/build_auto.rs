@@ -211,6 +211,33 @@ fn build_auto_is_refused_where_it_cannot_work() {
         "{}",
         text(&o)
     );
+    let o = run(&d, &["--parallel", "2"]);
+    assert_exit(&o, 2);
+    assert!(text(&o).contains("one story at a time"), "{}", text(&o));
+    // In the user's checkout, a change outside the spec folders and BMAD's files: refused
+    // (the skill needs a clean tree), nothing run, the change left as it was.
+    std::fs::write(d.join("notes.txt"), "mine\n").unwrap();
+    let o = run(&d, &["--in-place"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains(
+            "bmad-build-auto needs a clean work tree, and your checkout has changes: notes.txt"
+        ),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        !d.join(".baton/runs").exists()
+            || std::fs::read_dir(d.join(".baton/runs"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+    std::fs::remove_file(d.join("notes.txt")).unwrap();
     std::fs::remove_dir_all(d.join(".claude")).unwrap();
     git(&d, &["commit", "-qam", "no skill"]);
     let o = run(&d, &[]);
