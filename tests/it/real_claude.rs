@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
-    CLAUDE, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
+    CLAUDE, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
     assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
@@ -413,5 +413,29 @@ fn the_installed_build_skill_is_invoked_by_name_through_the_real_claude() {
     assert_eq!(
         std::fs::read_to_string(d.join("src/limiter.txt")).unwrap(),
         "token bucket\n"
+    );
+}
+
+/// A model API answering 500 to every request: claude is not left retrying for minutes; the
+/// run pauses, the server errors named as such.
+#[test]
+fn an_api_answering_500_pauses_the_run_naming_the_server_errors() {
+    a_failing_api_pauses_the_run_naming_it(
+        &CLAUDE,
+        || Reply::error(500, "internal"),
+        "the API answers 500 (a server error) to every request: claude retried",
+        std::time::Duration::from_secs(90),
+    );
+}
+
+/// A model API that takes every request and never answers: after `api_patience_secs` of
+/// claude waiting with nothing heard, baton stops it and the run pauses naming it.
+#[test]
+fn an_api_that_never_answers_pauses_the_run_naming_it() {
+    a_failing_api_pauses_the_run_naming_it(
+        &CLAUDE,
+        || Reply::Silent,
+        "no answer from the model API for 20 s",
+        std::time::Duration::from_secs(90),
     );
 }

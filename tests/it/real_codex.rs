@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::util::model_double::{ModelDouble, Reply, Request};
 use crate::util::real_agent::{
-    CODEX, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
+    CODEX, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
     assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
@@ -424,4 +424,28 @@ fn with_wait_for_quota_the_named_reset_is_waited_out_and_the_run_finishes() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(180));
     assert_eq!(crate::util::scripted_agent::story_commits(&dir).len(), 1);
+}
+
+/// A model API answering 500 to every request: codex is not left retrying for minutes; the
+/// run pauses, the server errors named as such.
+#[test]
+fn an_api_answering_500_pauses_the_run_naming_the_server_errors() {
+    a_failing_api_pauses_the_run_naming_it(
+        &CODEX,
+        || Reply::error(500, "internal"),
+        "the API answers with server errors",
+        std::time::Duration::from_secs(120),
+    );
+}
+
+/// A model API that takes every request and never answers: after `api_patience_secs` of
+/// codex waiting with nothing heard, baton stops it and the run pauses naming it.
+#[test]
+fn an_api_that_never_answers_pauses_the_run_naming_it() {
+    a_failing_api_pauses_the_run_naming_it(
+        &CODEX,
+        || Reply::Silent,
+        "no answer from the model API for 20 s",
+        std::time::Duration::from_secs(90),
+    );
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
-    GEMINI, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
+    GEMINI, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
     assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
@@ -258,5 +258,29 @@ fn user_level_wiring_masks_everywhere_and_never_twice() {
         p.mask_records(),
         2,
         "once: the user-level hook stepped aside"
+    );
+}
+
+/// A model API answering 500 to every request: gemini is not left retrying for minutes; the
+/// run pauses, the server errors named as such.
+#[test]
+fn an_api_answering_500_pauses_the_run_naming_the_server_errors() {
+    a_failing_api_pauses_the_run_naming_it(
+        &GEMINI,
+        || Reply::error(500, "internal"),
+        "the API answers 500 (a server error) to every request: gemini retried",
+        std::time::Duration::from_secs(120),
+    );
+}
+
+/// A model API that takes every request and never answers: gemini gives each up after about
+/// a minute itself; the third time, the run pauses naming it (not "no network").
+#[test]
+fn an_api_that_never_answers_pauses_the_run_naming_it() {
+    a_failing_api_pauses_the_run_naming_it(
+        &GEMINI,
+        || Reply::Silent,
+        "no answer from the model API",
+        std::time::Duration::from_secs(300),
     );
 }

@@ -5,8 +5,12 @@
 //! usage summed over the run). An API or auth failure can arrive as `subtype: success` with
 //! `is_error: true`, so `is_error` is checked first.
 
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
+use super::outage::{Streak, server_down};
 use super::{
     Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
     Usage, classify_api_error, is_network, tail_str, unsupported,
@@ -103,7 +107,6 @@ pub(super) fn usage(v: &Value) -> Usage {
     }
 }
 
-#[derive(Default)]
 pub(super) struct Parser {
     session_id: Option<String>,
     /// From `system/init`: denied paths are shown relative to it.
@@ -119,6 +122,26 @@ pub(super) struct Parser {
     unanswered_retries: u32,
     /// Why baton stops claude before it gives up itself (see [`Parser::api_retry`]).
     stop: Option<(FailureKind, String)>,
+    /// [`super::AgentSpec::api_patience`].
+    patience: Duration,
+    /// Since `system/init`, until the result: claude is working.
+    started: bool,
+    /// Tool calls of the model still running (their `tool_use` ids): claude is not waiting on
+    /// its API meanwhile.
+    in_flight: HashSet<String>,
+    /// Retries after server errors (5xx, overloaded) in a row, and the latest status.
+    server_errors: Option<Streak>,
+    server_status: Option<u16>,
+    /// Retries after 429s in a row: claude waits out a rate limit itself for minutes a call;
+    /// past [`crate::codex::RATE_LIMIT_PATIENCE`], as for codex and gemini, baton stops it
+    /// and its own backoff, which can pause the run, takes over.
+    rate_limited: Option<Streak>,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Parser::new(super::DEFAULT_API_PATIENCE)
+    }
 }
 
 /// Retries without any HTTP answer before baton calls the API unreachable (claude itself makes
@@ -130,13 +153,105 @@ fn s(v: &Value, k: &str) -> Option<String> {
 }
 
 impl Parser {
+    pub(super) fn new(patience: Duration) -> Parser {
+        Parser {
+            session_id: None,
+            cwd: None,
+            model: None,
+            context_tokens: None,
+            context_peak_tokens: None,
+            assistant_text: String::new(),
+            result: None,
+            unanswered_retries: 0,
+            stop: None,
+            patience,
+            started: false,
+            in_flight: HashSet::new(),
+            server_errors: None,
+            server_status: None,
+            rate_limited: None,
+        }
+    }
+
+    /// Why baton stops claude now, if it does: what [`Parser::api_retry`] decided, or a streak
+    /// of server errors or rate limits that outlasted its patience.
+    fn verdict(&self, now: Instant) -> Option<(FailureKind, String)> {
+        if let Some(s) = &self.stop {
+            return Some(s.clone());
+        }
+        if Streak::outlasts(&self.server_errors, self.patience, now) {
+            let streak = self.server_errors.as_ref()?;
+            return Some(server_down("claude", streak, self.server_status, self.patience));
+        }
+        if Streak::outlasts(&self.rate_limited, crate::codex::RATE_LIMIT_PATIENCE, now) {
+            let streak = self.rate_limited.as_ref()?;
+            return Some((
+                FailureKind::Api,
+                format!(
+                    "rate limited: the API answered 429 Too Many Requests (\"{}\")",
+                    streak.last()
+                ),
+            ));
+        }
+        None
+    }
+
+    pub(super) fn line_at(&mut self, line: &str, now: Instant) {
+        // Anything that is not a JSON object (a warning, a progress line) is ignored.
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        if self.session_id.is_none() {
+            self.session_id = s(&v, "session_id");
+        }
+        match v.get("type").and_then(Value::as_str) {
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
+                self.started = true;
+                self.session_id = s(&v, "session_id").or(self.session_id.take());
+                self.model = s(&v, "model").or(self.model.take());
+                self.cwd = s(&v, "cwd").or(self.cwd.take());
+            }
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("api_retry") => {
+                self.api_retry(&v, now)
+            }
+            Some("assistant") => {
+                // An answer: whatever failed before was got past.
+                self.server_errors = None;
+                self.rate_limited = None;
+                self.assistant(&v)
+            }
+            Some("user") => {
+                for id in blocks(&v).filter_map(|b| b.get("tool_use_id").and_then(Value::as_str)) {
+                    self.in_flight.remove(id);
+                }
+            }
+            Some("result") => self.result(&v),
+            _ => {}
+        }
+    }
+
     /// `system/api_retry` (`attempt`, `error_status`, `error`): claude retrying a failed API
     /// request, up to 10 times over about three minutes. Credentials the API refused never
     /// start working, and no answer at all is a network that is not there: both stop claude
-    /// at once. A rate limit or a 5xx is left to claude's own backoff.
-    fn api_retry(&mut self, v: &Value) {
+    /// at once. Server errors and rate limits are streaks, given their patience (see
+    /// [`Parser::verdict`]).
+    fn api_retry(&mut self, v: &Value, now: Instant) {
         let status = v.get("error_status").and_then(Value::as_u64);
         let error = v.get("error").and_then(Value::as_str).unwrap_or("");
+        let report = format!(
+            "HTTP {}: {error}, attempt {} of {}",
+            status.map_or("-".to_string(), |s| s.to_string()),
+            v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+            v.get("max_retries").and_then(Value::as_u64).unwrap_or(0)
+        );
+        if status == Some(429) {
+            Streak::extend(&mut self.rate_limited, now, &report);
+            self.server_errors = None;
+        } else if status.is_some_and(|s| s >= 500) || matches!(error, "server_error" | "overloaded_error") {
+            Streak::extend(&mut self.server_errors, now, &report);
+            self.server_status = status.and_then(|s| u16::try_from(s).ok());
+            self.rate_limited = None;
+        }
         if matches!(status, Some(401 | 403)) || error == "authentication_failed" {
             let status = status.map_or(String::new(), |s| format!("HTTP {s}, "));
             self.stop = Some((
@@ -169,12 +284,12 @@ impl Parser {
         if self.model.is_none() {
             self.model = s(msg, "model");
         }
-        for block in msg
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for block in blocks(v) {
+            if block.get("type").and_then(Value::as_str) == Some("tool_use")
+                && let Some(id) = block.get("id").and_then(Value::as_str)
+            {
+                self.in_flight.insert(id.to_string());
+            }
             if block.get("type").and_then(Value::as_str) == Some("text")
                 && let Some(t) = block.get("text").and_then(Value::as_str)
             {
@@ -253,6 +368,15 @@ impl Parser {
     }
 }
 
+/// The content blocks of a `user` or `assistant` line's message.
+fn blocks(v: &Value) -> impl Iterator<Item = &Value> {
+    v.get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// `permission_denials` of a `result` (`[{tool_name, tool_use_id, tool_input}]`) as
 /// "Edit(src/x.rs), Bash(git add -A)"; `None` when there are none.
 fn denials(v: &Value, cwd: Option<&str>) -> Option<String> {
@@ -294,36 +418,21 @@ fn denials(v: &Value, cwd: Option<&str>) -> Option<String> {
 
 impl OutputParser for Parser {
     fn line(&mut self, line: &str) {
-        // Anything that is not a JSON object (a warning, a progress line) is ignored.
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            return;
-        };
-        if self.session_id.is_none() {
-            self.session_id = s(&v, "session_id");
-        }
-        match v.get("type").and_then(Value::as_str) {
-            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
-                self.session_id = s(&v, "session_id").or(self.session_id.take());
-                self.model = s(&v, "model").or(self.model.take());
-                self.cwd = s(&v, "cwd").or(self.cwd.take());
-            }
-            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("api_retry") => {
-                self.api_retry(&v)
-            }
-            Some("assistant") => self.assistant(&v),
-            Some("result") => self.result(&v),
-            _ => {}
-        }
+        self.line_at(line, Instant::now());
     }
 
     fn stop(&self) -> bool {
-        self.stop.is_some() && self.result.is_none()
+        self.result.is_none() && self.verdict(Instant::now()).is_some()
+    }
+
+    fn waiting_on_model(&self) -> bool {
+        self.started && self.in_flight.is_empty() && self.result.is_none()
     }
 
     fn finish(&mut self) -> Parsed {
         let mut p = self.result.take().unwrap_or_default();
         if !p.saw_result && p.failure.is_none() {
-            p.failure = self.stop.take();
+            p.failure = self.verdict(Instant::now());
         }
         p.session_id = p.session_id.or(self.session_id.take());
         p.model = self.model.take();
@@ -374,13 +483,59 @@ mod tests {
         p.line(&retry(3, "null", "unknown"));
         assert!(p.stop());
         assert_eq!(p.finish().failure.unwrap().0, FailureKind::Network);
-        // A server that answers (500, 429) is left to claude's own retries.
+        // A server that answers (500, 429) is left to claude's own retries for a while.
         let mut p = Parser::default();
         for n in 1..=5 {
             p.line(&retry(n, "500", "server_error"));
         }
         assert!(!p.stop());
         assert!(p.finish().failure.is_none());
+    }
+
+    #[test]
+    fn server_errors_past_the_patience_stop_claude_naming_them_and_429s_sooner() {
+        let t0 = Instant::now() - Duration::from_secs(600);
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut p = Parser::new(Duration::from_secs(120));
+        p.line_at(&retry(1, "500", "server_error"), at(0));
+        p.line_at(&retry(2, "500", "server_error"), at(100));
+        assert!(p.verdict(at(119)).is_none());
+        let (kind, msg) = p.verdict(at(120)).unwrap();
+        assert_eq!(kind, FailureKind::ApiDown);
+        assert!(
+            msg.starts_with("the API answers 500 (a server error) to every request: claude retried 2 times over 120 s"),
+            "{msg}"
+        );
+        // An answer in between starts the count again.
+        let mut p = Parser::new(Duration::from_secs(120));
+        p.line_at(&retry(1, "529", "overloaded_error"), at(0));
+        p.line_at(r#"{"type":"assistant","message":{"content":[]}}"#, at(60));
+        p.line_at(&retry(1, "529", "overloaded_error"), at(100));
+        assert!(p.verdict(at(200)).is_none());
+        assert!(p.verdict(at(220)).is_some());
+        // A 429 gets the patience codex's and gemini's get: transient, baton's backoff next.
+        let mut p = Parser::new(Duration::from_secs(120));
+        p.line_at(&retry(1, "429", "rate_limit"), at(0));
+        assert!(p.verdict(at(19)).is_none());
+        let (kind, msg) = p.verdict(at(20)).unwrap();
+        assert_eq!(kind, FailureKind::Api);
+        assert!(crate::is_transient(&msg), "{msg}");
+    }
+
+    #[test]
+    fn claude_waits_on_its_api_only_between_its_tools() {
+        let mut p = Parser::default();
+        assert!(!p.waiting_on_model(), "not started");
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s"}"#);
+        assert!(p.waiting_on_model());
+        p.line(r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}},{"type":"tool_use","id":"t2","name":"Read","input":{}}]}}"#);
+        assert!(!p.waiting_on_model(), "two tools running");
+        p.line(r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}"#);
+        assert!(!p.waiting_on_model(), "one still running");
+        p.line(r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}"#);
+        assert!(p.waiting_on_model());
+        p.line(r#"{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#);
+        assert!(!p.waiting_on_model(), "finished");
     }
 
     #[test]

@@ -3,10 +3,12 @@
 //! `turn.completed{usage}`, `turn.failed{error{message}}`, `item.completed{item}`,
 //! `error{message}`. The final text is the last `agent_message` item. No cost is reported.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::outage::{Streak, is_server_error};
 use super::{
     Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
     Usage, classify_api_error, is_network, tail_str, unsupported,
@@ -103,6 +105,23 @@ pub(super) struct Parser {
     /// From "Model metadata for `X` not found", and whether X is another vendor's model.
     unknown_model: Option<(String, bool)>,
     warnings: Vec<String>,
+    /// Reconnects after server errors ("Reconnecting... 2/5 (We're currently experiencing
+    /// high demand…)", codex's words for a 5xx): codex gives up after five, and the failure
+    /// is named a server error, not a network or a rate limit.
+    server_errors: Option<Streak>,
+    /// Between `turn.started` and the turn's end: codex is working.
+    in_turn: bool,
+    /// Tool items of the model still running (`item.started`, not yet completed): codex is
+    /// not waiting on its API meanwhile.
+    in_flight: HashSet<String>,
+}
+
+/// The server errors codex reported, named as such: the status when its message gives one.
+fn server_errors_named(message: &str) -> String {
+    match super::outage::server_status(message) {
+        Some(code) => format!("the API answers {code} (a server error)"),
+        None => "the API answers with server errors".to_string(),
+    }
 }
 
 fn msg(v: &Value) -> Option<String> {
@@ -186,6 +205,7 @@ impl Parser {
                 });
                 self.turns += 1;
                 self.pending_error = None;
+                self.in_turn = false;
                 self.progress();
             }
             Some("turn.failed") => {
@@ -194,10 +214,16 @@ impl Parser {
                     .and_then(msg)
                     .unwrap_or_else(|| "codex turn failed".into());
                 self.turn_failed = Some(m);
+                self.in_turn = false;
             }
+            Some("turn.started") => self.in_turn = true,
             Some("error") => {
                 let m = msg(&v).unwrap_or_else(|| "codex error".into());
-                if is_rate_limit(&m) {
+                if is_server_error(&m) && !is_rate_limit(&m) {
+                    if m.starts_with("Reconnecting") {
+                        Streak::extend(&mut self.server_errors, now, &m);
+                    }
+                } else if is_rate_limit(&m) {
                     let since = self.rate_limited.as_ref().map_or(now, |(_, t)| *t);
                     self.rate_limited = Some((m.clone(), since));
                 } else if is_network(&m) {
@@ -229,6 +255,24 @@ impl Parser {
                     return;
                 }
                 self.progress();
+                self.server_errors = None;
+                // The model's tools, not its own messages, reasoning or plan (a todo list is
+                // open all turn long).
+                let tool = matches!(
+                    ty,
+                    Some("command_execution" | "mcp_tool_call" | "file_change" | "web_search")
+                );
+                if let Some(id) = item.get("id").and_then(Value::as_str) {
+                    match v.get("type").and_then(Value::as_str) {
+                        Some("item.started") if tool => {
+                            self.in_flight.insert(id.to_string());
+                        }
+                        Some("item.completed") => {
+                            self.in_flight.remove(id);
+                        }
+                        _ => {}
+                    }
+                }
                 if v.get("type").and_then(Value::as_str) == Some("item.completed")
                     && matches!(ty, Some("agent_message" | "assistant_message"))
                     && let Some(t) = item.get("text").and_then(Value::as_str)
@@ -244,6 +288,10 @@ impl Parser {
 impl OutputParser for Parser {
     fn line(&mut self, line: &str) {
         self.line_at(line, Instant::now());
+    }
+
+    fn waiting_on_model(&self) -> bool {
+        self.in_turn && self.in_flight.is_empty()
     }
 
     fn stop(&self) -> bool {
@@ -279,6 +327,16 @@ impl OutputParser for Parser {
                 )
             }),
             (_, None) => None,
+            (_, Some(e)) if self.server_errors.is_some() || is_server_error(&e) => {
+                let reconnects = self.server_errors.take().map_or(0, |s| s.reports());
+                Some((
+                    FailureKind::Api,
+                    format!(
+                        "{} (codex gave up after {reconnects} reconnects: \"{e}\")",
+                        server_errors_named(&e)
+                    ),
+                ))
+            }
             (_, Some(e)) if is_network(&e) => {
                 Some((FailureKind::Network, format!("no network: {e}")))
             }
@@ -308,6 +366,43 @@ mod tests {
 
     const NO_NETWORK: &str = include_str!("../../../tests/fixtures/agents/codex/no_network.jsonl");
     const MODEL: &str = include_str!("../../../tests/fixtures/agents/codex/model_not_found.jsonl");
+
+    /// codex 0.171 against an API answering 500 to every request, as it printed it.
+    #[test]
+    fn server_errors_are_named_as_such_and_codex_waits_on_its_api_only_between_tools() {
+        let mut p = Parser::default();
+        let now = Instant::now();
+        assert!(!p.waiting_on_model());
+        p.line_at(r#"{"type":"turn.started"}"#, now);
+        assert!(p.waiting_on_model());
+        for n in 1..=5 {
+            let line = format!(
+                r#"{{"type":"error","message":"Reconnecting... {n}/5 (We’re currently experiencing high demand, which may cause temporary errors.)"}}"#
+            );
+            p.line_at(&line, now + Duration::from_secs(30 * n));
+        }
+        assert!(!OutputParser::stop(&p), "a server error is not a network gone");
+        let said = r#"We’re currently experiencing high demand, which may cause temporary errors."#;
+        p.line_at(&format!(r#"{{"type":"error","message":"{said}"}}"#), now);
+        p.line_at(&format!(r#"{{"type":"turn.failed","error":{{"message":"{said}"}}}}"#), now);
+        assert!(!p.waiting_on_model());
+        let (kind, msg) = p.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::Api);
+        assert!(
+            msg.starts_with("the API answers with server errors (codex gave up after 5 reconnects"),
+            "{msg}"
+        );
+        assert!(crate::is_transient(&msg), "{msg}");
+        // A command running is not waiting on the API; a todo list open all turn is.
+        let mut p = Parser::default();
+        p.line_at(r#"{"type":"turn.started"}"#, now);
+        p.line_at(r#"{"type":"item.started","item":{"id":"i0","type":"todo_list","items":[]}}"#, now);
+        assert!(p.waiting_on_model());
+        p.line_at(r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"make test","status":"in_progress"}}"#, now);
+        assert!(!p.waiting_on_model());
+        p.line_at(r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"make test","exit_code":1,"status":"failed"}}"#, now);
+        assert!(p.waiting_on_model());
+    }
 
     #[test]
     fn a_long_rate_limit_stops_codex_as_a_transient_api_failure() {

@@ -68,6 +68,9 @@ pub enum FailureKind {
     /// The API account has no credit left (claude "Credit balance is too low"): nothing resets
     /// it but a human buying credits. Fatal.
     Billing,
+    /// The model API is down: it answered only server errors (5xx), or nothing at all, for
+    /// the agent's `api_patience`; baton stopped the CLI. Fatal: the run pauses, naming it.
+    ApiDown,
 }
 
 impl FailureKind {
@@ -89,6 +92,7 @@ impl FailureKind {
                 | NotInstalled
                 | QuotaSpent
                 | Billing
+                | ApiDown
         )
     }
 
@@ -123,6 +127,9 @@ impl FailureKind {
             Billing => format!(
                 "add credits to the API account {cli} uses (its provider's billing page), then continue"
             ),
+            ApiDown => format!(
+                "{cli}'s model API is down or not answering: check the provider's status page (or the proxy or base URL {cli} is pointed at) and try again once it answers"
+            ),
             _ => return None,
         };
         Some(s)
@@ -131,7 +138,7 @@ impl FailureKind {
 
 static TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(429|500|502|503|504|529)\b|overloaded|rate[ _-]?limit|too many requests|service unavailable|temporarily unavailable|quota exceeded|resource[ _]exhausted",
+        r"(?i)\b(429|500|502|503|504|529)\b|overloaded|high demand|rate[ _-]?limit|too many requests|service unavailable|temporarily unavailable|quota exceeded|resource[ _]exhausted",
     )
     .expect("static regex")
 });

@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 
+use super::outage::{Streak, server_down};
 use super::{
     Access, AgentRequest, AgentSpec, FailureKind, OutputParser, Parsed, PromptVia, TEXT_TAIL_BYTES,
     Usage, classify_api_error, tail_str, unsupported,
@@ -33,42 +34,39 @@ const OFFLINE_ATTEMPTS: u32 = 3;
 /// A 429 gemini retries itself too, with its own backoff (about four minutes of attempts, not
 /// the API's `retry-after`): still failing after [`crate::codex::RATE_LIMIT_PATIENCE`], gemini
 /// is stopped and baton's backoff, which can pause the run, takes over.
-#[derive(Default)]
 pub(super) struct Offline {
     /// Attempts of the current request that failed to be sent, all in a row from the first.
     attempts: u32,
     last: String,
+    /// When the first of those attempts was reported given up: a minute or more between the
+    /// first and the last is a server that does not answer, not a network that is not there.
+    first_failed: Option<std::time::Instant>,
     /// The first of the current run of 429 attempts, and the latest line.
     rate_limited: Option<(std::time::Instant, String)>,
+    /// Attempts answered with a server error (5xx) in a row, given [`AgentSpec::api_patience`].
+    server_errors: Option<Streak>,
+    patience: std::time::Duration,
 }
+
+impl Default for Offline {
+    fn default() -> Self {
+        Offline::new(super::DEFAULT_API_PATIENCE)
+    }
+}
+
+/// Between the first and the last failed send of a request, this long or more: gemini waited
+/// for an answer each time (about a minute), the server took the request and said nothing.
+const SLOW_FAILURES: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl OutputParser for Offline {
     fn line(&mut self, line: &str) {
-        let Some(rest) = line.strip_prefix("Attempt ") else {
-            return;
-        };
-        if line.contains("status 429") || line.contains("429 error") {
-            let since = self
-                .rate_limited
-                .as_ref()
-                .map_or_else(std::time::Instant::now, |(t, _)| *t);
-            self.rate_limited = Some((since, line.trim_end().to_string()));
-        } else {
-            self.rate_limited = None;
-        }
-        let n = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok());
-        self.attempts = match n {
-            Some(n) if line.contains("fetch failed") && (n == 1 || n == self.attempts + 1) => n,
-            // Another failure (a rate limit, a server error): the request was sent.
-            _ => 0,
-        };
-        if self.attempts > 0 {
-            self.last = line.trim_end().to_string();
-        }
+        self.line_at(line, std::time::Instant::now());
     }
 
     fn stop(&self) -> bool {
-        self.attempts >= OFFLINE_ATTEMPTS || self.rate_limit_outlasts()
+        self.attempts >= OFFLINE_ATTEMPTS
+            || self.rate_limit_outlasts()
+            || Streak::outlasts(&self.server_errors, self.patience, std::time::Instant::now())
     }
 
     fn finish(&mut self) -> Parsed {
@@ -86,16 +84,37 @@ impl OutputParser for Offline {
                 ..Parsed::default()
             };
         }
+        if Streak::outlasts(&self.server_errors, self.patience, std::time::Instant::now())
+            && let Some(streak) = &self.server_errors
+        {
+            return Parsed {
+                failure: Some(server_down("gemini", streak, None, self.patience)),
+                ..Parsed::default()
+            };
+        }
+        let slow = self
+            .first_failed
+            .is_some_and(|t| t.elapsed() >= SLOW_FAILURES);
         Parsed {
             failure: (self.attempts >= OFFLINE_ATTEMPTS).then(|| {
-                (
-                    FailureKind::Network,
-                    format!(
-                        "no network: gemini could not send a request {} times (\"{}\")",
-                        self.attempts,
-                        tail_str(&self.last, 300)
-                    ),
-                )
+                let last = tail_str(&self.last, 300);
+                if slow {
+                    (
+                        FailureKind::ApiDown,
+                        format!(
+                            "no answer from the model API: gemini waited on {} requests in a row, about a minute each, and got nothing (\"{last}\")",
+                            self.attempts
+                        ),
+                    )
+                } else {
+                    (
+                        FailureKind::Network,
+                        format!(
+                            "no network: gemini could not send a request {} times (\"{last}\")",
+                            self.attempts
+                        ),
+                    )
+                }
             }),
             ..Parsed::default()
         }
@@ -103,6 +122,49 @@ impl OutputParser for Offline {
 }
 
 impl Offline {
+    pub(super) fn new(patience: std::time::Duration) -> Offline {
+        Offline {
+            attempts: 0,
+            last: String::new(),
+            first_failed: None,
+            rate_limited: None,
+            server_errors: None,
+            patience,
+        }
+    }
+
+    pub(super) fn line_at(&mut self, line: &str, now: std::time::Instant) {
+        let Some(rest) = line.strip_prefix("Attempt ") else {
+            return;
+        };
+        if line.contains("status 429") || line.contains("429 error") {
+            let since = self.rate_limited.as_ref().map_or(now, |(t, _)| *t);
+            self.rate_limited = Some((since, line.trim_end().to_string()));
+        } else {
+            self.rate_limited = None;
+        }
+        // "Attempt 2 failed with status 500. Retrying with backoff... _ApiError: {…}"
+        if line.contains("failed with status 5") {
+            Streak::extend(&mut self.server_errors, now, line);
+        } else {
+            self.server_errors = None;
+        }
+        let n = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok());
+        self.attempts = match n {
+            Some(n) if line.contains("fetch failed") && (n == 1 || n == self.attempts + 1) => n,
+            // Another failure (a rate limit, a server error): the request was sent.
+            _ => 0,
+        };
+        match self.attempts {
+            0 => self.first_failed = None,
+            1 => self.first_failed = Some(now),
+            _ => {}
+        }
+        if self.attempts > 0 {
+            self.last = line.trim_end().to_string();
+        }
+    }
+
     fn rate_limit_outlasts(&self) -> bool {
         self.rate_limited
             .as_ref()
@@ -379,6 +441,48 @@ mod tests {
         assert_eq!(
             args(&spec, &req).unwrap(),
             ["--output-format", "json", "--skip-trust", "--yolo"]
+        );
+    }
+
+    #[test]
+    fn slow_failures_are_no_answer_and_server_errors_past_the_patience_are_named() {
+        let t0 = std::time::Instant::now() - std::time::Duration::from_secs(600);
+        let at = |s: u64| t0 + std::time::Duration::from_secs(s);
+        // gemini 0.61 against a server that takes each request and never answers: "fetch
+        // failed" about a minute after each.
+        let failed = |n: u32| {
+            format!("Attempt {n} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request")
+        };
+        let mut w = Offline::default();
+        for (n, s) in [(1, 60), (2, 125), (3, 190)] {
+            w.line_at(&failed(n), at(s));
+        }
+        assert!(w.stop());
+        let (kind, msg) = w.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::ApiDown);
+        assert!(msg.starts_with("no answer from the model API"), "{msg}");
+        // Failures seconds apart (the same words) are a network that is not there.
+        let mut w = Offline::default();
+        let now = std::time::Instant::now();
+        for n in 1..=3 {
+            w.line_at(&failed(n), now);
+        }
+        assert_eq!(w.finish().failure.unwrap().0, FailureKind::Network);
+        // A server answering 500 to every attempt: stopped once that outlasts the patience.
+        let mut w = Offline::new(std::time::Duration::from_secs(100));
+        let five = |n: u32| {
+            format!(r#"Attempt {n} failed with status 500. Retrying with backoff... _ApiError: {{"error":{{"code":500,"message":"internal","status":"INTERNAL"}}}}"#)
+        };
+        w.line_at(&five(1), at(0));
+        w.line_at(&five(2), at(50));
+        assert!(!Streak::outlasts(&w.server_errors, w.patience, at(99)));
+        w.line_at(&five(3), at(105));
+        assert!(w.stop());
+        let (kind, msg) = w.finish().failure.unwrap();
+        assert_eq!(kind, FailureKind::ApiDown);
+        assert!(
+            msg.starts_with("the API answers 500 (a server error) to every request: gemini retried 3 times"),
+            "{msg}"
         );
     }
 

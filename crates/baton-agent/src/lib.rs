@@ -81,6 +81,7 @@ pub mod error;
 mod failure;
 mod gemini;
 pub mod interactive;
+mod outage;
 pub mod preflight;
 mod process;
 pub mod settings;
@@ -283,7 +284,14 @@ pub struct AgentSpec {
     pub sandbox: Option<String>,
     /// Environment added to the child's (inherited) environment.
     pub env: Vec<(String, String)>,
+    /// How long the CLI may wait on its model API with nothing heard (claude, codex), or keep
+    /// retrying server errors (claude, gemini), before baton stops it: the call then fails
+    /// with [`FailureKind::ApiDown`] and the run pauses.
+    pub api_patience: Duration,
 }
+
+/// [`AgentSpec::api_patience`] unless configured (`[run] api_patience_secs`).
+pub const DEFAULT_API_PATIENCE: Duration = Duration::from_secs(240);
 
 impl AgentSpec {
     pub fn new(kind: AgentKind) -> AgentSpec {
@@ -304,6 +312,7 @@ impl AgentSpec {
             skip_permissions: false,
             sandbox: None,
             env: Vec::new(),
+            api_patience: DEFAULT_API_PATIENCE,
         }
     }
 
@@ -397,6 +406,9 @@ pub enum ExitKind {
     /// Stopped by baton because the output showed the CLI cannot go on (codex only reporting
     /// reconnects: no network); [`AgentOutcome::failure`] says why.
     Stopped,
+    /// Stopped by baton after the CLI waited this many seconds on its model API with nothing
+    /// heard ([`AgentSpec::api_patience`]).
+    Unanswered(u64),
 }
 
 /// Everything the engine needs from one invocation. Serializable, so a completed call can be
@@ -564,6 +576,12 @@ trait OutputParser: Send {
     fn stop(&self) -> bool {
         false
     }
+    /// Whether the CLI is waiting on its model API right now (a request sent, no tool of the
+    /// model's running): while it is, and nothing is heard for [`AgentSpec::api_patience`],
+    /// the runner stops it ([`ExitKind::Unanswered`]). `false` where the output cannot tell.
+    fn waiting_on_model(&self) -> bool {
+        false
+    }
     fn finish(&mut self) -> Parsed;
 }
 
@@ -596,7 +614,7 @@ fn tail_str(s: &str, max: usize) -> String {
 /// Run one invocation (see the module doc).
 pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
     let inv = invocation(spec, req)?;
-    let (parser, stderr_watch) = parsers(spec.kind);
+    let (parser, stderr_watch) = parsers(spec);
     let mut env = kind_env(spec.kind);
     if spec.kind == AgentKind::Claude {
         env.push(claude::permissions_env(spec));
@@ -613,6 +631,7 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
         timeout: spec.timeout,
         grace: spec.grace,
         cancel: req.cancel.as_ref(),
+        api_patience: spec.api_patience,
         parser,
         stderr_watch,
     })?;
@@ -620,15 +639,16 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
 }
 
 /// A CLI's stdout format, and the watcher of its stderr (gemini's retries).
-fn parsers(kind: AgentKind) -> (Box<dyn OutputParser>, Option<Box<dyn OutputParser>>) {
-    let parser: Box<dyn OutputParser> = match kind {
-        AgentKind::Claude => Box::new(claude::Parser::default()),
+fn parsers(spec: &AgentSpec) -> (Box<dyn OutputParser>, Option<Box<dyn OutputParser>>) {
+    let patience = spec.api_patience;
+    let parser: Box<dyn OutputParser> = match spec.kind {
+        AgentKind::Claude => Box::new(claude::Parser::new(patience)),
         AgentKind::Codex => Box::new(codex::Parser::default()),
         AgentKind::Gemini => Box::new(gemini::Parser::default()),
         _ => Box::new(PlainText),
     };
-    let watch = (kind == AgentKind::Gemini)
-        .then(|| Box::new(gemini::Offline::default()) as Box<dyn OutputParser>);
+    let watch = (spec.kind == AgentKind::Gemini)
+        .then(|| Box::new(gemini::Offline::new(patience)) as Box<dyn OutputParser>);
     (parser, watch)
 }
 
@@ -637,7 +657,7 @@ fn parsers(kind: AgentKind) -> (Box<dyn OutputParser>, Option<Box<dyn OutputPars
 pub fn read_output(spec: &AgentSpec, stdout: &[u8], stderr: &[u8], exit: ExitKind) -> AgentOutcome {
     outcome(
         spec,
-        process::replay(parsers(spec.kind), stdout, stderr, exit),
+        process::replay(parsers(spec), stdout, stderr, exit),
     )
 }
 
@@ -663,6 +683,13 @@ fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {
                 Some(r) => format!("killed by signal {sig}: {r}"),
                 None => format!("killed by signal {sig}"),
             }),
+        ),
+        ExitKind::Unanswered(secs) => (
+            Some(FailureKind::ApiDown),
+            Some(format!(
+                "{}; baton stopped the process group",
+                outage::unanswered(Duration::from_secs(secs))
+            )),
         ),
         ExitKind::Stopped => {
             let (kind, msg) = p.failure.clone().unwrap_or((

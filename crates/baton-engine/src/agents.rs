@@ -75,4 +75,10 @@ pub trait Agents: Sync {
     fn command_line(&self, _who: &Assignment, _req: &Request) -> Option<String> {
         None
     }
+
+    /// How long a failing model API is given ([`baton_agent::AgentSpec::api_patience`]):
+    /// baton's own backoff after server errors ends within it too.
+    fn api_patience(&self) -> std::time::Duration {
+        baton_agent::DEFAULT_API_PATIENCE
+    }
 }

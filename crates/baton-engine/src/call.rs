@@ -262,7 +262,10 @@ impl Calls<'_> {
         // resuming runs it again: the run is paused, not failed.
         let stopped = match (&reply.fatal, reply.transient) {
             (Some(next), _) => Some((next.clone(), "cannot run")),
-            (None, true) => Some((transient_cause(reply.error.as_deref()), "is paused in")),
+            (None, true) => Some((
+                transient_cause(reply.error.as_deref()).next_step(),
+                "is paused in",
+            )),
             (None, false) => None,
         };
         if let Some((next, verb)) = stopped {
@@ -317,12 +320,25 @@ impl Calls<'_> {
 
     /// Rate limits and overloaded servers are waited out (`backoff_secs`, doubling), not
     /// counted as the phase failing.
+    ///
+    /// A server that keeps failing is given the agents' `api_patience` in all, counted from
+    /// the first call: a wait that would end past it is not begun, and the run pauses.
     fn backoff(&self, c: &Call, req: &Request, mut reply: Reply) -> Result<Reply> {
         let mut wait = c.policy.backoff_secs;
         let mut usage = Usage::default();
         let mut cost: Option<f64> = None;
+        let began = std::time::Instant::now()
+            .checked_sub(Duration::from_millis(reply.duration_ms))
+            .unwrap_or_else(std::time::Instant::now);
+        let patience = self.agents.api_patience();
         for retry in 1..=c.policy.transient_retries {
             if !reply.transient {
+                break;
+            }
+            if transient_cause(reply.error.as_deref()) == Transient::ServerErrors
+                && !patience.is_zero()
+                && began.elapsed() + Duration::from_secs(wait) >= patience
+            {
                 break;
             }
             self.reporter.report(&RunEvent::PhaseRetrying {
@@ -536,27 +552,44 @@ pub fn judge_signal(text: &str, expected_id: &str, grammar: Grammar) -> Verdict 
     }
 }
 
-/// What to tell the user when the API still refused after every wait: a server that keeps
-/// failing (5xx, overloaded) is named as such, not taken for a rate limit.
-fn transient_cause(error: Option<&str>) -> String {
+/// Why the API still refused after every wait: a server that keeps failing (5xx,
+/// overloaded, codex's "high demand") or a rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transient {
+    ServerErrors,
+    RateLimit,
+}
+
+impl Transient {
+    fn next_step(self) -> String {
+        match self {
+            Transient::ServerErrors => {
+                "the API kept answering with server errors past baton's backoff: try again later"
+            }
+            Transient::RateLimit => {
+                "the API's rate limit outlasted baton's backoff: wait until it resets"
+            }
+        }
+        .to_string()
+    }
+}
+
+fn transient_cause(error: Option<&str>) -> Transient {
     static SERVER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\b(50[0-4]|529)\b|server error|internal error|overloaded|bad gateway|service unavailable|unavailable",
+            r"(?i)\b(50[0-4]|529)\b|server error|internal error|overloaded|bad gateway|service unavailable|unavailable|high demand",
         )
         .expect("regex")
     });
     match error {
-        Some(e) if SERVER.is_match(e) && !e.contains("429") => {
-            "the API kept answering with server errors past baton's backoff: try again later"
-                .to_string()
-        }
-        _ => "the API's rate limit outlasted baton's backoff: wait until it resets".to_string(),
+        Some(e) if SERVER.is_match(e) && !e.contains("429") => Transient::ServerErrors,
+        _ => Transient::RateLimit,
     }
 }
 
 #[cfg(test)]
 mod transient_tests {
-    use super::{QUOTA_MARGIN_SECS, quota_wait, transient_cause};
+    use super::{QUOTA_MARGIN_SECS, Transient, quota_wait, transient_cause};
 
     #[test]
     fn a_spent_limit_is_waited_out_until_its_reset_and_a_margin() {
@@ -583,15 +616,17 @@ mod transient_tests {
             "unexpected status 500 Internal Server Error: boom",
             "API Error: 529 {\"type\":\"overloaded_error\"}",
             "stream error: 503 Service Unavailable",
+            "the API answers with server errors (codex gave up after 5 reconnects: \"We’re currently experiencing high demand, which may cause temporary errors.\")",
         ] {
-            assert!(transient_cause(Some(e)).contains("server errors"), "{e}");
+            assert_eq!(transient_cause(Some(e)), Transient::ServerErrors, "{e}");
         }
+        assert!(Transient::ServerErrors.next_step().contains("server errors"));
         for e in [
             Some("429 Too Many Requests: rate limit"),
             Some("rate_limit_exceeded"),
             None,
         ] {
-            assert!(transient_cause(e).contains("rate limit"), "{e:?}");
+            assert_eq!(transient_cause(e), Transient::RateLimit, "{e:?}");
         }
     }
 }

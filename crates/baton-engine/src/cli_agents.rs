@@ -132,6 +132,8 @@ pub struct CliAgents {
     scenario: Option<PathBuf>,
     agents: AgentsConfig,
     skip_permissions: bool,
+    /// `[run] api_patience_secs`.
+    api_patience: std::time::Duration,
     /// The binary that acts as the simulated agent (default: this one).
     sim_program: Option<PathBuf>,
 }
@@ -143,6 +145,7 @@ impl CliAgents {
             scenario,
             agents: AgentsConfig::new(),
             skip_permissions: false,
+            api_patience: agent::DEFAULT_API_PATIENCE,
             sim_program: None,
         }
     }
@@ -157,6 +160,7 @@ impl CliAgents {
     /// The project's `[run] skip_permissions` and `[agents.*]` settings.
     pub fn configured(mut self, run: &crate::config::Config) -> Self {
         self.skip_permissions = run.run.skip_permissions;
+        self.api_patience = std::time::Duration::from_secs(run.run.api_patience_secs);
         self.agents = run.agents.clone();
         self
     }
@@ -203,6 +207,10 @@ impl Agents for CliAgents {
         self.spec(who).map_or(0, |s| s.kind.context_floor())
     }
 
+    fn api_patience(&self) -> std::time::Duration {
+        self.api_patience
+    }
+
     fn command_line(&self, who: &Assignment, req: &Request) -> Option<String> {
         if who.agent.is_sim() {
             return None;
@@ -229,6 +237,7 @@ impl Agents for CliAgents {
         let mut spec = self.spec(who)?;
         spec.timeout = req.timeout;
         spec.grace = req.grace;
+        spec.api_patience = self.api_patience;
         // What baton masks for the agent (`baton mask`, its hooks, the MCP tool) is logged for
         // this run, phase and agent (context::mask::record): the report's tokens saved.
         if let Some(run_dir) = req.log_dir.parent() {

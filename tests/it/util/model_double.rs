@@ -211,6 +211,9 @@ pub enum Reply {
     /// (codex words it); Gemini a 429 whose `QuotaFailure` names a per-day quota (gemini-cli
     /// reads it as terminal; the API gives no time).
     QuotaSpent { resets_at: u64 },
+    /// No answer at all: the request is read and the connection held open, never answered
+    /// (until the double is dropped): a server that hangs.
+    Silent,
 }
 
 impl Reply {
@@ -243,10 +246,23 @@ impl Reply {
 /// Decides each answer from the request.
 pub type Script = Box<dyn Fn(&Request) -> Reply + Send + Sync>;
 
+type Held = Arc<Mutex<Vec<tiny_http::Request>>>;
+
+/// `reply` is [`Reply::Silent`]: `req` is held open, never answered.
+fn hold(held: &Held, req: tiny_http::Request, reply: &Reply) -> Option<tiny_http::Request> {
+    if matches!(reply, Reply::Silent) {
+        held.lock().unwrap().push(req);
+        return None;
+    }
+    Some(req)
+}
+
 /// A running model double; stopped when dropped.
 pub struct ModelDouble {
     pub url: String,
     log: Arc<Mutex<Vec<Request>>>,
+    /// Requests answered [`Reply::Silent`], held open.
+    held: Held,
     server: Arc<tiny_http::Server>,
     thread: Option<JoinHandle<()>>,
 }
@@ -271,19 +287,21 @@ impl ModelDouble {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind loopback"));
         let url = format!("http://{}", server.server_addr());
         let log = Arc::new(Mutex::new(Vec::new()));
-        let (s, l) = (server.clone(), log.clone());
+        let held: Held = Arc::default();
+        let (s, l, h) = (server.clone(), log.clone(), held.clone());
         let thread = std::thread::spawn(move || {
             for req in s.incoming_requests() {
                 match api {
-                    Api::Anthropic => serve(req, &script, &l),
-                    Api::Gemini => serve_gemini(req, &script, &l),
-                    Api::OpenAi => serve_openai(req, &script, &l),
+                    Api::Anthropic => serve(req, &script, &l, &h),
+                    Api::Gemini => serve_gemini(req, &script, &l, &h),
+                    Api::OpenAi => serve_openai(req, &script, &l, &h),
                 }
             }
         });
         ModelDouble {
             url,
             log,
+            held,
             server,
             thread: Some(thread),
         }
@@ -301,6 +319,7 @@ impl Drop for ModelDouble {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.held.lock().unwrap().clear();
     }
 }
 
@@ -332,7 +351,12 @@ fn read_post(
     Some((req, path, raw.len(), body))
 }
 
-fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+fn serve(
+    req: tiny_http::Request,
+    script: &Script,
+    log: &Mutex<Vec<Request>>,
+    held: &Held,
+) {
     let Some((req, path, size, body)) = read_post(req, Api::Anthropic) else {
         return;
     };
@@ -349,6 +373,10 @@ fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
         size,
     };
     let reply = anthropic_quota(script(&request));
+    let Some(req) = hold(held, req, &reply) else {
+        log.lock().unwrap().push(request);
+        return;
+    };
     let stream = request.body["stream"].as_bool().unwrap_or(false);
     let model = request.body["model"]
         .as_str()
@@ -410,7 +438,12 @@ fn respond_error(req: tiny_http::Request, code: u16, headers: &[(String, String)
     let _ = req.respond(resp);
 }
 
-fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+fn serve_gemini(
+    req: tiny_http::Request,
+    script: &Script,
+    log: &Mutex<Vec<Request>>,
+    held: &Held,
+) {
     let Some((req, path, size, body)) = read_post(req, Api::Gemini) else {
         return;
     };
@@ -434,6 +467,9 @@ fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         let reply = script(&request);
         log.lock().unwrap().push(request);
         reply
+    };
+    let Some(req) = hold(held, req, &reply) else {
+        return;
     };
     let response = |parts: Value, finish: Option<&str>| {
         let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
@@ -474,6 +510,7 @@ fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
             let text = format!("data: {first}\n\n");
             return respond(req, 200, "text/event-stream", text.into_bytes());
         }
+        Reply::Silent => unreachable!("held, never answered"),
         Reply::Text(t) => response(json!([{"text": t}]), Some("STOP")),
         Reply::Tool { name, input } => response(
             json!([{"functionCall": {"name": name, "args": input}}]),
@@ -492,7 +529,12 @@ fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
     }
 }
 
-fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>) {
+fn serve_openai(
+    req: tiny_http::Request,
+    script: &Script,
+    log: &Mutex<Vec<Request>>,
+    held: &Held,
+) {
     let Some((req, path, size, body)) = read_post(req, Api::OpenAi) else {
         return;
     };
@@ -505,6 +547,9 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
     };
     let reply = script(&request);
     log.lock().unwrap().push(request);
+    let Some(req) = hold(held, req, &reply) else {
+        return;
+    };
     let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
     let created = event(
         "response.created",
@@ -526,6 +571,7 @@ fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Reques
         }
         // Created, then nothing: the stream ends before `response.completed`.
         Reply::Cut => return respond(req, 200, "text/event-stream", created.into_bytes()),
+        Reply::Silent => unreachable!("held, never answered"),
         Reply::QuotaSpent { resets_at } => {
             let body = json!({"error": {"type": "usage_limit_reached",
                 "message": "The usage limit has been reached", "plan_type": "plus",
@@ -577,7 +623,7 @@ fn block_of(reply: &Reply) -> (Value, &'static str) {
             json!({"type": "tool_use", "id": tool_use_id(), "name": name, "input": input}),
             "tool_use",
         ),
-        Reply::Status { .. } | Reply::Cut | Reply::QuotaSpent { .. } => {
+        Reply::Status { .. } | Reply::Cut | Reply::QuotaSpent { .. } | Reply::Silent => {
             unreachable!("not a message")
         }
     }

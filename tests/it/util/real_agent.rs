@@ -367,6 +367,45 @@ pub fn stops_the_run(a: &Agent, double: ModelDouble, says: &str, limit: Duration
     assert_eq!(story_commits(&dir), Vec::<String>::new());
 }
 
+/// A model API that fails for good, every model call answered `fail` (a 500, or nothing
+/// at all): with `[run] api_patience_secs = 20` the run pauses (exit 7) within `limit`,
+/// naming the cause (`says`), with the way on; no attempt spent, nothing committed, the
+/// CLI's process group gone.
+pub fn a_failing_api_pauses_the_run_naming_it(
+    a: &Agent,
+    fail: fn() -> Reply,
+    says: &str,
+    limit: Duration,
+) {
+    if a.cli().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    std::fs::write(dir.join("baton.toml"), "[run]\napi_patience_secs = 20\n").unwrap();
+    git(&dir, &["add", "baton.toml"]);
+    git(&dir, &["commit", "-q", "-m", "patience"]);
+    let double = a.double(Box::new(move |r: &Request| {
+        // A CLI's own small calls (titles, routing) are answered: the agent's turn is not.
+        if r.tools().is_empty() {
+            Reply::Text("ok".into())
+        } else {
+            fail()
+        }
+    }));
+    let (out, took) = a.run_epic(&dir, &double);
+    let said = text(&out);
+    crate::util::assert_exit(&out, 7);
+    assert!(said.contains(says), "{said}");
+    assert!(said.contains("baton run --resume"), "{said}");
+    assert!(took < limit, "{took:?}: {said}");
+    assert_eq!(story_commits(&dir), Vec::<String>::new());
+    assert!(
+        finished_phases(&dir).iter().all(|e| e["phase"] != "dev"),
+        "no attempt of the dev phase was spent"
+    );
+}
+
 /// The API refusing the key stops the run within seconds.
 pub fn an_auth_failure_stops_the_run(a: &Agent) {
     if a.cli().is_some() {

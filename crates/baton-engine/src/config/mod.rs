@@ -72,6 +72,11 @@ pub struct RunConfig {
     /// Runs wait until a spent usage limit resets (plus a minute) and go on by themselves,
     /// instead of pausing (`--wait-for-quota`).
     pub wait_for_quota: bool,
+    /// Seconds an agent may wait on its model API with nothing heard (claude, codex), or
+    /// keep retrying its server errors (claude, gemini), before baton stops it and the run
+    /// pauses naming the cause. codex's own retries of server errors, and baton's backoff
+    /// after them, end within it too. 0: never stopped for it.
+    pub api_patience_secs: u64,
     /// Who develops each story of an epic run: `baton` (its own kickoff, dev and review
     /// phases) or `bmad-build-auto` (the BMAD 6 skill installed in the project, once per
     /// story of a spec folder; `--dev`). A workflow definition's own `dev` wins.
@@ -92,6 +97,7 @@ impl Default for RunConfig {
             protected_branches: vec!["main".into(), "master".into()],
             skip_permissions: false,
             wait_for_quota: false,
+            api_patience_secs: baton_agent::DEFAULT_API_PATIENCE.as_secs(),
             dev: None,
             pause_after: None,
             roles: Default::default(),
