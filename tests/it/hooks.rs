@@ -594,7 +594,7 @@ fn a_large_whole_file_read_is_answered_outline_first_in_each_clis_shape() {
     assert!(hook(&p, "claude", &claude("s2", json!({"file_path": path}))).is_some());
     let ranged = json!({"file_path": path, "offset": 1, "limit": lines});
     assert_eq!(hook(&p, "claude", &claude("s3", ranged)), None);
-    // gemini: the replacement is the denial's reason, head then guide.
+    // gemini: the replacement is the denial's reason, guide (the structure) then head.
     let gemini = |input: Value| {
         json!({"session_id": "g1", "hook_event_name": "AfterTool", "tool_name": "read_file",
                "tool_input": input, "tool_response": {"llmContent": src, "returnDisplay": ""}})
@@ -602,10 +602,14 @@ fn a_large_whole_file_read_is_answered_outline_first_in_each_clis_shape() {
     let g = hook(&p, "gemini", &gemini(json!({"file_path": path}))).unwrap();
     assert_eq!(g["decision"], "deny");
     let reason = g["reason"].as_str().unwrap();
-    assert!(reason.starts_with("//! A module."), "{reason}");
+    assert!(reason.starts_with("baton: "), "{reason}");
+    assert!(reason.contains("pub fn function_149("), "{reason}");
+    let head = format!(" of {lines} ---\n//! A module.");
+    assert!(reason.contains(&head), "{reason}");
     assert!(
-        reason.contains(&format!("of {lines} shown above")),
-        "{reason}"
+        reason.chars().count() <= baton_context::outline::ANSWER_MAX_CHARS,
+        "{}",
+        reason.chars().count()
     );
     let ranged = json!({"file_path": path, "start_line": 40, "end_line": 90});
     assert_eq!(hook(&p, "gemini", &gemini(ranged)), None);
@@ -705,10 +709,16 @@ fn baton_mask_answers_a_whole_file_read_outline_first() {
     let src = big_source(500);
     p.write("src/lib.rs", &src);
     let out = p.ok(&["mask", "--", "bash", "-c", "cat src/lib.rs"]);
-    assert!(out.starts_with("//! A module.\n"), "{out}");
-    assert!(out.contains("baton: src/lib.rs is"), "{out}");
-    assert!(out.contains("pub fn function_3("), "{out}");
-    assert!(out.len() * 3 < src.len(), "{}", out.len());
+    // The structure first (500 functions: their names and first lines, packed to fit), the
+    // file's first lines after it.
+    assert!(out.starts_with("baton: src/lib.rs is 5004 lines"), "{out}");
+    assert!(out.contains(" function_3:36 "), "{out}");
+    assert!(out.contains("\n//! A module.\n"), "{out}");
+    assert!(
+        out.chars().count() <= baton_context::outline::ANSWER_MAX_CHARS,
+        "{}",
+        out.len()
+    );
     // Between the mask threshold (2000) and the read threshold (6000): whole.
     let medium = big_source(40);
     p.write("src/mid.rs", &medium);

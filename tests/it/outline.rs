@@ -858,7 +858,7 @@ fn mask_points_a_huge_cat_at_the_outline() {
     // A whole-file `cat` is answered outline first (tests/it/hooks.rs); --json keeps the
     // summary document, with the hint.
     let first = p.ok(&["mask", "--", "cat", "big.rs"]);
-    assert!(first.starts_with("pub fn function_0(") && first.contains("baton: big.rs is"));
+    assert!(first.starts_with("baton: big.rs is") && first.contains("\npub fn function_0("));
     let v: Value = serde_json::from_str(&p.ok(&["--json", "mask", "--", "cat", "big.rs"])).unwrap();
     assert_eq!(v["masked"], true);
     let h = &v["outline_hint"];

@@ -9,9 +9,9 @@ use serde_json::json;
 
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
-    CLAUDE, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
-    assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
-    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
+    CLAUDE, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run,
+    an_auth_failure_stops_the_run, assert_masked_as, assert_red_reached, commits_every_story,
+    generated, last_tool_result, one_call, pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, RED};
 use crate::util::{Proj, text};
@@ -263,6 +263,13 @@ fn a_large_file_read_reaches_the_model_outline_first_and_whole_when_asked_for() 
         "{after_first}"
     );
     assert!(after_first.contains("pub fn function_20("), "no outline");
+    // All of the outline, the last function named, shown whole: never saved to a file with a
+    // 2 KB preview (claude does that to a hook's context over 10,000 characters).
+    assert!(
+        after_first.contains("pub fn function_149("),
+        "the outline was cut"
+    );
+    assert!(!after_first.contains("persisted-output"), "{after_first}");
     assert!(
         after_first.contains(&format!("offset 1 and limit {lines}")),
         "{after_first}"

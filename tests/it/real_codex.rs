@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 
 use crate::util::model_double::{ModelDouble, Reply, Request};
 use crate::util::real_agent::{
-    CODEX, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked_as,
-    assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
+    CODEX, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run,
+    an_auth_failure_stops_the_run, assert_masked_as, assert_red_reached, commits_every_story,
+    generated, last_tool_result, mcp_tool_call_round_trips_in_a_run, one_call,
     pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, RED, one_story_project};
@@ -32,28 +33,7 @@ fn baton_run_commits_every_story_with_codex_under_batons_defaults() {
 
 #[test]
 fn batons_mcp_tool_call_round_trips_in_a_run() {
-    if CODEX.cli().is_none() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = one_story_project(tmp.path());
-    let double = CODEX.double(Box::new(|r: &Request| {
-        if r.turns() == 0 {
-            Reply::tool("mcp__baton__budget", json!({"text": "hello world"}))
-        } else {
-            Reply::Text("IMPLEMENTATION BLOCKED: 1.1 - the double only counts tokens".into())
-        }
-    }));
-    let _ = CODEX.run_epic(&dir, &double);
-    let seen: Vec<String> = double
-        .requests()
-        .iter()
-        .flat_map(|r| r.tool_results())
-        .collect();
-    assert!(
-        seen.iter().any(|t| t.contains("tokens (o200k_base)")),
-        "{seen:#?}"
-    );
+    mcp_tool_call_round_trips_in_a_run(&CODEX, "mcp__baton__budget");
 }
 
 #[test]
@@ -255,6 +235,69 @@ fn a_red_test_run_reaches_the_model_with_its_failure_and_message() {
     assert_eq!(p.mask_records(), 1, "one record for one output");
 }
 
+/// A Rust file of about 60 KB: 540 functions, each a few lines, then one more.
+fn big_source() -> String {
+    let mut s = String::from("//! A large module.\n\n");
+    for i in 0..540 {
+        s.push_str(&format!(
+            "/// Adds {i}.\npub fn add_{i}(x: u64) -> u64 {{\n    let y = x + {i};\n    let z = y.wrapping_mul(3);\n    z - y * 2\n}}\n\n"
+        ));
+    }
+    s.push_str("pub fn the_last_one() -> u8 {\n    42\n}\n");
+    s
+}
+
+/// A whole read of a 60 KB file (`cat`, routed through baton after `baton init codex`)
+/// reaches the model once, outline first, with every definition's line range and how to read
+/// more, never masked again by baton's own hook; a second whole read in the session is the
+/// whole file. One record for the first read, none for the second.
+#[test]
+fn a_whole_read_of_a_large_file_reaches_the_model_outline_first_once() {
+    let Some(cli) = CODEX.cli() else {
+        return;
+    };
+    let p = Proj::new();
+    let source = big_source();
+    assert!(
+        source.len() > 55_000 && source.len() < 65_000,
+        "{}",
+        source.len()
+    );
+    p.write("src/big.rs", &source);
+    let o = p.cmd(&["init", "codex"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let home = tempfile::tempdir().unwrap();
+    write_user_config(&cli, p.path(), home.path());
+    let trust = trust_project_and_hooks(&cli, &home.path().join(".codex"), p.path());
+    let double = CODEX.double(Box::new(|r: &Request| match r.turns() {
+        _ if r.tools().is_empty() => Reply::Text("ok".into()),
+        0 | 1 => Reply::tool("exec_command", json!({"cmd": "cat src/big.rs"})),
+        _ => Reply::Text("DONE".into()),
+    }));
+    let out = session(&cli, &p, home.path(), &double, &trust);
+    assert!(out.status.success(), "{}", text(&out));
+    let results = double.requests().last().unwrap().tool_results();
+    assert_eq!(results.len(), 2, "{results:#?}");
+    let first = &results[0];
+    assert_eq!(first.matches("its outline follows").count(), 1, "{first}");
+    assert!(first.contains("add_0"), "{first}");
+    assert!(!first.contains("full_output_path"), "masked again: {first}");
+    assert!(
+        first.chars().count() < 12_000,
+        "{} chars",
+        first.chars().count()
+    );
+    assert!(!first.contains("    42\n}"), "the whole file: {first}");
+    let second = &results[1];
+    assert!(second.contains("pub fn the_last_one() -> u8 {"), "{second}");
+    assert!(second.contains("add_539"), "{second}");
+    assert_eq!(
+        p.mask_records(),
+        1,
+        "one record for the outlined read, none for the whole one"
+    );
+}
+
 /// `baton init codex --global` (in `$CODEX_HOME`, as codex reads it) reaches a project without
 /// `baton init` once the user trusted the hooks; in one that has its own, an output is routed
 /// and masked once (the user-level hooks step aside).
@@ -446,6 +489,6 @@ fn an_api_that_never_answers_pauses_the_run_naming_it() {
         &CODEX,
         || Reply::Silent,
         "no answer from the model API for 20 s",
-        std::time::Duration::from_secs(90),
+        std::time::Duration::from_secs(150),
     );
 }

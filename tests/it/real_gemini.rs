@@ -10,9 +10,9 @@ use serde_json::json;
 
 use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
-    GEMINI, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run, an_auth_failure_stops_the_run, assert_masked,
-    assert_red_reached, commits_every_story, generated, last_tool_result, one_call,
-    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
+    GEMINI, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run,
+    an_auth_failure_stops_the_run, assert_masked, assert_red_reached, commits_every_story,
+    generated, last_tool_result, one_call, pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, RED};
 use crate::util::{Proj, text};

@@ -181,7 +181,12 @@ impl Parser {
         }
         if Streak::outlasts(&self.server_errors, self.patience, now) {
             let streak = self.server_errors.as_ref()?;
-            return Some(server_down("claude", streak, self.server_status, self.patience));
+            return Some(server_down(
+                "claude",
+                streak,
+                self.server_status,
+                self.patience,
+            ));
         }
         if Streak::outlasts(&self.rate_limited, crate::codex::RATE_LIMIT_PATIENCE, now) {
             let streak = self.rate_limited.as_ref()?;
@@ -247,7 +252,9 @@ impl Parser {
         if status == Some(429) {
             Streak::extend(&mut self.rate_limited, now, &report);
             self.server_errors = None;
-        } else if status.is_some_and(|s| s >= 500) || matches!(error, "server_error" | "overloaded_error") {
+        } else if status.is_some_and(|s| s >= 500)
+            || matches!(error, "server_error" | "overloaded_error")
+        {
             Streak::extend(&mut self.server_errors, now, &report);
             self.server_status = status.and_then(|s| u16::try_from(s).ok());
             self.rate_limited = None;

@@ -381,10 +381,16 @@ mod tests {
             );
             p.line_at(&line, now + Duration::from_secs(30 * n));
         }
-        assert!(!OutputParser::stop(&p), "a server error is not a network gone");
+        assert!(
+            !OutputParser::stop(&p),
+            "a server error is not a network gone"
+        );
         let said = r#"We’re currently experiencing high demand, which may cause temporary errors."#;
         p.line_at(&format!(r#"{{"type":"error","message":"{said}"}}"#), now);
-        p.line_at(&format!(r#"{{"type":"turn.failed","error":{{"message":"{said}"}}}}"#), now);
+        p.line_at(
+            &format!(r#"{{"type":"turn.failed","error":{{"message":"{said}"}}}}"#),
+            now,
+        );
         assert!(!p.waiting_on_model());
         let (kind, msg) = p.finish().failure.unwrap();
         assert_eq!(kind, FailureKind::Api);
@@ -396,7 +402,10 @@ mod tests {
         // A command running is not waiting on the API; a todo list open all turn is.
         let mut p = Parser::default();
         p.line_at(r#"{"type":"turn.started"}"#, now);
-        p.line_at(r#"{"type":"item.started","item":{"id":"i0","type":"todo_list","items":[]}}"#, now);
+        p.line_at(
+            r#"{"type":"item.started","item":{"id":"i0","type":"todo_list","items":[]}}"#,
+            now,
+        );
         assert!(p.waiting_on_model());
         p.line_at(r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"make test","status":"in_progress"}}"#, now);
         assert!(!p.waiting_on_model());

@@ -66,7 +66,11 @@ impl OutputParser for Offline {
     fn stop(&self) -> bool {
         self.attempts >= OFFLINE_ATTEMPTS
             || self.rate_limit_outlasts()
-            || Streak::outlasts(&self.server_errors, self.patience, std::time::Instant::now())
+            || Streak::outlasts(
+                &self.server_errors,
+                self.patience,
+                std::time::Instant::now(),
+            )
     }
 
     fn finish(&mut self) -> Parsed {
@@ -84,8 +88,11 @@ impl OutputParser for Offline {
                 ..Parsed::default()
             };
         }
-        if Streak::outlasts(&self.server_errors, self.patience, std::time::Instant::now())
-            && let Some(streak) = &self.server_errors
+        if Streak::outlasts(
+            &self.server_errors,
+            self.patience,
+            std::time::Instant::now(),
+        ) && let Some(streak) = &self.server_errors
         {
             return Parsed {
                 failure: Some(server_down("gemini", streak, None, self.patience)),
@@ -451,7 +458,9 @@ mod tests {
         // gemini 0.61 against a server that takes each request and never answers: "fetch
         // failed" about a minute after each.
         let failed = |n: u32| {
-            format!("Attempt {n} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request")
+            format!(
+                "Attempt {n} failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request"
+            )
         };
         let mut w = Offline::default();
         for (n, s) in [(1, 60), (2, 125), (3, 190)] {
@@ -471,7 +480,9 @@ mod tests {
         // A server answering 500 to every attempt: stopped once that outlasts the patience.
         let mut w = Offline::new(std::time::Duration::from_secs(100));
         let five = |n: u32| {
-            format!(r#"Attempt {n} failed with status 500. Retrying with backoff... _ApiError: {{"error":{{"code":500,"message":"internal","status":"INTERNAL"}}}}"#)
+            format!(
+                r#"Attempt {n} failed with status 500. Retrying with backoff... _ApiError: {{"error":{{"code":500,"message":"internal","status":"INTERNAL"}}}}"#
+            )
         };
         w.line_at(&five(1), at(0));
         w.line_at(&five(2), at(50));
@@ -481,7 +492,9 @@ mod tests {
         let (kind, msg) = w.finish().failure.unwrap();
         assert_eq!(kind, FailureKind::ApiDown);
         assert!(
-            msg.starts_with("the API answers 500 (a server error) to every request: gemini retried 3 times"),
+            msg.starts_with(
+                "the API answers 500 (a server error) to every request: gemini retried 3 times"
+            ),
             "{msg}"
         );
     }

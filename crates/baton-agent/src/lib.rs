@@ -85,6 +85,7 @@ mod outage;
 pub mod preflight;
 mod process;
 pub mod settings;
+mod silence;
 pub mod sim;
 pub mod transcript;
 pub mod trust;
@@ -655,10 +656,7 @@ fn parsers(spec: &AgentSpec) -> (Box<dyn OutputParser>, Option<Box<dyn OutputPar
 /// The outcome of a call whose output was recorded (a log read again, a fuzzer's input): what
 /// [`run`] would have concluded had the CLI printed `stdout` and `stderr` and ended by `exit`.
 pub fn read_output(spec: &AgentSpec, stdout: &[u8], stderr: &[u8], exit: ExitKind) -> AgentOutcome {
-    outcome(
-        spec,
-        process::replay(parsers(spec), stdout, stderr, exit),
-    )
+    outcome(spec, process::replay(parsers(spec), stdout, stderr, exit))
 }
 
 fn outcome(spec: &AgentSpec, raw: process::Raw) -> AgentOutcome {

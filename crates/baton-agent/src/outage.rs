@@ -55,9 +55,8 @@ pub(crate) fn is_server_error(report: &str) -> bool {
 
 /// The HTTP status of a server error in a CLI's report (`500`, `503`, `529`), if it names one.
 pub(crate) fn server_status(report: &str) -> Option<u16> {
-    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"\b(5\d\d)\b").expect("static regex")
-    });
+    static RE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\b(5\d\d)\b").expect("static regex"));
     RE.captures(report).and_then(|c| c[1].parse().ok())
 }
 
@@ -109,7 +108,11 @@ mod tests {
         let t0 = Instant::now();
         let mut slot = None;
         Streak::extend(&mut slot, t0, "Attempt 1 failed with status 500");
-        Streak::extend(&mut slot, t0 + Duration::from_secs(50), "Attempt 2 failed with status 503");
+        Streak::extend(
+            &mut slot,
+            t0 + Duration::from_secs(50),
+            "Attempt 2 failed with status 503",
+        );
         let p = Duration::from_secs(60);
         assert!(!Streak::outlasts(&slot, p, t0 + Duration::from_secs(59)));
         assert!(Streak::outlasts(&slot, p, t0 + Duration::from_secs(60)));
@@ -125,14 +128,25 @@ mod tests {
 
     #[test]
     fn silence_is_named_in_words() {
-        assert!(unanswered(Duration::from_secs(300)).starts_with("no answer from the model API for 5 minutes"));
-        assert!(unanswered(Duration::from_secs(45)).starts_with("no answer from the model API for 45 s"));
-        assert_eq!(server_status("Reconnecting... 2/5 (status 502 Bad Gateway)"), Some(502));
+        assert!(
+            unanswered(Duration::from_secs(300))
+                .starts_with("no answer from the model API for 5 minutes")
+        );
+        assert!(
+            unanswered(Duration::from_secs(45))
+                .starts_with("no answer from the model API for 45 s")
+        );
+        assert_eq!(
+            server_status("Reconnecting... 2/5 (status 502 Bad Gateway)"),
+            Some(502)
+        );
         assert_eq!(server_status("HTTP 429"), None);
         assert!(is_server_error(
             "Reconnecting... 1/5 (We’re currently experiencing high demand, which may cause temporary errors.)"
         ));
         assert!(is_server_error("HTTP 529: overloaded_error"));
-        assert!(!is_server_error("Reconnecting... 1/5 (stream disconnected before completion)"));
+        assert!(!is_server_error(
+            "Reconnecting... 1/5 (stream disconnected before completion)"
+        ));
     }
 }

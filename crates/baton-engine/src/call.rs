@@ -620,7 +620,11 @@ mod transient_tests {
         ] {
             assert_eq!(transient_cause(Some(e)), Transient::ServerErrors, "{e}");
         }
-        assert!(Transient::ServerErrors.next_step().contains("server errors"));
+        assert!(
+            Transient::ServerErrors
+                .next_step()
+                .contains("server errors")
+        );
         for e in [
             Some("429 Too Many Requests: rate limit"),
             Some("rate_limit_exceeded"),

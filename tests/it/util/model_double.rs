@@ -351,12 +351,7 @@ fn read_post(
     Some((req, path, raw.len(), body))
 }
 
-fn serve(
-    req: tiny_http::Request,
-    script: &Script,
-    log: &Mutex<Vec<Request>>,
-    held: &Held,
-) {
+fn serve(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>, held: &Held) {
     let Some((req, path, size, body)) = read_post(req, Api::Anthropic) else {
         return;
     };
@@ -438,12 +433,7 @@ fn respond_error(req: tiny_http::Request, code: u16, headers: &[(String, String)
     let _ = req.respond(resp);
 }
 
-fn serve_gemini(
-    req: tiny_http::Request,
-    script: &Script,
-    log: &Mutex<Vec<Request>>,
-    held: &Held,
-) {
+fn serve_gemini(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>, held: &Held) {
     let Some((req, path, size, body)) = read_post(req, Api::Gemini) else {
         return;
     };
@@ -529,12 +519,7 @@ fn serve_gemini(
     }
 }
 
-fn serve_openai(
-    req: tiny_http::Request,
-    script: &Script,
-    log: &Mutex<Vec<Request>>,
-    held: &Held,
-) {
+fn serve_openai(req: tiny_http::Request, script: &Script, log: &Mutex<Vec<Request>>, held: &Held) {
     let Some((req, path, size, body)) = read_post(req, Api::OpenAi) else {
         return;
     };

@@ -368,7 +368,9 @@ pub fn stops_the_run(a: &Agent, double: ModelDouble, says: &str, limit: Duration
 }
 
 /// A model API that fails for good, every model call answered `fail` (a 500, or nothing
-/// at all): with `[run] api_patience_secs = 20` the run pauses (exit 7) within `limit`,
+/// at all): with `[run] api_patience_secs = 20` the run pauses (exit 7) within `limit` (the
+/// CLI's start, its own start-up reading, which a silence is not counted through, and the
+/// patience),
 /// naming the cause (`says`), with the way on; no attempt spent, nothing committed, the
 /// CLI's process group gone.
 pub fn a_failing_api_pauses_the_run_naming_it(
@@ -395,6 +397,7 @@ pub fn a_failing_api_pauses_the_run_naming_it(
     }));
     let (out, took) = a.run_epic(&dir, &double);
     let said = text(&out);
+    println!("{} paused after {took:?}", a.name);
     crate::util::assert_exit(&out, 7);
     assert!(said.contains(says), "{said}");
     assert!(said.contains("baton run --resume"), "{said}");
@@ -403,6 +406,38 @@ pub fn a_failing_api_pauses_the_run_naming_it(
     assert!(
         finished_phases(&dir).iter().all(|e| e["phase"] != "dev"),
         "no attempt of the dev phase was spent"
+    );
+}
+
+/// A `baton run` whose model calls baton's MCP tool `tool` (as this CLI names it) first:
+/// the tool is offered, called, and its answer reaches the model.
+pub fn mcp_tool_call_round_trips_in_a_run(a: &Agent, tool: &'static str) {
+    if a.cli().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = one_story_project(tmp.path());
+    let double = a.double(Box::new(move |r: &Request| {
+        if r.tools().is_empty() {
+            Reply::Text("ok".into())
+        } else if r.turns() == 0 {
+            Reply::tool(tool, json!({"text": "hello world"}))
+        } else {
+            Reply::Text("IMPLEMENTATION BLOCKED: 1.1 - the double only counts tokens".into())
+        }
+    }));
+    let _ = a.run_epic(&dir, &double);
+    let requests = double.requests();
+    let offered = requests
+        .iter()
+        .find(|r| !r.tools().is_empty())
+        .map(|r| r.tools())
+        .unwrap_or_default();
+    assert!(offered.iter().any(|t| t == tool), "{offered:?}");
+    let seen: Vec<String> = requests.iter().flat_map(|r| r.tool_results()).collect();
+    assert!(
+        seen.iter().any(|t| t.contains("tokens (o200k_base)")),
+        "{seen:#?}"
     );
 }
 

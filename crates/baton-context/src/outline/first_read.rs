@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{Source, outline_with, render::render};
+use super::{Source, outline_with, render_within};
 use crate::tokens::Encoding;
 
 /// An outline-first answer to a whole-file read.
@@ -23,14 +23,12 @@ pub struct FirstRead {
 }
 
 impl FirstRead {
-    /// The head then the guide, as one text (for a CLI that takes one replacement text).
+    /// The guide then the head, as one text (for a CLI that takes one replacement text):
+    /// the structure first, so that whatever cuts the answer short leaves it whole.
     pub fn text(&self) -> String {
         format!(
-            "{}\n--- lines 1-{} of {} shown above ---\n{}",
-            self.head.trim_end_matches('\n'),
-            self.head_lines,
-            self.total_lines,
-            self.guide
+            "{}--- lines 1-{} of {} ---\n{}",
+            self.guide, self.head_lines, self.total_lines, self.head
         )
     }
 }
@@ -59,13 +57,21 @@ pub fn whole_file_read(argv: &[String]) -> Option<String> {
     }
 }
 
-/// The outline shown is cut at this many lines (a file of thousands of definitions).
-const OUTLINE_MAX_LINES: usize = 200;
-/// At most this many lines of the file itself come first.
+/// At most this many lines of the file itself come with the outline.
 const HEAD_MAX_LINES: usize = 200;
 
+/// Characters of an outline-first answer, at most: what every CLI shows of a hook's answer
+/// whole (measured with claude-code 2.1.197, codex 0.171 and gemini 0.61 against the model
+/// double). claude saves a hook's `additionalContext` of more than 10,000 characters to a
+/// file and shows the model a 2 KB preview of it; codex cuts a command's output to about
+/// 10 KB, head and tail; gemini showed a 60,000-character answer whole, where the reason to
+/// outline is to show less.
+pub const ANSWER_MAX_CHARS: usize = 9_500;
+
 /// `text`, the whole of the file `name`, answered outline first when it is over `threshold`
-/// tokens; `None` when it is small enough to show whole.
+/// tokens; `None` when it is small enough to show whole. The answer fits
+/// [`ANSWER_MAX_CHARS`] (and three characters a token of the threshold): the file's structure first (at most three quarters of it, said more
+/// briefly until it fits, see [`super::render_within`]), its first lines in what is left.
 pub fn first_read(name: &str, text: &str, threshold: usize) -> Option<FirstRead> {
     // A token is at least one byte: a text this short is under the threshold.
     if text.len() <= threshold {
@@ -78,9 +84,34 @@ pub fn first_read(name: &str, text: &str, threshold: usize) -> Option<FirstRead>
     if file_tokens <= threshold {
         return None;
     }
-    // About a quarter of the threshold's worth of the file itself (four bytes a token), and
-    // half of it of outline (below): the answer stays well under the threshold.
-    let head_budget = threshold.max(1);
+    let total_lines = text.lines().count();
+    let shown = if Path::new(name).extension().is_some() {
+        name.to_string()
+    } else {
+        format!("'{name}'")
+    };
+    let intro = |head_lines: usize| {
+        format!(
+            "baton: {shown} is {total_lines} lines, {file_tokens} tokens (over the {threshold}-token \
+             read threshold): lines 1-{head_lines} were shown, and its outline follows (each \
+             definition's line range).\n\
+             Read more: a line range (the read tool's offset/limit or start_line/end_line; \
+             `sed -n 'A,Bp' FILE`), one definition whole (`baton extract FILE --symbol NAME`), or \
+             all of it as the range 1-{total_lines} (offset 1 and limit {total_lines}).\n"
+        )
+    };
+    // Never more than the CLIs show whole, nor (at about three characters a token) more
+    // than the threshold itself.
+    let max = ANSWER_MAX_CHARS.min(threshold.saturating_mul(3));
+    // The widest the intro can be (its head line count at most the file's).
+    let intro_max = intro(total_lines).chars().count();
+    let room = (max * 3 / 4).saturating_sub(intro_max);
+    let (outline, _) = render_within(&o, room);
+    let outline_chars = outline.chars().count();
+    // What the structure left, for the file's own first lines (and the line between).
+    let head_budget = threshold
+        .max(1)
+        .min(max.saturating_sub(intro_max + outline_chars + 60));
     let mut head_end = 0;
     let mut head_lines = 0;
     for line in text.split_inclusive('\n') {
@@ -94,38 +125,11 @@ pub fn first_read(name: &str, text: &str, threshold: usize) -> Option<FirstRead>
     if head_end >= text.len() {
         return None;
     }
-    let total_lines = text.lines().count();
-    let outline_budget = threshold.saturating_mul(2);
-    let mut rendered: Vec<&str> = Vec::new();
-    let full = render(&o);
-    let mut used = 0;
-    for (i, l) in full.lines().enumerate() {
-        if i > OUTLINE_MAX_LINES || (i > 0 && used + l.len() > outline_budget) {
-            rendered.push("  … (outline cut; `baton outline FILE` has all of it)");
-            break;
-        }
-        used += l.len() + 1;
-        rendered.push(l);
-    }
-    let shown = if Path::new(name).extension().is_some() {
-        name.to_string()
-    } else {
-        format!("'{name}'")
-    };
-    let guide = format!(
-        "baton: {shown} is {total_lines} lines, {file_tokens} tokens (over the {threshold}-token \
-         read threshold): lines 1-{head_lines} were shown, and its outline follows (each \
-         definition's line range).\n\
-         Read more: a line range (the read tool's offset/limit or start_line/end_line; \
-         `sed -n 'A,Bp' FILE`), one definition whole (`baton extract FILE --symbol NAME`), or \
-         all of it as the range 1-{total_lines} (offset 1 and limit {total_lines}).\n{}\n",
-        rendered.join("\n")
-    );
     Some(FirstRead {
         head: text[..head_end].to_string(),
         head_lines,
         total_lines,
-        guide,
+        guide: format!("{}{outline}", intro(head_lines)),
         file_tokens,
     })
 }
@@ -159,7 +163,14 @@ mod tests {
             "{}",
             r.head_lines
         );
-        assert!(r.guide.contains("function_0("), "{}", r.guide);
+        // Every definition named, with its line range, however briefly.
+        for i in [0, 75, 149] {
+            assert!(
+                r.guide.contains(&format!("fn function_{i}\n")),
+                "{}",
+                r.guide
+            );
+        }
         assert!(r.guide.contains("baton extract FILE --symbol NAME"));
         assert!(
             r.guide
@@ -174,6 +185,35 @@ mod tests {
             .unwrap()
             + 1;
         assert!(r.guide.contains(&format!("{at}-{}", at + 8)), "{}", r.guide);
+    }
+
+    #[test]
+    fn the_answer_fits_what_the_clis_show_structure_first() {
+        let mut text = String::new();
+        for i in 0..2_000 {
+            text.push_str(&format!(
+                "pub fn f_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n\n"
+            ));
+        }
+        let r = first_read("src/many.rs", &text, 6000).unwrap();
+        let all = r.text();
+        assert!(
+            all.chars().count() <= ANSWER_MAX_CHARS,
+            "{}",
+            all.chars().count()
+        );
+        assert!(r.guide.chars().count() <= ANSWER_MAX_CHARS * 3 / 4);
+        assert!(all.starts_with("baton: src/many.rs is 8000 lines"), "{all}");
+        // The structure as far as it fits, saying what it left out and where the rest is.
+        assert!(r.guide.contains("f_0:1 f_1:5"), "{}", r.guide);
+        assert!(
+            r.guide.contains("`baton outline FILE` lists them all"),
+            "{}",
+            r.guide
+        );
+        // The file's own first lines after it, exactly.
+        assert!(r.head_lines >= 1 && text.starts_with(&r.head));
+        assert!(all.ends_with(&r.head));
     }
 
     #[test]

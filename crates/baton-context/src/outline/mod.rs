@@ -23,6 +23,7 @@ mod def;
 mod estimate;
 mod first_read;
 pub(crate) use estimate::estimate;
+mod fit;
 mod go;
 mod js;
 mod parse;
@@ -34,7 +35,8 @@ mod walk;
 
 use count::RangeCounter;
 use def::{Def, DocStyle, Table, Up};
-pub use first_read::{FirstRead, first_read, whole_file_read};
+pub use first_read::{ANSWER_MAX_CHARS, FirstRead, first_read, whole_file_read};
+pub use fit::{Brevity, render_within};
 use parse::code_items;
 pub use render::{hint_for_command, ratio, render};
 pub use symbol::{find_symbol, nearest_names};
