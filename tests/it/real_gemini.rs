@@ -12,7 +12,8 @@ use crate::util::model_double::{ModelDouble, Reply};
 use crate::util::real_agent::{
     GEMINI, a_failing_api_pauses_the_run_naming_it, a_refused_connection_stops_the_run,
     an_auth_failure_stops_the_run, assert_masked, assert_red_reached, commits_every_story,
-    generated, last_tool_result, one_call, pauses_on_a_rate_limit_past_the_backoff, recovers_from,
+    generated, last_tool_result, mcp_tool_call_round_trips_in_a_run, one_call,
+    pauses_on_a_rate_limit_past_the_backoff, recovers_from,
 };
 use crate::util::scripted_agent::{GEN, RED};
 use crate::util::{Proj, text};
@@ -124,6 +125,13 @@ fn batons_mcp_tools_are_offered_and_a_call_round_trips() {
     let seen = last_tool_result(&double);
     assert!(seen.contains("STATUS: success"), "{seen}");
     assert!(seen.contains("tokens (o200k_base)"), "{seen}");
+}
+
+/// Under `baton run`, with nothing of baton in the project's or the user's settings, gemini
+/// is offered baton's MCP tools as claude and codex are, and a call is answered.
+#[test]
+fn batons_mcp_tool_call_round_trips_in_a_run() {
+    mcp_tool_call_round_trips_in_a_run(&GEMINI, "mcp_baton_budget");
 }
 
 #[test]

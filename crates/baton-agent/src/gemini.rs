@@ -17,6 +17,86 @@ use super::{
 };
 use crate::error::Result;
 
+/// gemini takes MCP servers only from its settings files, and a system-level file (which
+/// `GEMINI_CLI_SYSTEM_DEFAULTS_PATH` could name) only when root owns it and every folder above
+/// it. So under `baton run` gemini gets a home of the run's own (`GEMINI_CLI_HOME`, in the run's
+/// folder): its `.gemini` links to each entry of the user's (credentials, history, extensions,
+/// memory, its chats baton reads the context from: gemini reads and writes the user's own),
+/// beside a settings.json that is the user's with baton's server added. `trust`: its tools (token counts, masking, the task store) need
+/// no confirmation, which a headless gemini cannot ask for. The user's settings are read,
+/// never written. `None` (gemini runs as the user has it): the user's settings already name a
+/// `baton` server or are not JSON, or the run's folder cannot be made.
+pub(super) fn run_home(run_dir: &std::path::Path, baton: &str) -> Option<(String, String)> {
+    let var = &crate::wiring::process_env;
+    let user = crate::wiring::config_dir(crate::wiring::HookAgent::Gemini, var)?;
+    let user_home = var("HOME")
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from);
+    let home = run_dir.join("gemini-home");
+    make_run_home(&user, user_home.as_deref(), &home, baton)?;
+    Some(("GEMINI_CLI_HOME".to_string(), home.display().to_string()))
+}
+
+/// [`run_home`] with the user's `.gemini` folder and home given: `home/.gemini` made (again,
+/// idempotently) from `user`.
+fn make_run_home(
+    user: &std::path::Path,
+    user_home: Option<&std::path::Path>,
+    home: &std::path::Path,
+    baton: &str,
+) -> Option<()> {
+    let settings = user.join("settings.json");
+    let mut doc = match std::fs::read(&settings) {
+        Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .filter(Value::is_object)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(_) => return None,
+    };
+    if doc.pointer("/mcpServers/baton").is_some() {
+        return None;
+    }
+    let mut server = crate::wiring::mcp_server(baton);
+    server["trust"] = Value::Bool(true);
+    doc.as_object_mut()?
+        .entry("mcpServers")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()?
+        .insert("baton".into(), server);
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).ok()?;
+    let link = |from: &std::path::Path, to: std::path::PathBuf| {
+        if std::fs::symlink_metadata(&to).is_err() {
+            let _ = std::os::unix::fs::symlink(from, to);
+        }
+    };
+    // What gemini makes on its first run goes to the user's folder as it would have: the
+    // folders made there first (gemini cannot make one through a link to nothing), its files
+    // linked even before they exist (gemini's write then creates the user's).
+    for d in ["tmp", "history"] {
+        let _ = std::fs::create_dir_all(user.join(d));
+    }
+    for f in [
+        "projects.json",
+        "installation_id",
+        "oauth_creds.json",
+        "google_accounts.json",
+        "trustedFolders.json",
+    ] {
+        link(&user.join(f), dir.join(f));
+    }
+    for entry in std::fs::read_dir(user).into_iter().flatten().flatten() {
+        if entry.file_name() != "settings.json" {
+            link(&entry.path(), dir.join(entry.file_name()));
+        }
+    }
+    // gemini also reads `~/.env` (after the project's and `~/.gemini/.env`).
+    if let Some(h) = user_home.map(|h| h.join(".env")).filter(|e| e.exists()) {
+        link(&h, home.join(".env"));
+    }
+    baton_core::fs::write_atomic(&dir.join("settings.json"), doc.to_string().as_bytes()).ok()
+}
+
 /// Larger JSON output is not parsed (the log still has it).
 const MAX_DOC: usize = 16 * 1024 * 1024;
 
@@ -497,6 +577,54 @@ mod tests {
             ),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_runs_gemini_home_links_the_users_and_adds_batons_server_to_a_copy_of_their_settings() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("u/.gemini");
+        std::fs::create_dir_all(user.join("tmp")).unwrap();
+        let settings = r#"{"security":{"auth":{"selectedType":"oauth-personal"}},"mcpServers":{"db":{"command":"db-mcp"}}}"#;
+        std::fs::write(user.join("settings.json"), settings).unwrap();
+        std::fs::write(user.join("oauth_creds.json"), "{}").unwrap();
+        std::fs::write(tmp.path().join("u/.env"), "X=1").unwrap();
+        let home = tmp.path().join("run/gemini-home");
+        for _ in 0..2 {
+            make_run_home(&user, Some(&tmp.path().join("u")), &home, "/opt/baton").unwrap();
+        }
+        let mine: Value =
+            serde_json::from_slice(&std::fs::read(home.join(".gemini/settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(mine["security"]["auth"]["selectedType"], "oauth-personal");
+        assert_eq!(mine["mcpServers"]["db"]["command"], "db-mcp");
+        assert_eq!(
+            mine["mcpServers"]["baton"],
+            serde_json::json!({"command": "/opt/baton", "args": ["mcp"], "trust": true})
+        );
+        for (name, to) in [
+            (".gemini/oauth_creds.json", user.join("oauth_creds.json")),
+            (".gemini/tmp", user.join("tmp")),
+            (".gemini/history", user.join("history")),
+            // Not there yet: gemini's first write makes the user's.
+            (".gemini/projects.json", user.join("projects.json")),
+            (".env", tmp.path().join("u/.env")),
+        ] {
+            assert_eq!(std::fs::read_link(home.join(name)).unwrap(), to, "{name}");
+        }
+        // The user's own settings, as they were.
+        assert_eq!(
+            std::fs::read_to_string(user.join("settings.json")).unwrap(),
+            settings
+        );
+        // Their own baton server, or settings gemini would read and baton cannot: left alone.
+        std::fs::write(
+            user.join("settings.json"),
+            r#"{"mcpServers":{"baton":{"command":"b"}}}"#,
+        )
+        .unwrap();
+        assert!(make_run_home(&user, None, &tmp.path().join("h2"), "baton").is_none());
+        std::fs::write(user.join("settings.json"), "{ // a comment\n}").unwrap();
+        assert!(make_run_home(&user, None, &tmp.path().join("h3"), "baton").is_none());
     }
 
     #[test]

@@ -142,7 +142,7 @@ impl AgentKind {
         match self {
             AgentKind::Claude => 28_000,
             AgentKind::Codex => 11_000,
-            AgentKind::Gemini => 10_000,
+            AgentKind::Gemini => 12_000,
             AgentKind::Command | AgentKind::Sim => 0,
         }
     }
@@ -619,6 +619,13 @@ pub fn run(spec: &AgentSpec, req: &AgentRequest) -> Result<AgentOutcome> {
     let mut env = kind_env(spec.kind);
     if spec.kind == AgentKind::Claude {
         env.push(claude::permissions_env(spec));
+    }
+    // Under a run (its logs in `<run>/logs`), baton's MCP server for gemini.
+    if spec.kind == AgentKind::Gemini
+        && req.log_dir.file_name().is_some_and(|n| n == "logs")
+        && let Some(run_dir) = req.log_dir.parent()
+    {
+        env.extend(gemini::run_home(run_dir, &crate::wiring::baton_program()));
     }
     env.extend(spec.env.iter().cloned());
     env.extend(req.env.iter().cloned());
