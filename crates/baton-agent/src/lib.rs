@@ -292,7 +292,7 @@ pub struct AgentSpec {
 }
 
 /// [`AgentSpec::api_patience`] unless configured (`[run] api_patience_secs`).
-pub const DEFAULT_API_PATIENCE: Duration = Duration::from_secs(240);
+pub const DEFAULT_API_PATIENCE: Duration = Duration::from_secs(180);
 
 impl AgentSpec {
     pub fn new(kind: AgentKind) -> AgentSpec {
