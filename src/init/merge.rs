@@ -4,8 +4,82 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::files::{BEGIN_MARK, END_MARK, Part, Wanted};
-use super::{Change, Edit};
+use super::{Edit, jsontext};
 use crate::error::{Error, Result};
+
+/// How a JSON file was laid out: what baton writes it back in, so the user's indentation is
+/// kept, and taking baton's part out of a file nobody changed since gives it back byte for
+/// byte (for the pretty-printed files the CLIs write) without the record keeping its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Spaces of one indentation level; 0: all on one line.
+    pub indent: u8,
+    /// Indented with tabs.
+    #[serde(default)]
+    pub tabs: bool,
+    /// Ends with a line break.
+    pub final_newline: bool,
+}
+
+impl Default for Layout {
+    /// What baton writes a file it creates in.
+    fn default() -> Self {
+        Layout {
+            indent: 2,
+            tabs: false,
+            final_newline: true,
+        }
+    }
+}
+
+impl Layout {
+    /// The layout of `text` (the default for no text).
+    pub fn of(text: Option<&str>) -> Layout {
+        let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
+            return Layout::default();
+        };
+        // An empty object says nothing of a layout: written as baton writes a new file.
+        if t.trim() == "{}" {
+            return Layout {
+                final_newline: t.ends_with('\n'),
+                ..Layout::default()
+            };
+        }
+        // The first indented line's indentation is one level.
+        let first = t
+            .lines()
+            .skip(1)
+            .find(|l| l.starts_with([' ', '\t']))
+            .unwrap_or("");
+        let tabs = first.starts_with('\t');
+        let width = first.len() - first.trim_start_matches([' ', '\t']).len();
+        Layout {
+            indent: u8::try_from(width).unwrap_or(u8::MAX),
+            tabs,
+            final_newline: t.ends_with('\n'),
+        }
+    }
+
+    /// `v` written in this layout.
+    pub fn render(self, v: &Value) -> Result<String> {
+        use serde::Serialize as _;
+        let mut out = Vec::new();
+        let written = if self.indent == 0 {
+            v.serialize(&mut serde_json::Serializer::new(&mut out))
+        } else {
+            let unit = if self.tabs { b'\t' } else { b' ' };
+            let indent = vec![unit; usize::from(self.indent)];
+            let f = serde_json::ser::PrettyFormatter::with_indent(&indent);
+            v.serialize(&mut serde_json::Serializer::with_formatter(&mut out, f))
+        };
+        written.map_err(|e| Error::internal(e.to_string()))?;
+        let mut s = String::from_utf8(out).map_err(|e| Error::internal(e.to_string()))?;
+        if self.final_newline {
+            s.push('\n');
+        }
+        Ok(s)
+    }
+}
 
 /// One thing init put into a JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,12 +107,13 @@ pub fn apply(want: &Wanted, before: Option<&str>) -> Result<(String, Edit)> {
     }
 }
 
-/// Take baton's part out of `text` (a file changed since init). None: remove the file.
-pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
-    let created = f.before.is_none();
-    match &f.edit {
-        Edit::Json { added } => {
+/// Take baton's part (`edit`) out of `text`, writing it back in `layout`. `created`: baton
+/// made the file, which goes when nothing else is left in it. None: remove the file.
+pub fn remove(edit: &Edit, created: bool, layout: Layout, text: &str) -> Result<Option<String>> {
+    match edit {
+        Edit::Json { added, .. } => {
             let mut doc = parse_object(Some(text))?;
+            let mut took = false;
             for a in added {
                 match a {
                     Added::Key { path, value } => {
@@ -49,6 +124,7 @@ pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
                             && m.get(last) == Some(value)
                         {
                             m.shift_remove(last);
+                            took = true;
                         }
                     }
                     Added::Entry { path, value } => {
@@ -56,6 +132,7 @@ pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
                             && let Some(i) = a.iter().position(|e| e == value)
                         {
                             a.remove(i);
+                            took = true;
                         }
                     }
                     Added::Created { .. } => {}
@@ -80,12 +157,17 @@ pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
                     && let Some(Value::Object(m)) = get_mut(&mut doc, parent)
                 {
                     m.shift_remove(last);
+                    took = true;
                 }
+            }
+            // Nothing of baton's left in it (an uninstall run again): as it is.
+            if !took {
+                return Ok(Some(text.to_string()));
             }
             if created && doc.as_object().is_some_and(Map::is_empty) {
                 return Ok(None);
             }
-            Ok(Some(pretty(&doc)?))
+            Ok(Some(layout.render(&doc)?))
         }
         Edit::TomlTable { table } => {
             let mut doc: toml_edit::DocumentMut = text
@@ -111,13 +193,32 @@ pub fn remove(f: &Change, text: &str) -> Result<Option<String>> {
     }
 }
 
-/// Two inits of the same file: everything either added.
-pub fn union(a: &Edit, b: &Edit) -> Edit {
+/// Two inits of the same file: everything either added. The text edits add up only when
+/// the second found the file as the first left it (`in_turn`); else the file goes back by
+/// value alone.
+pub fn union(a: &Edit, b: &Edit, in_turn: bool) -> Edit {
     match (a, b) {
-        (Edit::Json { added: x }, Edit::Json { added: y }) => {
+        (
+            Edit::Json {
+                added: x,
+                splices: sx,
+            },
+            Edit::Json {
+                added: y,
+                splices: sy,
+            },
+        ) => {
             let mut all = x.clone();
             all.extend(y.iter().filter(|e| !x.contains(e)).cloned());
-            Edit::Json { added: all }
+            let splices = if in_turn {
+                sx.iter().chain(sy).cloned().collect()
+            } else {
+                Vec::new()
+            };
+            Edit::Json {
+                added: all,
+                splices,
+            }
         }
         _ => b.clone(),
     }
@@ -138,41 +239,8 @@ fn parse_object(text: Option<&str>) -> Result<Value> {
     Ok(v)
 }
 
-fn pretty(v: &Value) -> Result<String> {
-    serde_json::to_string_pretty(v)
-        .map(|s| s + "\n")
-        .map_err(|e| Error::internal(e.to_string()))
-}
-
 fn get_mut<'a>(v: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
     path.iter().try_fold(v, |v, k| v.get_mut(k))
-}
-
-/// Make sure the objects along `path` exist (recording those created) and return the last.
-fn ensure_object<'a>(
-    doc: &'a mut Value,
-    path: &[String],
-    added: &mut Vec<Added>,
-) -> Result<&'a mut Map<String, Value>> {
-    let mut cur = doc;
-    for (i, k) in path.iter().enumerate() {
-        let Value::Object(m) = cur else {
-            return Err(not_a("an object", &path[..i]));
-        };
-        if !m.contains_key(k) {
-            m.insert(k.clone(), Value::Object(Map::new()));
-            added.push(Added::Created {
-                path: path[..=i].to_vec(),
-            });
-        }
-        cur = m
-            .get_mut(k)
-            .ok_or_else(|| Error::internal("key just inserted"))?;
-    }
-    match cur {
-        Value::Object(m) => Ok(m),
-        _ => Err(not_a("an object", path)),
-    }
 }
 
 fn not_a(what: &str, path: &[String]) -> Error {
@@ -186,47 +254,75 @@ fn json_apply(
     entries: &[(Vec<String>, Value)],
 ) -> Result<(String, Edit)> {
     let mut doc = parse_object(before)?;
-    let mut added = Vec::new();
-    for (path, value) in keys {
-        let Some((last, parent)) = path.split_last() else {
-            continue;
-        };
-        let m = ensure_object(&mut doc, parent, &mut added)?;
-        // A key of the user's own (another baton command, say) is theirs: left alone.
-        if !m.contains_key(last) {
-            m.insert(last.clone(), value.clone());
-            added.push(Added::Key {
-                path: path.clone(),
-                value: value.clone(),
-            });
-        }
-    }
-    for (path, value) in entries {
-        let Some((last, parent)) = path.split_last() else {
-            continue;
-        };
-        let m = ensure_object(&mut doc, parent, &mut added)?;
-        if !m.contains_key(last) {
-            m.insert(last.clone(), Value::Array(Vec::new()));
-            added.push(Added::Created { path: path.clone() });
-        }
-        let Some(Value::Array(a)) = m.get_mut(last) else {
-            return Err(not_a("an array", path));
-        };
-        if !a.contains(value) {
-            a.push(value.clone());
-            added.push(Added::Entry {
-                path: path.clone(),
-                value: value.clone(),
-            });
-        }
-    }
-    // Nothing to add: the file stays as it is, formatting and all.
-    let text = match (added.is_empty(), before) {
-        (true, Some(b)) => b.to_string(),
-        _ => pretty(&doc)?,
+    // Edited as text (`jsontext`): the user's layout stays as it was around baton's part.
+    let mut text = match before {
+        Some(b) if !b.trim().is_empty() => b.to_string(),
+        _ => "{}\n".to_string(),
     };
-    Ok((text, Edit::Json { added }))
+    let mut added = Vec::new();
+    let mut splices = Vec::new();
+    let wanted = keys
+        .iter()
+        .map(|(p, v)| (p, v, false))
+        .chain(entries.iter().map(|(p, v)| (p, v, true)));
+    for (path, value, append) in wanted {
+        let Some((last, parent)) = path.split_last() else {
+            continue;
+        };
+        // What is missing on the way (made, and recorded as made), and what is not an object.
+        let mut made = Vec::new();
+        let mut cur = Some(&doc);
+        for i in 0..parent.len() {
+            match cur.map(|c| c.get(&parent[i])) {
+                Some(Some(v)) if v.is_object() => cur = Some(v),
+                Some(Some(_)) => return Err(not_a("an object", &parent[..=i])),
+                _ => {
+                    made.push(Added::Created {
+                        path: parent[..=i].to_vec(),
+                    });
+                    cur = None;
+                }
+            }
+        }
+        let there = cur.and_then(|c| c.get(last));
+        let add = match (there, append) {
+            // A key of the user's own (another baton command, say) is theirs: left alone.
+            (Some(_), false) => None,
+            (Some(Value::Array(a)), true) if a.contains(value) => None,
+            (Some(Value::Array(_)), true) => Some(Added::Entry {
+                path: path.clone(),
+                value: value.clone(),
+            }),
+            (Some(_), true) => return Err(not_a("an array", path)),
+            (None, false) => Some(Added::Key {
+                path: path.clone(),
+                value: value.clone(),
+            }),
+            (None, true) => {
+                made.push(Added::Created { path: path.clone() });
+                Some(Added::Entry {
+                    path: path.clone(),
+                    value: value.clone(),
+                })
+            }
+        };
+        let Some(add) = add else { continue };
+        let (edited, splice) =
+            jsontext::set(&text, path, value, append).ok_or_else(|| not_a("an object", parent))?;
+        text = edited;
+        splices.push(splice);
+        doc = parse_object(Some(&text))?;
+        added.extend(made);
+        added.push(add);
+    }
+    // Nothing to add: the file stays as it is.
+    if added.is_empty() {
+        return Ok((
+            before.unwrap_or("").to_string(),
+            Edit::Json { added, splices },
+        ));
+    }
+    Ok((text, Edit::Json { added, splices }))
 }
 
 fn toml_apply(before: Option<&str>, table: &[String], value: &Value) -> Result<(String, Edit)> {
@@ -304,6 +400,20 @@ fn section_remove(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_layout_is_read_and_written_back_byte_for_byte() {
+        for text in [
+            "{\n  \"a\": 1,\n  \"b\": [\n    true\n  ]\n}\n",
+            "{\n    \"a\": 1\n}",
+            "{\n\t\"a\": {\n\t\t\"b\": \"c\"\n\t}\n}\n",
+            "{\"a\":1,\"b\":{\"c\":null}}",
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(Layout::of(Some(text)).render(&v).unwrap(), text, "{text:?}");
+        }
+        assert_eq!(Layout::of(None), Layout::default());
+    }
 
     #[test]
     fn a_section_is_appended_once_and_removed_cleanly() {

@@ -1,10 +1,19 @@
 //! `baton init AGENT`: write the project's agent configuration — baton's MCP server, its hooks,
 //! slash commands, a marked section of the instructions file — merged into what is there, and
-//! recorded in `.baton/init-<agent>.json` so `--uninstall` removes exactly what was added.
+//! recorded in `.baton/init-<agent>.json` (`--global`: `~/.config/baton/`) so `--uninstall`
+//! removes exactly what was added.
 //!
-//! Uninstall restores a file byte for byte when nobody changed it since init (the manifest keeps
-//! its original text); a file changed since loses only baton's entries (compared by value), its
-//! marked section, or — a file baton created — nothing when it was edited.
+//! The record keeps baton's part of each file and how the file was laid out, never its text
+//! (a user's settings hold their tokens). Uninstall takes baton's entries out (compared by
+//! value), its marked section, its TOML table, or a file baton created that nobody edited
+//! since; a JSON file goes back in its own layout, byte for byte for the pretty-printed files
+//! the CLIs write.
+//!
+//! Crash-safe at every step (`disk`): the record is written before any file (install) and
+//! removed after every file (uninstall), each file replaced whole by a rename from a temp file
+//! of a fixed name beside it, which the next init or uninstall sweeps away. A kill anywhere
+//! leaves the old state, or files with baton's entries and a record naming them; the same
+//! command run again completes it, and uninstall undoes it.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +23,9 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use baton_agent::wiring::{HookAgent, Scope};
 
+mod disk;
 mod files;
+mod jsontext;
 mod merge;
 
 pub use files::plugin_files;
@@ -23,8 +34,13 @@ pub use files::plugin_files;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Edit {
-    /// JSON settings: keys set and array entries appended, and the containers created for them.
-    Json { added: Vec<merge::Added> },
+    /// JSON settings: keys set and array entries appended, and the containers created for them;
+    /// the text edits that did it, in order (empty: the file goes back by value alone).
+    Json {
+        added: Vec<merge::Added>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        splices: Vec<jsontext::Splice>,
+    },
     /// Codex's config.toml: the `[mcp_servers.baton]` table.
     TomlTable { table: Vec<String> },
     /// A marked section of an instructions file.
@@ -42,13 +58,85 @@ pub struct Change {
     pub edit: Edit,
 }
 
+/// What the record keeps of one file init wrote: baton's part and how to take it out again,
+/// never the file's text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kept {
+    pub path: PathBuf,
+    pub edit: Edit,
+    /// baton made the file (it was absent before the first init).
+    pub created: bool,
+    /// How the file was laid out before baton's part went in.
+    #[serde(default)]
+    pub layout: merge::Layout,
+    /// SHA-256 (hex) of what init last wrote: a file still holding it is unchanged since.
+    pub written: String,
+}
+
+impl Kept {
+    fn of(c: &Change) -> Kept {
+        Kept {
+            path: c.path.clone(),
+            edit: c.edit.clone(),
+            created: c.before.is_none(),
+            layout: merge::Layout::of(c.before.as_deref()),
+            written: disk::fingerprint(c.after.as_deref().unwrap_or("")),
+        }
+    }
+}
+
+/// A record's file as any baton wrote it: this one's, or (version 1) an older baton's, which
+/// kept the texts before and after; read, it becomes a [`Kept`] and the texts are dropped
+/// when the record is next written.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AnyKept {
+    Kept(Kept),
+    V1 {
+        path: PathBuf,
+        before: Option<String>,
+        after: Option<String>,
+        edit: Edit,
+    },
+}
+
+impl From<AnyKept> for Kept {
+    fn from(k: AnyKept) -> Kept {
+        match k {
+            AnyKept::Kept(k) => k,
+            AnyKept::V1 {
+                path,
+                before,
+                after,
+                edit,
+            } => Kept::of(&Change {
+                path,
+                before,
+                after,
+                edit,
+            }),
+        }
+    }
+}
+
 /// The record of an init, kept in `.baton/init-<agent>.json`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Record {
     pub version: u32,
-    /// Per file: its text before the first init, what init last wrote, and how.
-    pub files: Vec<Change>,
+    /// Per file: baton's part of it.
+    #[serde(deserialize_with = "any_kept")]
+    pub files: Vec<Kept>,
 }
+
+fn any_kept<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<Kept>, D::Error> {
+    Ok(Vec::<AnyKept>::deserialize(d)?
+        .into_iter()
+        .map(Kept::from)
+        .collect())
+}
+
+/// The record's version: 2 keeps no file's text.
+const RECORD_VERSION: u32 = 2;
 
 fn record_path(local: &Path, agent: HookAgent) -> PathBuf {
     local.join(format!("init-{}.json", agent.name()))
@@ -138,6 +226,7 @@ pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
             // writes out of it.
             baton_core::fs::confined(dir, &path)?;
         }
+        disk::sweep(&path);
         let before = read_opt(&path)?;
         let (after, edit) = merge::apply(&want, before.as_deref()).map_err(|e| in_file(e, &rel))?;
         if before.as_deref() != Some(after.as_str()) {
@@ -165,20 +254,27 @@ pub fn plan_uninstall(
     let mut out = Vec::new();
     for f in rec.files {
         let path = dir.join(&f.path);
-        let now = read_opt(&path)?;
-        let restored = if now == f.after {
-            // Untouched since init: exactly what was there.
-            f.before.clone()
-        } else {
-            match &now {
-                None => None,
-                Some(text) => merge::remove(&f, text).map_err(|e| in_file(e, &f.path))?,
-            }
+        disk::sweep(&path);
+        let Some(now) = read_opt(&path)? else {
+            continue;
         };
-        if restored != now {
+        let untouched = disk::fingerprint(&now) == f.written;
+        let restored = if f.created && untouched {
+            // Made by baton and untouched since: gone.
+            None
+        } else if let (true, Edit::Json { splices, .. }) = (untouched, &f.edit)
+            && !splices.is_empty()
+            && let Some(text) = jsontext::undo_all(&now, splices)
+        {
+            // Untouched since: baton's bytes out, the file as it was.
+            Some(text)
+        } else {
+            merge::remove(&f.edit, f.created, f.layout, &now).map_err(|e| in_file(e, &f.path))?
+        };
+        if restored.as_deref() != Some(now.as_str()) {
             out.push(Change {
                 path: f.path.clone(),
-                before: now,
+                before: Some(now),
                 after: restored,
                 edit: f.edit.clone(),
             });
@@ -187,8 +283,8 @@ pub fn plan_uninstall(
     Ok(out)
 }
 
-/// Write `changes`; `install` records them (kept originals win), else the record is removed.
-/// On an error nothing is changed: what was written before it is put back.
+/// Write `changes`; `install` records them first, else the record goes after them. On an
+/// error nothing is changed: what was written before it is put back, the record too.
 pub fn write(
     dir: &Path,
     local: &Path,
@@ -197,12 +293,22 @@ pub fn write(
     install: bool,
     scope: Scope,
 ) -> Result<()> {
-    // All or nothing: the record's folder is made first, and a file (or the record) that
-    // cannot be written puts back every file written before it: nothing is left half set up.
+    let rec_path = record_path(local, agent);
+    let old_record = if baton_core::fs::own_file(&rec_path)? {
+        read_opt(&rec_path)?
+    } else {
+        None
+    };
+    // All or nothing: a file (or the record) that cannot be written puts back every file
+    // written before it, and the record as it was.
     let undo = |done: &[&Change], e: Error| {
         for d in done.iter().rev() {
-            let _ = apply(dir, &d.path, d.before.as_deref());
+            let _ = disk::apply(dir, &d.path, d.before.as_deref());
         }
+        let _ = match &old_record {
+            Some(text) => baton_core::fs::write_atomic_private(&rec_path, text.as_bytes()),
+            None => std::fs::remove_file(&rec_path).or(Ok(())),
+        };
         e
     };
     if install {
@@ -212,6 +318,32 @@ pub fn write(
         } else {
             baton_core::fs::create_dir_all(local).map_err(|e| undo(&[], e.into()))?;
         }
+        // Ahead of the files: a kill between two of them leaves a record naming both.
+        let mut rec = load_record(dir, local, agent, scope)?.unwrap_or_default();
+        rec.version = RECORD_VERSION;
+        for c in changes {
+            // A record of an older baton may name a user's file relative to HOME.
+            match rec
+                .files
+                .iter_mut()
+                .find(|f| dir.join(&f.path) == dir.join(&c.path))
+            {
+                // Init again after an edit: the file is still the one baton found first
+                // (made by it or not, laid out so), with more of baton's in it.
+                Some(f) => {
+                    let in_turn =
+                        c.before.as_deref().map(disk::fingerprint).as_ref() == Some(&f.written);
+                    f.written = Kept::of(c).written;
+                    f.edit = merge::union(&f.edit, &c.edit, in_turn);
+                }
+                None => rec.files.push(Kept::of(c)),
+            }
+        }
+        let text =
+            serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
+        baton_core::fs::write_atomic_private(&rec_path, text.as_bytes())
+            .map_err(|e| undo(&[], e.into()))?;
+        disk::step();
     }
     let mut done: Vec<&Change> = Vec::new();
     for c in changes {
@@ -230,39 +362,11 @@ pub fn write(
                 .hint("nothing was changed: run baton init again"),
             ));
         }
-        apply(dir, &c.path, c.after.as_deref()).map_err(|e| undo(&done, e))?;
+        disk::apply(dir, &c.path, c.after.as_deref()).map_err(|e| undo(&done, e))?;
         done.push(c);
+        disk::step();
     }
-    let rec_path = record_path(local, agent);
-    if install {
-        let mut rec = load_record(dir, local, agent, scope)
-            .map_err(|e| undo(&done, e))?
-            .unwrap_or(Record {
-                version: 1,
-                files: Vec::new(),
-            });
-        for c in changes {
-            // A record of an older baton may name a user's file relative to HOME.
-            match rec
-                .files
-                .iter_mut()
-                .find(|f| dir.join(&f.path) == dir.join(&c.path))
-            {
-                // Init again after an edit: the original stays the one from before baton.
-                Some(f) => {
-                    f.after = c.after.clone();
-                    f.edit = merge::union(&f.edit, &c.edit);
-                }
-                None => rec.files.push(c.clone()),
-            }
-        }
-        let text =
-            serde_json::to_string_pretty(&rec).map_err(|e| Error::internal(e.to_string()))?;
-        // The user's own texts are in it: readable by the user alone.
-        baton_core::fs::own_file(&rec_path)
-            .and_then(|_| baton_core::fs::write_atomic_private(&rec_path, text.as_bytes()))
-            .map_err(|e| undo(&done, e.into()))?;
-    } else {
+    if !install {
         match std::fs::remove_file(&rec_path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -270,56 +374,6 @@ pub fn write(
         }
     }
     Ok(())
-}
-
-/// Make `dir/rel` hold `text`, or remove it (`None`). A file that is there keeps what it was:
-/// its permission bits (a 0600 `~/.claude.json` holding tokens stays 0600), and a link (a
-/// dotfiles checkout) stays a link, its target written (a project's link was refused before,
-/// when it leads outside).
-fn apply(dir: &Path, rel: &Path, text: Option<&str>) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(rel);
-    match text {
-        Some(text) => {
-            let is_link =
-                std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-            let target = if is_link {
-                path.canonicalize().map_err(|e| Error::io(&path, e))?
-            } else {
-                path.clone()
-            };
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            let mode = std::fs::metadata(&target)
-                .map(|m| m.permissions().mode() & 0o7777)
-                .unwrap_or(0o644);
-            Ok(baton_core::fs::write_atomic_mode(
-                &target,
-                text.as_bytes(),
-                mode,
-            )?)
-        }
-        None => match std::fs::remove_file(&path) {
-            Ok(()) => {
-                remove_empty_parents(dir, &path);
-                Ok(())
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io(&path, e)),
-        },
-    }
-}
-
-/// Directories baton created for a file it removes go too, when empty (never `dir` itself).
-fn remove_empty_parents(dir: &Path, file: &Path) {
-    let mut p = file.parent();
-    while let Some(d) = p {
-        if d == dir || !d.starts_with(dir) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        p = d.parent();
-    }
 }
 
 /// A unified diff of one change, for `--dry-run`.

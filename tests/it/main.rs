@@ -26,6 +26,7 @@ mod full_disk;
 mod gain;
 mod hooks;
 mod init;
+mod init_kill;
 mod install;
 mod interrupt_random;
 mod layout;
