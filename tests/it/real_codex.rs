@@ -489,6 +489,6 @@ fn an_api_that_never_answers_pauses_the_run_naming_it() {
         &CODEX,
         || Reply::Silent,
         "no answer from the model API for 20 s",
-        std::time::Duration::from_secs(150),
+        std::time::Duration::from_secs(90),
     );
 }

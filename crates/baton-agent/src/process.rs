@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use baton_core::process::signal_group;
 
-use super::silence::{Silence, group_read};
+use super::silence::{Silence, heard};
 
 use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES};
 use crate::error::{Error, Result};
@@ -476,8 +476,8 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
                 let waiting = out.parser.as_deref().is_some_and(|p| p.waiting_on_model());
                 (waiting, out.bytes + lock(&err_state).bytes)
             };
-            let read = if waiting { group_read(pgid) } else { None };
-            silence.unanswered(now, waiting, printed, read)
+            let heard = if waiting { heard(pgid) } else { None };
+            silence.unanswered(now, waiting, printed, heard)
         };
         if now >= deadline || cancelled || hopeless || unanswered {
             stopped = Some(if cancelled {

@@ -190,6 +190,12 @@ fn find_one<'a>(all: &'a [Section], query: &str) -> Result<&'a Section> {
     if q.is_empty() {
         return Err(Error::invalid("empty section title").hint("pass --section \"Data Model\""));
     }
+    // The title as it is written wins over the loose match: `Notes:` is the section of that
+    // title, not an ambiguity with a `Notes` beside it.
+    let exact = select(all, |t| t.trim() == query.trim());
+    if let [one] = exact.as_slice() {
+        return Ok(one);
+    }
     let norm: Vec<String> = all.iter().map(|s| normalize(&s.title)).collect();
     type Test = fn(&str, &str) -> bool;
     let stages: [Test; 3] = [|t, q| t == q, |t, q| t.starts_with(q), |t, q| t.contains(q)];
@@ -445,6 +451,24 @@ pub fn limit(
 mod tests {
     use super::*;
     use baton_core::error::Fault;
+
+    /// A heading whose title ends with a colon is found by that exact title, and the one
+    /// without it by its own, where the loose match would call both ambiguous.
+    #[test]
+    fn a_title_ending_with_a_colon_is_found_by_its_exact_title() {
+        let doc = "# Spec\n\n## Notes\n\nplain\n\n## Notes:\n\nwith colon\n\n## Steps:\n\ndo it\n";
+        let all = sections(doc);
+        assert!(
+            find(&all, "Notes:")
+                .unwrap()
+                .text(doc)
+                .contains("with colon")
+        );
+        assert!(find(&all, "Notes").unwrap().text(doc).contains("plain"));
+        // A single such heading is still found without its colon, loosely.
+        assert!(find(&all, "steps").unwrap().text(doc).contains("do it"));
+        assert!(find(&all, "Steps:").unwrap().text(doc).contains("do it"));
+    }
 
     /// A heading that holds " > " is found by its own title, not read as a path (found by
     /// fuzzing: a title with "[]   >    - # files" in it led to another section).

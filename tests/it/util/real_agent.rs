@@ -368,9 +368,7 @@ pub fn stops_the_run(a: &Agent, double: ModelDouble, says: &str, limit: Duration
 }
 
 /// A model API that fails for good, every model call answered `fail` (a 500, or nothing
-/// at all): with `[run] api_patience_secs = 20` the run pauses (exit 7) within `limit` (the
-/// CLI's start, its own start-up reading, which a silence is not counted through, and the
-/// patience),
+/// at all): with `[run] api_patience_secs = 20` the run pauses (exit 7) within `limit`,
 /// naming the cause (`says`), with the way on; no attempt spent, nothing committed, the
 /// CLI's process group gone.
 pub fn a_failing_api_pauses_the_run_naming_it(

@@ -20,8 +20,9 @@ static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static OUTPUT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s+(\S+\.go):(\d+): (.*)$").expect("regex"));
+/// A compiler's or vet's error: `./z.go:3:2: undefined: y` (vet may say `vet: ` first).
 static BUILD_ERROR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+\.go):(\d+):(?:\d+:)? (.*)$").expect("regex"));
+    LazyLock::new(|| Regex::new(r"^(?:vet: )?(\S+\.go):(\d+):(\d+:)? (.*)$").expect("regex"));
 
 /// A goroutine frame's location in a test file: `\t/p/calc_test.go:20 +0x1d`.
 static PANIC_FRAME: LazyLock<Regex> =
@@ -147,11 +148,16 @@ impl Summarizer for GoTest {
             self.build_pending = None;
             return;
         }
-        if self.build_pkg.is_some()
-            && self.build_pending.is_none()
+        // The first compile error, under a `# pkg` header or (with its column: a test's log
+        // line has none, and is indented) anywhere before the package's `FAIL … [build
+        // failed]`: go prints a build's errors before any test runs, other packages' results
+        // between them at times.
+        if self.build_pending.is_none()
+            && self.running.is_none()
             && let Some(c) = BUILD_ERROR.captures(line)
+            && (self.build_pkg.is_some() || c.get(3).is_some())
         {
-            self.build_pending = Some((c[1].to_string(), c[2].parse().unwrap_or(0), clip(&c[3])));
+            self.build_pending = Some((c[1].to_string(), c[2].parse().unwrap_or(0), clip(&c[4])));
             return;
         }
         let t = line.trim();
@@ -294,6 +300,29 @@ FAIL
             (f.file.as_deref(), f.line),
             (Some("/p/calc_test.go"), Some(20))
         );
+    }
+
+    /// Real shapes of a build that failed: go 1.20+'s `# pkg [pkg.test]` header, vet's
+    /// errors, another package's result between the error and its package's `FAIL` line.
+    #[test]
+    fn a_build_failure_names_its_first_error_in_every_shape() {
+        for log in [
+            "# example.com/a [example.com/a.test]\n./a_test.go:8:9: cannot use \"x\" (untyped string constant) as int value in assignment\n./a_test.go:9:2: undefined: y\nFAIL\texample.com/a [build failed]\nFAIL\n",
+            "# example.com/a\n# [example.com/a]\nvet: ./a_test.go:8:9: cannot use \"x\" (untyped string constant) as int value in assignment\nFAIL\texample.com/a [build failed]\nFAIL\n",
+            "# example.com/a [example.com/a.test]\na/a_test.go:8:9: cannot use \"x\" (untyped string constant) as int value in assignment\nok  \texample.com/b\t0.002s\nFAIL\texample.com/a [build failed]\nFAIL\n",
+            "go: downloading example.com/dep v1.0.0\na/a_test.go:8:9: cannot use \"x\" (untyped string constant) as int value in assignment\nFAIL\texample.com/a [setup failed]\nFAIL\n",
+        ] {
+            let s = run(Kind::GoTest, log);
+            let f = s.first_failure.unwrap();
+            assert_eq!(f.test.as_deref(), Some("example.com/a"), "{log}");
+            assert_eq!(f.line, Some(8), "{log}");
+            assert_eq!(
+                f.message.as_deref(),
+                Some("cannot use \"x\" (untyped string constant) as int value in assignment"),
+                "{log}"
+            );
+            assert_eq!(s.counts.unwrap().errors, Some(1));
+        }
     }
 
     #[test]
