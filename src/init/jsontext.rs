@@ -2,10 +2,87 @@
 //! and the rest of the text left byte for byte as it was — the user's layout, comments aside
 //! (JSON has none), key order and spacing. Each edit is a [`Splice`] the record keeps (baton's
 //! own text and the whitespace it replaced, never the user's), so uninstall of a file nobody
-//! changed since takes exactly those bytes out again.
+//! changed since takes exactly those bytes out again. [`Layout`]: how a file is laid out, for
+//! writing back one that was changed since.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// How a JSON file was laid out: what baton writes it back in, so the user's indentation is
+/// kept, and taking baton's part out of a file nobody changed since gives it back byte for
+/// byte (for the pretty-printed files the CLIs write) without the record keeping its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Spaces of one indentation level; 0: all on one line.
+    pub indent: u8,
+    /// Indented with tabs.
+    #[serde(default)]
+    pub tabs: bool,
+    /// Ends with a line break.
+    pub final_newline: bool,
+}
+
+impl Default for Layout {
+    /// What baton writes a file it creates in.
+    fn default() -> Self {
+        Layout {
+            indent: 2,
+            tabs: false,
+            final_newline: true,
+        }
+    }
+}
+
+impl Layout {
+    /// The layout of `text` (the default for no text).
+    pub fn of(text: Option<&str>) -> Layout {
+        let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
+            return Layout::default();
+        };
+        // An empty object says nothing of a layout: written as baton writes a new file.
+        if t.trim() == "{}" {
+            return Layout {
+                final_newline: t.ends_with('\n'),
+                ..Layout::default()
+            };
+        }
+        // The first indented line's indentation is one level.
+        let first = t
+            .lines()
+            .skip(1)
+            .find(|l| l.starts_with([' ', '\t']))
+            .unwrap_or("");
+        let tabs = first.starts_with('\t');
+        let width = first.len() - first.trim_start_matches([' ', '\t']).len();
+        Layout {
+            indent: u8::try_from(width).unwrap_or(u8::MAX),
+            tabs,
+            final_newline: t.ends_with('\n'),
+        }
+    }
+
+    /// `v` written in this layout.
+    pub fn render(self, v: &Value) -> Result<String> {
+        use serde::Serialize as _;
+        let mut out = Vec::new();
+        let written = if self.indent == 0 {
+            v.serialize(&mut serde_json::Serializer::new(&mut out))
+        } else {
+            let unit = if self.tabs { b'\t' } else { b' ' };
+            let indent = vec![unit; usize::from(self.indent)];
+            let f = serde_json::ser::PrettyFormatter::with_indent(&indent);
+            v.serialize(&mut serde_json::Serializer::with_formatter(&mut out, f))
+        };
+        written.map_err(|e| Error::internal(e.to_string()))?;
+        let mut s = String::from_utf8(out).map_err(|e| Error::internal(e.to_string()))?;
+        if self.final_newline {
+            s.push('\n');
+        }
+        Ok(s)
+    }
+}
 
 /// One edit of the text: at byte `at`, `removed` (whitespace only) was replaced by `inserted`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -228,7 +305,7 @@ fn put(text: &str, span: (usize, usize), key: Option<&str>, item: &Value, unit: 
 
 /// The one level of indentation `text` uses (empty: all on one line).
 pub fn unit_of(text: &str) -> String {
-    let l = super::merge::Layout::of(Some(text));
+    let l = Layout::of(Some(text));
     let c = if l.tabs { "\t" } else { " " };
     c.repeat(usize::from(l.indent))
 }
@@ -346,6 +423,20 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_is_read_and_written_back_byte_for_byte() {
+        for text in [
+            "{\n  \"a\": 1,\n  \"b\": [\n    true\n  ]\n}\n",
+            "{\n    \"a\": 1\n}",
+            "{\n\t\"a\": {\n\t\t\"b\": \"c\"\n\t}\n}\n",
+            "{\"a\":1,\"b\":{\"c\":null}}",
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(Layout::of(Some(text)).render(&v).unwrap(), text, "{text:?}");
+        }
+        assert_eq!(Layout::of(None), Layout::default());
+    }
+
+    #[test]
     fn a_text_changed_since_is_not_undone() {
         let (out, s) = set("{\n  \"a\": 1\n}", &p(&["b"]), &serde_json::json!(2), false).unwrap();
         assert_eq!(undo_all(&out.replace("\"b\"", "\"c\""), &[s]), None);
@@ -373,7 +464,7 @@ mod tests {
             let text = match layout {
                 0 => doc.to_string(),
                 1 => serde_json::to_string_pretty(&doc).unwrap() + "\n",
-                _ => super::super::merge::Layout {
+                _ => Layout {
                     indent: if layout == 2 { 4 } else { 1 },
                     tabs: layout == 3,
                     final_newline: layout == 2,

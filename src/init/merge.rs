@@ -3,83 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::Edit;
 use super::files::{BEGIN_MARK, END_MARK, Part, Wanted};
-use super::{Edit, jsontext};
+use super::jsontext::{self, Layout};
 use crate::error::{Error, Result};
-
-/// How a JSON file was laid out: what baton writes it back in, so the user's indentation is
-/// kept, and taking baton's part out of a file nobody changed since gives it back byte for
-/// byte (for the pretty-printed files the CLIs write) without the record keeping its text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Layout {
-    /// Spaces of one indentation level; 0: all on one line.
-    pub indent: u8,
-    /// Indented with tabs.
-    #[serde(default)]
-    pub tabs: bool,
-    /// Ends with a line break.
-    pub final_newline: bool,
-}
-
-impl Default for Layout {
-    /// What baton writes a file it creates in.
-    fn default() -> Self {
-        Layout {
-            indent: 2,
-            tabs: false,
-            final_newline: true,
-        }
-    }
-}
-
-impl Layout {
-    /// The layout of `text` (the default for no text).
-    pub fn of(text: Option<&str>) -> Layout {
-        let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
-            return Layout::default();
-        };
-        // An empty object says nothing of a layout: written as baton writes a new file.
-        if t.trim() == "{}" {
-            return Layout {
-                final_newline: t.ends_with('\n'),
-                ..Layout::default()
-            };
-        }
-        // The first indented line's indentation is one level.
-        let first = t
-            .lines()
-            .skip(1)
-            .find(|l| l.starts_with([' ', '\t']))
-            .unwrap_or("");
-        let tabs = first.starts_with('\t');
-        let width = first.len() - first.trim_start_matches([' ', '\t']).len();
-        Layout {
-            indent: u8::try_from(width).unwrap_or(u8::MAX),
-            tabs,
-            final_newline: t.ends_with('\n'),
-        }
-    }
-
-    /// `v` written in this layout.
-    pub fn render(self, v: &Value) -> Result<String> {
-        use serde::Serialize as _;
-        let mut out = Vec::new();
-        let written = if self.indent == 0 {
-            v.serialize(&mut serde_json::Serializer::new(&mut out))
-        } else {
-            let unit = if self.tabs { b'\t' } else { b' ' };
-            let indent = vec![unit; usize::from(self.indent)];
-            let f = serde_json::ser::PrettyFormatter::with_indent(&indent);
-            v.serialize(&mut serde_json::Serializer::with_formatter(&mut out, f))
-        };
-        written.map_err(|e| Error::internal(e.to_string()))?;
-        let mut s = String::from_utf8(out).map_err(|e| Error::internal(e.to_string()))?;
-        if self.final_newline {
-            s.push('\n');
-        }
-        Ok(s)
-    }
-}
 
 /// One thing init put into a JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -400,20 +327,6 @@ fn section_remove(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_layout_is_read_and_written_back_byte_for_byte() {
-        for text in [
-            "{\n  \"a\": 1,\n  \"b\": [\n    true\n  ]\n}\n",
-            "{\n    \"a\": 1\n}",
-            "{\n\t\"a\": {\n\t\t\"b\": \"c\"\n\t}\n}\n",
-            "{\"a\":1,\"b\":{\"c\":null}}",
-        ] {
-            let v: Value = serde_json::from_str(text).unwrap();
-            assert_eq!(Layout::of(Some(text)).render(&v).unwrap(), text, "{text:?}");
-        }
-        assert_eq!(Layout::of(None), Layout::default());
-    }
 
     #[test]
     fn a_section_is_appended_once_and_removed_cleanly() {

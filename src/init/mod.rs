@@ -68,7 +68,7 @@ pub struct Kept {
     pub created: bool,
     /// How the file was laid out before baton's part went in.
     #[serde(default)]
-    pub layout: merge::Layout,
+    pub layout: jsontext::Layout,
     /// SHA-256 (hex) of what init last wrote: a file still holding it is unchanged since.
     pub written: String,
 }
@@ -79,7 +79,7 @@ impl Kept {
             path: c.path.clone(),
             edit: c.edit.clone(),
             created: c.before.is_none(),
-            layout: merge::Layout::of(c.before.as_deref()),
+            layout: jsontext::Layout::of(c.before.as_deref()),
             written: disk::fingerprint(c.after.as_deref().unwrap_or("")),
         }
     }

@@ -281,14 +281,15 @@ fn an_api_answering_500_pauses_the_run_naming_the_server_errors() {
     );
 }
 
-/// A model API that takes every request and never answers: gemini gives each up after about
-/// a minute itself; the third time, the run pauses naming it (not "no network").
+/// A model API that takes every request and never answers: gemini prints nothing until its
+/// end, so baton watches its group (no tool's process running, nothing received) and after
+/// `api_patience_secs` stops it; the run pauses naming it (not "no network").
 #[test]
 fn an_api_that_never_answers_pauses_the_run_naming_it() {
     a_failing_api_pauses_the_run_naming_it(
         &GEMINI,
         || Reply::Silent,
         "no answer from the model API",
-        std::time::Duration::from_secs(300),
+        std::time::Duration::from_secs(90),
     );
 }

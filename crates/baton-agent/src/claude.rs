@@ -432,8 +432,8 @@ impl OutputParser for Parser {
         self.result.is_none() && self.verdict(Instant::now()).is_some()
     }
 
-    fn waiting_on_model(&self) -> bool {
-        self.started && self.in_flight.is_empty() && self.result.is_none()
+    fn waiting_on_model(&self) -> crate::silence::Waiting {
+        (self.started && self.in_flight.is_empty() && self.result.is_none()).into()
     }
 
     fn finish(&mut self) -> Parsed {
@@ -532,17 +532,29 @@ mod tests {
     #[test]
     fn claude_waits_on_its_api_only_between_its_tools() {
         let mut p = Parser::default();
-        assert!(!p.waiting_on_model(), "not started");
+        assert!(
+            p.waiting_on_model() == crate::silence::Waiting::No,
+            "not started"
+        );
         p.line(r#"{"type":"system","subtype":"init","session_id":"s"}"#);
-        assert!(p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::Yes);
         p.line(r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}},{"type":"tool_use","id":"t2","name":"Read","input":{}}]}}"#);
-        assert!(!p.waiting_on_model(), "two tools running");
+        assert!(
+            p.waiting_on_model() == crate::silence::Waiting::No,
+            "two tools running"
+        );
         p.line(r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}"#);
-        assert!(!p.waiting_on_model(), "one still running");
+        assert!(
+            p.waiting_on_model() == crate::silence::Waiting::No,
+            "one still running"
+        );
         p.line(r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}"#);
-        assert!(p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::Yes);
         p.line(r#"{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#);
-        assert!(!p.waiting_on_model(), "finished");
+        assert!(
+            p.waiting_on_model() == crate::silence::Waiting::No,
+            "finished"
+        );
     }
 
     #[test]

@@ -290,8 +290,8 @@ impl OutputParser for Parser {
         self.line_at(line, Instant::now());
     }
 
-    fn waiting_on_model(&self) -> bool {
-        self.in_turn && self.in_flight.is_empty()
+    fn waiting_on_model(&self) -> crate::silence::Waiting {
+        (self.in_turn && self.in_flight.is_empty()).into()
     }
 
     fn stop(&self) -> bool {
@@ -372,9 +372,9 @@ mod tests {
     fn server_errors_are_named_as_such_and_codex_waits_on_its_api_only_between_tools() {
         let mut p = Parser::default();
         let now = Instant::now();
-        assert!(!p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::No);
         p.line_at(r#"{"type":"turn.started"}"#, now);
-        assert!(p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::Yes);
         for n in 1..=5 {
             let line = format!(
                 r#"{{"type":"error","message":"Reconnecting... {n}/5 (We’re currently experiencing high demand, which may cause temporary errors.)"}}"#
@@ -391,7 +391,7 @@ mod tests {
             &format!(r#"{{"type":"turn.failed","error":{{"message":"{said}"}}}}"#),
             now,
         );
-        assert!(!p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::No);
         let (kind, msg) = p.finish().failure.unwrap();
         assert_eq!(kind, FailureKind::Api);
         assert!(
@@ -406,11 +406,11 @@ mod tests {
             r#"{"type":"item.started","item":{"id":"i0","type":"todo_list","items":[]}}"#,
             now,
         );
-        assert!(p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::Yes);
         p.line_at(r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"make test","status":"in_progress"}}"#, now);
-        assert!(!p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::No);
         p.line_at(r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"make test","exit_code":1,"status":"failed"}}"#, now);
-        assert!(p.waiting_on_model());
+        assert!(p.waiting_on_model() == crate::silence::Waiting::Yes);
     }
 
     #[test]

@@ -377,6 +377,16 @@ pub(super) struct Parser {
 }
 
 impl OutputParser for Parser {
+    /// gemini prints its one document at the end: until then, it waits on its API whenever
+    /// no tool's process runs.
+    fn waiting_on_model(&self) -> crate::silence::Waiting {
+        if self.doc.is_empty() && !self.too_big {
+            crate::silence::Waiting::UnlessATool
+        } else {
+            crate::silence::Waiting::No
+        }
+    }
+
     fn line(&mut self, line: &str) {
         if self.too_big {
             return;
@@ -625,6 +635,15 @@ mod tests {
         assert!(make_run_home(&user, None, &tmp.path().join("h2"), "baton").is_none());
         std::fs::write(user.join("settings.json"), "{ // a comment\n}").unwrap();
         assert!(make_run_home(&user, None, &tmp.path().join("h3"), "baton").is_none());
+    }
+
+    #[test]
+    fn gemini_waits_on_its_api_until_its_document_unless_a_tool_runs() {
+        use crate::silence::Waiting;
+        let mut p = Parser::default();
+        assert_eq!(p.waiting_on_model(), Waiting::UnlessATool);
+        p.line("{\"session_id\": \"s\",");
+        assert_eq!(p.waiting_on_model(), Waiting::No, "printing its answer");
     }
 
     #[test]

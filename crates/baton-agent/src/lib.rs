@@ -579,9 +579,9 @@ trait OutputParser: Send {
     }
     /// Whether the CLI is waiting on its model API right now (a request sent, no tool of the
     /// model's running): while it is, and nothing is heard for [`AgentSpec::api_patience`],
-    /// the runner stops it ([`ExitKind::Unanswered`]). `false` where the output cannot tell.
-    fn waiting_on_model(&self) -> bool {
-        false
+    /// the runner stops it ([`ExitKind::Unanswered`]).
+    fn waiting_on_model(&self) -> silence::Waiting {
+        silence::Waiting::No
     }
     fn finish(&mut self) -> Parsed;
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use baton_core::process::signal_group;
 
-use super::silence::{Silence, heard};
+use super::silence::{Silence, Waiting, heard, tool_running};
 
 use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES};
 use crate::error::{Error, Result};
@@ -473,8 +473,16 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
             looked = now;
             let (waiting, printed) = {
                 let out = lock(&out_state);
-                let waiting = out.parser.as_deref().is_some_and(|p| p.waiting_on_model());
+                let waiting = out
+                    .parser
+                    .as_deref()
+                    .map_or(Waiting::No, |p| p.waiting_on_model());
                 (waiting, out.bytes + lock(&err_state).bytes)
+            };
+            let waiting = match waiting {
+                Waiting::No => false,
+                Waiting::Yes => true,
+                Waiting::UnlessATool => !tool_running(pgid),
             };
             let heard = if waiting { heard(pgid) } else { None };
             silence.unanswered(now, waiting, printed, heard)

@@ -9,6 +9,31 @@
 
 use std::time::{Duration, Instant};
 
+/// Whether a CLI waits on its model API, as its output tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waiting {
+    No,
+    Yes,
+    /// The output cannot tell (gemini prints nothing until its end): waiting unless a
+    /// tool's process runs in the CLI's group ([`tool_running`]).
+    UnlessATool,
+}
+
+impl From<bool> for Waiting {
+    fn from(waiting: bool) -> Waiting {
+        if waiting { Waiting::Yes } else { Waiting::No }
+    }
+}
+
+/// Whether a process other than the CLI's own runtime (`node`) and baton's MCP server runs
+/// in group `pgid`: a shell command, a test run, a build the model asked for.
+pub(super) fn tool_running(pgid: i32) -> bool {
+    group_pids(pgid).into_iter().any(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|c| !matches!(c.trim(), "node" | "baton"))
+    })
+}
+
 /// What was heard from a process group so far, one way or the other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Heard {
@@ -248,6 +273,24 @@ mod tests {
         let mut w = Silence::new(Duration::from_secs(10), t0);
         assert!(!w.unanswered(at(1), true, 0, n(0)));
         assert!(w.unanswered(at(11), true, 0, Some(Heard::Reads(1 << 30))));
+    }
+
+    /// A command the model asked for runs in the CLI's group: not waiting on the API. A
+    /// group that is gone runs nothing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tools_process_in_the_group_is_seen() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id() as i32;
+        assert!(tool_running(pgid));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!tool_running(pgid));
     }
 
     /// The group's own socket, as the runner reads it: bytes a peer sent are counted.
