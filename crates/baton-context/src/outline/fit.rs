@@ -5,7 +5,8 @@
 
 use std::fmt::Write;
 
-use super::{FileOutline, Item, SIG_MAX, cut, render::render};
+use super::render::{brief_members, render};
+use super::{FileOutline, Item, SIG_MAX, cut};
 
 /// How briefly an outline is said, from [`render`]'s full form on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -22,16 +23,21 @@ pub enum Brevity {
     Packed,
 }
 
-/// The outline of `o` in at most `max` characters: the fullest [`Brevity`] that fits, then
-/// [`Brevity::Packed`] cut with a line saying how many definitions were left out.
-pub fn render_within(o: &FileOutline, max: usize) -> (String, Brevity) {
-    for b in [
+impl Brevity {
+    /// Every form, fullest first.
+    pub const ALL: [Brevity; 5] = [
         Brevity::Full,
         Brevity::Signatures,
         Brevity::Folded,
         Brevity::Names,
         Brevity::Packed,
-    ] {
+    ];
+}
+
+/// The outline of `o` in at most `max` characters: the fullest [`Brevity`] that fits, then
+/// [`Brevity::Packed`] cut with a line saying how many definitions were left out.
+pub fn render_within(o: &FileOutline, max: usize) -> (String, Brevity) {
+    for b in Brevity::ALL {
         let text = render_as(o, b);
         if text.chars().count() <= max {
             return (text, b);
@@ -100,14 +106,7 @@ fn render_as(o: &FileOutline, b: Brevity) -> String {
                     range(it),
                     cut(&it.signature, SIG_MAX)
                 );
-                let members: Vec<String> = o
-                    .items
-                    .iter()
-                    .skip(i + 1)
-                    .take_while(|m| m.start < it.end)
-                    .filter(|m| m.brief && m.parent == Some(i))
-                    .map(|m| format!("{}:{}", m.name, m.start_line))
-                    .collect();
+                let members = brief_members(o, i);
                 if !members.is_empty() {
                     let _ = write!(out, ": {}", members.join(" "));
                 }
@@ -174,13 +173,7 @@ mod tests {
     fn each_step_is_briefer_and_keeps_every_top_level_line_range() {
         let o = outline(60);
         let mut last = usize::MAX;
-        for b in [
-            Brevity::Full,
-            Brevity::Signatures,
-            Brevity::Folded,
-            Brevity::Names,
-            Brevity::Packed,
-        ] {
+        for b in Brevity::ALL {
             let text = render_as(&o, b);
             assert!(text.len() < last, "{b:?} is not briefer");
             last = text.len();

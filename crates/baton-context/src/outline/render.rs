@@ -38,14 +38,7 @@ pub fn render(o: &FileOutline) -> String {
         if let Some(d) = &it.doc {
             let _ = write!(body, "  // {}", doc_summary(d));
         }
-        let members: Vec<String> = o
-            .items
-            .iter()
-            .skip(i + 1)
-            .take_while(|m| m.start < it.end)
-            .filter(|m| m.brief && m.parent == Some(i))
-            .map(|m| format!("{}:{}", m.name, m.start_line))
-            .collect();
+        let members = brief_members(o, i);
         if !members.is_empty() {
             let _ = write!(body, ": {}", members.join(" "));
         }
@@ -61,6 +54,18 @@ pub fn render(o: &FileOutline) -> String {
         None => format!("{} lines, {} bytes, {tokens}", o.lines, o.bytes),
     };
     format!("{}  ({what})\n{body}", o.file)
+}
+
+/// The members of item `i` shown by name on its line (`name:line`): a trait impl's.
+pub(super) fn brief_members(o: &FileOutline, i: usize) -> Vec<String> {
+    let it = &o.items[i];
+    o.items
+        .iter()
+        .skip(i + 1)
+        .take_while(|m| m.start < it.end)
+        .filter(|m| m.brief && m.parent == Some(i))
+        .map(|m| format!("{}:{}", m.name, m.start_line))
+        .collect()
 }
 
 /// A doc line as the outline shows it: its first sentence, cut on a word boundary.
