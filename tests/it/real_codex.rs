@@ -482,13 +482,16 @@ fn an_api_answering_500_pauses_the_run_naming_the_server_errors() {
 }
 
 /// A model API that takes every request and never answers: after `api_patience_secs` of
-/// codex waiting with nothing heard, baton stops it and the run pauses naming it.
+/// codex waiting with nothing heard, baton stops it and the run pauses naming it. About 25 s
+/// where baton reads the sockets' received bytes; a kernel that does not let it (before 5.6,
+/// a hardened ptrace scope) leaves the coarser measure, which codex's own reading of its
+/// files for its first minute or two under load holds back: the bound allows for that.
 #[test]
 fn an_api_that_never_answers_pauses_the_run_naming_it() {
     a_failing_api_pauses_the_run_naming_it(
         &CODEX,
         || Reply::Silent,
         "no answer from the model API for 20 s",
-        std::time::Duration::from_secs(90),
+        std::time::Duration::from_secs(240),
     );
 }
