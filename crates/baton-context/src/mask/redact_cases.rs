@@ -118,6 +118,17 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("set TOKEN=winTok77", "winTok77"),
     ("$env:API_KEY = \"psKey42\"", "psKey42"),
     ("-----BEGIN PGP PRIVATE KEY BLOCK----- lQOYBGZabc -----END PGP PRIVATE KEY BLOCK-----", "lQOYBGZabc"),
+    // Spellings of other languages and tools: Make's `:=`, `::=`, `?=`, PHP's `.=`, Go's typed
+    // `var` and raw strings, Java's system properties, a value holding parentheses.
+    ("AWS_TOKEN := \"mk4ke-t0k3n-val\"", "mk4ke-t0k3n-val"),
+    ("API_TOKEN ::= gnumake-s3cr3t", "gnumake-s3cr3t"),
+    ("DEPLOY_PASSWORD ?= qm4k3pw", "qm4k3pw"),
+    ("$db_password .= 'php-app3nd'", "php-app3nd"),
+    ("var apiToken string = \"g0-typed-t0k\"", "g0-typed-t0k"),
+    ("const secretKey = `go-raw-str1ng`", "go-raw-str1ng"),
+    ("System.setProperty(\"X_TOKEN\", \"jvm-pr0p-v4l\");", "jvm-pr0p-v4l"),
+    ("DB_PASSWORD=x(1)yz-p4ren", "yz-p4ren"),
+    ("https://acct.blob.core.windows.net/c/f?sv=2021-08-06&se=2030&sig=AbCdEf0123456789xyzSAS%3D", "AbCdEf0123456789xyzSAS"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -181,5 +192,11 @@ pub const LOOK_ALIKES: &[&str] = &[
     "x = a:b@c",
     "version: 1.2.3-rc.1+build.5",
     "Authorization header: none",
+    // Variables and expressions in the new spellings are kept.
+    "API_TOKEN ?= $(shell cat token.txt)",
+    "$password .= $suffix;",
+    "System.setProperty(\"X_TOKEN\", token);",
+    "DB_PASSWORD = os.getenv(\"DB_PASSWORD\")",
+    "API_TOKEN=get_token()",
 ];
 

@@ -145,9 +145,13 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     // A value: double-quoted (with escapes), JSON-escaped quotes, single-quoted, or bare up to
     // whitespace or punctuation that ends values in shells, JSON and connection strings (`&`
     // ends one only in a URL's query, see below).
-    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'|[^\s"';,<>(){}\[\]`]+)"#;
+    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
+    // The separators of an assignment: `=`, `:`, `=>`, Go's and Make's `:=`, Make's `::=`,
+    // `?=` and `+=`, PHP's `.=`; a typed declaration's type may stand before it (`var token
+    // string = …`).
+    let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*))?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|=|:)[ \t]*";
     let key_value = format!(
-        r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?[ \t]*(?:=>|:=|=|:)[ \t]*){value}"#
+        r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?{assign}){value}"#
     );
     vec![
         // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
@@ -208,7 +212,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // Query parameters: ?token=…&, &password=…
         rule(
             &format!(
-                r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
+                r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}|sig|signature|x-amz-security-token))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
             ),
             With::KeyValue,
         ),
@@ -292,12 +296,20 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // .env-style assignments: FOO_SECRET=…, DB_PASSWORD=…, GITHUB_TOKEN_2=… (any suffix).
         rule(
             &format!(
-                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(?P<sep>[ \t]*[=:][ \t]*){value}"#
+                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|`[^`\n]*`|[^\s"';`]+)"#
             ),
             With::KeyValue,
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
         rule(&key_value, With::KeyValue),
+        // A quoted key and a quoted value as a call's two arguments: Java's
+        // `System.setProperty("X_TOKEN", "…")`, a map's `put("password", "…")`.
+        rule(
+            &format!(
+                r#"(?i-u)(?P<key>["'][a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#
+            ),
+            With::KeyValue,
+        ),
     ]
 });
 
@@ -352,6 +364,21 @@ fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
         || (letters && inner[0].is_ascii_lowercase() && humps >= 2)
 }
 
+/// A call in code, `getPassword()`, `os.getenv(` (its argument quoted, past the value): a
+/// name, `(`, and nothing after the closing parenthesis. `x(1)yz` is no call.
+fn is_call(inner: &[u8]) -> bool {
+    let Some(open) = memchr::memchr(b'(', inner) else {
+        return false;
+    };
+    let (name, rest) = (&inner[..open], &inner[open + 1..]);
+    name.first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && name
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+        && (rest.is_empty() || rest.ends_with(b")"))
+}
+
 /// A Java object's default text, `android.os.BinderProxy@2bd79ce`: a class and a hash.
 fn is_object_id(inner: &[u8]) -> bool {
     let Some(at) = memchr::memrchr(b'@', inner) else {
@@ -372,11 +399,13 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
         .strip_prefix(b"\\\"")
         .or_else(|| value.strip_prefix(b"\""))
         .or_else(|| value.strip_prefix(b"'"))
+        .or_else(|| value.strip_prefix(b"`"))
         .unwrap_or(value);
     let inner = inner
         .strip_suffix(b"\\\"")
         .or_else(|| inner.strip_suffix(b"\""))
         .or_else(|| inner.strip_suffix(b"'"))
+        .or_else(|| inner.strip_suffix(b"`"))
         .unwrap_or(inner);
     let lower = inner.to_ascii_lowercase();
     let quoted = inner.len() != value.len();
@@ -384,6 +413,7 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
     let key = group(caps, "key").to_ascii_lowercase();
     if !quoted
         && (next == Some(b'(')
+            || is_call(inner)
             || TYPE_NAMES.contains(&&lower[..])
             || is_code_name(inner, &core)
             || is_object_id(inner))

@@ -246,7 +246,10 @@ pub fn strip_ansi(s: &str) -> String {
 
 /// Cut `s` to at most `MAX_FIELD` bytes on a char boundary.
 pub(crate) fn clip(s: &str) -> String {
-    let s = s.trim();
+    // Redacted before it is cut: a long token (a JWT, a PEM's base64) cut first would no
+    // longer be recognised, and its first 400 characters shown.
+    let redacted = super::redact::redact(s.trim());
+    let s = redacted.as_ref();
     if s.len() <= MAX_FIELD {
         return s.to_string();
     }
@@ -303,6 +306,18 @@ mod tests {
         };
         assert_eq!(counts_phrase(&c), "54 passed, 1 failed, 2 errors");
         assert_eq!(counts_phrase(&Counts::default()), "no test results found");
+    }
+
+    #[test]
+    fn a_long_secret_is_redacted_before_the_line_is_cut() {
+        let jwt = format!(
+            "eyJhbGciOiJIUzI1NiJ9.eyJ{}.sig{}",
+            "a".repeat(600),
+            "b".repeat(50)
+        );
+        let c = clip(&format!("AssertionError: bad auth header Bearer {jwt}"));
+        assert!(c.contains("[REDACTED]"), "{c}");
+        assert!(!c.contains("eyJ"), "{c}");
     }
 
     #[test]
