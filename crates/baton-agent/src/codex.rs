@@ -327,7 +327,11 @@ impl OutputParser for Parser {
                 )
             }),
             (_, None) => None,
-            (_, Some(e)) if self.server_errors.is_some() || is_server_error(&e) => {
+            // A spent quota or refused key is its own kind, whatever digits its words hold.
+            (_, Some(e))
+                if (self.server_errors.is_some() || is_server_error(&e))
+                    && classify_api_error(&e) == FailureKind::Api =>
+            {
                 let reconnects = self.server_errors.take().map_or(0, |s| s.reports());
                 Some((
                     FailureKind::Api,
@@ -399,6 +403,14 @@ mod tests {
             "{msg}"
         );
         assert!(crate::is_transient(&msg), "{msg}");
+        // A spent limit whose words hold a 5xx-looking number is still a spent limit.
+        let mut p = Parser::default();
+        let spent = "You've hit your usage limit. Try again in 503 minutes.";
+        p.line_at(
+            &format!(r#"{{"type":"turn.failed","error":{{"message":"{spent}"}}}}"#),
+            now,
+        );
+        assert_eq!(p.finish().failure.unwrap().0, FailureKind::QuotaSpent);
         // A command running is not waiting on the API; a todo list open all turn is.
         let mut p = Parser::default();
         p.line_at(r#"{"type":"turn.started"}"#, now);

@@ -26,10 +26,13 @@ impl Streak {
         s.last = super::tail_str(report.trim(), 300);
     }
 
-    /// Whether the streak in `slot` has gone on for `patience` by `now`.
+    /// Whether the streak in `slot` has gone on for `patience` by `now`; never for a patience
+    /// of zero (`api_patience_secs = 0`: the CLI's own retries are left alone).
     pub(crate) fn outlasts(slot: &Option<Streak>, patience: Duration, now: Instant) -> bool {
-        slot.as_ref()
-            .is_some_and(|s| now.saturating_duration_since(s.since) >= patience)
+        !patience.is_zero()
+            && slot
+                .as_ref()
+                .is_some_and(|s| now.saturating_duration_since(s.since) >= patience)
     }
 
     pub(crate) fn last(&self) -> &str {
@@ -117,6 +120,12 @@ mod tests {
         assert!(!Streak::outlasts(&slot, p, t0 + Duration::from_secs(59)));
         assert!(Streak::outlasts(&slot, p, t0 + Duration::from_secs(60)));
         assert!(!Streak::outlasts(&None, p, t0 + Duration::from_secs(600)));
+        // A patience of zero turns the stop off.
+        assert!(!Streak::outlasts(
+            &slot,
+            Duration::ZERO,
+            t0 + Duration::from_secs(600)
+        ));
         let (kind, msg) = server_down("gemini", slot.as_ref().unwrap(), None, p);
         assert_eq!(kind, FailureKind::ApiDown);
         assert!(kind.is_fatal());

@@ -69,9 +69,10 @@ const HEAD_MAX_LINES: usize = 200;
 pub const ANSWER_MAX_CHARS: usize = 9_500;
 
 /// `text`, the whole of the file `name`, answered outline first when it is over `threshold`
-/// tokens; `None` when it is small enough to show whole. The answer fits
-/// [`ANSWER_MAX_CHARS`] (and three characters a token of the threshold): the file's structure first (at most three quarters of it, said more
-/// briefly until it fits, see [`super::render_within`]), its first lines in what is left.
+/// tokens; `None` when it is small enough to show whole. The answer fits [`ANSWER_MAX_CHARS`]
+/// (and three characters a token of the threshold): the file's structure first, at most three
+/// quarters of it, said more briefly until it fits ([`super::render_within`]); its first lines
+/// in what is left.
 pub fn first_read(name: &str, text: &str, threshold: usize) -> Option<FirstRead> {
     // A token is at least one byte: a text this short is under the threshold.
     if text.len() <= threshold {

@@ -246,9 +246,15 @@ pub fn strip_ansi(s: &str) -> String {
 
 /// Cut `s` to at most `MAX_FIELD` bytes on a char boundary.
 pub(crate) fn clip(s: &str) -> String {
+    let s = s.trim();
+    if s.len() <= MAX_FIELD {
+        // Whole: the masked document is redacted as a whole (`Outcome::to_json`). This runs
+        // on many lines of a large output, where redacting each would cost.
+        return s.to_string();
+    }
     // Redacted before it is cut: a long token (a JWT, a PEM's base64) cut first would no
     // longer be recognised, and its first 400 characters shown.
-    let redacted = super::redact::redact(s.trim());
+    let redacted = super::redact::redact(s);
     let s = redacted.as_ref();
     if s.len() <= MAX_FIELD {
         return s.to_string();
