@@ -369,8 +369,9 @@ pub fn stops_the_run(a: &Agent, double: ModelDouble, says: &str, limit: Duration
 
 /// A model API that fails for good, every model call answered `fail` (a 500, or nothing
 /// at all): with `[run] api_patience_secs = 20` the run pauses (exit 7) within `limit`,
-/// naming the cause (`says`), with the way on; no attempt spent, nothing committed, the
-/// CLI's process group gone.
+/// naming the cause (`says`), with the way on; no attempt is spent, nothing committed. baton's
+/// backoff is 30 s here, doubling: a backoff not bounded by the patience would pass `limit`.
+/// Once the API answers again, `--resume` commits the story in its first attempt.
 pub fn a_failing_api_pauses_the_run_naming_it(
     a: &Agent,
     fail: fn() -> Reply,
@@ -382,13 +383,26 @@ pub fn a_failing_api_pauses_the_run_naming_it(
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = one_story_project(tmp.path());
+    let workflow = dir.join(".baton/workflows/epic-execute.toml");
+    let def = std::fs::read_to_string(&workflow).unwrap();
+    assert!(def.contains("backoff_secs = 0"), "{def}");
+    std::fs::write(
+        &workflow,
+        def.replace("backoff_secs = 0", "backoff_secs = 30"),
+    )
+    .unwrap();
     std::fs::write(dir.join("baton.toml"), "[run]\napi_patience_secs = 20\n").unwrap();
     git(&dir, &["add", "baton.toml"]);
     git(&dir, &["commit", "-q", "-m", "patience"]);
+    let back = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let agent = epic_agent(&dir, a.dialect);
+    let gate = back.clone();
     let double = a.double(Box::new(move |r: &Request| {
-        // A CLI's own small calls (titles, routing) are answered: the agent's turn is not.
         if r.tools().is_empty() {
+            // A CLI's own small calls (titles, routing) are answered: the agent's turn is not.
             Reply::Text("ok".into())
+        } else if gate.load(std::sync::atomic::Ordering::SeqCst) {
+            agent(r)
         } else {
             fail()
         }
@@ -405,6 +419,23 @@ pub fn a_failing_api_pauses_the_run_naming_it(
         finished_phases(&dir).iter().all(|e| e["phase"] != "dev"),
         "no attempt of the dev phase was spent"
     );
+    // The API is back: the paused run goes on, the story committed once, in attempt 1.
+    back.store(true, std::sync::atomic::Ordering::SeqCst);
+    let id = std::fs::read_dir(dir.join(".baton/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let (out, _) = a.baton_run(&dir, &double, &["--resume", &id.to_string_lossy()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(story_commits(&dir).len(), 1);
+    let devs: Vec<Value> = finished_phases(&dir)
+        .into_iter()
+        .filter(|e| e["phase"] == "dev")
+        .collect();
+    assert_eq!(devs.len(), 1, "{devs:?}");
+    assert_eq!(devs[0]["attempt"], 1, "{devs:?}");
 }
 
 /// A `baton run` whose model calls baton's MCP tool `tool` (as this CLI names it) first:
