@@ -131,6 +131,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
             Scope::Project,
         )
     };
+    if !a.dry_run {
+        init::sweep(&dir, &local, a.agent, scope);
+    }
     let plan = || {
         if a.uninstall {
             init::plan_uninstall(&dir, &local, a.agent, scope)

@@ -226,7 +226,6 @@ pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
             // writes out of it.
             baton_core::fs::confined(dir, &path)?;
         }
-        disk::sweep(&path);
         let before = read_opt(&path)?;
         let (after, edit) = merge::apply(&want, before.as_deref()).map_err(|e| in_file(e, &rel))?;
         if before.as_deref() != Some(after.as_str()) {
@@ -239,6 +238,31 @@ pub fn plan(dir: &Path, agent: HookAgent, scope: Scope) -> Result<Vec<Change>> {
         }
     }
     Ok(out)
+}
+
+/// Remove the temp files a killed init or uninstall left beside the files it writes (each a
+/// whole copy of its file, the user's tokens with it): every file `agent`'s init writes in
+/// `scope`, and every file its record names. Only `baton init` itself calls it — not a dry
+/// run, not doctor, which change nothing. A project's file is swept only inside the project.
+pub fn sweep(dir: &Path, local: &Path, agent: HookAgent, scope: Scope) {
+    let mut paths: Vec<PathBuf> = files::wanted(agent, scope)
+        .into_iter()
+        .filter_map(|w| match scope {
+            Scope::User => {
+                baton_agent::wiring::user_file(agent, &w.path, &baton_agent::wiring::process_env)
+            }
+            _ => Some(w.path),
+        })
+        .collect();
+    if let Ok(Some(rec)) = load_record(dir, local, agent, scope) {
+        paths.extend(rec.files.into_iter().map(|f| f.path));
+    }
+    for p in paths {
+        let path = dir.join(p);
+        if scope == Scope::User || baton_core::fs::confined(dir, &path).is_ok() {
+            disk::sweep(&path);
+        }
+    }
 }
 
 /// What `baton init AGENT --uninstall` would change.
@@ -254,7 +278,6 @@ pub fn plan_uninstall(
     let mut out = Vec::new();
     for f in rec.files {
         let path = dir.join(&f.path);
-        disk::sweep(&path);
         let Some(now) = read_opt(&path)? else {
             continue;
         };

@@ -117,9 +117,19 @@ fn global_init_killed_at_every_step_is_completed_or_undone_by_running_it_again()
             crate::util::text(&o)
         );
         check(h, &format!("killed at install step {kill}"));
+        // A dry run changes nothing, not even the temp file a kill left.
+        let before_dry = snapshot(h);
+        let o = init(&p, h, &["--dry-run"], 0);
+        assert!(o.status.success(), "{}", crate::util::text(&o));
+        assert_eq!(
+            snapshot(h),
+            before_dry,
+            "a dry run after a kill at step {kill}"
+        );
         // Uninstall straight after the kill undoes what the killed init did…
         let o = init(&p, h, &["--uninstall"], 0);
         assert!(o.status.success(), "{}", crate::util::text(&o));
+        no_temps(h);
         let mut after = snapshot(h);
         after.retain(|k, _| !k.starts_with(h.join(".config")));
         assert_eq!(after, pristine, "uninstall after a kill at step {kill}");
