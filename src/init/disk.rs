@@ -84,29 +84,33 @@ pub fn apply(dir: &Path, rel: &Path, text: Option<&str>) -> Result<()> {
         .map_or(0o644, |m| m.permissions().mode() & 0o7777);
     let tmp = temp_for(&target);
     sweep(&path);
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
+    let io = |e: std::io::Error| Error::io(&target, e);
+    let written = (|| -> Result<()> {
+        // Made anew, never through a link planted on its name (`fs::open_own`).
+        let mut f = baton_core::fs::open_own(
+            &tmp,
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600),
+        )?;
         // The mode asked of `open` is cut by the umask; the file's own is given whole.
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(io)?;
         if let Some(m) = &was {
             // Root editing a user's file leaves it theirs; anyone else cannot give it away
             // (and needs not: the file is theirs already).
             let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
         }
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
+        f.write_all(text.as_bytes()).map_err(io)?;
+        f.sync_all().map_err(io)?;
         step();
-        std::fs::rename(&tmp, &target)
+        std::fs::rename(&tmp, &target).map_err(io)
     })();
-    written.map_err(|e| {
+    if written.is_err() && std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.is_file()) {
         let _ = std::fs::remove_file(&tmp);
-        Error::io(&target, e)
-    })
+    }
+    written
 }
 
 /// Directories baton created for a file it removes go too, when empty (never `dir` itself).
