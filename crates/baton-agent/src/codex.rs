@@ -101,7 +101,7 @@ pub(super) struct Parser {
     /// (an hour, for a spent quota). A short wait it gets over; one still going after
     /// [`RATE_LIMIT_PATIENCE`] is stopped, and baton's backoff, which can pause the run, takes
     /// over.
-    rate_limited: Option<(String, Instant)>,
+    rate_limited: Option<Streak>,
     /// From "Model metadata for `X` not found", and whether X is another vendor's model.
     unknown_model: Option<(String, bool)>,
     warnings: Vec<String>,
@@ -224,8 +224,7 @@ impl Parser {
                         Streak::extend(&mut self.server_errors, now, &m);
                     }
                 } else if is_rate_limit(&m) {
-                    let since = self.rate_limited.as_ref().map_or(now, |(_, t)| *t);
-                    self.rate_limited = Some((m.clone(), since));
+                    Streak::extend(&mut self.rate_limited, now, &m);
                 } else if is_network(&m) {
                     self.trouble(m.clone(), now);
                 }
@@ -295,11 +294,7 @@ impl OutputParser for Parser {
     }
 
     fn stop(&self) -> bool {
-        self.stop
-            || self
-                .rate_limited
-                .as_ref()
-                .is_some_and(|(_, since)| since.elapsed() >= RATE_LIMIT_PATIENCE)
+        self.stop || Streak::outlasts(&self.rate_limited, RATE_LIMIT_PATIENCE, Instant::now())
     }
 
     fn finish(&mut self) -> Parsed {
@@ -312,14 +307,15 @@ impl OutputParser for Parser {
                 FailureKind::Model,
                 model_message(m, &format!("Model metadata for `{m}` not found")),
             )),
-            _ if !gave_up && self.rate_limited.is_some() => {
-                self.rate_limited.take().map(|(m, _)| {
-                    (
-                        FailureKind::Api,
-                        format!("rate limited: the API answered 429 Too Many Requests ({m})"),
-                    )
-                })
-            }
+            _ if !gave_up && self.rate_limited.is_some() => self.rate_limited.take().map(|s| {
+                (
+                    FailureKind::Api,
+                    format!(
+                        "rate limited: the API answered 429 Too Many Requests ({})",
+                        s.last()
+                    ),
+                )
+            }),
             (_, None) if self.stop => self.network.take().map(|m| {
                 (
                     FailureKind::Network,

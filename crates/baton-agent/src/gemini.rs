@@ -121,8 +121,8 @@ pub(super) struct Offline {
     /// When the first of those attempts was reported given up: a minute or more between the
     /// first and the last is a server that does not answer, not a network that is not there.
     first_failed: Option<std::time::Instant>,
-    /// The first of the current run of 429 attempts, and the latest line.
-    rate_limited: Option<(std::time::Instant, String)>,
+    /// The current run of 429 attempts.
+    rate_limited: Option<Streak>,
     /// Attempts answered with a server error (5xx) in a row, given [`AgentSpec::api_patience`].
     server_errors: Option<Streak>,
     patience: std::time::Duration,
@@ -155,14 +155,14 @@ impl OutputParser for Offline {
 
     fn finish(&mut self) -> Parsed {
         if self.rate_limit_outlasts()
-            && let Some((_, line)) = self.rate_limited.take()
+            && let Some(streak) = self.rate_limited.take()
         {
             return Parsed {
                 failure: Some((
                     FailureKind::Api,
                     format!(
                         "rate limited: the API answered 429 Too Many Requests (\"{}\")",
-                        tail_str(&line, 300)
+                        streak.last()
                     ),
                 )),
                 ..Parsed::default()
@@ -225,8 +225,7 @@ impl Offline {
             return;
         };
         if line.contains("status 429") || line.contains("429 error") {
-            let since = self.rate_limited.as_ref().map_or(now, |(t, _)| *t);
-            self.rate_limited = Some((since, line.trim_end().to_string()));
+            Streak::extend(&mut self.rate_limited, now, line);
         } else {
             self.rate_limited = None;
         }
@@ -253,9 +252,11 @@ impl Offline {
     }
 
     fn rate_limit_outlasts(&self) -> bool {
-        self.rate_limited
-            .as_ref()
-            .is_some_and(|(since, _)| since.elapsed() >= crate::codex::RATE_LIMIT_PATIENCE)
+        Streak::outlasts(
+            &self.rate_limited,
+            crate::codex::RATE_LIMIT_PATIENCE,
+            std::time::Instant::now(),
+        )
     }
 }
 
@@ -468,11 +469,11 @@ mod tests {
         // Another failure, or a sent request, ends the run of 429s.
         w.line("Attempt 2 failed with status 500. Retrying with backoff...");
         assert!(w.rate_limited.is_none());
-        w.line(line);
         let since = std::time::Instant::now()
             .checked_sub(crate::codex::RATE_LIMIT_PATIENCE * 2)
             .unwrap();
-        w.rate_limited.as_mut().unwrap().0 = since;
+        w.line_at(line, since);
+        w.line(line);
         assert!(w.stop());
         let (kind, msg) = w.finish().failure.unwrap();
         assert_eq!(kind, FailureKind::Api);

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use baton_core::process::signal_group;
 
-use super::silence::{Silence, Waiting, heard, tool_running};
+use super::silence::{Silence, Waiting, group_pids, heard, tool_running};
 
 use super::{CancelToken, ExitKind, Invocation, OutputParser, Parsed, TEXT_TAIL_BYTES};
 use crate::error::{Error, Result};
@@ -479,12 +479,15 @@ pub(super) fn run(job: Job<'_>) -> Result<Raw> {
                     .map_or(Waiting::No, |p| p.waiting_on_model());
                 (waiting, out.bytes + lock(&err_state).bytes)
             };
+            // One scan of the group serves both looks, and none is made while a tool runs.
+            let pids = (waiting != Waiting::No).then(|| group_pids(pgid));
+            let pids = pids.as_deref().unwrap_or_default();
             let waiting = match waiting {
                 Waiting::No => false,
                 Waiting::Yes => true,
-                Waiting::UnlessATool => !tool_running(pgid),
+                Waiting::UnlessATool => !tool_running(pids),
             };
-            let heard = if waiting { heard(pgid) } else { None };
+            let heard = if waiting { heard(pids) } else { None };
             silence.unanswered(now, waiting, printed, heard)
         };
         if now >= deadline || cancelled || hopeless || unanswered {

@@ -25,10 +25,10 @@ impl From<bool> for Waiting {
     }
 }
 
-/// Whether a process other than the CLI's own runtime (`node`) and baton's MCP server runs
-/// in group `pgid`: a shell command, a test run, a build the model asked for.
-pub(super) fn tool_running(pgid: i32) -> bool {
-    group_pids(pgid).into_iter().any(|pid| {
+/// Whether a process other than the CLI's own runtime (`node`) and baton's MCP server is among
+/// `pids` (a group's): a shell command, a test run, a build the model asked for.
+pub(super) fn tool_running(pids: &[i32]) -> bool {
+    pids.iter().any(|pid| {
         std::fs::read_to_string(format!("/proc/{pid}/comm"))
             .is_ok_and(|c| !matches!(c.trim(), "node" | "baton"))
     })
@@ -65,8 +65,8 @@ impl Heard {
     }
 }
 
-/// The processes of group `pgid`.
-fn group_pids(pgid: i32) -> Vec<i32> {
+/// The processes of group `pgid` (one scan of /proc, shared by the looks of a second).
+pub(super) fn group_pids(pgid: i32) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -93,14 +93,14 @@ fn group_pids(pgid: i32) -> Vec<i32> {
     pids
 }
 
-/// What group `pgid` has been heard to take in so far; `None` where nothing can tell.
-pub(super) fn heard(pgid: i32) -> Option<Heard> {
-    let pids = group_pids(pgid);
-    if let Some(n) = received(&pids) {
+/// What the processes `pids` (a group's) have been heard to take in so far; `None` where
+/// nothing can tell.
+pub(super) fn heard(pids: &[i32]) -> Option<Heard> {
+    if let Some(n) = received(pids) {
         return Some(Heard::Network(n));
     }
     let mut total = None;
-    for pid in pids {
+    for &pid in pids {
         let read = std::fs::read_to_string(format!("/proc/{pid}/io"))
             .ok()
             .and_then(|io| {
@@ -287,10 +287,10 @@ mod tests {
             .spawn()
             .unwrap();
         let pgid = child.id() as i32;
-        assert!(tool_running(pgid));
+        assert!(tool_running(&group_pids(pgid)));
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!tool_running(pgid));
+        assert!(!tool_running(&group_pids(pgid)));
     }
 
     /// The group's own socket, as the runner reads it: bytes a peer sent are counted.
