@@ -22,7 +22,8 @@ Examples:
   baton gain --json                {\"saved_tokens\": N, \"masked\": [...], \"by_command\": [...], ...}
 
 Saved = tokens of the full output - tokens of what the agent read instead (o200k_base; an
-output too large to count is estimated at 4 bytes a token and marked so). Every mask is
+output far over the threshold is estimated, not counted, and marked so; what the agent read
+instead, a summary, is always estimated). Every mask is
 logged: hooks (claude, codex, gemini), `baton mask`, and the MCP mask tool. The log rotates
 at 8 MiB, keeping 3 older files (masks.jsonl.1 … .3).")]
 pub struct Args {

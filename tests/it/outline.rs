@@ -868,6 +868,7 @@ fn mask_points_a_huge_cat_at_the_outline() {
         h["file_tokens"].as_u64().unwrap(),
     );
     assert!(ot > 0 && ot < ft, "{h}");
+    assert_eq!(h["tokens_estimated"], true, "{h}");
     let v: Value =
         serde_json::from_str(&p.ok(&["mask", "--", "sed", "-n", "1,2000p", "big.rs"])).unwrap();
     assert_eq!(v["outline_hint"]["command"], "baton outline big.rs");

@@ -18,6 +18,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+pub(crate) mod estimate;
+
 // o200k_base, the default, as its MessagePack tables (deserialized from here: nothing to
 // decompress); cl100k_base compressed (build.rs).
 static O200K_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe"));
@@ -186,11 +188,11 @@ impl Encoding {
 }
 
 /// Estimated o200k_base tokens of `text`, without loading a vocabulary: one cheap pass that
-/// follows the pre-tokenizer (see `context/outline/estimate.rs`; within ~7 % on real code).
+/// follows the pre-tokenizer (see [`estimate::Estimator`]; within ~7 % on real code).
 /// For numbers that only inform (a journal's prompt size, a context model), where loading
 /// ~30 MB of tables would cost more than the answer is worth.
 pub fn estimate(text: &str) -> usize {
-    crate::outline::estimate(text)
+    estimate::estimate(text)
 }
 
 /// Texts at least this long are counted on every core.

@@ -28,6 +28,7 @@ pub use settings::MaskConfig;
 pub mod scratch;
 mod spawn;
 pub mod summarize;
+pub mod tally;
 pub mod timeout;
 
 pub use summarize::{Counts, Failure, Summary};
@@ -45,9 +46,9 @@ const MAX_LINE: usize = 64 * 1024;
 const BYTES_PER_TOKEN_CAP: usize = 16;
 const PREFIX_MIN: usize = 4096;
 const PREFIX_MAX: usize = 16 * 1024 * 1024;
-/// An output too long to keep whole is counted on its first this many bytes, and the count
-/// scaled to its length: the savings the mask log reports are then within a few percent
-/// (bytes/4 was 30 % off on test logs), for about a millisecond per 64 KiB.
+/// An output too long to keep whole is estimated (or counted) on its first this many bytes,
+/// and the figure scaled to its length: the savings the mask log reports are then within a
+/// few percent (bytes/4 was 30 % off on test logs).
 const SAMPLE_BYTES: usize = 1024 * 1024;
 
 /// Output formats `baton mask` understands.
@@ -432,9 +433,10 @@ pub struct Outcome {
     pub outline_hint: Option<Value>,
 }
 
-/// Decide passthrough vs mask. Tokens are counted exactly (o200k_base via `bpe-openai`) for
-/// outputs of up to [`SAMPLE_BYTES`], and scaled from that sample beyond; each token is at
-/// least one byte, so an output of at most `threshold` bytes passes without counting.
+/// Decide passthrough vs mask. Each token is at least one byte, so an output of at most
+/// `threshold` bytes passes without counting; beyond, tokens are estimated, and counted
+/// exactly (o200k_base via `bpe-openai`) only where the estimate cannot decide
+/// ([`tally::tally`]), on the first [`SAMPLE_BYTES`] and scaled to the whole.
 pub fn decide<W>(
     fin: Finished<W>,
     threshold: usize,
@@ -449,24 +451,12 @@ pub fn decide<W>(
         // Binary bytes are not text to count: masked whenever they are over the threshold.
         Some(_) if fin.binary.is_some() => (fin.bytes / 4, false),
         Some(p) => {
-            let text = String::from_utf8_lossy(p);
-            (
-                crate::tokens::Encoding::O200kBase.count(text.as_ref()) as u64,
-                true,
-            )
+            let t = tally::tally(p, fin.bytes, threshold);
+            (t.tokens, t.exact)
         }
-        None if fin.binary.is_none() && !fin.sample.is_empty() => {
-            let text = String::from_utf8_lossy(&fin.sample);
-            let counted = crate::tokens::Encoding::O200kBase.count(text.as_ref()) as u64;
-            let n = fin.sample.len() as u64;
-            if n >= fin.bytes {
-                (counted, true)
-            } else {
-                (
-                    (counted as u128 * fin.bytes as u128 / n as u128) as u64,
-                    false,
-                )
-            }
+        None if fin.binary.is_none() => {
+            let t = tally::tally(&fin.sample, fin.bytes, threshold);
+            (t.tokens, t.exact)
         }
         None => (fin.bytes / 4, false),
     };

@@ -92,11 +92,12 @@ pub struct MaskRecord {
     pub kind: String,
     /// The scratch file with the full output.
     pub scratch: String,
-    /// Tokens of the full output (bytes/4 when `tokens_estimated`).
+    /// Tokens of the full output (estimated when `tokens_estimated`: see `mask::tally`).
     pub tokens: u64,
     #[serde(default)]
     pub tokens_estimated: bool,
-    /// Tokens of what the agent read instead.
+    /// Tokens of what the agent read instead: estimated (a summary of a few hundred tokens,
+    /// where loading the vocabulary would cost more than the masking).
     pub masked_tokens: u64,
 }
 
@@ -123,7 +124,7 @@ impl MaskRecord {
             scratch: outcome.scratch.display().to_string(),
             tokens: outcome.tokens,
             tokens_estimated: !outcome.tokens_exact,
-            masked_tokens: crate::tokens::Encoding::O200kBase.count(shown) as u64,
+            masked_tokens: super::tally::shown(shown),
         }
     }
 

@@ -8,7 +8,7 @@
 //! its node-kind table (`rust.rs`, `python.rs`, `js.rs` for JavaScript/TypeScript/TSX, `go.rs`)
 //! on the interface of `def.rs`; `parse.rs` parses (whole, or cheaper when that can be
 //! trusted), `walk.rs` turns the tree into items with docs and attributes, `count.rs` counts
-//! their tokens (`estimate.rs` for big files) and `render.rs` prints them. Markdown files get
+//! their tokens (estimated by [`crate::tokens::estimate`] unless asked for exact counts) and `render.rs` prints them. Markdown files get
 //! the heading tree of [`baton_core::markdown`]. Anything else gets a note plus its head.
 
 use std::path::Path;
@@ -17,12 +17,11 @@ use serde::Serialize;
 
 use super::tokens::Encoding;
 use crate::error::Result;
+use crate::tokens::estimate;
 
 mod count;
 mod def;
-mod estimate;
 mod first_read;
-pub(crate) use estimate::estimate;
 mod fit;
 mod go;
 mod js;

@@ -100,7 +100,8 @@ pub fn ratio(o: &FileOutline) -> f64 {
 
 /// For `baton mask`: when the masked command only printed (part of) one source file that has an
 /// outline (`cat F`, `head -n 200 F`, `tail F`, `sed -n '1,400p' F`), say that an outline is
-/// cheaper: `{"command": "baton outline F", "outline_tokens": N, "file_tokens": M}`.
+/// cheaper: `{"command": "baton outline F", "outline_tokens": N, "file_tokens": M,
+/// "tokens_estimated": true}`.
 pub fn hint_for_command(argv: &[String]) -> Option<serde_json::Value> {
     let file = single_file_operand(argv)?;
     let path = Path::new(file);
@@ -110,13 +111,14 @@ pub fn hint_for_command(argv: &[String]) -> Option<serde_json::Value> {
         return None;
     }
     let src = Source::read(path).ok()?;
-    // Exact: the hint's numbers carry no estimate flag, and `mask` has counted the output
-    // with the vocabulary anyway.
-    let o = outline_with(&src, None, Encoding::O200kBase, true);
+    // Estimated, as the masked output's own figure mostly is: a hint is not worth loading
+    // the vocabulary for (`mask::tally`).
+    let o = outline_with(&src, None, Encoding::O200kBase, false);
     Some(serde_json::json!({
         "command": format!("baton outline {}", shell_word(file)),
         "outline_tokens": o.outline_tokens,
         "file_tokens": o.tokens,
+        "tokens_estimated": true,
     }))
 }
 

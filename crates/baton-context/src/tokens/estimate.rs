@@ -21,6 +21,12 @@ const WORD: usize = 7;
 const CAPS: usize = 4;
 /// Chars per token of a punctuation run (`::`, `->`, `();` are mostly single tokens).
 const PUNCT: usize = 3;
+/// One of these chars repeated at least [`REPEAT_MIN`] times is one token for up to
+/// [`REPEAT`] of it (o200k holds runs of up to 64 of each; `/` runs, common in base64, are
+/// split irregularly and stay with [`PUNCT`]).
+const RULES: &[u8] = b".=-*#~_+";
+const REPEAT_MIN: usize = 4;
+const REPEAT: usize = 16;
 /// Digits per token (the pre-tokenizer splits numbers into groups of up to 3).
 const DIGITS: usize = 3;
 /// Spaces per token of a long whitespace run.
@@ -147,7 +153,11 @@ impl Estimator {
                         let mut k = i;
                         while k < j {
                             push(k);
-                            k += PUNCT;
+                            // A run of one char (`....` of a quiet test run, `====` rules)
+                            // is one token for a dozen of them or more.
+                            let same = b[k..j].iter().take_while(|&&x| x == b[k]).count();
+                            let rule = same >= REPEAT_MIN && RULES.contains(&b[k]);
+                            k += if rule { same.min(REPEAT) } else { PUNCT };
                         }
                     }
                     i = j;
