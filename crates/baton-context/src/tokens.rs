@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 
 pub(crate) mod estimate;
 
-// o200k_base, the default, as its MessagePack tables (deserialized from here: nothing to
+// o200k_base, the default, as its postcard tables (deserialized from here: nothing to
 // decompress); cl100k_base compressed (build.rs).
 static O200K_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe"));
 static CL100K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.zst"));
@@ -39,7 +39,7 @@ static O200K: LazyLock<Tokenizer> = LazyLock::new(|| {
     ]
     .join("|");
     tokenizer(
-        rmp_serde::from_slice(O200K_TABLES).expect("valid tables"),
+        postcard::from_bytes(O200K_TABLES).expect("valid tables"),
         &pat1,
     )
 });
@@ -80,7 +80,7 @@ fn vocabulary(dict: &[u8]) -> BytePairEncoding {
             at += zlen;
         }
     });
-    rmp_serde::from_slice(&raw).expect("a valid vocabulary")
+    postcard::from_bytes(&raw).expect("a valid vocabulary")
 }
 
 /// A BPE vocabulary baton can count exactly.
