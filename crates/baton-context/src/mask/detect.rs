@@ -66,7 +66,8 @@ fn idx(k: Kind) -> usize {
         .unwrap_or(KINDS.len() - 1)
 }
 
-/// Score one line for every format.
+/// Score one line for every format. Each regex is tried only on a line that holds a literal
+/// its match must hold: most outputs then compile none of them (a hook is a process a call).
 fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
     let t = line.trim_start();
     let mut add = |k: Kind, n: u32| s[idx(k)] += n;
@@ -102,8 +103,8 @@ fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
         || line.starts_with("collecting ...")
         || line.starts_with("INTERNALERROR>")
         || ((line.starts_with("FAILED ") || line.starts_with("ERROR ")) && line.contains(".py"))
-        || PYTEST_PROGRESS.is_match(line)
-        || PYTEST_FINAL.is_match(line)
+        || (line.ends_with("%]") && PYTEST_PROGRESS.is_match(line))
+        || (line.contains(" in ") && PYTEST_FINAL.is_match(line))
     {
         add(Kind::Pytest, 3);
     }
@@ -116,7 +117,7 @@ fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
     if line.starts_with(" RUN  v")
         || t.starts_with("Test Files  ")
         || line.contains("⎯ Failed Tests ")
-        || VITEST_FILE.is_match(line)
+        || (line.contains(" test") && VITEST_FILE.is_match(line))
     {
         add(Kind::Vitest, 5);
     }
@@ -124,7 +125,7 @@ fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
         || t.starts_with("--- PASS: ")
         || t.starts_with("--- FAIL: ")
         || t.starts_with("--- SKIP: ")
-        || GO_PACKAGE.is_match(line)
+        || (line.contains('\t') && GO_PACKAGE.is_match(line))
     {
         add(Kind::GoTest, 3);
     }
@@ -133,22 +134,25 @@ fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
     } else if line.starts_with("@@ -") {
         add(Kind::GitDiff, 1);
     }
-    if STAT_TOTAL.is_match(line) {
+    if line.contains(" changed") && STAT_TOTAL.is_match(line) {
         add(Kind::GitDiffStat, 5);
-    } else if STAT_LINE.is_match(line) {
+    } else if line.contains(" | ") && STAT_LINE.is_match(line) {
         add(Kind::GitDiffStat, 1);
     }
-    if TSC.is_match(line) {
+    if line.contains("error TS") && TSC.is_match(line) {
         add(Kind::Tsc, 5);
     }
-    if UNITTEST_RAN.is_match(line) {
+    if line.starts_with("Ran ") && UNITTEST_RAN.is_match(line) {
         add(Kind::Unittest, 5);
-    } else if UNITTEST_HEADER.is_match(line) || UNITTEST_VERBOSE.is_match(line) {
+    } else if (line.starts_with("FAIL: ") || line.starts_with("ERROR: ") || line.contains(") ... "))
+        && (UNITTEST_HEADER.is_match(line) || UNITTEST_VERBOSE.is_match(line))
+    {
         add(Kind::Unittest, 2);
     }
-    if ESLINT_TOTAL.is_match(line) {
+    if line.starts_with("✖ ") && ESLINT_TOTAL.is_match(line) {
         add(Kind::Eslint, 6);
-    } else if ESLINT_PROBLEM.is_match(line) {
+    } else if (line.contains("error") || line.contains("warning")) && ESLINT_PROBLEM.is_match(line)
+    {
         add(Kind::Eslint, 2);
     }
     if line.starts_with("error[E")

@@ -5,112 +5,99 @@
 //! Every rule stays within one line (see `redact`).
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Captures, Regex};
 
-/// Text every match of some rule contains (ASCII case ignored): a block holding none of them
-/// holds no secret, and no rule runs on it. Each rule below has its anchor here; a rule
-/// without one would never fire (the labelled set in redact_cases.rs catches that).
-const ANCHORS: &[&str] = &[
-    // PEM/PGP keys, URLs and webhooks, headers, cookies.
-    "private key",
-    "://",
-    "cookie",
-    "bearer",
-    "auth",
-    // Key names (KEY_CORE), argv flags, tools taking a password.
-    "secret",
-    "key",
-    "token",
-    "pass",
-    "pwd",
-    "credential",
-    "-u",
-    "--user",
-    "sshpass",
-    "redis-cli",
-    "mysql",
-    "mongo",
-    "machine",
-    // Provider prefixes.
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "npm_",
-    "pypi-",
-    "hf_",
-    "k_live_",
-    "k_test_",
-    "akia",
-    "asia",
-    "xox",
-    "aiza",
-    "eyj",
-    "xapp-",
-    "gocspx-",
-    "ya29.",
-    "sg.",
-    "sk0",
-    "sk1",
-    "sk2",
-    "sk3",
-    "sk4",
-    "sk5",
-    "sk6",
-    "sk7",
-    "sk8",
-    "sk9",
-    "ska",
-    "skb",
-    "skc",
-    "skd",
-    "ske",
-    "skf",
-    "-us",
-    "shp",
-    "_v1_",
-    "dapi",
-    "hvs.",
-    "hvb.",
-    "lin_api_",
-    "pmak-",
-    "dp.",
-    "pul-",
-    "nrak-",
-    "glc_",
-    "glsa_",
-    "sntry",
-    "sq0",
-    "atatt3",
-    "age-secret-key-1",
-    ":aa",
-];
+/// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them).
+const KEY_WORDS: &[&str] = &["secret", "key", "token", "pass", "pwd", "credential"];
+/// A query parameter's: a key word, or a URL's (`&sig=`).
+const QUERY_WORDS: &[&str] = &["secret", "key", "token", "pass", "pwd", "credential", "://"];
 
-/// Whether `text` holds any anchor. A short text (a hook's small output) is searched anchor by
-/// anchor: building the automaton costs more than that (half a millisecond, on every hook).
-pub(super) fn has_anchor(text: &[u8]) -> bool {
-    if text.len() <= 4096 {
-        let lower = text.to_ascii_lowercase();
-        return ANCHORS
-            .iter()
-            .any(|a| memchr::memmem::find(&lower, a.as_bytes()).is_some());
-    }
-    PREFILTER.is_match(text)
+/// The rules, with the literal text ("anchors", ASCII case ignored) every match of each
+/// contains: a text holding none of a rule's anchors is never searched by it, and a rule's
+/// regex is compiled on its first search. Most outputs hold an anchor of some rule ("passed",
+/// "key"), few of many: building every rule's automaton, or one set of all of them, cost a
+/// masking hook more than its summary (4 ms of 15). A rule whose anchors miss a spelling
+/// would never fire on it (the labelled set in redact_cases.rs catches that).
+pub(super) struct Rules {
+    pub(super) rules: Vec<Rule>,
+    /// Every rule's anchors, once each.
+    anchors: Vec<&'static str>,
+    /// Each rule's anchors, one bit each (see [`Rules::anchors_in`]).
+    masks: Vec<u128>,
+    /// One pass over a long text for all anchors.
+    prefilter: OnceLock<aho_corasick::AhoCorasick>,
 }
 
-/// One pass over a block for any anchor.
-static PREFILTER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
-    aho_corasick::AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(ANCHORS)
-        .expect("redaction anchors")
-});
+impl Rules {
+    fn new(rules: Vec<Rule>) -> Rules {
+        let mut anchors: Vec<&'static str> = Vec::new();
+        for r in &rules {
+            for a in r.anchors {
+                debug_assert_eq!(a.to_ascii_lowercase(), *a, "anchors are lower case");
+                if !anchors.contains(a) {
+                    anchors.push(a);
+                }
+            }
+        }
+        assert!(anchors.len() <= 128, "anchors fit a u128");
+        let masks = rules
+            .iter()
+            .map(|r| {
+                r.anchors.iter().fold(0u128, |m, a| {
+                    m | 1 << anchors.iter().position(|x| x == a).expect("listed")
+                })
+            })
+            .collect();
+        Rules {
+            rules,
+            anchors,
+            masks,
+            prefilter: OnceLock::new(),
+        }
+    }
+
+    /// The anchors `text` holds, one bit each (in the order of `anchors`). A short text (a
+    /// hook's small output, a line) is searched anchor by anchor: building the automaton costs
+    /// more than that (half a millisecond, on every hook).
+    fn anchors_in(&self, text: &[u8]) -> u128 {
+        let mut seen = 0u128;
+        if text.len() <= 4096 {
+            let lower = text.to_ascii_lowercase();
+            for (i, a) in self.anchors.iter().enumerate() {
+                if memchr::memmem::find(&lower, a.as_bytes()).is_some() {
+                    seen |= 1 << i;
+                }
+            }
+            return seen;
+        }
+        let ac = self.prefilter.get_or_init(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&self.anchors)
+                .expect("redaction anchors")
+        });
+        let all = u128::MAX >> (128 - self.anchors.len());
+        for m in ac.find_overlapping_iter(text) {
+            seen |= 1 << m.pattern().as_usize();
+            if seen == all {
+                break;
+            }
+        }
+        seen
+    }
+
+    /// The rules that may match somewhere in `text`, in order.
+    pub(super) fn candidates(&self, text: &[u8]) -> impl Iterator<Item = &Rule> {
+        let seen = self.anchors_in(text);
+        self.rules
+            .iter()
+            .zip(&self.masks)
+            .filter(move |(_, m)| *m & seen != 0)
+            .map(|(r, _)| r)
+    }
+}
 
 /// What replaces a secret.
 pub const MARK: &str = "[REDACTED]";
@@ -130,18 +117,31 @@ pub(super) enum With {
 }
 
 pub(super) struct Rule {
-    pub(super) re: Regex,
+    anchors: &'static [&'static str],
+    src: String,
+    re: OnceLock<Regex>,
     with: With,
+}
+
+impl Rule {
+    pub(super) fn re(&self) -> &Regex {
+        self.re
+            .get_or_init(|| Regex::new(&self.src).expect("redaction regex"))
+    }
 }
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
 const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
-pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let rule = |re: &str, with: With| Rule {
-        re: Regex::new(re).expect("redaction regex"),
+pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
+        anchors,
+        src: re.to_string(),
+        re: OnceLock::new(),
         with,
     };
-    let fixed = |re: &str, with: &'static [u8]| rule(re, With::Fixed(with));
+    let fixed = |anchors: &'static [&'static str], re: &str, with: &'static [u8]| {
+        rule(anchors, re, With::Fixed(with))
+    };
     // A value: double-quoted (with escapes), JSON-escaped quotes, single-quoted, or bare up to
     // whitespace or punctuation that ends values in shells, JSON and connection strings (`&`
     // ends one only in a URL's query, see below).
@@ -153,16 +153,18 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let key_value = format!(
         r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?{assign}){value}"#
     );
-    vec![
+    Rules::new(vec![
         // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
         // handled line by line (see `Redactor`).
         fixed(
+            &["private key"],
             r"(?m-u)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
             b"-----BEGIN PRIVATE KEY----- [REDACTED] -----END PRIVATE KEY-----",
         ),
         // Credentials in URLs: scheme://user:password@host keeps scheme, user and host; the
         // password may hold `/` or `:` (the last `@` before the host ends it).
         rule(
+            &["://"],
             r"(?i-u)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@'\x22]*):(?P<value>[^\s'\x22]*?)@(?P<host>[a-z0-9\[])",
             With::Userinfo,
         ),
@@ -170,47 +172,57 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // hooks.slack.com/services/T…/B…/token), Discord (/api/webhooks/id/token), Microsoft
         // Teams incoming webhooks (…webhook.office.com/webhookb2/…).
         fixed(
+            &["://"],
             r"(?i-u)\b(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]+",
             b"${1}[REDACTED]",
         ),
         fixed(
+            &["://"],
             r"(?i-u)\b(https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/)[0-9]+/[A-Za-z0-9_-]+",
             b"${1}[REDACTED]",
         ),
         fixed(
+            &["://"],
             r"(?i-u)\b(https?://[a-z0-9.-]*webhook\.office\.com/webhookb2/)[A-Za-z0-9@/_-]+",
             b"${1}[REDACTED]",
         ),
         // Cookies: every value of a request's Cookie header, a Set-Cookie's own value.
         rule(
+            &["cookie"],
             r#"(?i-u)\b(?P<name>set-cookie|cookie)(?P<sep>\\?["']?[ \t]*:[ \t]*\\?["']?)(?P<value>[^\n"']*)"#,
             With::Cookie,
         ),
         // The password of an argv flag: `--password X`, `--token X`, curl's `-u user:pass`,
         // `sshpass -p X`, `redis-cli -a X`, `mysql -pX`; and .netrc's `password X`.
         fixed(
+            &["pass", "token", "key", "secret"],
             r#"(?i-u)(\s--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
             b"${1}[REDACTED]",
         ),
         fixed(
+            &["-u"],
             r#"(?-u)((?:^|\s)(?:-u|--user)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
             b"${1}[REDACTED]",
         ),
         fixed(
+            &["sshpass", "redis-cli", "mysql", "mongo"],
             r#"(?-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo)\b[^\n]*?\s-(?:p|a|-pass)[ \t]?)[^\s-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
+            &["machine"],
             r"(?i-u)(\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+)\S+",
             b"${1}[REDACTED]",
         ),
         // A docker config's (and npm's `_auth`) base64 `user:password`.
         fixed(
+            &["auth"],
             r#"(?i-u)((?:\\?["'])?_?auth\\?["']?[ \t]*[:=][ \t]*\\?["']?)[A-Za-z0-9+/]{12,}={0,2}"#,
             b"${1}[REDACTED]",
         ),
         // Query parameters: ?token=…&, &password=…
         rule(
+            QUERY_WORDS,
             &format!(
                 r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}|sig|signature|x-amz-security-token))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
             ),
@@ -218,99 +230,196 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         // Authorization: Bearer <token> / Basic <base64> / token <token>
         fixed(
+            &["bearer"],
             r"(?i-u)\b(bearer)[ \t]+[A-Za-z0-9._~+/=-]{8,}",
             b"${1} [REDACTED]",
         ),
         fixed(
+            &["auth"],
             r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
             b"${1}[REDACTED]",
         ),
         // Known token shapes. OpenAI / Anthropic (sk-…, sk-proj-…, sk-ant-…).
-        fixed(r"(?-u)\bsk-[A-Za-z0-9_-]{16,}", b"[REDACTED]"),
+        fixed(&["sk-"], r"(?-u)\bsk-[A-Za-z0-9_-]{16,}", b"[REDACTED]"),
         // GitHub.
-        fixed(r"(?-u)\bgh[pousr]_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\bgithub_pat_[A-Za-z0-9_]{20,}", b"[REDACTED]"),
-        // GitLab, npm, PyPI, Hugging Face, Stripe secret and restricted keys.
-        fixed(r"(?-u)\bglpat-[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
-        fixed(r"(?-u)\bnpm_[A-Za-z0-9]{36}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\bpypi-AgE[A-Za-z0-9_-]{50,}", b"[REDACTED]"),
-        fixed(r"(?-u)\bhf_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
         fixed(
+            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+            r"(?-u)\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["github_pat_"],
+            r"(?-u)\bgithub_pat_[A-Za-z0-9_]{20,}",
+            b"[REDACTED]",
+        ),
+        // GitLab, npm, PyPI, Hugging Face, Stripe secret and restricted keys.
+        fixed(
+            &["glpat-"],
+            r"(?-u)\bglpat-[A-Za-z0-9_-]{20,}",
+            b"[REDACTED]",
+        ),
+        fixed(&["npm_"], r"(?-u)\bnpm_[A-Za-z0-9]{36}\b", b"[REDACTED]"),
+        fixed(
+            &["pypi-"],
+            r"(?-u)\bpypi-AgE[A-Za-z0-9_-]{50,}",
+            b"[REDACTED]",
+        ),
+        fixed(&["hf_"], r"(?-u)\bhf_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
+        fixed(
+            &["k_live_", "k_test_"],
             r"(?-u)\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
             b"[REDACTED]",
         ),
         // AWS access key ids.
-        fixed(r"(?-u)\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"[REDACTED]"),
+        fixed(
+            &["akia", "asia"],
+            r"(?-u)\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+            b"[REDACTED]",
+        ),
         // Slack tokens and Google API keys.
-        fixed(r"(?-u)\bxox[abposr]-[A-Za-z0-9-]{10,}", b"[REDACTED]"),
-        fixed(r"(?-u)\bAIza[0-9A-Za-z_-]{35}", b"[REDACTED]"),
+        fixed(
+            &["xox"],
+            r"(?-u)\bxox[abposr]-[A-Za-z0-9-]{10,}",
+            b"[REDACTED]",
+        ),
+        fixed(&["aiza"], r"(?-u)\bAIza[0-9A-Za-z_-]{35}", b"[REDACTED]"),
         // Slack app-level tokens (api.slack.com/authentication/token-types: xapp-).
-        fixed(r"(?-u)\bxapp-[0-9]-[A-Za-z0-9-]{10,}", b"[REDACTED]"),
+        fixed(
+            &["xapp-"],
+            r"(?-u)\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
+            b"[REDACTED]",
+        ),
         // Google OAuth: client secrets (GOCSPX-), access tokens (ya29.), refresh (1//).
-        fixed(r"(?-u)\bGOCSPX-[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
-        fixed(r"(?-u)\bya29\.[A-Za-z0-9_-]{20,}", b"[REDACTED]"),
+        fixed(
+            &["gocspx-"],
+            r"(?-u)\bGOCSPX-[A-Za-z0-9_-]{20,}",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["ya29."],
+            r"(?-u)\bya29\.[A-Za-z0-9_-]{20,}",
+            b"[REDACTED]",
+        ),
         // SendGrid API keys (docs.sendgrid.com: SG.<22>.<43>).
         fixed(
+            &["sg."],
             r"(?-u)\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
             b"[REDACTED]",
         ),
         // Twilio API keys (SK…) and account SIDs' auth pairs are caught by the URL and -u
         // rules; the key SID itself: SK + 32 hex.
-        fixed(r"(?-u)\bSK[0-9a-f]{32}\b", b"[REDACTED]"),
+        fixed(
+            &[
+                "sk0", "sk1", "sk2", "sk3", "sk4", "sk5", "sk6", "sk7", "sk8", "sk9", "ska", "skb",
+                "skc", "skd", "ske", "skf",
+            ],
+            r"(?-u)\bSK[0-9a-f]{32}\b",
+            b"[REDACTED]",
+        ),
         // Mailgun (key-…), Mailchimp (…-usN), Shopify (shpat_/shpss_/shpca_/shppa_),
         // DigitalOcean (dop_v1_/doo_v1_/dor_v1_), Databricks (dapi…), HashiCorp Vault
         // (hvs./hvb.), Linear (lin_api_), Postman (PMAK-), Doppler (dp.pt.), Pulumi (pul-),
         // New Relic (NRAK-), Grafana (glc_/glsa_), Sentry (sntrys_), Square (sq0atp-/sq0csp-),
         // Atlassian (ATATT3), age (AGE-SECRET-KEY-1), Telegram bot tokens (id:AA…).
-        fixed(r"(?-u)\bkey-[0-9a-zA-Z]{32}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\b[0-9a-f]{32}-us[0-9]{1,2}\b", b"[REDACTED]"),
+        fixed(&["key-"], r"(?-u)\bkey-[0-9a-zA-Z]{32}\b", b"[REDACTED]"),
         fixed(
+            &["-us"],
+            r"(?-u)\b[0-9a-f]{32}-us[0-9]{1,2}\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["shp"],
             r"(?-u)\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
             b"[REDACTED]",
         ),
-        fixed(r"(?-u)\bdo[opr]_v1_[a-f0-9]{64}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\bdapi[a-f0-9]{32}(?:-[0-9])?\b", b"[REDACTED]"),
-        fixed(r"(?-u)\bhv[sb]\.[A-Za-z0-9_-]{24,}", b"[REDACTED]"),
-        fixed(r"(?-u)\blin_api_[A-Za-z0-9]{40}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", b"[REDACTED]"),
         fixed(
+            &["_v1_"],
+            r"(?-u)\bdo[opr]_v1_[a-f0-9]{64}\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["dapi"],
+            r"(?-u)\bdapi[a-f0-9]{32}(?:-[0-9])?\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["hvs.", "hvb."],
+            r"(?-u)\bhv[sb]\.[A-Za-z0-9_-]{24,}",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["lin_api_"],
+            r"(?-u)\blin_api_[A-Za-z0-9]{40}\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["pmak-"],
+            r"(?-u)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["dp."],
             r"(?-u)\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
             b"[REDACTED]",
         ),
-        fixed(r"(?-u)\bpul-[a-f0-9]{40}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\bNRAK-[A-Z0-9]{27}\b", b"[REDACTED]"),
+        fixed(&["pul-"], r"(?-u)\bpul-[a-f0-9]{40}\b", b"[REDACTED]"),
+        fixed(&["nrak-"], r"(?-u)\bNRAK-[A-Z0-9]{27}\b", b"[REDACTED]"),
         fixed(
+            &["glc_", "glsa_"],
             r"(?-u)\bgl(?:c|sa)_[A-Za-z0-9+/_]{32,}={0,2}",
             b"[REDACTED]",
         ),
-        fixed(r"(?-u)\bsntry[su]_[A-Za-z0-9+/=_]{40,}", b"[REDACTED]"),
-        fixed(r"(?-u)\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}", b"[REDACTED]"),
-        fixed(r"(?-u)\bATATT3[A-Za-z0-9_=-]{40,}", b"[REDACTED]"),
-        fixed(r"(?-u)\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", b"[REDACTED]"),
-        fixed(r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b", b"[REDACTED]"),
+        fixed(
+            &["sntry"],
+            r"(?-u)\bsntry[su]_[A-Za-z0-9+/=_]{40,}",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["sq0"],
+            r"(?-u)\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["atatt3"],
+            r"(?-u)\bATATT3[A-Za-z0-9_=-]{40,}",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &["age-secret-key-1"],
+            r"(?-u)\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b",
+            b"[REDACTED]",
+        ),
+        fixed(
+            &[":aa"],
+            r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b",
+            b"[REDACTED]",
+        ),
         // JSON Web Tokens: header.payload.signature, both JSON parts base64url of `{"`.
         fixed(
+            &["eyj"],
             r"(?-u)\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
             b"[REDACTED]",
         ),
         // .env-style assignments: FOO_SECRET=…, DB_PASSWORD=…, GITHUB_TOKEN_2=… (any suffix).
         rule(
+            KEY_WORDS,
             &format!(
                 r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|`[^`\n]*`|[^\s"';`]+)"#
             ),
             With::KeyValue,
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
-        rule(&key_value, With::KeyValue),
+        rule(KEY_WORDS, &key_value, With::KeyValue),
         // A quoted key and a quoted value as a call's two arguments: Java's
         // `System.setProperty("X_TOKEN", "…")`, a map's `put("password", "…")`.
         rule(
+            KEY_WORDS,
             &format!(
                 r#"(?i-u)(?P<key>["'][a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#
             ),
             With::KeyValue,
         ),
-    ]
+    ])
 });
 
 /// Values that are plainly not secrets: placeholders, booleans, references to variables, and
@@ -460,7 +569,7 @@ fn group0<'h>(caps: &Captures<'h>) -> &'h [u8] {
 
 pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
     match rule.with {
-        With::Userinfo => rule.re.replace_all(text, |caps: &Captures<'_>| {
+        With::Userinfo => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let all = group0(caps);
             let value = group(caps, "value");
             // `host:8443/path@v2`: a port and a path, no password; an empty one neither.
@@ -481,7 +590,7 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             out.extend_from_slice(group(caps, "host"));
             out
         }),
-        With::Cookie => rule.re.replace_all(text, |caps: &Captures<'_>| {
+        With::Cookie => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let name = group(caps, "name");
             let value = group(caps, "value");
             let every = !name.eq_ignore_ascii_case(b"set-cookie");
@@ -502,8 +611,8 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             }
             out
         }),
-        With::Fixed(with) => rule.re.replace_all(text, with),
-        With::KeyValue => rule.re.replace_all(text, |caps: &Captures<'_>| {
+        With::Fixed(with) => rule.re().replace_all(text, with),
+        With::KeyValue => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let all = group0(caps);
             let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
             if keep_value(caps, next) {

@@ -90,7 +90,13 @@ impl CargoTest {
     }
 
     fn libtest_line(&mut self, line: &str) {
-        if let Some(c) = TEST_RESULT.captures(line) {
+        // Each literal test before a regex is a condition of its match: most lines never
+        // need the regex, so most runs never compile it.
+        if let Some(c) = line
+            .starts_with("test result: ")
+            .then(|| TEST_RESULT.captures(line))
+            .flatten()
+        {
             add(&mut self.passed, num(&c[1]));
             add(&mut self.failed, num(&c[2]));
             add(&mut self.skipped, num(&c[3]));
@@ -135,6 +141,7 @@ impl CargoTest {
             return;
         }
         if self.first.is_none()
+            && t.contains(") ")
             && let Some(c) = NEXTEST_FAIL.captures(line)
         {
             self.set_first(&c[1]);
@@ -150,7 +157,11 @@ impl Summarizer for CargoTest {
         if self.build.line(line) {
             return;
         }
-        if let Some(c) = PANIC.captures(line) {
+        if let Some(c) = line
+            .contains(" panicked at ")
+            .then(|| PANIC.captures(line))
+            .flatten()
+        {
             if let Some(f) = self.first.as_mut()
                 && f.file.is_none()
             {

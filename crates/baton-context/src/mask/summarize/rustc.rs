@@ -66,6 +66,7 @@ impl Rustc {
             return false;
         }
         if self.want_location
+            && line.contains("--> ")
             && let Some(c) = ARROW.captures(line)
         {
             self.want_location = false;
@@ -81,7 +82,11 @@ impl Rustc {
     /// cargo's own closing lines are not diagnostics, but `could not compile` names the target
     /// whose build failed, which stands in for the "test" of a compile error.
     fn is_cargo_summary(&mut self, msg: &str) -> bool {
-        if let Some(c) = COULD_NOT_COMPILE.captures(msg) {
+        if let Some(c) = msg
+            .contains("could not compile")
+            .then(|| COULD_NOT_COMPILE.captures(msg))
+            .flatten()
+        {
             self.build_failed = true;
             if let Some(f) = self.first.as_mut()
                 && f.test.is_none()
