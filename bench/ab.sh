@@ -42,10 +42,10 @@ for b in old new; do
     bin=$OLD; [[ $b == new ]] && bin=$NEW
     for n in 10 1000; do
         root=$TMP/store-$b-$n
-        "$bin" --root "$root" task init bench >/dev/null
+        "$bin" task init bench --root "$root" >/dev/null
         s=""
         for ((i = 0; i < n; i++)); do s+="START_PHASE phase: p$i"$'\n'"END_PHASE phase: p$i status: success"$'\n'; done
-        printf '%s' "$s" | "$bin" --root "$root" exec >/dev/null
+        printf '%s' "$s" | "$bin" exec --root "$root" >/dev/null
     done
 done
 printf '## Task\nDone.\n' >"$TMP/content.md"
@@ -82,9 +82,9 @@ def store(n, op):
     def f(b, i):
         root = f"{TMP}/store-{'old' if b == OLD else 'new'}-{n}"
         if op == "begin":
-            return run([b, "--root", root, "phase", "begin", "implementation", "--task-id", str(i), "--needs", "memory"])
-        return run([b, "--root", root, "phase", "complete", "implementation", "--task-id", str(i),
-                    "--status", "success", "--file", f"{TMP}/content.md"])
+            return run([b, "phase", "begin", "implementation", "--task-id", str(i), "--needs", "memory", "--root", root])
+        return run([b, "phase", "complete", "implementation", "--task-id", str(i),
+                    "--status", "success", "--file", f"{TMP}/content.md", "--root", root])
     return f
 res = {}
 print(f"load average {os.getloadavg()[0]:.2f}; {N} rounds")

@@ -60,10 +60,10 @@ mapfile -t BIG < <(find "$TREE" -name '*.rs' -not -path '*/.git/*' -printf '%s %
 
 # --- the store: a task with 10 completed phases ------------------------------------------
 ROOT=$TMP/store
-"$BATON" --root "$ROOT" task init bench >/dev/null
+"$BATON" task init bench --root "$ROOT" >/dev/null
 script=""
 for i in $(seq 1 10); do script+="START_PHASE phase: p$i"$'\n'"END_PHASE phase: p$i status: success"$'\n'; done
-printf '%s' "$script" | "$BATON" --root "$ROOT" exec >/dev/null
+printf '%s' "$script" | "$BATON" exec --root "$ROOT" >/dev/null
 printf '## Task\nImplemented the thing; tests pass.\n%.0s' 1 2 3 4 >"$TMP/content.md"
 
 # --- verify: a queue of 10 items ---------------------------------------------------------
@@ -108,7 +108,8 @@ print(f"machine: {os.cpu_count()} cores, load average {load():.2f} at the start;
 
 # 1. durable operations and start-up
 dd = ["dd", "if=/dev/zero", f"of={TMP}/dd.bin", "bs=200", "count=1", "oflag=append", "conv=notrunc,fsync", "status=none"]
-r = lambda *a: [B, "--root", ROOT, *a]
+# `--root` belongs to each command (after its words).
+r = lambda *a: [B, *a, "--root", ROOT]
 cases = {k: [] for k in ["dd", "begin", "complete", "exec_start", "exec_end", "true", "version"]}
 def store_pair(i):
     cases["begin"].append(spawn(r("phase", "begin", "implementation", "--task-id", str(i), "--needs", "memory"))[0])

@@ -42,7 +42,7 @@ fn store_with(dir: &Path, phases: usize) -> PathBuf {
     let root = dir.join(format!("store-{phases}"));
     let run = |args: &[&str], stdin: Option<&str>| {
         let mut c = Command::new(baton());
-        c.arg("--root").arg(&root).args(args).stdout(Stdio::null());
+        c.args(args).arg("--root").arg(&root).stdout(Stdio::null());
         if let Some(s) = stdin {
             c.stdin(Stdio::piped());
             let mut ch = c.spawn().unwrap();
@@ -93,7 +93,7 @@ fn main() {
     };
     let op = |root: &Path, args: &[&str]| {
         let mut c = Command::new(baton());
-        c.arg("--root").arg(root).args(args);
+        c.args(args).arg("--root").arg(root);
         c
     };
     let (mut t_dd, mut t_begin, mut t_complete, mut t_begin_big, mut t_complete_big) =
