@@ -120,8 +120,7 @@ impl Encoding {
     /// Exact number of tokens of `text` (no special tokens). A big text is counted in parts
     /// on every core: see [`cut_points`].
     pub fn count(self, text: &str) -> usize {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.count_parts(text, cut_points(text, cores, PARALLEL_COUNT_BYTES))
+        self.count_parts(text, cut_points(text, crate::cores(), PARALLEL_COUNT_BYTES))
     }
 
     /// The sum of the counts of the parts of `text` between `cuts`, each on its own thread.

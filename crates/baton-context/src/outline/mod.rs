@@ -358,9 +358,7 @@ pub fn outline_files(
         }
         Some(o)
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len());
+    let threads = crate::cores().min(paths.len());
     if threads <= 1 {
         return paths.iter().map(one).collect();
     }

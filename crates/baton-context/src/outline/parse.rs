@@ -81,7 +81,7 @@ pub(super) fn fast_items(
     };
     let short = Compact::new(text, holes);
     let seen = short.text.as_str();
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let two_cores = crate::cores() > 1;
     let cut = if seen.len() >= SPLIT_PARSE_BYTES && two_cores {
         split_point(seen)
     } else {
