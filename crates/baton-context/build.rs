@@ -55,8 +55,9 @@ fn compress(name: &str, tok: &bpe_openai::Tokenizer, out: &std::path::Path) {
 }
 
 /// The vocabulary's tables without what baton never uses, serialized with postcard (read back
-/// in a third less time than the MessagePack `bpe-openai` embeds: fixed-layout integers
-/// instead of tagged ones; 12.2 MB instead of 14.6 for o200k_base). `BytePairEncoding` serializes as an array of its 10 fields; the 3rd is the
+/// in three quarters of the time the MessagePack `bpe-openai` embeds takes, and 12.2 MB
+/// instead of 14.6 for o200k_base). `BytePairEncoding` serializes as an array of its 10
+/// fields (read here from that MessagePack); the 3rd is the
 /// hash of every token's bytes (a map of 200K entries: read only by the bitfield encoder), the
 /// 7th and 8th the two "overlapping" Aho-Corasick automata (~16 MB of o200k's 32 MB: read
 /// only by the table, minimal and appendable/prependable encoders). baton counts (`count`:

@@ -6,10 +6,11 @@
 //! stays within one line, so text can be redacted line by line as it streams; PEM private key
 //! blocks, the one multi-line shape, are tracked by a line state.
 
-pub use super::redact_rules::MARK;
-use super::redact_rules::{RULES, apply};
 use std::borrow::Cow;
 use std::io::Write;
+
+pub use super::redact_rules::MARK;
+use super::redact_rules::{RULES, apply};
 
 /// Apply every rule that may match to text that holds no multi-line private key.
 fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {

@@ -21,7 +21,7 @@ const QUERY_WORDS: &[&str] = &["secret", "key", "token", "pass", "pwd", "credent
 /// masking hook more than its summary (4 ms of 15). A rule whose anchors miss a spelling
 /// would never fire on it (the labelled set in redact_cases.rs catches that).
 pub(super) struct Rules {
-    pub(super) rules: Vec<Rule>,
+    rules: Vec<Rule>,
     /// Every rule's anchors, once each.
     anchors: Vec<&'static str>,
     /// Each rule's anchors, one bit each (see [`Rules::anchors_in`]).

@@ -13,7 +13,7 @@ use crate::tokens::{Encoding, estimate};
 /// JSON, code, prose, CJK and emoji; checked against o200k_base on every text of the corpus
 /// (`the_estimate_stays_in_its_band_on_the_corpus`). Outside this band around the
 /// threshold the estimate alone decides.
-pub(crate) const BAND: (f64, f64) = (0.6, 1.6);
+pub(crate) const BAND: (f64, f64) = (0.7, 1.4);
 
 /// Tokens of an output and whether the figure is exact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
