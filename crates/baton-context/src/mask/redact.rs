@@ -4,11 +4,12 @@
 //!
 //! Works on bytes so non-UTF-8 output is preserved byte for byte where no secret is. Every rule
 //! stays within one line, so text can be redacted line by line as it streams; PEM private key
-//! blocks, the one multi-line shape, are tracked by a line state.
+//! blocks and values on the lines after their key (`redact_next`) are tracked by a line state.
 
 use std::borrow::Cow;
 use std::io::Write;
 
+use super::redact_next::{self, Pending};
 pub use super::redact_rules::MARK;
 use super::redact_rules::{RULES, apply};
 
@@ -37,12 +38,14 @@ fn pem_end(line: &[u8]) -> Option<usize> {
     Some(at + key + dashes + b"-----".len())
 }
 
-/// Line-by-line redaction with the state a multi-line private key needs. Each input line
-/// gives exactly one output line (a key's body lines become `[REDACTED]`), so line numbers in
-/// a summary still point at the right line of a redacted scratch file.
-#[derive(Debug, Default)]
+/// Line-by-line redaction with the state a multi-line secret needs: a private key's block, a
+/// value on the lines after its key (`redact_next`). Each input line gives exactly one output
+/// line (a key's body lines become `[REDACTED]`), so line numbers in a summary still point at
+/// the right line of a redacted scratch file.
+#[derive(Debug, Default, Clone)]
 pub struct Redactor {
     in_pem: bool,
+    pending: Option<Pending>,
 }
 
 impl Redactor {
@@ -53,7 +56,12 @@ impl Redactor {
 
     /// Redact complete lines (`block` ends with `\n`, or is the end of the text) into `out`.
     pub fn lines(&mut self, block: &[u8], out: &mut Vec<u8>) {
-        if !self.in_pem && memchr::memmem::find(block, b"PRIVATE KEY").is_none() {
+        // The common case: no state, and no line that could start one: the block at once.
+        if !self.in_pem
+            && self.pending.is_none()
+            && memchr::memmem::find(block, b"PRIVATE KEY").is_none()
+            && !block.split(|&b| b == b'\n').any(redact_next::may_open)
+        {
             out.extend_from_slice(&redact_lines(block));
             return;
         }
@@ -72,12 +80,26 @@ impl Redactor {
                     None => out.extend_from_slice(MARK.as_bytes()),
                 }
                 out.extend_from_slice(nl);
-            } else {
-                // The one-line rule removes a block that ends on this line, or the rest of
-                // the line from BEGIN on.
-                self.in_pem = is_pem_begin(body) && pem_end(body).is_none();
-                out.extend_from_slice(&redact_lines(line));
+                continue;
             }
+            if let Some((taken, next)) = self.pending.and_then(|p| redact_next::follow(p, body)) {
+                self.pending = next;
+                // A `.netrc` entry's other lines are ordinary lines too.
+                out.extend_from_slice(&redact_lines(&taken));
+                out.extend_from_slice(nl);
+                continue;
+            }
+            // The one-line rule removes a block that ends on this line, or the rest of
+            // the line from BEGIN on.
+            self.in_pem = is_pem_begin(body) && pem_end(body).is_none();
+            let redacted = redact_lines(body);
+            self.pending = if self.in_pem {
+                None
+            } else {
+                redact_next::opens(&redacted)
+            };
+            out.extend_from_slice(&redacted);
+            out.extend_from_slice(nl);
         }
     }
 }
@@ -166,9 +188,7 @@ impl<W: Write> Write for RedactWriter<W> {
             // A huge line: redact what there is, write all but the last OVERLAP bytes of the
             // result (cut at a space when there is one) and keep those for the next write.
             self.out.clear();
-            let mut probe = Redactor {
-                in_pem: self.redactor.in_pem,
-            };
+            let mut probe = self.redactor.clone();
             probe.lines(&self.carry, &mut self.out);
             let mut cut = self.out.len().saturating_sub(OVERLAP);
             if let Some(sp) = self.out[..cut]
@@ -225,9 +245,9 @@ mod tests {
     #[test]
     fn a_text_is_searched_only_by_the_rules_whose_anchors_it_holds() {
         let n = |t: &str| RULES.candidates(t.as_bytes()).count();
-        // "passed" holds `pass`: the argv flag, query, `.env`, key/value and call-argument
-        // rules, none of the providers'.
-        assert_eq!(n("test result: ok. 3 passed; 0 failed"), 5);
+        // "passed" holds `pass`: the argv flag, query, `.env`, key/value, XML element and
+        // call-argument rules, none of the providers'.
+        assert_eq!(n("test result: ok. 3 passed; 0 failed"), 6);
         assert_eq!(n("test result: ok. 3 succeeded"), 0);
         // A long text is searched by the automaton, with the same answer.
         let long = format!("{} GHP_", "x".repeat(5000));
@@ -354,6 +374,9 @@ mod tests {
                 b"\nplain line\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n",
             );
             text.extend_from_slice(b"-----END RSA PRIVATE KEY----- tail password=p1\n");
+            text.extend_from_slice(
+                b"<password>\n  nextLineXml9\n</password>\ntoken: |\n  blockLine7\n",
+            );
         }
         text.extend_from_slice(b"no newline password=last1");
         let whole = redact_bytes(&text).into_owned();
@@ -368,6 +391,10 @@ mod tests {
         let s = String::from_utf8_lossy(&whole);
         assert!(
             !s.contains("MIIEow") && !s.contains("p1") && !s.contains("last1"),
+            "{s}"
+        );
+        assert!(
+            !s.contains("nextLineXml9") && !s.contains("blockLine7"),
             "{s}"
         );
         let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();

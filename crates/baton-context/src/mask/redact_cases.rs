@@ -129,10 +129,15 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("System.setProperty(\"X_TOKEN\", \"jvm-pr0p-v4l\");", "jvm-pr0p-v4l"),
     ("DB_PASSWORD=x(1)yz-p4ren", "yz-p4ren"),
     ("https://acct.blob.core.windows.net/c/f?sv=2021-08-06&se=2030&sig=AbCdEf0123456789xyzSAS%3D", "AbCdEf0123456789xyzSAS"),
+    ("<password>hunter2xml1</password>", "hunter2xml1"),
+    ("<add><ApiKey type=\"x\">AKx9ZZ881q</ApiKey></add>", "AKx9ZZ881q"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
 pub const LOOK_ALIKES: &[&str] = &[
+    "Usage: cli login <token> [options]",
+    "<password>{{ vault_password }}</password>",
+    "<secretKey>${SECRET_KEY}</secretKey>",
     "token count: 5",
     "passwords must be 8 chars",
     "max_tokens=5",

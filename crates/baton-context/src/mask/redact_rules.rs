@@ -130,7 +130,7 @@ impl Rule {
     }
 }
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
 pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
@@ -410,6 +410,15 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
         rule(KEY_WORDS, &key_value, With::KeyValue),
+        // An XML element named after a key, on one line: `<password>hunter2</password>`,
+        // `<ApiKey>…</ApiKey>` (its value on the next line: `redact_next`).
+        rule(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)(?P<key><[a-z0-9_.:-]*?(?P<core>{KEY_CORE})[a-z0-9_.:-]*)(?P<sep>(?:[ \t][^<>\n]*)?>)(?P<value>[^<\s][^<\n]*?)(?P<tail></)"#
+            ),
+            With::KeyValue,
+        ),
         // A quoted key and a quoted value as a call's two arguments: Java's
         // `System.setProperty("X_TOKEN", "…")`, a map's `put("password", "…")`.
         rule(
@@ -541,20 +550,34 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
     {
         return true;
     }
-    if inner.is_empty()
+    if is_no_secret(inner) {
+        return true;
+    }
+    core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
+}
+
+/// A value that is plainly no secret, whatever its key: empty, stars, already redacted, a
+/// null or boolean, a reference to a variable or a template (`$X`, `%(x)s`, `{{ x }}`), a
+/// YAML block scalar's indicator (`|`, `>-`: the value is on the lines after, `redact_next`).
+pub(super) fn is_no_secret(inner: &[u8]) -> bool {
+    let block = |b: &[u8]| {
+        matches!(b.first(), Some(b'|' | b'>'))
+            && b.len() <= 3
+            && b[1..]
+                .iter()
+                .all(|c| matches!(c, b'-' | b'+' | b'0'..=b'9'))
+    };
+    inner.is_empty()
+        || block(inner)
         || inner.iter().all(|&b| b == b'*')
         || memchr::memmem::find(inner, MARK.as_bytes()).is_some()
         || matches!(
-            &lower[..],
+            &inner.to_ascii_lowercase()[..],
             b"null" | b"none" | b"nil" | b"true" | b"false" | b"undefined" | b"<none>"
         )
         || inner.starts_with(b"$")
         || inner.starts_with(b"%(")
         || inner.starts_with(b"{{")
-    {
-        return true;
-    }
-    core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
 }
 
 /// A named group's bytes (empty when it did not take part).
@@ -634,6 +657,8 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             out.extend_from_slice(quote);
             out.extend_from_slice(MARK.as_bytes());
             out.extend_from_slice(quote);
+            // What the match needed after the value (an element's closing `</`).
+            out.extend_from_slice(group(caps, "tail"));
             out
         }),
     }

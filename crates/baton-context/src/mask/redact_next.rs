@@ -1,0 +1,267 @@
+//! Secrets whose value is on the lines after their key: an XML element opened at the end of
+//! its line (`<password>` / `hunter2` / `</password>`), a key with nothing after its
+//! separator (`password:` then the value, pretty-printed JSON or YAML), a YAML block scalar
+//! (`private_key: |` and its indented lines), and a `.netrc` entry spread over lines
+//! (`machine host` / `login me` / `password X`). The one-line rules (`redact_rules`) never see
+//! these: [`Pending`] is the state a line leaves for the next, kept by `redact::Redactor`.
+
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use super::redact_rules::{KEY_CORE, MARK, is_no_secret};
+
+/// What a line that names a secret but holds no value leaves for the lines after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pending {
+    /// `<password>` closing its line: the next line that is not blank, up to `</`.
+    Element,
+    /// `password:`, `"password":`, `password =` with nothing after: the next line that is not
+    /// blank, when it is one value (a word or a quoted string, a comma after it).
+    NextLine,
+    /// `password: |` (a YAML block scalar): every line indented deeper than the key.
+    Block { indent: usize },
+    /// A `.netrc` entry (`machine host` or `default`): its `password X` lines, to a blank line.
+    Netrc,
+}
+
+static ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i-u)<[a-z0-9_.:-]*?{KEY_CORE}[a-z0-9_.:-]*(?:[ \t][^<>]*)?>[ \t\r]*$"
+    ))
+    .expect("element regex")
+});
+static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i-u)^([ \t]*)(?:- )?["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t\r]*$"#
+    ))
+    .expect("block regex")
+});
+static BARE_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i-u)^[ \t]*(?:- )?["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?[ \t]*(?::|=|=>)[ \t\r]*$"#
+    ))
+    .expect("key regex")
+});
+static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
+});
+
+/// The key words every opener holds (a line without one opens nothing but a `.netrc` entry).
+const KEY_WORDS: &[&[u8]] = &[b"secret", b"key", b"token", b"pass", b"pwd", b"credential"];
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let n = b
+        .iter()
+        .rposition(|c| !matches!(c, b' ' | b'\t' | b'\r'))
+        .map_or(0, |i| i + 1);
+    &b[..n]
+}
+
+fn indent(b: &[u8]) -> usize {
+    b.iter().take_while(|c| matches!(c, b' ' | b'\t')).count()
+}
+
+fn is_blank(b: &[u8]) -> bool {
+    trim_end(b).is_empty()
+}
+
+fn starts_entry(body: &[u8]) -> bool {
+    let t = &body[indent(body)..];
+    (t.starts_with(b"machine ") || t.starts_with(b"machine\t") || trim_end(t) == b"default")
+        && memchr::memmem::find(t, b" password ").is_none()
+}
+
+/// Whether a line could open a [`Pending`] (a cheap test before [`opens`], on every line of
+/// a block).
+pub(super) fn may_open(body: &[u8]) -> bool {
+    let t = trim_end(body);
+    let Some(&last) = t.last() else {
+        return false;
+    };
+    let before = t.len().checked_sub(2).map(|i| t[i]);
+    matches!(last, b'>' | b':' | b'=' | b'|')
+        || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')))
+        || starts_entry(body)
+}
+
+/// What `body` (a line without its newline, already redacted on its own) leaves for the next.
+pub(super) fn opens(body: &[u8]) -> Option<Pending> {
+    if !may_open(body) {
+        return None;
+    }
+    if starts_entry(body) {
+        return Some(Pending::Netrc);
+    }
+    let lower = body.to_ascii_lowercase();
+    if !KEY_WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
+    {
+        return None;
+    }
+    if let Some(c) = BLOCK.captures(body) {
+        return Some(Pending::Block {
+            indent: c.get(1).map_or(0, |m| m.len()),
+        });
+    }
+    if ELEMENT.is_match(body) && !trim_end(body).ends_with(b"/>") {
+        return Some(Pending::Element);
+    }
+    BARE_KEY.is_match(body).then_some(Pending::NextLine)
+}
+
+/// The line after an opener, given the state: `Some((line, state after))` when the state
+/// takes the line (redacted, or kept as it is), `None` when it ends the state (the line is
+/// then an ordinary one).
+pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending>)> {
+    let keep = |b: &[u8], s| Some((b.to_vec(), s));
+    match p {
+        Pending::Element | Pending::NextLine if is_blank(body) => keep(body, Some(p)),
+        Pending::Element => {
+            let end = memchr::memmem::find(body, b"</").unwrap_or(body.len());
+            Some((mask_span(body, indent(body), end), None))
+        }
+        Pending::NextLine => {
+            let t = trim_end(body);
+            let at = indent(t);
+            let end = if t.ends_with(b",") {
+                t.len() - 1
+            } else {
+                t.len()
+            };
+            let value = &t[at..end];
+            let quoted = value.len() >= 2
+                && matches!(value[0], b'"' | b'\'')
+                && value.last() == Some(&value[0]);
+            let word = !value.is_empty()
+                && !value
+                    .iter()
+                    .any(|c| matches!(c, b' ' | b'\t' | b'{' | b'[' | b':' | b'=' | b'<'));
+            if !(quoted || word) {
+                return None;
+            }
+            let (s, e) = if quoted { (at + 1, end - 1) } else { (at, end) };
+            Some((mask_span(body, s, e), None))
+        }
+        Pending::Block { .. } if is_blank(body) => keep(body, Some(p)),
+        Pending::Block { indent: key } if indent(body) > key => {
+            Some((mask_span(body, indent(body), trim_end(body).len()), Some(p)))
+        }
+        Pending::Block { .. } => None,
+        Pending::Netrc if is_blank(body) || starts_entry(body) => None,
+        Pending::Netrc => match NETRC_PASSWORD.captures(body) {
+            Some(c) => {
+                let v = c.get(2).expect("group 2");
+                keep(&mask_span(body, v.start(), v.end()), Some(p))
+            }
+            None => keep(body, Some(p)),
+        },
+    }
+}
+
+/// `body` with `[s, e)` replaced by the mark, unless that is plainly no secret (a variable, a
+/// placeholder, empty).
+fn mask_span(body: &[u8], s: usize, e: usize) -> Vec<u8> {
+    let e = e.max(s);
+    let inner = trim_end(&body[s..e]);
+    if is_no_secret(inner) {
+        return body.to_vec();
+    }
+    let e = s + inner.len();
+    let mut out = Vec::with_capacity(body.len());
+    out.extend_from_slice(&body[..s]);
+    out.extend_from_slice(MARK.as_bytes());
+    out.extend_from_slice(&body[e..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each text's lines through the state, as `Redactor` does.
+    fn run(text: &str) -> String {
+        let mut state = None;
+        let mut out = Vec::new();
+        for line in text.split('\n') {
+            let b = line.as_bytes();
+            let taken = state.and_then(|p| follow(p, b));
+            match taken {
+                Some((l, s)) => {
+                    out.push(String::from_utf8(l).unwrap());
+                    state = s;
+                }
+                None => {
+                    out.push(line.to_string());
+                    state = opens(b);
+                }
+            }
+        }
+        out.join("\n")
+    }
+
+    #[test]
+    fn a_value_on_the_lines_after_its_key_is_redacted() {
+        let cases = [
+            (
+                "<config>\n  <password>\n    hunter2xml\n  </password>\n</config>",
+                "hunter2xml",
+            ),
+            ("<apiKey>\nAKEYONNEXTLINE\n</apiKey>", "AKEYONNEXTLINE"),
+            ("password:\n  s3cretOnNext", "s3cretOnNext"),
+            (
+                "{\n  \"client_secret\":\n    \"cs-next-line\",\n  \"x\": 1\n}",
+                "cs-next-line",
+            ),
+            (
+                "tls:\n  private_key: |\n    MIIEvQIBADANBgkq\n    hkiG9w0BAQEFAASC\n  cert: x",
+                "hkiG9w0BAQEFAASC",
+            ),
+            (
+                "token: >-\n  folded.token.value\n\nnext: 1",
+                "folded.token.value",
+            ),
+            (
+                "machine api.example.com\n  login me@example.com\n  password netrcNextLine1\n",
+                "netrcNextLine1",
+            ),
+            ("default\n  login anon\n  password anonPw42", "anonPw42"),
+        ];
+        for (text, secret) in cases {
+            let out = run(text);
+            assert!(!out.contains(secret), "{text:?} -> {out:?}");
+            assert!(out.contains(MARK), "{out:?}");
+            assert_eq!(
+                out.lines().count(),
+                text.lines().count(),
+                "one line each: {out:?}"
+            );
+        }
+        // What follows the value is kept: the closing tag, the next key, the cert.
+        assert!(run("<password>\n  pw1234567\n</password>").ends_with("</password>"));
+        assert!(run("tls:\n  private_key: |\n    MIIE\n  cert: x").ends_with("  cert: x"));
+    }
+
+    #[test]
+    fn look_alikes_on_the_lines_after_a_key_are_kept() {
+        let cases = [
+            // A variable, a placeholder, a nested structure, a sentence.
+            "password:\n  ${DB_PASSWORD}",
+            "<password>\n  {{ vault_password }}\n</password>",
+            "secrets:\n  - name: db\n    value: x",
+            "api_key =\n  os.environ[\"API_KEY\"] + suffix",
+            "token:\n  type: string\n  description: the token",
+            // No key word: nothing pending.
+            "results:\n  passedCount",
+            // A self-closing element, a closing tag.
+            "<password/>\nnext line stays",
+            "</password>\nnext line stays",
+            // A .netrc entry ends at a blank line.
+            "machine a.example.com login me\n\npassword is required here",
+        ];
+        for text in cases {
+            assert_eq!(run(text), text, "{text:?}");
+        }
+    }
+}
