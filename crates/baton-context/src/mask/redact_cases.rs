@@ -136,6 +136,15 @@ pub const SECRETS: &[(&str, &str)] = &[
 /// Ordinary text that only looks like a secret; it must survive unchanged.
 pub const LOOK_ALIKES: &[&str] = &[
     "Usage: cli login <token> [options]",
+    // References and expressions in code and configuration.
+    "password = var.db_password",
+    "db_password = local.password",
+    "secret = data.aws_secretsmanager_secret_version.x.secret_string",
+    "password = settings.DB_PASSWORD",
+    "password = config[\"password\"]",
+    "TOKEN=${TOKEN:-default}",
+    "token: ${{ secrets.GH_TOKEN }}",
+    "token = process.env.TOKEN",
     "<password>{{ vault_password }}</password>",
     "<secretKey>${SECRET_KEY}</secretKey>",
     "token count: 5",

@@ -497,6 +497,59 @@ fn is_call(inner: &[u8]) -> bool {
         && (rest.is_empty() || rest.ends_with(b")"))
 }
 
+/// Namespaces whose members are configuration read in code, not written in it: Terraform's
+/// `var.`/`local.`/`module.`/`data.`, settings and environment objects.
+const NAMESPACES: &[&[u8]] = &[
+    b"var",
+    b"vars",
+    b"local",
+    b"module",
+    b"data",
+    b"self",
+    b"this",
+    b"settings",
+    b"config",
+    b"conf",
+    b"cfg",
+    b"process",
+    b"os",
+    b"env",
+    b"secrets",
+    b"inputs",
+    b"params",
+    b"props",
+    b"options",
+    b"opts",
+    b"ctx",
+    b"context",
+    b"app",
+    b"request",
+    b"req",
+];
+
+/// A dotted path of identifiers read from a namespace (`var.db_password`, `settings.SECRET`) or
+/// ending in the key's own word (`cfg.auth.token`): a reference in code, not a value.
+fn is_reference(inner: &[u8], core: &[u8]) -> bool {
+    let segments: Vec<&[u8]> = inner.split(|&b| b == b'.').collect();
+    let ident = |s: &&[u8]| {
+        s.first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    if segments.len() < 2 || !segments.iter().all(ident) {
+        return false;
+    }
+    let first = segments[0].to_ascii_lowercase();
+    let last = segments[segments.len() - 1].to_ascii_lowercase();
+    let word: Vec<u8> = core
+        .iter()
+        .filter(|b| !matches!(b, b'_' | b'.' | b'-'))
+        .copied()
+        .collect();
+    let last: Vec<u8> = last.into_iter().filter(|b| *b != b'_').collect();
+    NAMESPACES.contains(&&first[..]) || memchr::memmem::find(&last, &word).is_some()
+}
+
 /// A Java object's default text, `android.os.BinderProxy@2bd79ce`: a class and a hash.
 fn is_object_id(inner: &[u8]) -> bool {
     let Some(at) = memchr::memrchr(b'@', inner) else {
@@ -530,8 +583,9 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
     let core = group(caps, "core").to_ascii_lowercase();
     let key = group(caps, "key").to_ascii_lowercase();
     if !quoted
-        && (next == Some(b'(')
+        && (matches!(next, Some(b'(' | b'['))
             || is_call(inner)
+            || is_reference(inner, &core)
             || TYPE_NAMES.contains(&&lower[..])
             || is_code_name(inner, &core)
             || is_object_id(inner))
@@ -638,7 +692,11 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
         With::KeyValue => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let all = group0(caps);
             let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
-            if keep_value(caps, next) {
+            // `${TOKEN:-default}`: a shell's parameter expansion, not an assignment.
+            let expansion = caps
+                .get(0)
+                .is_some_and(|m| text[..m.start()].ends_with(b"${"));
+            if expansion || keep_value(caps, next) {
                 return all.to_vec();
             }
             let value = group(caps, "value");
