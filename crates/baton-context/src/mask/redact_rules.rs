@@ -209,6 +209,13 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo)\b[^\n]*?\s-(?:p|a|-pass)[ \t]?)[^\s-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
+        // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run
+        // -p 8080:80` publishes a port).
+        fixed(
+            &["login"],
+            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl)\b[^\n]*?\blogin\b[^\n]*?\s-p[ \t]?)[^\s-][^\s]*"#,
+            b"${1}[REDACTED]",
+        ),
         fixed(
             &["machine"],
             r"(?i-u)(\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+)\S+",
@@ -392,6 +399,44 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         fixed(
             &[":aa"],
             r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b",
+            b"[REDACTED]",
+        ),
+        // More providers' token prefixes. Those whose tokens are letters and digits, 20 or
+        // more after the prefix (so `gsk_model_training` or `rnd_seed` stay): Sourcegraph
+        // (sgp_), Groq (gsk_), Replicate (r8_), Perplexity (pplx-), xAI (xai-), Supabase
+        // (sbp_), Netlify (nfp_), RubyGems (rubygems_), Render (rnd_).
+        fixed(
+            &[
+                "sgp_",
+                "gsk_",
+                "r8_",
+                "pplx-",
+                "xai-",
+                "sbp_",
+                "nfp_",
+                "rubygems_",
+                "rnd_",
+            ],
+            r"(?-u)\b(?:sgp_|gsk_|r8_|pplx-|xai-|sbp_|nfp_|rubygems_|rnd_)[A-Za-z0-9]{20,}",
+            b"[REDACTED]",
+        ),
+        // Those whose tokens hold `_` or `-` too, behind prefixes no identifier has: Docker
+        // Hub PATs (dckr_pat_), PlanetScale (pscale_tkn_/pw_/oauth_), Figma (figd_), GitLab's
+        // other tokens (glptt-, gldt-, glrt-, glcbt-, glimt-, glsoat-), Fly.io (fo1_).
+        fixed(
+            &[
+                "dckr_pat_",
+                "pscale_",
+                "figd_",
+                "glptt-",
+                "gldt-",
+                "glrt-",
+                "glcbt-",
+                "glimt-",
+                "glsoat-",
+                "fo1_",
+            ],
+            r"(?-u)\b(?:dckr_pat_|pscale_(?:tkn|pw|oauth)_|figd_|glptt-|gldt-|glrt-|glcbt-|glimt-|glsoat-|fo1_)[A-Za-z0-9_=-]{20,}",
             b"[REDACTED]",
         ),
         // JSON Web Tokens: header.payload.signature, both JSON parts base64url of `{"`.
