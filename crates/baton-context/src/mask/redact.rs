@@ -55,53 +55,78 @@ impl Redactor {
     }
 
     /// Redact complete lines (`block` ends with `\n`, or is the end of the text) into `out`.
+    /// Runs of lines that hold no state and start none are redacted at once (the common
+    /// case: the whole block); the others line by line.
     pub fn lines(&mut self, block: &[u8], out: &mut Vec<u8>) {
-        // The common case: no state, and no line that could start one: the block at once.
-        if !self.in_pem
-            && self.pending.is_none()
-            && memchr::memmem::find(block, b"PRIVATE KEY").is_none()
-            && !block.split(|&b| b == b'\n').any(redact_next::may_open)
-        {
-            out.extend_from_slice(&redact_lines(block));
-            return;
-        }
-        for line in block.split_inclusive(|&b| b == b'\n') {
-            let (body, nl) = match line.strip_suffix(b"\n") {
-                Some(b) => (b, &b"\n"[..]),
-                None => (line, &b""[..]),
-            };
-            if self.in_pem {
-                match pem_end(body) {
-                    Some(end) => {
-                        self.in_pem = false;
-                        out.extend_from_slice(MARK.as_bytes());
-                        out.extend_from_slice(&redact_lines(&body[end..]));
-                    }
-                    None => out.extend_from_slice(MARK.as_bytes()),
+        let mut rest = block;
+        while !rest.is_empty() {
+            if !self.in_pem && self.pending.is_none() {
+                let quiet = quiet_lines(rest);
+                if quiet > 0 {
+                    out.extend_from_slice(&redact_lines(&rest[..quiet]));
+                    rest = &rest[quiet..];
+                    continue;
                 }
-                out.extend_from_slice(nl);
-                continue;
             }
-            if let Some((taken, next)) = self.pending.and_then(|p| redact_next::follow(p, body)) {
-                self.pending = next;
-                // A `.netrc` entry's other lines are ordinary lines too.
-                out.extend_from_slice(&redact_lines(&taken));
-                out.extend_from_slice(nl);
-                continue;
-            }
-            // The one-line rule removes a block that ends on this line, or the rest of
-            // the line from BEGIN on.
-            self.in_pem = is_pem_begin(body) && pem_end(body).is_none();
-            let redacted = redact_lines(body);
-            self.pending = if self.in_pem {
-                None
-            } else {
-                redact_next::opens(&redacted)
-            };
-            out.extend_from_slice(&redacted);
-            out.extend_from_slice(nl);
+            let n = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+            self.line(&rest[..n], out);
+            rest = &rest[n..];
         }
     }
+
+    /// One line (with its newline, if it has one) through the state.
+    fn line(&mut self, line: &[u8], out: &mut Vec<u8>) {
+        let (body, nl) = match line.strip_suffix(b"\n") {
+            Some(b) => (b, &b"\n"[..]),
+            None => (line, &b""[..]),
+        };
+        if self.in_pem {
+            match pem_end(body) {
+                Some(end) => {
+                    self.in_pem = false;
+                    out.extend_from_slice(MARK.as_bytes());
+                    out.extend_from_slice(&redact_lines(&body[end..]));
+                }
+                None => out.extend_from_slice(MARK.as_bytes()),
+            }
+            out.extend_from_slice(nl);
+            return;
+        }
+        if let Some((taken, next)) = self.pending.and_then(|p| redact_next::follow(p, body)) {
+            self.pending = next;
+            // A `.netrc` entry's other lines are ordinary lines too.
+            out.extend_from_slice(&redact_lines(&taken));
+            out.extend_from_slice(nl);
+            return;
+        }
+        // The one-line rule removes a block that ends on this line, or the rest of the line
+        // from BEGIN on.
+        self.in_pem = is_pem_begin(body) && pem_end(body).is_none();
+        let redacted = redact_lines(body);
+        self.pending = if self.in_pem {
+            None
+        } else {
+            redact_next::opens(&redacted)
+        };
+        out.extend_from_slice(&redacted);
+        out.extend_from_slice(nl);
+    }
+}
+
+/// The length of the whole lines at the start of `text` that neither begin a private key nor
+/// could leave a value for the next line.
+fn quiet_lines(text: &[u8]) -> usize {
+    let mut at = 0;
+    while at < text.len() {
+        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i + 1);
+        let line = &text[at..end];
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        if memchr::memmem::find(body, b"PRIVATE KEY").is_some() || redact_next::may_open(body) {
+            break;
+        }
+        at = end;
+    }
+    at
 }
 
 /// Replace every secret in `text`.

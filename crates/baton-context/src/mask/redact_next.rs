@@ -72,16 +72,23 @@ fn starts_entry(body: &[u8]) -> bool {
         && memchr::memmem::find(t, b" password ").is_none()
 }
 
-/// Whether a line could open a [`Pending`] (a cheap test before [`opens`], on every line of
-/// a block).
+/// Whether a line could open a [`Pending`]: it ends as an opener does and names a secret, or
+/// starts a `.netrc` entry. Cheap (most lines fail on their last char), run on every line.
 pub(super) fn may_open(body: &[u8]) -> bool {
     let t = trim_end(body);
     let Some(&last) = t.last() else {
         return false;
     };
     let before = t.len().checked_sub(2).map(|i| t[i]);
-    matches!(last, b'>' | b':' | b'=' | b'|')
-        || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')))
+    let ends = matches!(last, b'>' | b':' | b'=' | b'|')
+        || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')));
+    if !ends {
+        return starts_entry(body);
+    }
+    let lower = body.to_ascii_lowercase();
+    KEY_WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
         || starts_entry(body)
 }
 
@@ -92,13 +99,6 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     }
     if starts_entry(body) {
         return Some(Pending::Netrc);
-    }
-    let lower = body.to_ascii_lowercase();
-    if !KEY_WORDS
-        .iter()
-        .any(|w| memchr::memmem::find(&lower, w).is_some())
-    {
-        return None;
     }
     if let Some(c) = BLOCK.captures(body) {
         return Some(Pending::Block {
