@@ -131,7 +131,8 @@ fn quiet_lines(text: &[u8]) -> usize {
 
 /// Replace every secret in `text`.
 pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
-    if !RULES.candidates(text).any(|r| r.re().is_match(text)) {
+    // Nothing any one-line rule matches, and no line that starts a multi-line secret.
+    if quiet_lines(text) == text.len() && !RULES.candidates(text).any(|r| r.re().is_match(text)) {
         return Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());
@@ -266,6 +267,23 @@ pub fn redact_json(v: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_on_the_next_line_is_redacted_alone_and_streamed_alike() {
+        for text in [
+            "<password>\n  hunter2alone\n</password>\n",
+            "password:\n  hunter2alone",
+            "machine h\n  password hunter2alone\n",
+        ] {
+            let whole = redact(text);
+            assert!(!whole.contains("hunter2alone"), "{text:?} -> {whole:?}");
+            let mut w = RedactWriter::new(Vec::new());
+            for c in text.as_bytes().chunks(3) {
+                w.write_all(c).unwrap();
+            }
+            assert_eq!(w.finish().unwrap(), whole.as_bytes());
+        }
+    }
 
     #[test]
     fn a_text_is_searched_only_by_the_rules_whose_anchors_it_holds() {
