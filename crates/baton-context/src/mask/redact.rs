@@ -84,8 +84,12 @@ impl Redactor {
             match pem_end(body) {
                 Some(end) => {
                     self.in_pem = false;
-                    out.extend_from_slice(MARK.as_bytes());
-                    out.extend_from_slice(&redact_lines(&body[end..]));
+                    let mut l = MARK.as_bytes().to_vec();
+                    l.extend_from_slice(&redact_lines(&body[end..]));
+                    // What follows the key's END may open a value like any line (a `.netrc`
+                    // entry opened before the key goes on).
+                    self.pending = redact_next::opens(&l).or(self.pending);
+                    out.extend_from_slice(&l);
                 }
                 None => out.extend_from_slice(MARK.as_bytes()),
             }
@@ -103,11 +107,9 @@ impl Redactor {
         // from BEGIN on.
         self.in_pem = is_pem_begin(body) && pem_end(body).is_none();
         let redacted = redact_lines(body);
-        self.pending = if self.in_pem {
-            None
-        } else {
-            redact_next::opens(&redacted)
-        };
+        // A key's BEGIN line opens what it would open whole (`machine h -----BEGIN …`), so
+        // redacting twice gives what redacting once did.
+        self.pending = redact_next::opens(&redacted);
         out.extend_from_slice(&redacted);
         out.extend_from_slice(nl);
     }

@@ -165,7 +165,7 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
 fn mask_span(body: &[u8], s: usize, e: usize) -> Vec<u8> {
     let e = e.max(s);
     let inner = trim_end(&body[s..e]);
-    if is_no_secret(inner) {
+    if is_no_secret(inner) || !inner.iter().any(u8::is_ascii_alphanumeric) {
         return body.to_vec();
     }
     let e = s + inner.len();

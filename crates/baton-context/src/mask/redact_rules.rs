@@ -193,10 +193,12 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             With::Cookie,
         ),
         // The password of an argv flag: `--password X`, `--token X`, curl's `-u user:pass`,
-        // `sshpass -p X`, `redis-cli -a X`, `mysql -pX`; and .netrc's `password X`.
+        // `sshpass -p X`, `redis-cli -a X`, `mysql -pX`; and .netrc's `password X`. A flag
+        // follows a space or tab on its line (never the line's start, which is no command,
+        // nor a line break: a rule must give the same answer wherever a block is cut).
         fixed(
             &["pass", "token", "key", "secret"],
-            r#"(?i-u)(\s--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            r#"(?i-u)([ \t]--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -206,14 +208,14 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         fixed(
             &["sshpass", "redis-cli", "mysql", "mongo"],
-            r#"(?-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo)\b[^\n]*?\s-(?:p|a|-pass)[ \t]?)[^\s-][^\s]*"#,
+            r#"(?-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run
         // -p 8080:80` publishes a port).
         fixed(
             &["login"],
-            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl)\b[^\n]*?\blogin\b[^\n]*?\s-p[ \t]?)[^\s-][^\s]*"#,
+            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]?)[^\s-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -629,6 +631,8 @@ fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
     let key = group(caps, "key").to_ascii_lowercase();
     if !quoted
         && (matches!(next, Some(b'(' | b'['))
+            // `password:= [REDACTED]` read again: the `=` is punctuation, not a value.
+            || !inner.iter().any(u8::is_ascii_alphanumeric)
             || is_call(inner)
             || is_reference(inner, &core)
             || TYPE_NAMES.contains(&&lower[..])
