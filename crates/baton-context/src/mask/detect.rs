@@ -104,7 +104,11 @@ fn score_line(line: &str, s: &mut [u32; KINDS.len()]) {
         || line.starts_with("INTERNALERROR>")
         || ((line.starts_with("FAILED ") || line.starts_with("ERROR ")) && line.contains(".py"))
         || (line.ends_with("%]") && PYTEST_PROGRESS.is_match(line))
-        || (line.contains(" in ") && PYTEST_FINAL.is_match(line))
+        || (line.contains(" in ")
+            && line
+                .trim_start_matches(['=', ' '])
+                .starts_with(|c: char| c.is_ascii_digit())
+            && PYTEST_FINAL.is_match(line))
     {
         add(Kind::Pytest, 3);
     }

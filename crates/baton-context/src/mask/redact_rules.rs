@@ -9,10 +9,28 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Captures, Regex};
 
-/// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them).
-const KEY_WORDS: &[&str] = &["secret", "key", "token", "pass", "pwd", "credential"];
+/// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
+/// and `passphrase`, not `pass`: every test log says "passed").
+const KEY_WORDS: &[&str] = &[
+    "secret",
+    "key",
+    "token",
+    "passw",
+    "passphrase",
+    "pwd",
+    "credential",
+];
 /// A query parameter's: a key word, or a URL's (`&sig=`).
-const QUERY_WORDS: &[&str] = &["secret", "key", "token", "pass", "pwd", "credential", "://"];
+const QUERY_WORDS: &[&str] = &[
+    "secret",
+    "key",
+    "token",
+    "passw",
+    "passphrase",
+    "pwd",
+    "credential",
+    "://",
+];
 
 /// The rules, with the literal text ("anchors", ASCII case ignored) every match of each
 /// contains: a text holding none of a rule's anchors is never searched by it, and a rule's
@@ -197,7 +215,15 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // follows a space or tab on its line (never the line's start, which is no command,
         // nor a line break: a rule must give the same answer wherever a block is cut).
         fixed(
-            &["pass", "token", "key", "secret"],
+            &[
+                "-pass",
+                "-token",
+                "-api",
+                "-secret",
+                "-key",
+                "-storepass",
+                "-keypass",
+            ],
             r#"(?i-u)([ \t]--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
             b"${1}[REDACTED]",
         ),
