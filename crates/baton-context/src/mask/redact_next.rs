@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::redact_rules::{KEY_CORE, MARK, is_no_secret};
+use super::redact_rules::{KEY_CORE, KEY_WORDS, MARK, is_no_secret};
 
 /// What a line that names a secret but holds no value leaves for the lines after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,9 +47,6 @@ static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
 });
 
-/// The key words every opener holds (a line without one opens nothing but a `.netrc` entry).
-const KEY_WORDS: &[&[u8]] = &[b"secret", b"key", b"token", b"pass", b"pwd", b"credential"];
-
 fn trim_end(b: &[u8]) -> &[u8] {
     let n = b
         .iter()
@@ -86,9 +83,10 @@ pub(super) fn may_open(body: &[u8]) -> bool {
         return starts_entry(body);
     }
     let lower = body.to_ascii_lowercase();
+    // An opener names a secret: it holds a key word (the key/value rules' anchors).
     KEY_WORDS
         .iter()
-        .any(|w| memchr::memmem::find(&lower, w).is_some())
+        .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
         || starts_entry(body)
 }
 

@@ -10,27 +10,16 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Captures, Regex};
 
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
-/// and `passphrase`, not `pass`: every test log says "passed").
-const KEY_WORDS: &[&str] = &[
-    "secret",
-    "key",
-    "token",
-    "passw",
-    "passphrase",
-    "pwd",
-    "credential",
-];
+/// and `passphrase`, not `pass`: every test log says "passed"), with any more anchors a rule
+/// needs after them.
+macro_rules! key_words {
+    ($($more:literal),*) => {
+        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential" $(, $more)*]
+    };
+}
+pub(super) const KEY_WORDS: &[&str] = key_words!();
 /// A query parameter's: a key word, or a URL's (`&sig=`).
-const QUERY_WORDS: &[&str] = &[
-    "secret",
-    "key",
-    "token",
-    "passw",
-    "passphrase",
-    "pwd",
-    "credential",
-    "://",
-];
+const QUERY_WORDS: &[&str] = key_words!("://");
 
 /// The rules, with the literal text ("anchors", ASCII case ignored) every match of each
 /// contains: a text holding none of a rule's anchors is never searched by it, and a rule's
