@@ -17,7 +17,157 @@ fn main() {
     )
     .expect("OUT_DIR is writable");
     compress("cl100k_base", bpe_openai::cl100k_base(), &out);
+    providers(&out);
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// gitleaks' rules that baton does not take, and why.
+const SKIPPED: &[(&str, &str)] = &[
+    // baton's own key/value rules (`redact_rules`) cover a secret-like key's value in more
+    // spellings, with the references and placeholders they keep.
+    ("generic-api-key", "a key/value rule: baton's own cover it"),
+    // A private key's block spans lines: `redact` removes it line by line.
+    ("private-key", "spans lines: redact's block state covers it"),
+];
+
+/// A Go (RE2) regex in the `regex` crate's syntax: the same but for a `{` that opens no
+/// repetition (`${{`, `{\d+}`), a literal in Go and an error here, so it is escaped.
+fn rust_regex(go: &str) -> String {
+    let b = go.as_bytes();
+    let mut out = String::with_capacity(go.len() + 8);
+    let (mut i, mut class) = (0, false);
+    while i < b.len() {
+        let c = b[i] as char;
+        match c {
+            '\\' => {
+                let n = go[i + 1..].chars().next().map_or(0, char::len_utf8);
+                out.push_str(&go[i..i + 1 + n]);
+                i += 1 + n;
+                continue;
+            }
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '{' if !class => {
+                let rest = &go[i + 1..];
+                let end = rest.find('}');
+                let repetition = end.is_some_and(|e| {
+                    let inner = &rest[..e];
+                    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+                    !lo.is_empty()
+                        && lo.bytes().all(|d| d.is_ascii_digit())
+                        && hi.bytes().all(|d| d.is_ascii_digit())
+                });
+                if !repetition {
+                    out.push_str("\\{");
+                    i += 1;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        // Copy one char (the pattern may hold UTF-8).
+        let n = go[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&go[i..i + n]);
+        i += n;
+    }
+    out
+}
+
+/// One gitleaks rule, as its TOML spells it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GlRule {
+    id: String,
+    regex: Option<String>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    entropy: Option<f64>,
+    #[serde(default)]
+    secret_group: u32,
+    #[serde(default)]
+    allowlists: Vec<GlAllow>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GlAllow {
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    regex_target: Option<String>,
+    condition: Option<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct GlConfig {
+    allowlist: GlAllow,
+    rules: Vec<GlRule>,
+}
+
+/// Write `OUT_DIR/providers.rs`: gitleaks' rule set (`rules/gitleaks.toml`) as static data
+/// (`mask::redact_providers` reads it; nothing is parsed at run time). Path-only rules and
+/// allowlists that need a file's path are left out: baton redacts text, not files.
+fn providers(out: &std::path::Path) {
+    let path = "rules/gitleaks.toml";
+    println!("cargo:rerun-if-changed={path}");
+    let text = std::fs::read_to_string(path).expect("rules/gitleaks.toml is readable");
+    let config: GlConfig = toml::from_str(&text).expect("rules/gitleaks.toml is gitleaks' config");
+    let allow = |a: &GlAllow| -> Option<String> {
+        // Paths are unknown here: an allowlist that needs one (alone, or AND-ed) never holds.
+        if !a.paths.is_empty()
+            && (a.condition.as_deref() == Some("AND")
+                || (a.regexes.is_empty() && a.stopwords.is_empty()))
+        {
+            return None;
+        }
+        let target = match a.regex_target.as_deref() {
+            None | Some("secret") => "Target::Secret",
+            Some("match") => "Target::Match",
+            Some("line") => "Target::Line",
+            Some(other) => panic!("{path}: unknown regexTarget {other:?}"),
+        };
+        let regexes: Vec<String> = a.regexes.iter().map(|r| rust_regex(r)).collect();
+        let stopwords: Vec<String> = a.stopwords.iter().map(|w| w.to_ascii_lowercase()).collect();
+        Some(format!(
+            "Allow {{ target: {target}, regexes: &{regexes:?}, stopwords: &{stopwords:?} }}"
+        ))
+    };
+    let mut src = String::from("pub(super) static PROVIDERS: &[Provider] = &[\n");
+    for r in &config.rules {
+        let Some(regex) = &r.regex else { continue };
+        if SKIPPED.iter().any(|(id, _)| *id == r.id) {
+            continue;
+        }
+        assert!(
+            !r.keywords.is_empty(),
+            "{path}: rule {} has no keywords",
+            r.id
+        );
+        let allows: Vec<String> = r.allowlists.iter().filter_map(allow).collect();
+        let keywords: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
+        src.push_str(&format!(
+            "    Provider {{ id: {:?}, regex: {:?}, keywords: &{:?}, entropy: {:?}, group: {}, allow: &[{}] }},\n",
+            r.id,
+            rust_regex(regex),
+            keywords,
+            r.entropy.unwrap_or(0.0),
+            r.secret_group,
+            allows.join(", ")
+        ));
+    }
+    src.push_str("];\n");
+    src.push_str(&format!(
+        "pub(super) static GLOBAL_ALLOW: Allow = {};\n",
+        allow(&config.allowlist).expect("the global allowlist holds regexes")
+    ));
+    let skipped: Vec<&str> = SKIPPED.iter().map(|(id, _)| *id).collect();
+    src.push_str(&format!(
+        "#[cfg(test)]\npub(super) static SKIPPED: &[&str] = &{skipped:?};\n"
+    ));
+    std::fs::write(out.join("providers.rs"), src).expect("OUT_DIR is writable");
 }
 
 /// Frames decoded side by side on first use (one per core of a small machine).

@@ -9,17 +9,22 @@
 use std::borrow::Cow;
 use std::io::Write;
 
+pub use super::redact_keep::MARK;
 use super::redact_next::{self, Pending};
-pub use super::redact_rules::MARK;
+use super::redact_providers;
 use super::redact_rules::{RULES, apply};
 
-/// Apply every rule that may match to text that holds no multi-line private key.
+/// Apply every rule that may match to text that holds no multi-line private key: the
+/// structural rules first, then the providers' (gitleaks' set).
 fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Cow<'_, [u8]> = Cow::Borrowed(text);
     for rule in RULES.candidates(text) {
         if let Cow::Owned(o) = apply(rule, &out) {
             out = Cow::Owned(o);
         }
+    }
+    if let Cow::Owned(o) = redact_providers::redact(&out) {
+        out = Cow::Owned(o);
     }
     out
 }
@@ -135,7 +140,8 @@ fn quiet_lines(text: &[u8]) -> usize {
 pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
     // Nothing any one-line rule matches, and no line that starts a multi-line secret.
     if quiet_lines(text) == text.len() && !RULES.candidates(text).any(|r| r.re().is_match(text)) {
-        return Cow::Borrowed(text);
+        // The providers' rules hold no state from line to line.
+        return redact_providers::redact(text);
     }
     let mut out = Vec::with_capacity(text.len());
     Redactor::default().lines(text, &mut out);
@@ -251,6 +257,44 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// An array of one-line strings (a summary's head or tail) is redacted as the lines of one
+/// text, so a secret spread over lines (a `.netrc` entry, a value on the line after its key)
+/// is seen as it was in the output; any other array element by element.
+fn redact_array(a: &mut [serde_json::Value]) {
+    if !redact_lines_of(a) {
+        a.iter_mut().for_each(redact_json);
+    }
+}
+
+/// [`redact_array`]'s lines; false (nothing done) for an array that is not one-line strings.
+fn redact_lines_of(a: &mut [serde_json::Value]) -> bool {
+    let mut text = String::new();
+    for (i, v) in a.iter().enumerate() {
+        match v.as_str() {
+            Some(s) if !s.contains('\n') => {
+                if i > 0 {
+                    text.push('\n');
+                }
+                text.push_str(s);
+            }
+            _ => return false,
+        }
+    }
+    if a.len() < 2 {
+        return false;
+    }
+    if let Cow::Owned(r) = redact(&text) {
+        let lines: Vec<&str> = r.split('\n').collect();
+        if lines.len() != a.len() {
+            return false;
+        }
+        for (v, l) in a.iter_mut().zip(lines) {
+            *v = serde_json::Value::String(l.to_string());
+        }
+    }
+    true
+}
+
 /// Redact every string inside a JSON value (summaries are redacted after they are built, so no
 /// field can be forgotten).
 pub fn redact_json(v: &mut serde_json::Value) {
@@ -260,7 +304,7 @@ pub fn redact_json(v: &mut serde_json::Value) {
                 *s = r;
             }
         }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),
+        serde_json::Value::Array(a) => redact_array(a),
         serde_json::Value::Object(o) => o.values_mut().for_each(redact_json),
         _ => {}
     }
@@ -291,11 +335,11 @@ mod tests {
     fn a_text_is_searched_only_by_the_rules_whose_anchors_it_holds() {
         let n = |t: &str| RULES.candidates(t.as_bytes()).count();
         // A test log's "passed" is no key word; "password" is one of the query, `.env`,
-        // key/value, XML element and call-argument rules, "--password" the argv flag rule's
-        // too; none of the providers'.
+        // key/value, XML element, call-argument, prose, appSettings, Gradle and SQL rules,
+        // "--password" the argv flag rule's too; none of the providers'.
         assert_eq!(n("test result: ok. 3 passed; 0 failed"), 0);
-        assert_eq!(n("password"), 5);
-        assert_eq!(n("--password"), 6);
+        assert_eq!(n("password"), 9);
+        assert_eq!(n("--password"), 10);
         // A long text is searched by the automaton, with the same answer.
         let long = format!("{} GHP_", "x".repeat(5000));
         assert_eq!(n(&long), 1);
@@ -348,6 +392,17 @@ mod tests {
     fn non_utf8_bytes_survive() {
         let b = b"\xff\xfe SECRET=x \xff";
         assert_eq!(&*redact_bytes(b), b"\xff\xfe SECRET=[REDACTED] \xff");
+    }
+
+    #[test]
+    fn a_summarys_lines_are_redacted_as_one_text() {
+        let mut v = serde_json::json!({"head": ["machine h", "  login me", "  password p4ssNetrc9"],
+            "tail": ["password:", "  nextLine8"]});
+        redact_json(&mut v);
+        let s = v.to_string();
+        assert!(!s.contains("p4ssNetrc9") && !s.contains("nextLine8"), "{s}");
+        assert_eq!(v["head"][0], "machine h");
+        assert_eq!(v["head"].as_array().unwrap().len(), 3);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::redact_rules::{KEY_CORE, KEY_WORDS, MARK, is_no_secret};
+use super::redact_keep::{MARK, is_no_secret};
+use super::redact_rules::{KEY_CORE, KEY_WORDS};
 
 /// What a line that names a secret but holds no value leaves for the lines after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,15 +9,20 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Captures, Regex};
 
+pub use super::redact_keep::MARK;
+use super::redact_keep::{entropy, group, group0, keep_value};
+
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
-/// and `passphrase`, not `pass`: every test log says "passed"), with any more anchors a rule
-/// needs after them.
+/// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
+/// `sonar.login`), with any more anchors a rule needs after them.
 macro_rules! key_words {
     ($($more:literal),*) => {
-        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential" $(, $more)*]
+        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar" $(, $more)*]
     };
 }
 pub(super) const KEY_WORDS: &[&str] = key_words!();
+/// The `.env` names': a key word, or `_PASS` (`SMTP_PASS`), `_PAT` (`AZURE_DEVOPS_PAT`).
+const ENV_WORDS: &[&str] = key_words!("_pass", "_pat");
 /// A query parameter's: a key word, or a URL's (`&sig=`).
 const QUERY_WORDS: &[&str] = key_words!("://");
 
@@ -32,7 +37,7 @@ pub(super) struct Rules {
     /// Every rule's anchors, once each.
     anchors: Vec<&'static str>,
     /// Each rule's anchors, one bit each (see [`Rules::anchors_in`]).
-    masks: Vec<u128>,
+    masks: Vec<Bits>,
     /// One pass over a long text for all anchors.
     prefilter: OnceLock<aho_corasick::AhoCorasick>,
 }
@@ -48,13 +53,15 @@ impl Rules {
                 }
             }
         }
-        assert!(anchors.len() <= 128, "anchors fit a u128");
+        assert!(anchors.len() <= Bits::MAX, "anchors fit the bit set");
         let masks = rules
             .iter()
             .map(|r| {
-                r.anchors.iter().fold(0u128, |m, a| {
-                    m | 1 << anchors.iter().position(|x| x == a).expect("listed")
-                })
+                let mut m = Bits::default();
+                for a in r.anchors {
+                    m.set(anchors.iter().position(|x| x == a).expect("listed"));
+                }
+                m
             })
             .collect();
         Rules {
@@ -68,13 +75,13 @@ impl Rules {
     /// The anchors `text` holds, one bit each (in the order of `anchors`). A short text (a
     /// hook's small output, a line) is searched anchor by anchor: building the automaton costs
     /// more than that (half a millisecond, on every hook).
-    fn anchors_in(&self, text: &[u8]) -> u128 {
-        let mut seen = 0u128;
+    fn anchors_in(&self, text: &[u8]) -> Bits {
+        let mut seen = Bits::default();
         if text.len() <= 4096 {
             let lower = text.to_ascii_lowercase();
             for (i, a) in self.anchors.iter().enumerate() {
                 if memchr::memmem::find(&lower, a.as_bytes()).is_some() {
-                    seen |= 1 << i;
+                    seen.set(i);
                 }
             }
             return seen;
@@ -85,11 +92,13 @@ impl Rules {
                 .build(&self.anchors)
                 .expect("redaction anchors")
         });
-        let all = u128::MAX >> (128 - self.anchors.len());
+        let mut left = self.anchors.len();
         for m in ac.find_overlapping_iter(text) {
-            seen |= 1 << m.pattern().as_usize();
-            if seen == all {
-                break;
+            if seen.set(m.pattern().as_usize()) {
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
             }
         }
         seen
@@ -101,13 +110,30 @@ impl Rules {
         self.rules
             .iter()
             .zip(&self.masks)
-            .filter(move |(_, m)| *m & seen != 0)
+            .filter(move |(_, m)| m.meets(&seen))
             .map(|(r, _)| r)
     }
 }
 
-/// What replaces a secret.
-pub const MARK: &str = "[REDACTED]";
+/// A set of anchors, one bit each.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Bits([u64; 4]);
+
+impl Bits {
+    const MAX: usize = 256;
+
+    /// Set bit `i`; whether it was new.
+    fn set(&mut self, i: usize) -> bool {
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        let new = self.0[w] & b == 0;
+        self.0[w] |= b;
+        new
+    }
+
+    fn meets(&self, other: &Bits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+}
 
 /// What a rule puts in place of its match.
 pub(super) enum With {
@@ -137,7 +163,7 @@ impl Rule {
     }
 }
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
 pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
@@ -155,8 +181,9 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
     // The separators of an assignment: `=`, `:`, `=>`, Go's and Make's `:=`, Make's `::=`,
     // `?=` and `+=`, PHP's `.=`; a typed declaration's type may stand before it (`var token
-    // string = …`).
-    let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*))?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|=|:)[ \t]*";
+    // string = …`). And a comparison with a literal (`if password == "team10"`): a password
+    // written in code all the same.
+    let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*))?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|===|!==|==|!=|=|:)[ \t]*";
     let key_value = format!(
         r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?{assign}){value}"#
     );
@@ -199,10 +226,11 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)\b(?P<name>set-cookie|cookie)(?P<sep>\\?["']?[ \t]*:[ \t]*\\?["']?)(?P<value>[^\n"']*)"#,
             With::Cookie,
         ),
-        // The password of an argv flag: `--password X`, `--token X`, curl's `-u user:pass`,
-        // `sshpass -p X`, `redis-cli -a X`, `mysql -pX`; and .netrc's `password X`. A flag
-        // follows a space or tab on its line (never the line's start, which is no command,
-        // nor a line break: a rule must give the same answer wherever a block is cut).
+        // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
+        // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u user:pass`, `sshpass -p X`, `redis-cli -a X`, `mysql -pX`, `psexec
+        // -p X`; and .netrc's `password X`. A flag follows a space or tab on its line (never
+        // the line's start, which is no command but a usage text's `--password requires a
+        // value`, nor a line break: a rule must give the same answer wherever a block is cut).
         fixed(
             &[
                 "-pass",
@@ -213,7 +241,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
                 "-storepass",
                 "-keypass",
             ],
-            r#"(?i-u)([ \t]--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -222,8 +250,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["sshpass", "redis-cli", "mysql", "mongo"],
-            r#"(?-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s-][^\s]*"#,
+            &["sshpass", "redis-cli", "mysql", "mongo", "psexec"],
+            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s$%-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run
@@ -252,7 +280,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             ),
             With::KeyValue,
         ),
-        // Authorization: Bearer <token> / Basic <base64> / token <token>
+        // Authorization: Bearer <token> / Basic <base64> / token <token> / Okta's SSWS <token>
         fixed(
             &["bearer"],
             r"(?i-u)\b(bearer)[ \t]+[A-Za-z0-9._~+/=-]{8,}",
@@ -260,7 +288,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         fixed(
             &["auth"],
-            r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
+            r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token|ssws)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
             b"${1}[REDACTED]",
         ),
         // Known token shapes. OpenAI / Anthropic (sk-…, sk-proj-…, sk-ant-…).
@@ -415,7 +443,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         fixed(
             &[":aa"],
-            r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b",
+            r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{30,36}\b",
             b"[REDACTED]",
         ),
         // More providers' token prefixes. Those whose tokens are letters and digits, 20 or
@@ -456,22 +484,120 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r"(?-u)\b(?:dckr_pat_|pscale_(?:tkn|pw|oauth)_|figd_|glptt-|gldt-|glrt-|glcbt-|glimt-|glsoat-|fo1_)[A-Za-z0-9_=-]{20,}",
             b"[REDACTED]",
         ),
+        // Prefixes gitleaks' set lacks: Sourcegraph's `sgp_<16 hex>_<40 hex>`, Tavily
+        // (tvly-), Dependency-Track (odt_), Jina (jina_), Adafruit IO (aio_), crates.io
+        // (cio), NuGet (oy2), New Relic's license, admin, insert and query keys
+        // (…NRAL, NRAA-, NRII-, NRIQ-) and Pixie's (px-api-, px-dep-), a Twitch stream key
+        // (live_<id>_…), a Salesforce session id (00D…!…), an Azure DevOps PAT (…AZDO…),
+        // Doppler's environment tokens (dp.st.<env>.…).
+        fixed(
+            &[
+                "sgp_", "tvly-", "odt_", "jina_", "aio_", "cio", "oy2", "nral", "nraa-", "nrii-",
+                "nriq-", "live_", "00d", "azdo", "dp.st.", "px-api-", "px-dep-",
+            ],
+            r"(?-u)\b(?:sgp_(?:[a-f0-9]{16}|local)_[a-f0-9]{40}|tvly-[A-Za-z0-9]{32}|odt_[A-Za-z0-9]{32,40}|jina_[a-f0-9]{32}[A-Za-z0-9]{24,40}|aio_[A-Za-z0-9]{28}|cio[A-Za-z0-9]{32}|oy2[a-z0-9]{43}|[a-z0-9]{36}NRAL|NRAA-[a-f0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|live_[0-9]{6,12}_[A-Za-z0-9]{30}|00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}|[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|px-(?:api|dep)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}|dp\.st\.[a-z0-9_-]{1,32}\.[A-Za-z0-9]{40,})\b",
+            b"[REDACTED]",
+        ),
+        // Webhook URLs whose path is the secret, older shapes: Teams' outlook.office.com
+        // connectors, ThingsBoard device tokens (`/api/v1/<token>/telemetry`).
+        fixed(
+            &["outlook.office", "thingsboard"],
+            r"(?i-u)\b(https?://outlook\.office(?:365)?\.com/webhook/|(?:https?|coap)://[a-z0-9.-]*thingsboard[a-z0-9.-]*(?::[0-9]+)?/api/v1/)[A-Za-z0-9@/_-]+",
+            b"${1}[REDACTED]",
+        ),
+        // Password hashes: crypt(3)'s `$1$`, `$2a$`/`$2b$`/`$2y$` (bcrypt), `$5$`, `$6$`,
+        // `$7$`, `$8$`, `$y$` (yescrypt), `$apr1$`, argon2; Kerberos AS-REP and TGS hashes as
+        // cracking tools print them. Offline cracking makes them secrets too.
+        fixed(
+            &[
+                "$1$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$7$", "$8$", "$y$", "$gy$",
+                "$apr1$", "$argon2", "$krb5",
+            ],
+            r"(?-u)\$(?:1|2[abxy]|5|6|7|8|y|gy|apr1|argon2(?:id|i|d))\$[A-Za-z0-9./+=,$]{20,}|\$krb5(?:asrep|tgs|pa)\$[0-9]+\$[^\s'\x22]{32,}",
+            b"[REDACTED]",
+        ),
+        // A password given as a credential object's last argument: .NET's `new
+        // NetworkCredential("user", "pass")`, `DirectoryEntry("LDAP://…", "user", "pass")`,
+        // Java's `PasswordAuthentication`/`UsernamePasswordCredentials`.
+        fixed(
+            &["credential", "directoryentry", "passwordauthentication"],
+            r#"(?i-u)(\b(?:NetworkCredential|DirectoryEntry|PasswordAuthentication|UsernamePasswordCredentials?|PSCredential|BasicAWSCredentials)[ \t]*\((?:[^,()\n]*,)+[ \t]*")[^"\n]+("[ \t]*(?:\.toCharArray\(\))?[ \t]*\))"#,
+            b"${1}[REDACTED]${2}",
+        ),
+        // A password told in prose: `the password is 'Secret123'`, `The default password for
+        // the user "x" is "pyne"` (quoted: an unquoted word after "is" is prose).
+        fixed(
+            &["passw"],
+            r#"(?i-u)(\bpassword\b[^\n'"]{0,24}(?:(?:"[^"\n]{0,32}"|'[^'\n]{0,32}')[^\n'"]{0,12})?\bis[ \t]+)(?:"[^"\n]{3,64}"|'[^'\n]{3,64}')"#,
+            b"${1}\"[REDACTED]\"",
+        ),
+        // HashiCorp Vault's unseal keys (`Unseal Key 2: …`, `vault operator unseal …`) and a
+        // TrueNAS API key passed to `auth.login_with_api_key`.
+        fixed(
+            &["unseal"],
+            r"(?i-u)(\bunseal(?:[ \t]+key[ \t]+[0-9]+[ \t]*:|(?:[ \t]+-[a-z-]+)*)[ \t]+)[A-Za-z0-9+/]{40,}={0,2}",
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["login_with_api_key"],
+            r#"(?-u)(login_with_api_key[^\n]*?\[[ \t]*\\?")[0-9]+-[A-Za-z0-9]{64}"#,
+            b"${1}[REDACTED]",
+        ),
+        // Gradle's and Groovy's DSL: `password 'x'` alone on its line (a key, a space, a
+        // quoted value; not a variable or a template).
+        fixed(
+            &["passw", "secret", "token"],
+            r#"(?im-u)^([ \t]*(?:password|passwd|secret|token)[ \t]+)(["'])[^"'\n${%][^"'\n]*(["'])[ \t]*$"#,
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        // SQL's passwords (`CREATE USER x WITH PASSWORD 'y'`, `ALTER ROLE … PASSWORD 'y'`,
+        // Oracle's and MySQL's `IDENTIFIED BY 'y'`) and PowerShell's `ConvertTo-SecureString
+        // "y" -AsPlainText`: a quoted literal, not a variable.
+        fixed(
+            &["passw", "identified"],
+            r#"(?i-u)(\b(?:with|role|user|login)\b[^\n;]*?\bpassword[ \t]+|\bidentified[ \t]+by[ \t]+)(["'])[^"'\n$][^"'\n]*(["'])"#,
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        fixed(
+            &["convertto-securestring"],
+            r#"(?i-u)(\bConvertTo-SecureString[ \t]+(?:-String[ \t]+)?)(["'])[^"'\n$][^"'\n]*(["'])"#,
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        // .NET's appSettings: `<add key="SmtpPassword" value="…" />` (the key ends in its key
+        // word: `PasswordMinLength` is a setting about passwords).
+        rule(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)(?P<key>\bkey[ \t]*=[ \t]*["'][a-z0-9_.:-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|[0-9]+))?["'])(?P<sep>[ \t]+value[ \t]*=[ \t]*)(?P<value>"[^"\n]*"|'[^'\n]*')"#
+            ),
+            With::KeyValue,
+        ),
         // JSON Web Tokens: header.payload.signature, both JSON parts base64url of `{"`.
         fixed(
             &["eyj"],
             r"(?-u)\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
             b"[REDACTED]",
         ),
-        // .env-style assignments: FOO_SECRET=…, DB_PASSWORD=…, GITHUB_TOKEN_2=… (any suffix).
+        // .env-style assignments: FOO_SECRET=…, DB_PASSWORD=…, GITHUB_TOKEN_2=… (any suffix),
+        // SMTP_PASS=… (`PASS` after a prefix only: a test summary's `PASS=12` is no secret).
         rule(
-            KEY_WORDS,
+            ENV_WORDS,
             &format!(
-                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|`[^`\n]*`|[^\s"';`]+)"#
+                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|`[^`\n]*`|[^\s"';`]+)"#
             ),
             With::KeyValue,
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
         rule(KEY_WORDS, &key_value, With::KeyValue),
+        // A personal access token's key (`ado_pat = …`, `gitlab-pat: …`): the key ends in
+        // `pat` right before its separator (`standard_patterns` is no key).
+        rule(
+            &["_pat", "-pat", ".pat"],
+            &format!(
+                r#"(?i-u)\b(?P<key>[a-z0-9_.-]*[_.-](?P<core>pat))(?P<sep>\\?["']?{assign}){value}"#
+            ),
+            With::KeyValue,
+        ),
         // An XML element named after a key, on one line: `<password>hunter2</password>`,
         // `<ApiKey>…</ApiKey>` (its value on the next line: `redact_next`).
         rule(
@@ -492,221 +618,6 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
     ])
 });
-
-/// Values that are plainly not secrets: placeholders, booleans, references to variables, and
-/// a `pwd` that is a directory.
-/// Words that name a type, not a value (`apiKey: string`, `api_key: str`).
-const TYPE_NAMES: &[&[u8]] = &[
-    b"string",
-    b"str",
-    b"number",
-    b"int",
-    b"integer",
-    b"bool",
-    b"boolean",
-    b"bytes",
-    b"any",
-    b"object",
-    b"secretstr",
-    b"optional",
-];
-
-/// Whether a bare value is a name in code, not a secret: camelCase holding the key's own word
-/// (`apiKey: apiKeyIsDirty`, `finalApiKey`), or the word itself (`token=Token{…}`).
-fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
-    if !inner
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    {
-        return false;
-    }
-    let folded: Vec<u8> = inner
-        .iter()
-        .filter(|b| **b != b'_')
-        .map(u8::to_ascii_lowercase)
-        .collect();
-    let core: Vec<u8> = core
-        .iter()
-        .filter(|b| !matches!(b, b'_' | b'.' | b'-'))
-        .map(u8::to_ascii_lowercase)
-        .collect();
-    let camel = inner
-        .windows(2)
-        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
-    let letters = inner.iter().all(u8::is_ascii_alphabetic);
-    let humps = inner
-        .windows(2)
-        .filter(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
-        .count();
-    folded == core
-        || (camel && memchr::memmem::find(&folded, &core).is_some())
-        // `shouldUseOpenHandsKey`: a variable, not a password.
-        || (letters && inner[0].is_ascii_lowercase() && humps >= 2)
-}
-
-/// A call in code, `getPassword()`, `os.getenv(` (its argument quoted, past the value): a
-/// name, `(`, and nothing after the closing parenthesis. `x(1)yz` is no call.
-fn is_call(inner: &[u8]) -> bool {
-    let Some(open) = memchr::memchr(b'(', inner) else {
-        return false;
-    };
-    let (name, rest) = (&inner[..open], &inner[open + 1..]);
-    name.first()
-        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-        && name
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-        && (rest.is_empty() || rest.ends_with(b")"))
-}
-
-/// Namespaces whose members are configuration read in code, not written in it: Terraform's
-/// `var.`/`local.`/`module.`/`data.`, settings and environment objects.
-const NAMESPACES: &[&[u8]] = &[
-    b"var",
-    b"vars",
-    b"local",
-    b"module",
-    b"data",
-    b"self",
-    b"this",
-    b"settings",
-    b"config",
-    b"conf",
-    b"cfg",
-    b"process",
-    b"os",
-    b"env",
-    b"secrets",
-    b"inputs",
-    b"params",
-    b"props",
-    b"options",
-    b"opts",
-    b"ctx",
-    b"context",
-    b"app",
-    b"request",
-    b"req",
-];
-
-/// A dotted path of identifiers read from a namespace (`var.db_password`, `settings.SECRET`) or
-/// ending in the key's own word (`cfg.auth.token`): a reference in code, not a value.
-fn is_reference(inner: &[u8], core: &[u8]) -> bool {
-    let segments: Vec<&[u8]> = inner.split(|&b| b == b'.').collect();
-    let ident = |s: &&[u8]| {
-        s.first()
-            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-            && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    };
-    if segments.len() < 2 || !segments.iter().all(ident) {
-        return false;
-    }
-    let first = segments[0].to_ascii_lowercase();
-    let last = segments[segments.len() - 1].to_ascii_lowercase();
-    let word: Vec<u8> = core
-        .iter()
-        .filter(|b| !matches!(b, b'_' | b'.' | b'-'))
-        .copied()
-        .collect();
-    let last: Vec<u8> = last.into_iter().filter(|b| *b != b'_').collect();
-    NAMESPACES.contains(&&first[..]) || memchr::memmem::find(&last, &word).is_some()
-}
-
-/// A Java object's default text, `android.os.BinderProxy@2bd79ce`: a class and a hash.
-fn is_object_id(inner: &[u8]) -> bool {
-    let Some(at) = memchr::memrchr(b'@', inner) else {
-        return false;
-    };
-    let (class, hash) = (&inner[..at], &inner[at + 1..]);
-    !hash.is_empty()
-        && hash.iter().all(u8::is_ascii_hexdigit)
-        && class.contains(&b'.')
-        && class
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$'))
-}
-
-fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
-    let value = group(caps, "value");
-    let inner = value
-        .strip_prefix(b"\\\"")
-        .or_else(|| value.strip_prefix(b"\""))
-        .or_else(|| value.strip_prefix(b"'"))
-        .or_else(|| value.strip_prefix(b"`"))
-        .unwrap_or(value);
-    let inner = inner
-        .strip_suffix(b"\\\"")
-        .or_else(|| inner.strip_suffix(b"\""))
-        .or_else(|| inner.strip_suffix(b"'"))
-        .or_else(|| inner.strip_suffix(b"`"))
-        .unwrap_or(inner);
-    let lower = inner.to_ascii_lowercase();
-    let quoted = inner.len() != value.len();
-    let core = group(caps, "core").to_ascii_lowercase();
-    let key = group(caps, "key").to_ascii_lowercase();
-    if !quoted
-        && (matches!(next, Some(b'(' | b'['))
-            // `password:= [REDACTED]` read again: the `=` is punctuation, not a value.
-            || !inner.iter().any(u8::is_ascii_alphanumeric)
-            || is_call(inner)
-            || is_reference(inner, &core)
-            || TYPE_NAMES.contains(&&lower[..])
-            || is_code_name(inner, &core)
-            || is_object_id(inner))
-    {
-        // A call (`formData.get(…)`), a type, a variable named after the key.
-        return true;
-    }
-    // A message id that spells its own key (`SECRETS$ADD_SECRET = "SECRETS$ADD_SECRET"`).
-    if !key.is_empty()
-        && lower.ends_with(&key)
-        && (lower.len() == key.len()
-            || matches!(
-                lower[lower.len() - key.len() - 1],
-                b'$' | b'.' | b':' | b'/'
-            ))
-    {
-        return true;
-    }
-    if is_no_secret(inner) {
-        return true;
-    }
-    core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
-}
-
-/// A value that is plainly no secret, whatever its key: empty, stars, already redacted, a
-/// null or boolean, a reference to a variable or a template (`$X`, `%(x)s`, `{{ x }}`), a
-/// YAML block scalar's indicator (`|`, `>-`: the value is on the lines after, `redact_next`).
-pub(super) fn is_no_secret(inner: &[u8]) -> bool {
-    let block = |b: &[u8]| {
-        matches!(b.first(), Some(b'|' | b'>'))
-            && b.len() <= 3
-            && b[1..]
-                .iter()
-                .all(|c| matches!(c, b'-' | b'+' | b'0'..=b'9'))
-    };
-    inner.is_empty()
-        || block(inner)
-        || inner.iter().all(|&b| b == b'*')
-        || memchr::memmem::find(inner, MARK.as_bytes()).is_some()
-        || matches!(
-            &inner.to_ascii_lowercase()[..],
-            b"null" | b"none" | b"nil" | b"true" | b"false" | b"undefined" | b"<none>"
-        )
-        || inner.starts_with(b"$")
-        || inner.starts_with(b"%(")
-        || inner.starts_with(b"{{")
-}
-
-/// A named group's bytes (empty when it did not take part).
-fn group<'h>(caps: &Captures<'h>, name: &str) -> &'h [u8] {
-    caps.name(name).map_or(&[], |m| m.as_bytes())
-}
-
-/// The whole match's bytes.
-fn group0<'h>(caps: &Captures<'h>) -> &'h [u8] {
-    caps.get(0).map_or(&[], |m| m.as_bytes())
-}
 
 pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
     match rule.with {
@@ -752,6 +663,18 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             }
             out
         }),
+        // A token replaced whole is kept when it is a placeholder: a prefix and one repeated
+        // char (`ghp_xxxx…`, `AKIAXXXX…`), as gitleaks' global allowlist keeps them.
+        With::Fixed(with) if with == MARK.as_bytes() => {
+            rule.re().replace_all(text, |caps: &Captures<'_>| {
+                let all = group0(caps);
+                if entropy(all) <= 2.5 {
+                    all.to_vec()
+                } else {
+                    with.to_vec()
+                }
+            })
+        }
         With::Fixed(with) => rule.re().replace_all(text, with),
         With::KeyValue => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let all = group0(caps);
