@@ -175,6 +175,7 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("crane auth login --registry-password Rg9!xw2Lq", "Rg9!xw2Lq"),
     // The held-out set's misses of 2026-12-07 (bench/held-out-2026-12-07.tsv), in other words.
     ("CREATE ROLE reporter LOGIN PASSWORD 'r3portPw!';", "r3portPw!"),
+    ("password: !Qaz2wsx9", "Qaz2wsx9"),
     ("GRANT ALL ON *.* TO 'u'@'%' IDENTIFIED BY 'MyGr4nt9';", "MyGr4nt9"),
     ("$s = ConvertTo-SecureString -String 'Ps!Str1ng8' -AsPlainText -Force", "Ps!Str1ng8"),
 ];

@@ -34,7 +34,7 @@ static ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i-u)^([ \t]*)(?:- )?["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t\r]*$"#
+        r#"(?i-u)^([ \t]*)(?:- )?["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?[ \t]*:[ \t]*(?:![a-z0-9!_./-]*[ \t]+)?[|>][-+0-9]*[ \t\r]*$"#
     ))
     .expect("block regex")
 });
@@ -226,6 +226,11 @@ mod tests {
                 "netrcNextLine1",
             ),
             ("default\n  login anon\n  password anonPw42", "anonPw42"),
+            // A YAML tag before the block scalar (Ansible's vault).
+            (
+                "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231386436336334\nport: 5432",
+                "6231386436336334",
+            ),
         ];
         for (text, secret) in cases {
             let out = run(text);

@@ -10,7 +10,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Captures, Regex};
 
 pub use super::redact_keep::MARK;
-use super::redact_keep::{entropy, group, group0, keep_value};
+use super::redact_keep::{entropy, group, group0, is_no_secret, keep_value};
 
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
 /// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
@@ -683,7 +683,15 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             let expansion = caps
                 .get(0)
                 .is_some_and(|m| text[..m.start()].ends_with(b"${"));
-            if expansion || keep_value(caps, next) {
+            // `password: !vault |`: a YAML tag before a block scalar, whose lines are the
+            // value (`redact_next`'s block state takes them).
+            let tagged_block = caps.get(0).is_some_and(|m| {
+                let rest = &text[m.end()..];
+                let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+                group(caps, "value").starts_with(b"!") && is_no_secret(line.trim_ascii())
+                    && !line.trim_ascii().is_empty()
+            });
+            if expansion || tagged_block || keep_value(caps, next) {
                 return all.to_vec();
             }
             let value = group(caps, "value");
