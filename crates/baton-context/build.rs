@@ -132,10 +132,15 @@ fn providers(out: &std::path::Path) {
         let regexes: Vec<String> = a.regexes.iter().map(|r| rust_regex(r)).collect();
         let stopwords: Vec<String> = a.stopwords.iter().map(|w| w.to_ascii_lowercase()).collect();
         Some(format!(
-            "Allow {{ target: {target}, regexes: &{regexes:?}, stopwords: &{stopwords:?} }}"
+            "Allow {{ target: {target}, regexes: &{regexes:?}, stopwords: &{stopwords:?}, compiled: OnceLock::new() }}"
         ))
     };
-    let mut src = String::from("pub(super) static PROVIDERS: &[Provider] = &[\n");
+    // Statics only (a rule's allowlists are arrays of their own: each holds a `OnceLock`), and
+    // the keywords gathered here: a process that redacts builds nothing before its first match.
+    let mut src = String::new();
+    let mut rules = Vec::new();
+    let mut keywords: Vec<String> = Vec::new();
+    let mut rules_of: Vec<Vec<usize>> = Vec::new();
     for r in &config.rules {
         let Some(regex) = &r.regex else { continue };
         if SKIPPED.iter().any(|(id, _)| *id == r.id) {
@@ -146,19 +151,51 @@ fn providers(out: &std::path::Path) {
             "{path}: rule {} has no keywords",
             r.id
         );
+        let n = rules.len();
         let allows: Vec<String> = r.allowlists.iter().filter_map(allow).collect();
-        let keywords: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
-        src.push_str(&format!(
-            "    Provider {{ id: {:?}, regex: {:?}, keywords: &{:?}, entropy: {:?}, group: {}, allow: &[{}] }},\n",
+        let allow_ref = if allows.is_empty() {
+            "&[]".to_string()
+        } else {
+            src.push_str(&format!(
+                "static ALLOW_{n}: [Allow; {}] = [{}];\n",
+                allows.len(),
+                allows.join(", ")
+            ));
+            format!("&ALLOW_{n}")
+        };
+        for k in &r.keywords {
+            let k = k.to_ascii_lowercase();
+            match keywords.iter().position(|x| *x == k) {
+                Some(at) => rules_of[at].push(n),
+                None => {
+                    keywords.push(k);
+                    rules_of.push(vec![n]);
+                }
+            }
+        }
+        rules.push(format!(
+            "    Provider {{ id: {:?}, regex: {:?}, entropy: {:?}, group: {}, allow: {allow_ref}, compiled: OnceLock::new() }},\n",
             r.id,
             rust_regex(regex),
-            keywords,
             r.entropy.unwrap_or(0.0),
             r.secret_group,
-            allows.join(", ")
         ));
     }
-    src.push_str("];\n");
+    src.push_str(&format!(
+        "pub(super) static PROVIDERS: [Provider; {}] = [\n{}];\n",
+        rules.len(),
+        rules.concat()
+    ));
+    src.push_str(&format!(
+        "pub(super) static KEYWORDS: [&str; {}] = {keywords:?};\n",
+        keywords.len()
+    ));
+    let rules_of: Vec<String> = rules_of.iter().map(|r| format!("&{r:?}")).collect();
+    src.push_str(&format!(
+        "pub(super) static RULES_OF: [&[u16]; {}] = [{}];\n",
+        rules_of.len(),
+        rules_of.join(", ")
+    ));
     src.push_str(&format!(
         "pub(super) static GLOBAL_ALLOW: Allow = {};\n",
         allow(&config.allowlist).expect("the global allowlist holds regexes")

@@ -7,7 +7,7 @@
 //! so, like every redaction rule, it gives the same answer however a text is cut.
 
 use std::borrow::Cow;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
@@ -31,21 +31,50 @@ pub(super) struct Allow {
     pub(super) regexes: &'static [&'static str],
     /// Lower-case words: a secret that holds one is no secret.
     pub(super) stopwords: &'static [&'static str],
+    /// `regexes`, compiled on the first finding it is asked about.
+    pub(super) compiled: OnceLock<Vec<Regex>>,
 }
 
-/// A gitleaks rule (build.rs writes them from the TOML).
+impl Allow {
+    fn regexes(&self) -> &[Regex] {
+        self.compiled.get_or_init(|| {
+            self.regexes
+                .iter()
+                .filter_map(|r| compile(r).ok())
+                .collect()
+        })
+    }
+
+    /// Whether it holds for a finding: `secret` (its words, or its regexes on their target).
+    fn holds(&self, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
+        let lower = secret.to_ascii_lowercase();
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => whole,
+            Target::Line => line,
+        };
+        self.stopwords
+            .iter()
+            .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
+            || self.regexes().iter().any(|re| re.is_match(target))
+    }
+}
+
+/// A gitleaks rule (build.rs writes them from the TOML, with [`KEYWORDS`] and [`RULES_OF`]: the
+/// rules that list each keyword).
 pub(super) struct Provider {
     /// Its gitleaks id: what the tests name a failing rule by.
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
     pub(super) id: &'static str,
     pub(super) regex: &'static str,
-    /// Lower case: a line holding none of them is not tried.
-    pub(super) keywords: &'static [&'static str],
     /// Shannon entropy (bits a byte) the secret must exceed; 0 for none.
     pub(super) entropy: f64,
     /// The capture group that is the secret; 0 for gitleaks' default.
     pub(super) group: usize,
     pub(super) allow: &'static [Allow],
+    /// `regex`, compiled on the first line that holds one of its keywords; `None` if this
+    /// engine refuses it (the tests rule that out for the shipped set).
+    pub(super) compiled: OnceLock<Option<Regex>>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/providers.rs"));
@@ -55,138 +84,62 @@ fn compile(re: &str) -> Result<Regex, regex::Error> {
     Regex::new(&format!("(?-u){re}"))
 }
 
-/// The rules with their keywords gathered once and their regexes compiled on first use.
-struct Table {
-    /// Every keyword once, and the rules that list it.
-    keywords: Vec<&'static str>,
-    rules_of: Vec<Vec<usize>>,
-    /// One pass over a long text for all keywords.
-    automaton: OnceLock<aho_corasick::AhoCorasick>,
-    regexes: Vec<OnceLock<Option<Regex>>>,
-    allows: Vec<Vec<OnceLock<Vec<Regex>>>>,
-    global: OnceLock<Vec<Regex>>,
-}
-
-static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    let mut keywords: Vec<&'static str> = Vec::new();
-    let mut rules_of: Vec<Vec<usize>> = Vec::new();
-    for (i, p) in PROVIDERS.iter().enumerate() {
-        for k in p.keywords {
-            match keywords.iter().position(|x| x == k) {
-                Some(at) => rules_of[at].push(i),
-                None => {
-                    keywords.push(k);
-                    rules_of.push(vec![i]);
-                }
-            }
-        }
-    }
-    Table {
-        keywords,
-        rules_of,
-        automaton: OnceLock::new(),
-        regexes: PROVIDERS.iter().map(|_| OnceLock::new()).collect(),
-        allows: PROVIDERS
-            .iter()
-            .map(|p| p.allow.iter().map(|_| OnceLock::new()).collect())
-            .collect(),
-        global: OnceLock::new(),
-    }
-});
-
-impl Table {
-    /// A rule's regex; `None` (never matches) if this regex engine refuses it, which the
-    /// tests rule out for the shipped set.
-    fn regex(&self, rule: usize) -> Option<&Regex> {
-        self.regexes[rule]
-            .get_or_init(|| compile(PROVIDERS[rule].regex).ok())
+impl Provider {
+    fn regex(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| compile(self.regex).ok())
             .as_ref()
     }
 
-    fn allow_regexes(&self, rule: usize, list: usize) -> &[Regex] {
-        self.allows[rule][list].get_or_init(|| {
-            PROVIDERS[rule].allow[list]
-                .regexes
-                .iter()
-                .filter_map(|r| compile(r).ok())
-                .collect()
-        })
-    }
-
-    /// `(line start, rule)` for every line of `text` holding a keyword of the rule, sorted,
-    /// once each.
-    fn hits(&self, text: &[u8]) -> Vec<(usize, usize)> {
-        let mut at: Vec<(usize, usize)> = Vec::new();
-        // A short text is searched keyword by keyword: building the automaton costs more.
-        if text.len() <= 4096 {
-            let lower = text.to_ascii_lowercase();
-            for (k, word) in self.keywords.iter().enumerate() {
-                for pos in memchr::memmem::find_iter(&lower, word.as_bytes()) {
-                    at.push((pos, k));
-                }
-            }
-        } else {
-            let ac = self.automaton.get_or_init(|| {
-                aho_corasick::AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .build(&self.keywords)
-                    .expect("gitleaks' keywords")
-            });
-            at.extend(
-                ac.find_overlapping_iter(text)
-                    .map(|m| (m.start(), m.pattern().as_usize())),
-            );
-        }
-        let mut hits: Vec<(usize, usize)> = at
-            .into_iter()
-            .flat_map(|(pos, k)| {
-                let start = memchr::memrchr(b'\n', &text[..pos]).map_or(0, |i| i + 1);
-                self.rules_of[k].iter().map(move |&r| (start, r))
-            })
-            .collect();
-        hits.sort_unstable();
-        hits.dedup();
-        hits
-    }
-
-    /// Whether an allowlist holds for a finding (`secret` within `whole`, the match, on
-    /// `line`).
-    fn allowed(&self, rule: usize, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
-        let lower = secret.to_ascii_lowercase();
-        let stop = |words: &[&str]| {
-            words
-                .iter()
-                .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
-        };
-        let global = self.global.get_or_init(|| {
-            GLOBAL_ALLOW
-                .regexes
-                .iter()
-                .filter_map(|r| compile(r).ok())
-                .collect()
-        });
-        if global.iter().any(|re| re.is_match(secret)) || stop(GLOBAL_ALLOW.stopwords) {
-            return true;
-        }
-        PROVIDERS[rule].allow.iter().enumerate().any(|(i, a)| {
-            let target = match a.target {
-                Target::Secret => secret,
-                Target::Match => whole,
-                Target::Line => line,
-            };
-            stop(a.stopwords)
-                || self
-                    .allow_regexes(rule, i)
-                    .iter()
-                    .any(|re| re.is_match(target))
-        })
+    /// Whether an allowlist (the rule's, or the global one) holds for a finding.
+    fn allowed(&self, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
+        GLOBAL_ALLOW.holds(secret, whole, line)
+            || self.allow.iter().any(|a| a.holds(secret, whole, line))
     }
 }
 
+/// One pass over a long text for all keywords.
+static AUTOMATON: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+
+/// `(line start, rule)` for every line of `text` holding a keyword of the rule, sorted, once
+/// each.
+fn hits(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut at: Vec<(usize, usize)> = Vec::new();
+    // A short text is searched keyword by keyword: building the automaton costs more.
+    if text.len() <= 4096 {
+        let lower = text.to_ascii_lowercase();
+        for (k, word) in KEYWORDS.iter().enumerate() {
+            for pos in memchr::memmem::find_iter(&lower, word.as_bytes()) {
+                at.push((pos, k));
+            }
+        }
+    } else {
+        let ac = AUTOMATON.get_or_init(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(KEYWORDS)
+                .expect("gitleaks' keywords")
+        });
+        at.extend(
+            ac.find_overlapping_iter(text)
+                .map(|m| (m.start(), m.pattern().as_usize())),
+        );
+    }
+    let mut hits: Vec<(usize, usize)> = at
+        .into_iter()
+        .flat_map(|(pos, k)| {
+            let start = memchr::memrchr(b'\n', &text[..pos]).map_or(0, |i| i + 1);
+            RULES_OF[k].iter().map(move |&r| (start, usize::from(r)))
+        })
+        .collect();
+    hits.sort_unstable();
+    hits.dedup();
+    hits
+}
+
 /// The secrets on one line, as byte ranges of it.
-fn findings(table: &Table, rule: usize, line: &[u8], out: &mut Vec<(usize, usize)>) {
-    let Some(re) = table.regex(rule) else { return };
-    let p = &PROVIDERS[rule];
+fn findings(p: &Provider, line: &[u8], out: &mut Vec<(usize, usize)>) {
+    let Some(re) = p.regex() else { return };
     for caps in re.captures_iter(line) {
         let Some(whole) = caps.get(0) else { continue };
         let secret = if p.group > 0 {
@@ -199,7 +152,7 @@ fn findings(table: &Table, rule: usize, line: &[u8], out: &mut Vec<(usize, usize
         if bytes.is_empty()
             || memchr::memmem::find(bytes, MARK.as_bytes()).is_some()
             || (p.entropy > 0.0 && entropy(bytes) <= p.entropy)
-            || table.allowed(rule, bytes, whole.as_bytes(), line)
+            || p.allowed(bytes, whole.as_bytes(), line)
         {
             continue;
         }
@@ -209,8 +162,7 @@ fn findings(table: &Table, rule: usize, line: &[u8], out: &mut Vec<(usize, usize
 
 /// Replace every provider secret in `text`.
 pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
-    let table = &*TABLE;
-    let hits = table.hits(text);
+    let hits = hits(text);
     if hits.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -219,7 +171,7 @@ pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     for (start, rule) in hits {
         let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
         found.clear();
-        findings(table, rule, &text[start..end], &mut found);
+        findings(&PROVIDERS[rule], &text[start..end], &mut found);
         spans.extend(found.iter().map(|&(s, e)| (start + s, start + e)));
     }
     if spans.is_empty() {

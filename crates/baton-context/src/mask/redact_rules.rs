@@ -688,7 +688,8 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             let tagged_block = caps.get(0).is_some_and(|m| {
                 let rest = &text[m.end()..];
                 let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-                group(caps, "value").starts_with(b"!") && is_no_secret(line.trim_ascii())
+                group(caps, "value").starts_with(b"!")
+                    && is_no_secret(line.trim_ascii())
                     && !line.trim_ascii().is_empty()
             });
             if expansion || tagged_block || keep_value(caps, next) {
