@@ -335,11 +335,11 @@ mod tests {
     fn a_text_is_searched_only_by_the_rules_whose_anchors_it_holds() {
         let n = |t: &str| RULES.candidates(t.as_bytes()).count();
         // A test log's "passed" is no key word; "password" is one of the query, `.env`,
-        // key/value, XML element, call-argument, prose, appSettings, Gradle and SQL rules,
-        // "--password" the argv flag rule's too; none of the providers'.
+        // key/value, XML element, call-argument, prose, appSettings, Gradle, SQL and camelCase
+        // flag rules, "--password" the argv flag rules' too; none of the providers'.
         assert_eq!(n("test result: ok. 3 passed; 0 failed"), 0);
-        assert_eq!(n("password"), 9);
-        assert_eq!(n("--password"), 10);
+        assert_eq!(n("password"), 10);
+        assert_eq!(n("--password"), 12);
         // A long text is searched by the automaton, with the same answer.
         let long = format!("{} GHP_", "x".repeat(5000));
         assert_eq!(n(&long), 1);
@@ -390,7 +390,7 @@ mod tests {
 
     #[test]
     fn non_utf8_bytes_survive() {
-        let b = b"\xff\xfe SECRET=x \xff";
+        let b = b"\xff\xfe SECRET=xy \xff";
         assert_eq!(&*redact_bytes(b), b"\xff\xfe SECRET=[REDACTED] \xff");
     }
 
@@ -407,7 +407,7 @@ mod tests {
 
     #[test]
     fn json_strings_are_redacted() {
-        let mut v = serde_json::json!({"a": ["sk-abcdefghijklmnopqrstu"], "b": {"c": "TOKEN=1"}});
+        let mut v = serde_json::json!({"a": ["sk-abcdefghijklmnopqrstu"], "b": {"c": "TOKEN=12"}});
         redact_json(&mut v);
         assert_eq!(
             v,

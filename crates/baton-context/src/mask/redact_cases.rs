@@ -178,6 +178,19 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("password: !Qaz2wsx9", "Qaz2wsx9"),
     ("GRANT ALL ON *.* TO 'u'@'%' IDENTIFIED BY 'MyGr4nt9';", "MyGr4nt9"),
     ("$s = ConvertTo-SecureString -String 'Ps!Str1ng8' -AsPlainText -Force", "Ps!Str1ng8"),
+    // The eighth round: quoted strings side by side, camelCase and line-start flags, `PASS`
+    // alone, keys named for what they hold, a `.pgpass` line, a call's cut-off arguments.
+    ("export API_TOKEN='tok3nPart1''tok3nPart2'", "tok3nPart2"),
+    ("deploy.sh -apiToken Zq8Wx2Lm5Np7Rt", "Zq8Wx2Lm5Np7Rt"),
+    ("run `-dbPassword=Hx7Vb3Nq9Lz` first", "Hx7Vb3Nq9Lz"),
+    ("--join-token a1b2c3.d4e5f6g7h8i9j0k1", "d4e5f6g7h8i9j0k1"),
+    ("PASS = \"Qw3rty!Uiop\"", "Qw3rty!Uiop"),
+    ("curl -H 'Jenkins-Crumb:77ab9c0d1e2f3a4b5c6d7e8f9a0b1c2d' $URL", "77ab9c0d1e2f3a4b"),
+    ("CC_TEST_REPORTER_ID: 1f2e3d4c5b6a79880716253443526170819a0b1c2d3e4f5a6b7c8d9e0f1a2b3c", "1f2e3d4c5b6a7988"),
+    ("{\"deviceKey\": \"dk8h2j4k6l8m0n2p4q\"}", "dk8h2j4k6l8m0n2p4q"),
+    ("db1.internal:5432:shop:shop_rw:Pg!Pass7788", "Pg!Pass7788"),
+    ("*:*:*:replicator:R3plic8!", "R3plic8!"),
+    ("setProperty('api.secret', 'Cut0ffS3cr3tValue", "Cut0ffS3cr3tValue"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -289,6 +302,32 @@ pub const LOOK_ALIKES: &[&str] = &[
     "ALTER USER app WITH PASSWORD $1;",
     "The user is identified by their email address.",
     "$s = ConvertTo-SecureString $plain -AsPlainText -Force",
+    // Look-alikes of the eighth round's shapes: code between two strings, names and ids of
+    // secrets, templates and placeholders, paths, keywords, public keys, prompts.
+    "log(\"Token: \" + user.token() + \".\");",
+    "echo 'secret = '.$cfg['secret'].\"\\n\";",
+    "labels = {passwordLabel:\"Password:\",userLabel:\"User:\"}",
+    "echo 'export API_TOKEN=\"'$CI_TOKEN'\"' >> .env",
+    "VAULT_SECRET_NAME = \"prod-db-creds\"",
+    "GITHUB_TOKEN_FILE=/run/secrets/gh",
+    "<UserSecretsId>6f1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d</UserSecretsId>",
+    "API_KEY={ApiKey}",
+    "password = \"<your password here>\"",
+    "\"password\": \"&lt;PASSWORD&gt;\"",
+    "SECRET_KEY=`vault read -field=key secret/app`",
+    "credentials: new StaticCredentials(id, key)",
+    "publicKey = \"BPk2Jr9aXh7LmQ3vNcT5yWs8eZ1uFo4iKd6gHb0\"",
+    "resetPassword = \"#reset-password\"",
+    "post '/password-reset' => \"users/passwords#create\"",
+    "retries_password=0",
+    "encode(\"accessKey\", \"base64\")",
+    "PASS: 12",
+    "pass = len(results)",
+    "-p $ADMIN_PASSWORD",
+    "--token-file /var/run/token1",
+    "variable \"region\" {",
+    "Enter the password for admin:",
+    "localhost:8080:api:v1:status",
     // Placeholders in a provider's shape: a prefix and one repeated char.
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "AKIAXXXXXXXXXXXXXXXX",

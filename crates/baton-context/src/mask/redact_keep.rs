@@ -169,9 +169,103 @@ fn is_object_id(inner: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$'))
 }
 
+/// Words of code that stand where a value would (`credentials: new AWS.Credentials(…)`).
+const CODE_WORDS: &[&[u8]] = &[
+    b"new",
+    b"await",
+    b"async",
+    b"function",
+    b"lambda",
+    b"yield",
+    b"typeof",
+    b"require",
+];
+
+/// What a key says its value is, after its key word: a name, an id, a file, a place
+/// (`LLM_SECRET_NAME`, `CREDENTIALS_ID`, `<UserSecretsId>`, `TOKEN_URL`), not the secret.
+const NOT_THE_SECRET: &[&[u8]] = &[
+    b"id",
+    b"ids",
+    b"name",
+    b"names",
+    b"file",
+    b"path",
+    b"dir",
+    b"url",
+    b"uri",
+    b"arn",
+    b"ref",
+    b"env",
+    b"var",
+    b"label",
+    b"type",
+    b"length",
+    b"len",
+    b"prefix",
+    b"header",
+    b"field",
+    b"param",
+    b"location",
+    b"store",
+    b"provider",
+    b"manager",
+];
+
+/// Whether the key's words after its key word say the value is not the secret itself.
+fn names_no_secret(caps: &Captures<'_>) -> bool {
+    let (Some(key), Some(core)) = (caps.name("key"), caps.name("core")) else {
+        return false;
+    };
+    let rest = &key.as_bytes()[core.end().saturating_sub(key.start())..];
+    let word: Vec<u8> = rest
+        .iter()
+        .filter(|b| b.is_ascii_alphanumeric())
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    // `UserSecretsId`: the key word's plural first.
+    let word = word
+        .strip_prefix(b"s")
+        .filter(|w| !w.is_empty())
+        .unwrap_or(&word);
+    // `publicToken`, `PUBLIC_KEY`: published by design.
+    let before_core = key.as_bytes()[..core.start() - key.start()].to_ascii_lowercase();
+    let before_core = before_core
+        .strip_suffix(b"_")
+        .or_else(|| before_core.strip_suffix(b"-"))
+        .or_else(|| before_core.strip_suffix(b"."))
+        .unwrap_or(&before_core);
+    NOT_THE_SECRET.contains(&word) || before_core.ends_with(b"public")
+}
+
+/// Whether the key stands inside a string literal that the value's opening quote closes: the
+/// line before the key holds an odd number of that quote (`"Password: " + getPassword() +
+/// ","`, `echo 'password = '.$p['x']`, `passwordLabel:"Password:",next:"…"`): the "value" is
+/// code between two strings.
+fn value_closes_keys_string(caps: &Captures<'_>, before: &[u8]) -> bool {
+    let value = group(caps, "value");
+    let Some(&q @ (b'"' | b'\'')) = value.first() else {
+        return false;
+    };
+    if memchr::memchr(q, group(caps, "sep")).is_some() {
+        return false;
+    }
+    let (mut open, mut escaped) = (false, false);
+    for &b in before {
+        if escaped {
+            escaped = false;
+        } else if b == b'\\' {
+            escaped = true;
+        } else if b == q {
+            open = !open;
+        }
+    }
+    open
+}
+
 /// Whether a key's value is plainly no secret: a placeholder, a boolean, a reference to a
-/// variable, a name or call in code, a `pwd` that is a directory.
-pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
+/// variable, a name or call in code, a `pwd` that is a directory. `before` is the line's text
+/// before the match.
+pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, before: &[u8]) -> bool {
     let value = group(caps, "value");
     let inner = value
         .strip_prefix(b"\\\"")
@@ -194,8 +288,12 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
     let sep = group(caps, "sep");
     let compares =
         memchr::memmem::find(sep, b"==").is_some() || memchr::memmem::find(sep, b"!=").is_some();
+    if names_no_secret(caps) || value_closes_keys_string(caps, before) {
+        return true;
+    }
     if !quoted
         && (compares
+            || CODE_WORDS.contains(&&lower[..])
             || matches!(next, Some(b'(' | b'['))
             // `password:= [REDACTED]` read again: the `=` is punctuation, not a value.
             || !inner.iter().any(u8::is_ascii_alphanumeric)
@@ -208,18 +306,54 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>) -> bool {
         // A call (`formData.get(…)`), a type, a variable named after the key.
         return true;
     }
-    // A message id that spells its own key (`SECRETS$ADD_SECRET = "SECRETS$ADD_SECRET"`).
-    if !key.is_empty()
-        && lower.ends_with(&key)
-        && (lower.len() == key.len()
+    // A message id or selector that spells its own key (`SECRETS$ADD_SECRET =
+    // "SECRETS$ADD_SECRET"`, `addPassword = "#add-password"`), a placeholder that is the key
+    // word (`password = "password"`), a route naming it (`"cms/sites/passwords#update"`).
+    let unseparated = |b: &[u8]| -> Vec<u8> {
+        b.iter()
+            .filter(|c| !matches!(c, b'_' | b'-'))
+            .map(u8::to_ascii_lowercase)
+            .collect()
+    };
+    let (flat, flat_key, flat_core) = (unseparated(inner), unseparated(&key), unseparated(&core));
+    if !flat_key.is_empty()
+        && flat.ends_with(&flat_key)
+        && (flat.len() == flat_key.len()
             || matches!(
-                lower[lower.len() - key.len() - 1],
-                b'$' | b'.' | b':' | b'/'
+                flat[flat.len() - flat_key.len() - 1],
+                b'$' | b'.' | b':' | b'/' | b'#'
             ))
     {
         return true;
     }
-    if is_no_secret(inner) {
+    if flat == flat_core
+        || (inner.contains(&b'/')
+            && !inner.iter().any(u8::is_ascii_whitespace)
+            && memchr::memmem::find(&flat, &flat_core).is_some())
+    {
+        return true;
+    }
+    // A backquoted command (`\`etcdctl get /secret\``), an absolute path
+    // (`/en/enterprise/creating-a-strong-password`), one character (`PuttyPassword=0`).
+    let command = value.starts_with(b"`") && inner.iter().any(u8::is_ascii_whitespace);
+    let path = inner.first() == Some(&b'/')
+        && inner.iter().filter(|&&b| b == b'/').count() >= 2
+        && !inner.iter().any(u8::is_ascii_whitespace);
+    if command || path || inner.len() < 2 {
+        return true;
+    }
+    // A quoted piece of a concatenation (`"Password: " + getPassword() + ","`): the key was
+    // in a string, the "value" is code between two strings.
+    let concatenation = |b: &[u8]| {
+        let t = b.trim_ascii();
+        (t.starts_with(b"+") || t.starts_with(b"."))
+            && t[1..]
+                .iter()
+                .any(|c| matches!(c, b' ' | b'(' | b'$' | b'['))
+            || b.ends_with(b" + ")
+            || b.ends_with(b" . ")
+    };
+    if is_no_secret(inner) || (quoted && concatenation(inner)) {
         return true;
     }
     core == b"pwd" && (inner.starts_with(b"/") || inner.starts_with(b"~"))
@@ -236,6 +370,11 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
                 .iter()
                 .all(|c| matches!(c, b'-' | b'+' | b'0'..=b'9'))
     };
+    // `"'$PASSWORD'"`: a shell's quotes around a variable.
+    let unquoted = &inner[inner
+        .iter()
+        .take_while(|&&c| c == b'\'' || c == b'"')
+        .count()..];
     inner.is_empty()
         || block(inner)
         || inner.iter().all(|&b| b == b'*')
@@ -243,8 +382,27 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
         || matches!(
             &inner.to_ascii_lowercase()[..],
             b"null" | b"none" | b"nil" | b"true" | b"false" | b"undefined" | b"<none>"
+            // An encoding's name (`Buffer.from("accountKey", "base64")`).
+            | b"base64" | b"base64url" | b"hex" | b"utf8" | b"utf-8" | b"ascii" | b"binary"
+            | b"latin1"
         )
-        || inner.starts_with(b"$")
+        || unquoted.starts_with(b"$")
         || inner.starts_with(b"%(")
         || inner.starts_with(b"{{")
+        || placeholder(inner)
+}
+
+/// A placeholder in brackets: `<YOUR PASSWORD>`, `&lt;YOURPASSWORD&gt;`, `{SumoAccessKey}`
+/// (one name in braces, a format string's field).
+fn placeholder(inner: &[u8]) -> bool {
+    let within = |open: &[u8], close: &[u8]| {
+        inner.len() > open.len() + close.len() && inner.starts_with(open) && inner.ends_with(close)
+    };
+    let name = |b: &[u8]| {
+        b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+    };
+    (within(b"<", b">") && !inner[1..inner.len() - 1].contains(&b'<'))
+        || within(b"&lt;", b"&gt;")
+        || (within(b"{", b"}") && name(&inner[1..inner.len() - 1]))
 }

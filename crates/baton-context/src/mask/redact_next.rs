@@ -1,8 +1,10 @@
 //! Secrets whose value is on the lines after their key: an XML element opened at the end of
 //! its line (`<password>` / `hunter2` / `</password>`), a key with nothing after its
 //! separator (`password:` then the value, pretty-printed JSON or YAML), a YAML block scalar
-//! (`private_key: |` and its indented lines), and a `.netrc` entry spread over lines
-//! (`machine host` / `login me` / `password X`). The one-line rules (`redact_rules`) never see
+//! (`private_key: |` and its indented lines), a `.netrc` entry spread over lines
+//! (`machine host` / `login me` / `password X`), a Terraform variable named after a secret
+//! (its `default = "…"`), and a generated password on the line after the sentence that
+//! announces it. The one-line rules (`redact_rules`) never see
 //! these: [`Pending`] is the state a line leaves for the next, kept by `redact::Redactor`.
 
 use std::sync::LazyLock;
@@ -24,6 +26,12 @@ pub(super) enum Pending {
     Block { indent: usize },
     /// A `.netrc` entry (`machine host` or `default`): its `password X` lines, to a blank line.
     Netrc,
+    /// A Terraform variable named after a secret (`variable "okta_api_token" {`): its
+    /// `default = "…"`, to the block's closing `}`.
+    Variable,
+    /// A sentence that announces a password (`Please use the following password to
+    /// proceed:`): the next line that is not blank, when it is one random-looking word.
+    Prompt,
 }
 
 static ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
@@ -43,6 +51,19 @@ static BARE_KEY: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?i-u)^[ \t]*(?:- )?["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?[ \t]*(?::|=|=>)[ \t\r]*$"#
     ))
     .expect("key regex")
+});
+static VARIABLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i-u)^[ \t]*variable[ \t]+"[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*"[ \t]*\{{[ \t\r]*$"#
+    ))
+    .expect("variable regex")
+});
+static DEFAULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?-u)^[ \t]*default[ \t]*=[ \t]*"([^"\n]*)""#).expect("default regex")
+});
+static PROMPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i-u)\b(?:password|passphrase|token|secret)\b[^\n]*[ \t][^\n]*:[ \t\r]*$")
+        .expect("prompt regex")
 });
 static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
@@ -78,7 +99,7 @@ pub(super) fn may_open(body: &[u8]) -> bool {
         return false;
     };
     let before = t.len().checked_sub(2).map(|i| t[i]);
-    let ends = matches!(last, b'>' | b':' | b'=' | b'|')
+    let ends = matches!(last, b'>' | b':' | b'=' | b'|' | b'{')
         || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')));
     if !ends {
         return starts_entry(body);
@@ -107,7 +128,21 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     if ELEMENT.is_match(body) && !trim_end(body).ends_with(b"/>") {
         return Some(Pending::Element);
     }
-    BARE_KEY.is_match(body).then_some(Pending::NextLine)
+    if BARE_KEY.is_match(body) {
+        return Some(Pending::NextLine);
+    }
+    if VARIABLE.is_match(body) {
+        return Some(Pending::Variable);
+    }
+    PROMPT.is_match(body).then_some(Pending::Prompt)
+}
+
+/// A word that looks generated: eight characters or more, letters and digits both, no space.
+fn is_random_word(t: &[u8]) -> bool {
+    t.len() >= 8
+        && !t.iter().any(u8::is_ascii_whitespace)
+        && t.iter().any(u8::is_ascii_digit)
+        && t.iter().any(u8::is_ascii_alphabetic)
 }
 
 /// The line after an opener, given the state: `Some((line, state after))` when the state
@@ -148,6 +183,19 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             Some((mask_span(body, indent(body), trim_end(body).len()), Some(p)))
         }
         Pending::Block { .. } => None,
+        Pending::Variable if trim_end(&body[indent(body)..]) == b"}" => None,
+        Pending::Variable => match DEFAULT.captures(body) {
+            Some(c) => {
+                let v = c.get(1).expect("group 1");
+                keep(&mask_span(body, v.start(), v.end()), Some(p))
+            }
+            None => keep(body, Some(p)),
+        },
+        Pending::Prompt if is_blank(body) => keep(body, Some(p)),
+        Pending::Prompt => {
+            let (s, e) = (indent(body), trim_end(body).len());
+            is_random_word(&body[s..e]).then(|| (mask_span(body, s, e), None))
+        }
         Pending::Netrc if is_blank(body) || starts_entry(body) => None,
         Pending::Netrc => match NETRC_PASSWORD.captures(body) {
             Some(c) => {
@@ -226,6 +274,14 @@ mod tests {
                 "netrcNextLine1",
             ),
             ("default\n  login anon\n  password anonPw42", "anonPw42"),
+            (
+                "variable \"okta_api_token\" {\n  type = string\n  default = \"004EWTpRQTxyz\"\n}",
+                "004EWTpRQTxyz",
+            ),
+            (
+                "An admin user has been created.\nPlease use this password to log in:\n\n  bd9627decc6346d7a\n",
+                "bd9627decc6346d7a",
+            ),
             // A YAML tag before the block scalar (Ansible's vault).
             (
                 "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231386436336334\nport: 5432",
@@ -263,6 +319,13 @@ mod tests {
             "</password>\nnext line stays",
             // A .netrc entry ends at a blank line.
             "machine a.example.com login me\n\npassword is required here",
+            // A variable not named after a secret; a default outside the block.
+            "variable \"region\" {\n  default = \"eu-west-1abc\"\n}",
+            "variable \"db_password\" {\n  type = string\n}\ndefault = \"kept1234\"",
+            // A prompt followed by a sentence, a plain word, a short one.
+            "Checking token permissions:\n  read access granted",
+            "Enter the password for admin:\nsucceeded",
+            "The secret was rotated on:\n2024-01-01",
         ];
         for text in cases {
             assert_eq!(run(text), text, "{text:?}");

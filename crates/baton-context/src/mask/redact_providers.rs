@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
-use super::redact_keep::{MARK, entropy};
+use super::redact_keep::{MARK, entropy, is_no_secret};
 
 /// What an allowlist's regexes are tried against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,19 +194,53 @@ fn finding(
     let secret = if p.group > 0 {
         caps.get(p.group)
     } else {
-        caps.iter().skip(1).flatten().find(|m| !m.is_empty())
+        // gitleaks takes the first non-empty group; where that is the key's own word (Sonar's
+        // `sonar[_.-]?(login|token)`), the value is the group after it.
+        caps.iter()
+            .skip(1)
+            .flatten()
+            .find(|m| !m.is_empty() && !is_key_word(m.as_bytes()))
     }
     .unwrap_or(whole);
-    let bytes = secret.as_bytes();
+    // A quoted secret (`("[a-z0-9=_\-]{8,20}")`) loses what is inside its quotes, as a key's
+    // value does: `password = "[REDACTED]"`.
+    let (mut start, mut end) = (secret.start(), secret.end());
+    let quoted = secret.as_bytes();
+    if quoted.len() > 2
+        && matches!(quoted[0], b'"' | b'\'' | b'`')
+        && quoted.last() == Some(&quoted[0])
+    {
+        (start, end) = (start + 1, end - 1);
+    }
+    let bytes =
+        &caps.get(0).map_or(&[][..], |m| m.as_bytes())[start - whole.start()..end - whole.start()];
     if bytes.is_empty()
+        || is_no_secret(bytes)
+        || is_key_word(bytes)
         || memchr::memmem::find(bytes, MARK.as_bytes()).is_some()
         || (p.entropy > 0.0 && entropy(bytes) <= p.entropy)
         || p.allowed(bytes, whole.as_bytes(), line)
     {
         return;
     }
-    debug_assert!(base + secret.start() >= at);
-    out.push((base + secret.start(), base + secret.end()));
+    debug_assert!(base + start >= at);
+    out.push((base + start, base + end));
+}
+
+/// A key's own word: no secret as a value (`password = "password"`, a placeholder), nor as a
+/// rule's group.
+pub(super) fn is_key_word(b: &[u8]) -> bool {
+    const WORDS: &[&[u8]] = &[
+        b"password",
+        b"passwd",
+        b"secret",
+        b"token",
+        b"apikey",
+        b"api_key",
+        b"login",
+        b"changeme",
+    ];
+    WORDS.contains(&&b.to_ascii_lowercase()[..])
 }
 
 /// Replace every provider secret in `text`.

@@ -91,7 +91,7 @@ fn expected_secret(rule: usize, line: &[u8]) -> Option<Vec<u8>> {
         caps.iter()
             .skip(1)
             .flatten()
-            .find(|m| !m.is_empty())
+            .find(|m| !m.is_empty() && !is_key_word(m.as_bytes()))
             .unwrap_or(whole)
     };
     let s = secret.as_bytes();

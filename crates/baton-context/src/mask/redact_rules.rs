@@ -14,10 +14,11 @@ use super::redact_keep::{entropy, group, group0, is_no_secret, keep_value};
 
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
 /// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
-/// `sonar.login`), with any more anchors a rule needs after them.
+/// `sonar.login`, `crumb` for Jenkins' CSRF crumb, `reporter` for CodeClimate's
+/// `CC_TEST_REPORTER_ID`), with any more anchors a rule needs after them.
 macro_rules! key_words {
     ($($more:literal),*) => {
-        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar" $(, $more)*]
+        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter" $(, $more)*]
     };
 }
 pub(super) const KEY_WORDS: &[&str] = key_words!();
@@ -163,7 +164,7 @@ impl Rule {
     }
 }
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
 pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
@@ -178,7 +179,9 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     // A value: double-quoted (with escapes), JSON-escaped quotes, single-quoted, or bare up to
     // whitespace or punctuation that ends values in shells, JSON and connection strings (`&`
     // ends one only in a URL's query, see below).
-    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
+    // Quoted strings side by side are one value (a shell's `'a''b'`, C's and Python's `"a" "b"`
+    // without the space).
+    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
     // The separators of an assignment: `=`, `:`, `=>`, Go's and Make's `:=`, Make's `::=`,
     // `?=` and `+=`, PHP's `.=`; a typed declaration's type may stand before it (`var token
     // string = …`). And a comparison with a literal (`if password == "team10"`): a password
@@ -242,6 +245,27 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
                 "-keypass",
             ],
             r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            b"${1}[REDACTED]",
+        ),
+        // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
+        // flag), and a flag at a line's start when its value holds a digit (`--tls-bootstrap-token
+        // abcdef.0123…` pasted alone; a usage text's `--password requires a value` holds none).
+        fixed(
+            &[
+                "token",
+                "passw",
+                "secret",
+                "apikey",
+                "accesskey",
+                "pass ",
+                "pass=",
+            ],
+            r#"(?-u)([ \t\x60"'(]--?[a-z][a-z0-9]{2,}(?:Token|Password|Passwd|Secret|ApiKey|AccessKey|SecretKey|Pass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';$%-][^\s"';]*)"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["-pass", "-token", "-api", "-secret"],
+            r#"(?im-u)^(--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|token|secret|api-key|apikey|client-secret|access-token|auth-token)(?:[ \t]+|=))[^\s"';$%-]*[0-9][^\s"';]*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -550,6 +574,13 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?im-u)^([ \t]*(?:password|passwd|secret|token)[ \t]+)(["'])[^"'\n${%][^"'\n]*(["'])[ \t]*$"#,
             b"${1}${2}[REDACTED]${3}",
         ),
+        // A `.pgpass` line, `host:port:database:user:password`, on PostgreSQL's port or any
+        // (`*`).
+        fixed(
+            &[":5432:", ":*:"],
+            r"(?m-u)^([^:\s#]+:(?:5432|\*):[^:\s]+:[^:\s]+:)[^\s]+$",
+            b"${1}[REDACTED]",
+        ),
         // SQL's passwords (`CREATE USER x WITH PASSWORD 'y'`, `ALTER ROLE … PASSWORD 'y'`,
         // Oracle's and MySQL's `IDENTIFIED BY 'y'`) and PowerShell's `ConvertTo-SecureString
         // "y" -AsPlainText`: a quoted literal, not a variable.
@@ -583,8 +614,15 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         rule(
             ENV_WORDS,
             &format!(
-                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|`[^`\n]*`|[^\s"';`]+)"#
+                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';`]+)"#
             ),
+            With::KeyValue,
+        ),
+        // `PASS = '…'` alone (Python's constants beside `USER = …`): quoted only, as a test
+        // summary's `PASS: 12` is no secret.
+        rule(
+            &["pass =", "pass=", "pass:", "pass :"],
+            r#"(?i-u)\b(?P<key>pass)(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#,
             With::KeyValue,
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
@@ -608,11 +646,12 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             With::KeyValue,
         ),
         // A quoted key and a quoted value as a call's two arguments: Java's
-        // `System.setProperty("X_TOKEN", "…")`, a map's `put("password", "…")`.
+        // `System.setProperty("X_TOKEN", "…")`, a map's `put("password", "…")`, Gradle's
+        // `property 'sonar.login', '…'` (quotes maybe cut off with the line).
         rule(
             KEY_WORDS,
             &format!(
-                r#"(?i-u)(?P<key>["'][a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#
+                r#"(?im-u)(?P<key>(?:["']|\b)[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*(?:"|$)|'[^'\n]*(?:'|$))"#
             ),
             With::KeyValue,
         ),
@@ -692,7 +731,11 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                     && is_no_secret(line.trim_ascii())
                     && !line.trim_ascii().is_empty()
             });
-            if expansion || tagged_block || keep_value(caps, next) {
+            let before = caps.get(0).map_or(&text[..0], |m| {
+                let start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
+                &text[start..m.start()]
+            });
+            if expansion || tagged_block || keep_value(caps, next, before) {
                 return all.to_vec();
             }
             let value = group(caps, "value");
