@@ -291,6 +291,10 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, before: &[u8]) -
     if names_no_secret(caps) || value_closes_keys_string(caps, before) {
         return true;
     }
+    // `tests_pass=12`: a count, not a password.
+    if core == b"pass" && inner.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
     if !quoted
         && (compares
             || CODE_WORDS.contains(&&lower[..])
@@ -378,6 +382,8 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
     inner.is_empty()
         || block(inner)
         || inner.iter().all(|&b| b == b'*')
+        // One char repeated (`XXXXXXXX`, `********`, `0000`): a placeholder.
+        || (inner.len() >= 3 && inner.iter().all(|&b| b == inner[0]))
         || memchr::memmem::find(inner, MARK.as_bytes()).is_some()
         || matches!(
             &inner.to_ascii_lowercase()[..],

@@ -18,7 +18,7 @@ use super::redact_keep::{entropy, group, group0, is_no_secret, keep_value};
 /// `CC_TEST_REPORTER_ID`), with any more anchors a rule needs after them.
 macro_rules! key_words {
     ($($more:literal),*) => {
-        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter" $(, $more)*]
+        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter", "psk" $(, $more)*]
     };
 }
 pub(super) const KEY_WORDS: &[&str] = key_words!();
@@ -164,7 +164,7 @@ impl Rule {
     }
 }
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
 pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
@@ -186,7 +186,9 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     // `?=` and `+=`, PHP's `.=`; a typed declaration's type may stand before it (`var token
     // string = …`). And a comparison with a literal (`if password == "team10"`): a password
     // written in code all the same.
-    let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*))?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|===|!==|==|!=|=|:)[ \t]*";
+    // A type after a colon is a typed declaration's (`password: String = …`, `apiKey?: string
+    // = …`, `password: &'static str = …`).
+    let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*)|\??[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(?:<[A-Za-z0-9_, ]*>)?\??)?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|===|!==|==|!=|=|:)[ \t]*";
     let key_value = format!(
         r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?{assign}){value}"#
     );
@@ -244,7 +246,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
                 "-storepass",
                 "-keypass",
             ],
-            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
             b"${1}[REDACTED]",
         ),
         // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
@@ -278,11 +280,65 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s$%-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
+        // Other tools' password flags: LDAP's `-w`, SQL Server's and zip's `-P`, ssh-keygen's
+        // `-N`/`-P`, 7-Zip's and RAR's glued `-pX`, smbclient's `-U user%X`, lftp's `-u user,X`,
+        // `htpasswd -b [file] user X`, `net use … /user:me X`, `mysqladmin … password X`.
+        fixed(
+            &["ldap"],
+            r#"(?-u)(\bldap(?:search|add|modify|delete|compare|passwd|whoami|moddn|exop)\b[^\n]*?[ \t]-w[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["sqlcmd", "bcp", "osql", "zip", "ssh-keygen"],
+            r#"(?-u)(\b(?:sqlcmd|bcp|osql|zip|ssh-keygen)\b[^\n]*?[ \t]-[PN][ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["7z", "rar"],
+            r#"(?-u)(\b(?:7z|7za|7zz|7zr|unrar|rar)\b[^\n]*?[ \t]-p)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["smbclient", "lftp"],
+            r#"(?-u)(\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t=]?["']?[^\s%"']+%|\blftp\b[^\n]*?[ \t]-u[ \t]+[^\s,]+,)[^\s"']+"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["htpasswd"],
+            r#"(?-u)(\bhtpasswd[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["net use", "mysqladmin"],
+            r#"(?i-u)(\bnet[ \t]+use\b[^\n]*?[ \t]/user:\S+[ \t]+|\bmysqladmin\b[^\n]*?[ \t]password[ \t]+["']?)[^\s/"'$%*][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // `echo 'root:X' | chpasswd`, Redis' `requirepass X` and `masterauth X`, network
+        // devices' `username u password 0 X` and `enable secret X` (at a line's start: prose
+        // says "username and password to …"), SNMP communities, HAProxy's `insecure-password
+        // X`.
+        fixed(
+            &["chpasswd"],
+            r#"(?-u)(\becho[ \t]+(?:-[ne][ \t]+)?["']?[^\s:'"]+:)[^\s'"]+(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd)"#,
+            b"${1}[REDACTED]${2}",
+        ),
+        fixed(
+            &[
+                "requirepass",
+                "masterauth",
+                "username",
+                "enable",
+                "community",
+                "insecure-password",
+            ],
+            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password|snmp-server[ \t]+community|[rw][ow]community6?)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)[^\s"'$%<{][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
         // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run
         // -p 8080:80` publishes a port).
         fixed(
             &["login"],
-            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]?)[^\s-][^\s]*"#,
+            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl|az|cf)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]?)[^\s-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -293,8 +349,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // A docker config's (and npm's `_auth`) base64 `user:password`.
         fixed(
             &["auth"],
-            r#"(?i-u)((?:\\?["'])?_?auth\\?["']?[ \t]*[:=][ \t]*\\?["']?)[A-Za-z0-9+/]{12,}={0,2}"#,
-            b"${1}[REDACTED]",
+            r#"(?i-u)((?:\\?["'])?_?auth\\?["']?[ \t]*[:=][ \t]*\\?["']?)[A-Za-z0-9+/]{12,}={0,2}([^(A-Za-z0-9+/=]|$)"#,
+            b"${1}[REDACTED]${2}",
         ),
         // Query parameters: ?token=…&, &password=…
         rule(
@@ -548,6 +604,38 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)(\b(?:NetworkCredential|DirectoryEntry|PasswordAuthentication|UsernamePasswordCredentials?|PSCredential|BasicAWSCredentials)[ \t]*\((?:[^,()\n]*,)+[ \t]*")[^"\n]+("[ \t]*(?:\.toCharArray\(\))?[ \t]*\))"#,
             b"${1}[REDACTED]${2}",
         ),
+        // A password as a login call's last argument (`smtp.login("me", "X")`, `auth=("me",
+        // "X")`, `HTTPBasicAuth('me', 'X')`) or a connection's third (`getConnection(url,
+        // "sa", "X")`, `mysqli_connect("h", "u", "X")`, `PlainAuth("", "u", "X", host)`, `new
+        // PDO($dsn, "u", "X")`): literals only.
+        fixed(
+            &["login", "auth", "connect", "pdo", "mysqli"],
+            r#"(?i-u)(\b(?:login|HTTPBasicAuth|HTTPDigestAuth|BasicAuth|setBasicAuth|basic_auth|auth[ \t]*=[ \t]*)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[a-z_][a-z0-9_.]*)[ \t]*,)+[ \t]*)(["'])[^"'\n]+(["'][ \t]*\))"#,
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        fixed(
+            &["connect", "pdo", "mysqli", "plainauth"],
+            r#"(?i-u)(\b(?:PlainAuth|getConnection|mysqli?_connect|mysqli|PDO|pg_connect|pymysql\.connect|MySQLdb\.connect)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2}[ \t]*)(["'])[^"'\n]+(["'])"#,
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        // A secret-named variable set from a string's constructor (`let password =
+        // String::from("X")`, `SecretString::new("X".into())`, `new String("X")`; not a call
+        // that reads, such as `os.getenv("X")`).
+        fixed(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)(\b[a-z0-9_]*{KEY_CORE}[a-z0-9_]*[ \t]*(?::[^=\n]*)?=[ \t]*(?:new[ \t]+String|String::from|String::new|SecretString::new|SecretString::from|Secret::new|SecretStr::new|Zeroizing::new|Password::new|SecureString)[ \t]*\([ \t]*b?)(["'])[^"'\n]+(["'])"#
+            ),
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        // C's `#define DB_PASSWORD "X"`, EDN's and Lisp's `:password "X"`.
+        fixed(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)((?:#define[ \t]+|[ \t({{,]:)[a-z0-9_-]*?{KEY_CORE}[a-z0-9_-]*[ \t]+)(")[^"\n]+(")"#
+            ),
+            b"${1}${2}[REDACTED]${3}",
+        ),
         // A password told in prose: `the password is 'Secret123'`, `The default password for
         // the user "x" is "pyne"` (quoted: an unquoted word after "is" is prose).
         fixed(
@@ -616,6 +704,21 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             &format!(
                 r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';`]+)"#
             ),
+            With::KeyValue,
+        ),
+        // A key ending in `pass` after a separator (`ansible_become_pass=X`, `$db_pass = 'X'`,
+        // `db.pass=X`; a count such as `tests_pass=12` is kept, see `keep_value`).
+        rule(
+            &["_pass", ".pass", "-pass"],
+            &format!(
+                r#"(?i-u)\b(?P<key>[a-z0-9_.-]*[_.-](?P<core>pass))(?P<sep>\\?["']?{assign}){value}"#
+            ),
+            With::KeyValue,
+        ),
+        // `pass = X` at a line's start (an INI file's), unquoted.
+        rule(
+            &["pass =", "pass="],
+            r#"(?im-u)^[ \t]*(?P<key>(?P<core>pass))(?P<sep>[ \t]*=[ \t]*)(?P<value>[^\s"'#;]+)"#,
             With::KeyValue,
         ),
         // `PASS = '…'` alone (Python's constants beside `USER = …`): quoted only, as a test
