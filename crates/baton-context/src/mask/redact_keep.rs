@@ -234,7 +234,22 @@ fn names_no_secret(caps: &Captures<'_>) -> bool {
         .or_else(|| before_core.strip_suffix(b"-"))
         .or_else(|| before_core.strip_suffix(b"."))
         .unwrap_or(&before_core);
-    NOT_THE_SECRET.contains(&word) || before_core.ends_with(b"public")
+    // `authenticity_token`, `csrf_token`: a form's, bound to a session; `NextToken`,
+    // `page_token`: a listing's place; `max_tokens`: a count.
+    const NOT_A_CREDENTIAL: &[&[u8]] = &[
+        b"public",
+        b"csrf",
+        b"xsrf",
+        b"authenticity",
+        b"next",
+        b"page",
+        b"continuation",
+        b"pagination",
+        b"max",
+        b"num",
+        b"count",
+    ];
+    NOT_THE_SECRET.contains(&word) || NOT_A_CREDENTIAL.iter().any(|w| before_core.ends_with(w))
 }
 
 /// Whether the key stands inside a string literal that the value's opening quote closes: the

@@ -190,7 +190,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     // = …`, `password: &'static str = …`).
     let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*)|\??[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(?:<[A-Za-z0-9_, ]*>)?\??)?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|===|!==|==|!=|=|:)[ \t]*";
     let key_value = format!(
-        r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?{assign}){value}"#
+        r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?\]?{assign}){value}"#
     );
     Rules::new(vec![
         // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
@@ -243,10 +243,10 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
                 "-api",
                 "-secret",
                 "-key",
-                "-storepass",
-                "-keypass",
+                "storepass",
+                "keypass",
             ],
-            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|storepass|keypass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
             b"${1}[REDACTED]",
         ),
         // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
@@ -276,8 +276,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["sshpass", "redis-cli", "mysql", "mongo", "psexec"],
-            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s$%-][^\s]*"#,
+            &["sshpass", "redis-cli", "mysql", "mongo", "psexec", "conan"],
+            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|conan|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s$%-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         // Other tools' password flags: LDAP's `-w`, SQL Server's and zip's `-P`, ssh-keygen's
@@ -309,8 +309,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["net use", "mysqladmin"],
-            r#"(?i-u)(\bnet[ \t]+use\b[^\n]*?[ \t]/user:\S+[ \t]+|\bmysqladmin\b[^\n]*?[ \t]password[ \t]+["']?)[^\s/"'$%*][^\s"']*"#,
+            &["net use", "net user", "mysqladmin"],
+            r#"(?i-u)(\bnet[ \t]+use\b[^\n]*?[ \t]/user:\S+[ \t]+|\bnet[ \t]+user[ \t]+\S+[ \t]+|\bmysqladmin\b[^\n]*?[ \t]password[ \t]+["']?)[^\s/"'$%*][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
         // `echo 'root:X' | chpasswd`, Redis' `requirepass X` and `masterauth X`, network
@@ -614,8 +614,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}${2}[REDACTED]${3}",
         ),
         fixed(
-            &["connect", "pdo", "mysqli", "plainauth"],
-            r#"(?i-u)(\b(?:PlainAuth|getConnection|mysqli?_connect|mysqli|PDO|pg_connect|pymysql\.connect|MySQLdb\.connect)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2}[ \t]*)(["'])[^"'\n]+(["'])"#,
+            &["connect", "pdo", "mysqli", "plainauth", "set_password"],
+            r#"(?i-u)(\b(?:PlainAuth|getConnection|mysqli?_connect|mysqli|PDO|pg_connect|pymysql\.connect|MySQLdb\.connect|set_password)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2}[ \t]*)(["'])[^"'\n]+(["'])"#,
             b"${1}${2}[REDACTED]${3}",
         ),
         // A secret-named variable set from a string's constructor (`let password =
@@ -635,6 +635,57 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
                 r#"(?i-u)((?:#define[ \t]+|[ \t({{,]:)[a-z0-9_-]*?{KEY_CORE}[a-z0-9_-]*[ \t]+)(")[^"\n]+(")"#
             ),
             b"${1}${2}[REDACTED]${3}",
+        ),
+        // A password for a connect string, `user/X@db` (`sqlplus system/X@XE`, `CONNECT
+        // scott/X@orcl`; `connect` needs its `@`: "connect to/from" is prose); Redis' `AUTH
+        // X` (a digit in it: "AUTH required" is prose); a literal piped into a command that
+        // reads a password (`echo "X" | sudo -S`, `--password-stdin`, `passwd --stdin`).
+        fixed(
+            &["sqlplus", "rman", "expdp", "impdp", "sqlldr"],
+            r"(?im-u)(\b(?:sqlplus|rman|expdp|impdp|sqlldr)(?:[ \t]+-[a-z]+)*[ \t]+[a-z0-9_$#]+/)[^\s@/]+(@|[ \t]|$)",
+            b"${1}[REDACTED]${2}",
+        ),
+        fixed(
+            &["connect", "conn "],
+            r"(?i-u)(\bconn(?:ect)?[ \t]+[a-z0-9_$#]+/)[^\s@/]+@",
+            b"${1}[REDACTED]@",
+        ),
+        fixed(
+            &["auth "],
+            r"(?m-u)((?:^|>[ \t]*|\bredis-cli\b[^\n]*[ \t])AUTH[ \t]+(?:[^\s]+[ \t]+)?)[^\s]*[0-9][^\s]*[ \t]*$",
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["sudo", "stdin"],
+            r#"(?-u)(\b(?:echo|printf)[ \t]+(?:-[ne][ \t]+)?(["']?))[^\s'"$][^'"\n|]*?((?:\\n)?["']?[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S\b|[^\n|]*--password-stdin|passwd[ \t]+--stdin))"#,
+            b"${1}[REDACTED]${3}",
+        ),
+        // Postfix's `sasl_passwd` (`[smtp.example.com]:587 me@example.com:X`), fetchmail's
+        // `user "me" password "X"`, `aws configure set aws_secret_access_key X`, `gh secret set
+        // NAME --body X`.
+        fixed(
+            &["]:"],
+            r"(?m-u)^(\[[^\]\s]+\](?::[0-9]+)?[ \t]+[^\s:]+:)\S+[ \t]*$",
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["password"],
+            r#"(?i-u)(\buser(?:name)?[ \t]+\S+[ \t]+(?:[^\n]*?[ \t])?password[ \t]+)(["'])[^"'\n$]+(["'])"#,
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        fixed(
+            &["configure", "secret set"],
+            r#"(?-u)(\baws[ \t]+configure[ \t]+set[ \t]+\S*(?:secret|session_token|password)\S*[ \t]+["']?|\bgh[ \t]+secret[ \t]+set\b[^\n]*?[ \t](?:--body|-b)[ \t=]?["']?)[^\s"'$-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // A name and its value side by side (`{"name": "DB_PASSWORD", "value": "X"}`, `- {name:
+        // API_TOKEN, value: X}`, `<env name="SECRET" value="X"/>`).
+        rule(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)(?P<key>\bname\\?["']?[ \t]*[:=][ \t]*\\?["']?[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*\\?["']?)(?P<sep>[ \t]*[,;]?[ \t]*\\?["']?value\\?["']?[ \t]*[:=][ \t]*){value}"#
+            ),
+            With::KeyValue,
         ),
         // A password told in prose: `the password is 'Secret123'`, `The default password for
         // the user "x" is "pyne"` (quoted: an unquoted word after "is" is prose).
@@ -656,11 +707,17 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         // Gradle's and Groovy's DSL: `password 'x'` alone on its line (a key, a space, a
-        // quoted value; not a variable or a template).
+        // quoted value; not a variable or a template), Android's `storePassword "x"`; msmtp's
+        // `password X` unquoted (a digit or capital in it: "password required." is prose).
         fixed(
             &["passw", "secret", "token"],
-            r#"(?im-u)^([ \t]*(?:password|passwd|secret|token)[ \t]+)(["'])[^"'\n${%][^"'\n]*(["'])[ \t]*$"#,
+            r#"(?im-u)^([ \t]*(?:[a-z]*password|passwd|secret|token)[ \t]+)(["'])[^"'\n${%][^"'\n]*(["'])[ \t]*$"#,
             b"${1}${2}[REDACTED]${3}",
+        ),
+        fixed(
+            &["password "],
+            r#"(?m-u)^([ \t]*password[ \t]+)[^\s"'$%{<]*[0-9A-Z][^\s]*[ \t]*$"#,
+            b"${1}[REDACTED]",
         ),
         // A `.pgpass` line, `host:port:database:user:password`, on PostgreSQL's port or any
         // (`*`).
@@ -670,11 +727,11 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         // SQL's passwords (`CREATE USER x WITH PASSWORD 'y'`, `ALTER ROLE … PASSWORD 'y'`,
-        // Oracle's and MySQL's `IDENTIFIED BY 'y'`) and PowerShell's `ConvertTo-SecureString
+        // Oracle's and MySQL's `IDENTIFIED BY 'y'`, MySQL's `SET PASSWORD FOR u = 'y'`) and PowerShell's `ConvertTo-SecureString
         // "y" -AsPlainText`: a quoted literal, not a variable.
         fixed(
             &["passw", "identified"],
-            r#"(?i-u)(\b(?:with|role|user|login)\b[^\n;]*?\bpassword[ \t]+|\bidentified[ \t]+by[ \t]+)(["'])[^"'\n$][^"'\n]*(["'])"#,
+            r#"(?i-u)(\b(?:with|role|user|login)\b[^\n;]*?\bpassword[ \t]+|\bidentified[ \t]+by[ \t]+|\bset[ \t]+password\b[^=\n;]*=[ \t]*(?:password[ \t]*\([ \t]*)?)(["'])[^"'\n$][^"'\n]*(["'])"#,
             b"${1}${2}[REDACTED]${3}",
         ),
         fixed(
@@ -702,7 +759,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         rule(
             ENV_WORDS,
             &format!(
-                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>{assign})(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';`]+)"#
+                r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>(?:["']\])?{assign})(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';`]+)"#
             ),
             With::KeyValue,
         ),
@@ -750,11 +807,12 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         // A quoted key and a quoted value as a call's two arguments: Java's
         // `System.setProperty("X_TOKEN", "…")`, a map's `put("password", "…")`, Gradle's
-        // `property 'sonar.login', '…'` (quotes maybe cut off with the line).
+        // `property 'sonar.login', '…'` (quotes maybe cut off with the line); an argument, not
+        // a JSON key (`"API_SECRET", "valueFrom": {…}`).
         rule(
             KEY_WORDS,
             &format!(
-                r#"(?im-u)(?P<key>(?:["']|\b)[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*(?:"|$)|'[^'\n]*(?:'|$))"#
+                r#"(?im-u)(?P<key>(?:["']|\b)[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*(?:"|$)|'[^'\n]*(?:'|$))(?P<tail>[ \t]*(?:[,)\];]|$)|[ \t]+[^:\s])"#
             ),
             With::KeyValue,
         ),
@@ -822,9 +880,15 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             let all = group0(caps);
             let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
             // `${TOKEN:-default}`: a shell's parameter expansion, not an assignment.
+            // Spring's `${db.password:X}` gives a default, a literal like any other.
             let expansion = caps
                 .get(0)
-                .is_some_and(|m| text[..m.start()].ends_with(b"${"));
+                .is_some_and(|m| text[..m.start()].ends_with(b"${"))
+                && (group(caps, "sep").trim_ascii() != b":"
+                    || matches!(
+                        group(caps, "value").first(),
+                        Some(b'-' | b'=' | b'+' | b'?')
+                    ));
             // `password: !vault |`: a YAML tag before a block scalar, whose lines are the
             // value (`redact_next`'s block state takes them).
             let tagged_block = caps.get(0).is_some_and(|m| {
