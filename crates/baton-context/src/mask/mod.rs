@@ -20,6 +20,7 @@ pub mod detect;
 pub mod gain;
 pub mod record;
 pub mod redact;
+mod redact_fallback;
 mod redact_keep;
 mod redact_next;
 mod redact_providers;

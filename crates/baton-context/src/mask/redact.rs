@@ -11,11 +11,12 @@ use std::io::Write;
 
 pub use super::redact_keep::MARK;
 use super::redact_next::{self, Pending};
-use super::redact_providers;
 use super::redact_rules::{RULES, apply};
+use super::{redact_fallback, redact_providers};
 
 /// Apply every rule that may match to text that holds no multi-line private key: the
-/// structural rules first, then the providers' (gitleaks' set).
+/// structural rules first, then the providers' (gitleaks' set), then the last rule's
+/// password-like word after a name (`redact_fallback`).
 fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Cow<'_, [u8]> = Cow::Borrowed(text);
     for rule in RULES.candidates(text) {
@@ -24,6 +25,9 @@ fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {
         }
     }
     if let Cow::Owned(o) = redact_providers::redact(&out) {
+        out = Cow::Owned(o);
+    }
+    if let Cow::Owned(o) = redact_fallback::redact(&out) {
         out = Cow::Owned(o);
     }
     out
@@ -140,8 +144,11 @@ fn quiet_lines(text: &[u8]) -> usize {
 pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
     // Nothing any one-line rule matches, and no line that starts a multi-line secret.
     if quiet_lines(text) == text.len() && !RULES.candidates(text).any(|r| r.re().is_match(text)) {
-        // The providers' rules hold no state from line to line.
-        return redact_providers::redact(text);
+        // The providers' rules and the last one hold no state from line to line.
+        return match redact_providers::redact(text) {
+            Cow::Borrowed(_) => redact_fallback::redact(text),
+            Cow::Owned(o) => Cow::Owned(redact_fallback::redact(&o).into_owned()),
+        };
     }
     let mut out = Vec::with_capacity(text.len());
     Redactor::default().lines(text, &mut out);

@@ -183,7 +183,7 @@ const CODE_WORDS: &[&[u8]] = &[
 
 /// What a key says its value is, after its key word: a name, an id, a file, a place
 /// (`LLM_SECRET_NAME`, `CREDENTIALS_ID`, `<UserSecretsId>`, `TOKEN_URL`), not the secret.
-const NOT_THE_SECRET: &[&[u8]] = &[
+pub(super) const NOT_THE_SECRET: &[&[u8]] = &[
     b"id",
     b"ids",
     b"name",
@@ -211,6 +211,22 @@ const NOT_THE_SECRET: &[&[u8]] = &[
     b"manager",
 ];
 
+/// Words before a key word that make it no credential: `authenticity_token`, `csrf_token`: a form's, bound to a session; `NextToken`,
+/// `page_token`: a listing's place; `max_tokens`: a count.
+pub(super) const NOT_A_CREDENTIAL: &[&[u8]] = &[
+    b"public",
+    b"csrf",
+    b"xsrf",
+    b"authenticity",
+    b"next",
+    b"page",
+    b"continuation",
+    b"pagination",
+    b"max",
+    b"num",
+    b"count",
+];
+
 /// Whether the key's words after its key word say the value is not the secret itself.
 fn names_no_secret(caps: &Captures<'_>) -> bool {
     let (Some(key), Some(core)) = (caps.name("key"), caps.name("core")) else {
@@ -234,21 +250,6 @@ fn names_no_secret(caps: &Captures<'_>) -> bool {
         .or_else(|| before_core.strip_suffix(b"-"))
         .or_else(|| before_core.strip_suffix(b"."))
         .unwrap_or(&before_core);
-    // `authenticity_token`, `csrf_token`: a form's, bound to a session; `NextToken`,
-    // `page_token`: a listing's place; `max_tokens`: a count.
-    const NOT_A_CREDENTIAL: &[&[u8]] = &[
-        b"public",
-        b"csrf",
-        b"xsrf",
-        b"authenticity",
-        b"next",
-        b"page",
-        b"continuation",
-        b"pagination",
-        b"max",
-        b"num",
-        b"count",
-    ];
     NOT_THE_SECRET.contains(&word) || NOT_A_CREDENTIAL.iter().any(|w| before_core.ends_with(w))
 }
 

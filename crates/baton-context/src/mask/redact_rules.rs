@@ -188,7 +188,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     // written in code all the same.
     // A type after a colon is a typed declaration's (`password: String = …`, `apiKey?: string
     // = …`, `password: &'static str = …`).
-    let assign = r"(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*)|\??[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(?:<[A-Za-z0-9_, ]*>)?\??)?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|===|!==|==|!=|=|:)[ \t]*";
+    let assign = r"(?:\??[ \t]*:[ \t]*&?(?:'static[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(?:<[A-Za-z0-9_, ]*>)?\??[ \t]*=|(?:[ \t]+(?:string|String|str|&str|&'static str|\[\]byte|char ?\*))?[ \t]*(?:::=|:=|\?=|\+=|\.=|=>|===|!==|==|!=|=|:))[ \t]*";
     let key_value = format!(
         r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?\]?{assign}){value}"#
     );
