@@ -313,7 +313,7 @@ fn noseyparker(dir: &Path, out: &mut Vec<Example>) {
 }
 
 /// A labelled set of our own (`bench/held-out-*.tsv`): `S<TAB>line<TAB>secret` or
-/// `L<TAB>look-alike`; `#` starts a comment line. Its name is the file's.
+/// `L<TAB>look-alike` (`\n` a line break); `#` starts a comment line. Its name is the file's.
 fn held_out(f: &Path, out: &mut Vec<Example>) {
     let text =
         std::fs::read_to_string(f).unwrap_or_else(|e| fail(&format!("{}: {e}", f.display())));
@@ -332,9 +332,11 @@ fn held_out(f: &Path, out: &mut Vec<Example>) {
                 n + 1
             ))
         };
+        // `\n` in a line stands for a line break: a secret spread over lines.
+        let lines = |t: &str| t.replace("\\n", "\n");
         let (text, secret) = match fields.as_slice() {
-            ["S", text, secret] => (text.to_string(), Some(secret.to_string())),
-            ["L", text] => (text.to_string(), None),
+            ["S", text, secret] => (lines(text), Some(secret.to_string())),
+            ["L", text] => (lines(text), None),
             _ => bad(),
         };
         out.push(Example {
