@@ -256,6 +256,27 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("password Msmtp7Pw", "Msmtp7Pw"),
     ("aws configure set aws_secret_access_key Gq4Lm9Tz2Vx7Rb1Nc8Wd3Kf6Hs0Jp5Ya2Ue7Io", "Gq4Lm9Tz2Vx7Rb1N"),
     ("gh secret set DEPLOY_KEY --body \"GhB0dy7x\"", "GhB0dy7x"),
+    // The eleventh round, after the second held-out set's misses (in other words): fallback
+    // literals, SigV4 signatures, tools' positional passwords, YAML anchors and `pass:`,
+    // kubeconfig keys, connection calls, flags in JSON arrays, a key's value after a path.
+    ("const secret = process.env.JWT_SECRET || 'jwtFallback-77';", "jwtFallback-77"),
+    ("apiKey := os.Getenv(\"API_KEY\"); if apiKey == \"\" { apiKey = \"goFallbackKey9\" }", "goFallbackKey9"),
+    ("let pw = std::env::var(\"DB_PASSWORD\").unwrap_or(\"rsFallback#1\".to_string());", "rsFallback#1"),
+    ("x-amz-date: 20240101T000000Z, Signature=0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", "0f1e2d3c4b5a6978"),
+    ("ansible-vault encrypt_string 'Vault3dPw!' --name 'smtp_password'", "Vault3dPw!"),
+    ("rabbitmqctl change_password ops R4bbitOps1", "R4bbitOps1"),
+    ("mc alias set s3 https://s3.example.com AKEXAMPLE0 M1nioKey!x", "M1nioKey!x"),
+    ("security add-internet-password -a bob -s example.com -w K3ychain!", "K3ychain!"),
+    ("db_password: &primary Y4mlAnch0r", "Y4mlAnch0r"),
+    ("pass: y4mlPwVal9", "y4mlPwVal9"),
+    ("isql -S db -U sa -P Sybase9Pw!", "Sybase9Pw!"),
+    ("mosquitto_sub -h broker -u bob -P MqttSub9x -t a", "MqttSub9x"),
+    ("client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t", "LS0tLS1CRUdJTiBFQyBQ"),
+    ("conn = pymssql.connect(\"db\", \"sa\", \"MsSqlConn9\")", "MsSqlConn9"),
+    ("resolver := Credentials(\"Realm\", \"repo.example.com\", \"ci\", \"SbtCred9!\")", "SbtCred9!"),
+    ("curl --proxy-user ops:Pr0xyOps9 https://example.com", "Pr0xyOps9"),
+    ("test: [\"CMD\", \"mysql\", \"-uroot\", \"-pJsonArr9\"]", "JsonArr9"),
+    ("consul kv put app/redis/password redis-kv-8812", "redis-kv-8812"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -432,6 +453,17 @@ pub const LOOK_ALIKES: &[&str] = &[
     "password combination.",
     "<input type=\"hidden\" name=\"authenticity_token\" value=\"7SWa9Fo1hsC6oovfBsJFLGPU\" />",
     "\"NextToken\": \"eyJ2IjoxLCJvIjoxMjN9\"",
+    // Look-alikes of the eleventh round's shapes.
+    "const secret = process.env.JWT_SECRET || '';",
+    "const password = process.env.DEV_PASSWORD || \"not-set\"",
+    "db_password: *primary",
+    "pass: 12",
+    "ssh -p 2222 deploy@Host1",
+    "git log -p HEAD~3",
+    "curl -w '%{http_code}' https://example.com",
+    "token expires_in3600",
+    "secret sha256:9f86d081884c7d659a2feaa0c55ad015",
+    "rabbitmqctl list_users",
     // Placeholders in a provider's shape: a prefix and one repeated char.
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "AKIAXXXXXXXXXXXXXXXX",

@@ -23,7 +23,7 @@ const WORDS: &[&str] = &[
     "api-key",
 ];
 /// …or a flag of its own (`-pw X`, `/pass:X`, `/rp X`).
-const FLAGS: &[&str] = &["-pw ", "/pass:", "/rp "];
+const FLAGS: &[&str] = &["-pw ", "/pass:", "/rp ", " -p ", " -w "];
 
 /// How many words after the name are looked at.
 const REACH: usize = 3;
@@ -130,8 +130,15 @@ fn password_after(text: &[u8], from: usize, end: usize, flag: bool) -> Option<(u
     while !flag && i < end && !ends_word(text, i, end) {
         i += 1;
     }
+    // A word that ends in its name (`password`, `/config/db/password`, `--token`) is a key:
+    // the word right after it is its value when it merely holds a digit (`etcd-pw-551`).
+    let rest = text[from..i].to_ascii_lowercase();
+    // (`…Secrets`, a plural, names a collection.)
+    let key = !flag && matches!(&rest[..], b"" | b"d" | b"ord");
+    // A flag's value is the one word after it.
+    let reach = if flag { 1 } else { REACH };
     let mut seen = 0;
-    while i < end && seen < REACH {
+    while i < end && seen < reach {
         while i < end && ends_word(text, i, end) {
             i += 1;
         }
@@ -146,11 +153,25 @@ fn password_after(text: &[u8], from: usize, end: usize, flag: bool) -> Option<(u
         let word = &text[s..i];
         // A call (`getToken2(`) or a member (`x.Token2`) is code.
         let called = text.get(i) == Some(&b'(');
-        if !called && looks_like_password(word) {
+        if !called && (looks_like_password(word) || (key && seen == 1 && looks_like_value(word))) {
             return Some((s, i));
         }
     }
     None
+}
+
+/// A key's value that merely holds letters and a digit (`etcd-pw-551`), none of what
+/// [`looks_like_password`] rules out, and no snake_case name (`expires_in3600`).
+fn looks_like_value(w: &[u8]) -> bool {
+    let letters = w.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    let snake = w.contains(&b'_')
+        && w.iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+    (6..=128).contains(&w.len())
+        && letters >= 2
+        && w.iter().any(u8::is_ascii_digit)
+        && !snake
+        && !ruled_out(w)
 }
 
 /// Mixed case and a digit or symbol (or letters, digits and a symbol), 6 to 128 chars; not a
@@ -159,13 +180,7 @@ fn looks_like_password(w: &[u8]) -> bool {
     if !(6..=128).contains(&w.len()) {
         return false;
     }
-    if matches!(
-        w[0],
-        b'-' | b'$' | b'%' | b'{' | b'@' | b'#' | b'&' | b'*' | b'.' | b'/' | b'\\' | b'~'
-    ) {
-        return false;
-    }
-    let symbol = |b: &u8| b"!#$%^&*+?~@".contains(b);
+    let symbol = |b: &u8| b"!#$%^&*+?@".contains(b);
     let upper = w.iter().any(u8::is_ascii_uppercase);
     let lower = w.iter().any(u8::is_ascii_lowercase);
     let digit = w.iter().any(u8::is_ascii_digit);
@@ -175,8 +190,22 @@ fn looks_like_password(w: &[u8]) -> bool {
     if !mixed || letters < 2 {
         return false;
     }
+    !ruled_out(w)
+}
+
+/// A flag, variable, path, URL, hash, file name, dotted name, address or name of the secret.
+fn ruled_out(w: &[u8]) -> bool {
+    if matches!(
+        w[0],
+        b'-' | b'$' | b'%' | b'{' | b'@' | b'#' | b'&' | b'*' | b'.' | b'/' | b'\\' | b'~'
+    ) {
+        return true;
+    }
     let lw = w.to_ascii_lowercase();
-    let hex = w.iter().all(|b| b.is_ascii_hexdigit() || *b == b'-');
+    // A hash or id, maybe behind its algorithm (`sha256:9f86…`).
+    let tail = w.rsplit(|&b| b == b':').next().unwrap_or(w);
+    let hex = w.iter().all(|b| b.is_ascii_hexdigit() || *b == b'-')
+        || (tail.len() >= 7 && tail.len() < w.len() && tail.iter().all(u8::is_ascii_hexdigit));
     let path = w.contains(&b'/') || w.contains(&b'\\') || memchr::memmem::find(w, b"..").is_some();
     // `TokenService.java`, `Service.notify:4869`, `android.os.BinderProxy@2bd79ce`: a dotted
     // name (a file, a frame, an object), not a password.
@@ -192,7 +221,7 @@ fn looks_like_password(w: &[u8]) -> bool {
         .iter()
         .position(|&b| b == b'@')
         .is_some_and(|at| w[at..].contains(&b'.'));
-    !(hex || path || dotted || named || address)
+    hex || path || dotted || named || address
 }
 
 #[cfg(test)]
@@ -241,6 +270,7 @@ mod tests {
             "password = [REDACTED] and Other9Word",
             "token via oauth2 flow",
             "see docs/Secrets2.md",
+            "  keyVaultToStoreSecrets: cmp2-qat-1208358310",
             "Bad activity token: android.os.BinderProxy@2bd79ce",
             "\"credentialId\": \"B9mTcFSck2LzJO2S3ols63\",",
             "PASSWORD_FILE Secr3tFileName",

@@ -412,6 +412,26 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
         || inner.starts_with(b"%(")
         || inner.starts_with(b"{{")
         || placeholder(inner)
+        // A YAML alias (`*dbpw`), AWS SigV4's credential scope (`AKID…/20150830/…`).
+        || (inner.len() > 1
+            && inner[0] == b'*'
+            && inner[1..]
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')))
+        || sigv4_scope(inner)
+}
+
+/// `AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request`: an access key id and its scope.
+fn sigv4_scope(inner: &[u8]) -> bool {
+    let mut parts = inner.split(|&b| b == b'/');
+    let id = parts.next().unwrap_or_default();
+    let date = parts.next().unwrap_or_default();
+    (8..=20).contains(&id.len())
+        && id
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        && date.len() == 8
+        && date.iter().all(u8::is_ascii_digit)
 }
 
 /// A placeholder in brackets: `<YOUR PASSWORD>`, `&lt;YOURPASSWORD&gt;`, `{SumoAccessKey}`

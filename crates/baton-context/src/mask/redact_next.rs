@@ -32,6 +32,14 @@ pub(super) enum Pending {
     /// A sentence that announces a password (`Please use the following password to
     /// proceed:`): the next line that is not blank, when it is one random-looking word.
     Prompt,
+    /// A name that is a secret's in a list of names and values (Kubernetes' `- name:
+    /// DB_PASSWORD`): the `value:` on the next line that is not blank.
+    NameValue,
+    /// A here-document given to a secret (`password = <<EOF`): every line up to its tag.
+    Heredoc { tag: [u8; 16], len: u8 },
+    /// A key block that is not a PEM private key (`-----BEGIN OpenVPN Static key V1-----`):
+    /// every line up to its `-----END`.
+    KeyBlock,
 }
 
 static ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
@@ -64,6 +72,22 @@ static DEFAULT: LazyLock<Regex> = LazyLock::new(|| {
 static PROMPT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i-u)\b(?:password|passphrase|token|secret)\b[^\n]*[ \t][^\n]*:[ \t\r]*$")
         .expect("prompt regex")
+});
+static NAME_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i-u)^[ \t]*(?:- )?["']?name["']?[ \t]*:[ \t]*["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?,?[ \t\r]*$"#
+    ))
+    .expect("name regex")
+});
+static NAMED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?-u)^[ \t]*["']?value["']?[ \t]*:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#][^\n]*?))[ \t\r,]*$"#)
+        .expect("value regex")
+});
+static HEREDOC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i-u)[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?[ \t]*(?:=|:|=>)?[ \t]*<<[-~]?["']?([A-Za-z_][A-Za-z0-9_]{{0,15}})["']?[ \t\r]*$"#
+    ))
+    .expect("heredoc regex")
 });
 static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
@@ -102,7 +126,15 @@ pub(super) fn may_open(body: &[u8]) -> bool {
     let ends = matches!(last, b'>' | b':' | b'=' | b'|' | b'{')
         || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')));
     if !ends {
-        return starts_entry(body);
+        let lead = &t[indent(t)..];
+        let lead = lead.strip_prefix(b"- ").unwrap_or(lead);
+        let other = (t.starts_with(b"-----BEGIN ") && t.ends_with(b"-----"))
+            || memchr::memmem::find(t, b"<<").is_some()
+            || lead.starts_with(b"name:")
+            || lead.starts_with(b"\"name\"");
+        if !other {
+            return starts_entry(body);
+        }
     }
     let lower = body.to_ascii_lowercase();
     // An opener names a secret: it holds a key word (the key/value rules' anchors).
@@ -133,6 +165,28 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     }
     if VARIABLE.is_match(body) {
         return Some(Pending::Variable);
+    }
+    if NAME_ENTRY.is_match(body) {
+        return Some(Pending::NameValue);
+    }
+    if let Some(c) = HEREDOC.captures(body) {
+        let tag = c.get(1).expect("group 1").as_bytes();
+        let mut t = [0u8; 16];
+        t[..tag.len()].copy_from_slice(tag);
+        return Some(Pending::Heredoc {
+            tag: t,
+            len: tag.len() as u8,
+        });
+    }
+    let t = trim_end(body);
+    let upper = t.to_ascii_uppercase();
+    if t.starts_with(b"-----BEGIN ")
+        && t.ends_with(b"-----")
+        && memchr::memmem::find(&upper, b"KEY").is_some()
+        && memchr::memmem::find(&upper, b"PUBLIC").is_none()
+        && memchr::memmem::find(&upper, b"PRIVATE KEY").is_none()
+    {
+        return Some(Pending::KeyBlock);
     }
     PROMPT.is_match(body).then_some(Pending::Prompt)
 }
@@ -196,6 +250,18 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             let (s, e) = (indent(body), trim_end(body).len());
             is_random_word(&body[s..e]).then(|| (mask_span(body, s, e), None))
         }
+        Pending::NameValue if is_blank(body) => keep(body, Some(p)),
+        Pending::NameValue => {
+            let c = NAMED_VALUE.captures(body)?;
+            let v = c.get(1).or(c.get(2)).or(c.get(3)).expect("a group");
+            Some((mask_span(body, v.start(), v.end()), None))
+        }
+        Pending::Heredoc { tag, len } if body.trim_ascii() == &tag[..usize::from(len)] => None,
+        Pending::Heredoc { .. } => {
+            Some((mask_span(body, indent(body), trim_end(body).len()), Some(p)))
+        }
+        Pending::KeyBlock if body.trim_ascii_start().starts_with(b"-----END ") => None,
+        Pending::KeyBlock => Some((mask_span(body, indent(body), trim_end(body).len()), Some(p))),
         Pending::Netrc if is_blank(body) || starts_entry(body) => None,
         Pending::Netrc => match NETRC_PASSWORD.captures(body) {
             Some(c) => {
@@ -282,6 +348,18 @@ mod tests {
                 "An admin user has been created.\nPlease use this password to log in:\n\n  bd9627decc6346d7a\n",
                 "bd9627decc6346d7a",
             ),
+            (
+                "env:\n  - name: API_TOKEN\n    value: \"k8sTok-4411\"\n  - name: MODE",
+                "k8sTok-4411",
+            ),
+            (
+                "db_password = <<-END\n  heredoc-secret-9\n  END\nnext = 1",
+                "heredoc-secret-9",
+            ),
+            (
+                "-----BEGIN OpenVPN Static key V1-----\n0a1b2c3d4e5f60718293a4b5c6d7e8f9\n-----END OpenVPN Static key V1-----",
+                "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+            ),
             // A YAML tag before the block scalar (Ansible's vault).
             (
                 "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231386436336334\nport: 5432",
@@ -322,6 +400,11 @@ mod tests {
             // A variable not named after a secret; a default outside the block.
             "variable \"region\" {\n  default = \"eu-west-1abc\"\n}",
             "variable \"db_password\" {\n  type = string\n}\ndefault = \"kept1234\"",
+            // A name that is no secret's, a value taken from elsewhere, a certificate.
+            "- name: MODE\n  value: fast2024",
+            "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
+            "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
+            "motd = <<EOF\nwelcome 2024\nEOF",
             // A prompt followed by a sentence, a plain word, a short one.
             "Checking token permissions:\n  read access granted",
             "Enter the password for admin:\nsucceeded",

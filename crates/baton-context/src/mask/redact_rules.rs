@@ -164,7 +164,7 @@ impl Rule {
     }
 }
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|client[_.-]?key[_.-]?data|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
 pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
@@ -272,12 +272,12 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         fixed(
             &["-u"],
-            r#"(?-u)((?:^|\s)(?:-u|--user)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
+            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
             b"${1}[REDACTED]",
         ),
         fixed(
             &["sshpass", "redis-cli", "mysql", "mongo", "psexec", "conan"],
-            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|conan|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t]-(?:p|a|-pass)[ \t]?)[^\s$%-][^\s]*"#,
+            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|conan|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t"',]-(?:p|a|-pass)[ \t]?)[^\s"'$%-][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
         // Other tools' password flags: LDAP's `-w`, SQL Server's and zip's `-P`, ssh-keygen's
@@ -289,8 +289,16 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["sqlcmd", "bcp", "osql", "zip", "ssh-keygen"],
-            r#"(?-u)(\b(?:sqlcmd|bcp|osql|zip|ssh-keygen)\b[^\n]*?[ \t]-[PN][ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            &[
+                "sqlcmd",
+                "bcp",
+                "osql",
+                "isql",
+                "zip",
+                "ssh-keygen",
+                "mosquitto_",
+            ],
+            r#"(?-u)(\b(?:sqlcmd|bcp|osql|isql|zip|ssh-keygen|mosquitto_(?:pub|sub|rr))\b[^\n]*?[ \t]-[PN][ \t]?["']?)[^\s"'$%-][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -609,8 +617,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // "sa", "X")`, `mysqli_connect("h", "u", "X")`, `PlainAuth("", "u", "X", host)`, `new
         // PDO($dsn, "u", "X")`): literals only.
         fixed(
-            &["login", "auth", "connect", "pdo", "mysqli"],
-            r#"(?i-u)(\b(?:login|HTTPBasicAuth|HTTPDigestAuth|BasicAuth|setBasicAuth|basic_auth|auth[ \t]*=[ \t]*)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[a-z_][a-z0-9_.]*)[ \t]*,)+[ \t]*)(["'])[^"'\n]+(["'][ \t]*\))"#,
+            &["login", "auth", "connect", "credentials(", "ftp"],
+            r#"(?i-u)(\b(?:login|HTTPBasicAuth|HTTPDigestAuth|BasicAuth|setBasicAuth|basic_auth|auth[ \t]*=[ \t]*)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[a-z_][a-z0-9_.]*)[ \t]*,)+[ \t]*|\b(?:connect|Credentials|FTP|FTP_TLS)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2,}[ \t]*)(["'])[^"'\n]+(["'][ \t]*\))"#,
             b"${1}${2}[REDACTED]${3}",
         ),
         fixed(
@@ -684,6 +692,38 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             KEY_WORDS,
             &format!(
                 r#"(?i-u)(?P<key>\bname\\?["']?[ \t]*[:=][ \t]*\\?["']?[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*\\?["']?)(?P<sep>[ \t]*[,;]?[ \t]*\\?["']?value\\?["']?[ \t]*[:=][ \t]*){value}"#
+            ),
+            With::KeyValue,
+        ),
+        // A literal that stands in for a secret read from elsewhere: `process.env.DB_PASSWORD ||
+        // 'X'`, `config["ApiKey"] ?? "X"`, `env::var("TOKEN").unwrap_or("X")`, `.orElse("X")`,
+        // `env('DB_PASSWORD', 'X')`; one with a digit, a capital or a symbol (`|| "not-set"` is
+        // a placeholder).
+        fixed(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)(\b[a-z0-9_.]*{KEY_CORE}[a-z0-9_]*["'\])]*\)?[^\n]*?(?:\|\||\?\?|\bor[ \t]|\.unwrap_or\(|\.orElse\(|\bdefault[ \t]*=|\benv\([ \t]*["'][^"'\n]*["'][ \t]*,)[ \t]*)(["'])[^"'\n$]{{3,}}?(?-i:[0-9A-Z!#%&*+?@])[^"'\n]*(["'])"#
+            ),
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        // AWS Signature Version 4's `Signature=…`; `ansible-vault encrypt_string 'X'`; a
+        // `rabbitmqctl add_user U X`; a MinIO alias's secret key (`mc alias set N URL AK X`);
+        // a keychain's `-w X`.
+        fixed(
+            &["signature"],
+            r"(?i-u)(\bsignature[ \t]*=[ \t]*)[A-Za-z0-9+/_-]{32,}={0,2}",
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["encrypt_string", "rabbitmqctl", "alias set", "-password"],
+            r#"(?-u)(\bencrypt_string[ \t]+["']?|\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+["']?|\bmc[ \t]+alias[ \t]+set[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+["']?|\badd-(?:generic|internet)-password\b[^\n]*?[ \t]-w[ \t]+["']?)[^\s"'$-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // A YAML anchor before a value (`password: &pw X`).
+        rule(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE}))(?P<sep>[ \t]*:[ \t]*&[a-z0-9_-]+[ \t]+)(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s"'#]+)"#
             ),
             With::KeyValue,
         ),
@@ -772,10 +812,10 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             ),
             With::KeyValue,
         ),
-        // `pass = X` at a line's start (an INI file's), unquoted.
+        // `pass = X` or YAML's `pass: X` at a line's start, unquoted.
         rule(
-            &["pass =", "pass="],
-            r#"(?im-u)^[ \t]*(?P<key>(?P<core>pass))(?P<sep>[ \t]*=[ \t]*)(?P<value>[^\s"'#;]+)"#,
+            &["pass =", "pass=", "pass:"],
+            r#"(?m-u)^[ \t]*(?:- )?(?P<key>(?P<core>pass))(?P<sep>[ \t]*[=:][ \t]*)(?P<value>[^\s"'#;]+)"#,
             With::KeyValue,
         ),
         // `PASS = '…'` alone (Python's constants beside `USER = …`): quoted only, as a test
