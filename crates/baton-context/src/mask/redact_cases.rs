@@ -277,6 +277,15 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("curl --proxy-user ops:Pr0xyOps9 https://example.com", "Pr0xyOps9"),
     ("test: [\"CMD\", \"mysql\", \"-uroot\", \"-pJsonArr9\"]", "JsonArr9"),
     ("consul kv put app/redis/password redis-kv-8812", "redis-kv-8812"),
+    // The twelfth round, after the third held-out set's misses (in other words): a plan's
+    // new value, Redis' MONITOR, a query's `pw=`, `openssl passwd` and `mkpasswd`, RDP's
+    // `/p:` (REPL results are in redact_next's tests).
+    ("~ db_password = \"planOldPw1\" -> \"planNewPw2\"", "planNewPw2"),
+    ("1700000001.5 [0 10.0.0.2:6000] \"auth\" \"monAuth-7\"", "monAuth-7"),
+    ("GET /api?user=ann&pw=queryPw-55 HTTP/1.1", "queryPw-55"),
+    ("openssl passwd -1 -salt s4lt osslPw-77", "osslPw-77"),
+    ("mkpasswd --method=sha-512 mkPw-5521", "mkPw-5521"),
+    ("wlfreerdp /u:ann /p:FreeRdp9x /v:db", "FreeRdp9x"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -464,6 +473,11 @@ pub const LOOK_ALIKES: &[&str] = &[
     "token expires_in3600",
     "secret sha256:9f86d081884c7d659a2feaa0c55ad015",
     "rabbitmqctl list_users",
+    // Look-alikes of the twelfth round's shapes.
+    "~ db_password = (sensitive value)",
+    "GET /cache?bypass=1 HTTP/1.1",
+    "openssl passwd -help",
+    "\"AUTH\" is a Redis command",
     // Placeholders in a provider's shape: a prefix and one repeated char.
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "AKIAXXXXXXXXXXXXXXXX",

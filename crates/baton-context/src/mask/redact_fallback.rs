@@ -23,7 +23,7 @@ const WORDS: &[&str] = &[
     "api-key",
 ];
 /// …or a flag of its own (`-pw X`, `/pass:X`, `/rp X`).
-const FLAGS: &[&str] = &["-pw ", "/pass:", "/rp ", " -p ", " -w "];
+const FLAGS: &[&str] = &["-pw ", "/pass:", "/p:", "/rp ", " -p ", " -w "];
 
 /// How many words after the name are looked at.
 const REACH: usize = 3;

@@ -37,6 +37,9 @@ pub(super) enum Pending {
     NameValue,
     /// A here-document given to a secret (`password = <<EOF`): every line up to its tag.
     Heredoc { tag: [u8; 16], len: u8 },
+    /// A REPL's input that reads a secret (`>>> settings.PASSWORD`, `irb> ENV["TOKEN"]`): the
+    /// quoted result on the next line that is not blank (`=> "X"`, `'X'`, `Out[3]: 'X'`).
+    Result,
     /// A key block that is not a PEM private key (`-----BEGIN OpenVPN Static key V1-----`):
     /// every line up to its `-----END`.
     KeyBlock,
@@ -89,6 +92,14 @@ static HEREDOC: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("heredoc regex")
 });
+static PROMPTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u)^[ \t]*(?:>>>?|In \[[0-9]+\]:|[A-Za-z0-9_()\[\]:.-]*>)[ \t]")
+        .expect("prompt regex")
+});
+static RESULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?-u)^[ \t]*(?:=>|Out\[[0-9]+\]:|\$[0-9]+ ==>|res[0-9]+: [A-Za-z.]+ =)?[ \t]*(?:\\?"([^"\\\n]*)\\?"|'([^'\n]*)')[ \t\r]*$"#)
+        .expect("result regex")
+});
 static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
 });
@@ -129,6 +140,8 @@ pub(super) fn may_open(body: &[u8]) -> bool {
         let lead = &t[indent(t)..];
         let lead = lead.strip_prefix(b"- ").unwrap_or(lead);
         let other = (t.starts_with(b"-----BEGIN ") && t.ends_with(b"-----"))
+            || memchr::memmem::find(&t[..t.len().min(40)], b"> ").is_some()
+            || t.starts_with(b"In [")
             || memchr::memmem::find(t, b"<<").is_some()
             || lead.starts_with(b"name:")
             || lead.starts_with(b"\"name\"");
@@ -168,6 +181,15 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     }
     if NAME_ENTRY.is_match(body) {
         return Some(Pending::NameValue);
+    }
+    if PROMPTED.is_match(body) {
+        let lower = body.to_ascii_lowercase();
+        if KEY_WORDS
+            .iter()
+            .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
+        {
+            return Some(Pending::Result);
+        }
     }
     if let Some(c) = HEREDOC.captures(body) {
         let tag = c.get(1).expect("group 1").as_bytes();
@@ -249,6 +271,12 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         Pending::Prompt => {
             let (s, e) = (indent(body), trim_end(body).len());
             is_random_word(&body[s..e]).then(|| (mask_span(body, s, e), None))
+        }
+        Pending::Result if is_blank(body) => keep(body, Some(p)),
+        Pending::Result => {
+            let c = RESULT.captures(body)?;
+            let v = c.get(1).or(c.get(2)).expect("a group");
+            Some((mask_span(body, v.start(), v.end()), None))
         }
         Pending::NameValue if is_blank(body) => keep(body, Some(p)),
         Pending::NameValue => {
@@ -353,6 +381,14 @@ mod tests {
                 "k8sTok-4411",
             ),
             (
+                ">>> os.environ[\"API_TOKEN\"]\n'replTok-5521'\n>>> 1",
+                "replTok-5521",
+            ),
+            (
+                "pry(main)> Rails.application.credentials.secret_key_base\n=> \"pryRes-77ab\"",
+                "pryRes-77ab",
+            ),
+            (
                 "db_password = <<-END\n  heredoc-secret-9\n  END\nnext = 1",
                 "heredoc-secret-9",
             ),
@@ -405,6 +441,9 @@ mod tests {
             "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
             "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
             "motd = <<EOF\nwelcome 2024\nEOF",
+            // A REPL reading no secret; a secret's prompt followed by no literal.
+            ">>> settings.DEBUG\n'on-2024'",
+            ">>> len(token)\n42",
             // A prompt followed by a sentence, a plain word, a short one.
             "Checking token permissions:\n  read access granted",
             "Enter the password for admin:\nsucceeded",

@@ -321,6 +321,13 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)(\bnet[ \t]+use\b[^\n]*?[ \t]/user:\S+[ \t]+|\bnet[ \t]+user[ \t]+\S+[ \t]+|\bmysqladmin\b[^\n]*?[ \t]password[ \t]+["']?)[^\s/"'$%*][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
+        // `openssl passwd [options] X`, `mkpasswd [options] X`: the last word, when it is no
+        // option.
+        fixed(
+            &["openssl passwd", "mkpasswd"],
+            r"(?m-u)(\b(?:openssl[ \t]+passwd|mkpasswd)\b[^\n]*[ \t])[^\s-][^\s]*[ \t]*$",
+            b"${1}[REDACTED]",
+        ),
         // `echo 'root:X' | chpasswd`, Redis' `requirepass X` and `masterauth X`, network
         // devices' `username u password 0 X` and `enable secret X` (at a line's start: prose
         // says "username and password to …"), SNMP communities, HAProxy's `insecure-password
@@ -366,6 +373,12 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             &format!(
                 r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}|sig|signature|x-amz-security-token))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
             ),
+            With::KeyValue,
+        ),
+        // A query's `pass=` or `pw=` (the whole name: `?bypass=1` is none).
+        rule(
+            &["pass=", "pw="],
+            r#"(?i-u)(?P<key>[?&](?P<core>pass|pw))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#,
             With::KeyValue,
         ),
         // Authorization: Bearer <token> / Basic <base64> / token <token> / Okta's SSWS <token>
@@ -663,6 +676,12 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r"(?m-u)((?:^|>[ \t]*|\bredis-cli\b[^\n]*[ \t])AUTH[ \t]+(?:[^\s]+[ \t]+)?)[^\s]*[0-9][^\s]*[ \t]*$",
             b"${1}[REDACTED]",
         ),
+        // Redis' MONITOR prints each command's words quoted: `"AUTH" "X"`.
+        fixed(
+            &["\"auth\""],
+            r#"(?i-u)("auth"[ \t]+(?:"[^"\n]*"[ \t]+)?")[^"\n]+"#,
+            b"${1}[REDACTED]",
+        ),
         fixed(
             &["sudo", "stdin"],
             r#"(?-u)(\b(?:echo|printf)[ \t]+(?:-[ne][ \t]+)?(["']?))[^\s'"$][^'"\n|]*?((?:\\n)?["']?[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S\b|[^\n|]*--password-stdin|passwd[ \t]+--stdin))"#,
@@ -827,6 +846,14 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
         rule(KEY_WORDS, &key_value, With::KeyValue),
+        // A plan's change of a secret, `password = "old" -> "new"` (Terraform): the new one too.
+        fixed(
+            KEY_WORDS,
+            &format!(
+                r#"(?i-u)(\b[a-z0-9_.-]*{KEY_CORE}[a-z0-9_.-]*[ \t]*=[ \t]*"[^"\n]*"[ \t]*->[ \t]*")[^"\n]+(")"#
+            ),
+            b"${1}[REDACTED]${2}",
+        ),
         // A personal access token's key (`ado_pat = …`, `gitlab-pat: …`): the key ends in
         // `pat` right before its separator (`standard_patterns` is no key).
         rule(
