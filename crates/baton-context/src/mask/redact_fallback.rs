@@ -21,6 +21,8 @@ const WORDS: &[&str] = &[
     "apikey",
     "api_key",
     "api-key",
+    // Kickstart's root password.
+    "rootpw",
 ];
 /// …or a flag of its own (`-pw X`, `/pass:X`, `/rp X`).
 const FLAGS: &[&str] = &["-pw ", "/pass:", "/p:", "/rp ", " -p ", " -w "];
@@ -47,6 +49,21 @@ pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
             lines.push((start, at + name.len(), flag));
         }
     }
+    // `DB_PASS`, `RootPass`, `admin-pw`, `rootPw`: `pass` or `pw` ending a word after a
+    // separator or a camel hump (not `bypass`, `compass`, `passed`).
+    for name in ["pass", "pw"] {
+        for at in memchr::memmem::find_iter(&lower, name.as_bytes()) {
+            let end = at + name.len();
+            let word_end = lower.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
+            let joined = at > 0
+                && (matches!(text[at - 1], b'_' | b'-' | b'.')
+                    || (text[at - 1].is_ascii_lowercase() && text[at].is_ascii_uppercase()));
+            let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+            if word_end && joined && !lines.iter().any(|&(s, _, _)| s == start) {
+                lines.push((start, end, false));
+            }
+        }
+    }
     if lines.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -57,7 +74,9 @@ pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
         if memchr::memmem::find(line, MARK.as_bytes()).is_some() {
             continue;
         }
-        if let Some((s, e)) = password_after(text, after, end, flag) {
+        if let Some((s, e)) =
+            password_after(text, after, end, flag).or_else(|| last_after_colon(text, after, end))
+        {
             spans.push((s, e));
         }
     }
@@ -111,6 +130,24 @@ fn names_no_secret(after: &[u8]) -> bool {
     // `passw` is a name inside `password`: its own word's end first.
     let rest = rest.strip_prefix(b"ord").unwrap_or(rest);
     NOT_THE_SECRET.contains(&rest)
+}
+
+/// A line that says what it gives last (`A temporary password is generated for
+/// root@localhost: X`): its last word after `: `, when that is password-like.
+fn last_after_colon(text: &[u8], from: usize, end: usize) -> Option<(usize, usize)> {
+    let colon = memchr::memmem::rfind(&text[from..end], b": ")? + from;
+    let s = colon
+        + 2
+        + text[colon + 2..end]
+            .iter()
+            .take_while(|b| **b == b' ')
+            .count();
+    let e = s + text[s..end]
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    let rest_blank = text[e..end].iter().all(u8::is_ascii_whitespace);
+    (e > s && rest_blank && looks_like_password(&text[s..e])).then_some((s, e))
 }
 
 /// Ends a word: space, quotes, brackets, `=`, `,`, `;`, and `:` before a space or the end.
@@ -241,6 +278,13 @@ mod tests {
             ("plink -pw Pl1nkPw9 admin@host", "Pl1nkPw9"),
             ("cmdkey /add:srv /user:bob /pass:Cmdk3y9", "Cmdk3y9"),
             ("ldappasswd -x -s NewLdap9 uid=bob", "NewLdap9"),
+            ("SetEnv SMTP_PASS SmtpEnv-99x", "SmtpEnv-99x"),
+            ("AdminPass: adm1nPass-x", "adm1nPass-x"),
+            ("rootpw --plaintext Ks9Root-1", "Ks9Root-1"),
+            (
+                "[Note] A temporary password was made for root@localhost: t3mp#Pw",
+                "t3mp#Pw",
+            ),
         ];
         for (line, secret) in cases {
             let out = r(line);
@@ -270,6 +314,9 @@ mod tests {
             "password = [REDACTED] and Other9Word",
             "token via oauth2 flow",
             "see docs/Secrets2.md",
+            "compass: North2 heading",
+            "bypass: cache2 layer",
+            "The password was reset at: 10:42:07",
             "  keyVaultToStoreSecrets: cmp2-qat-1208358310",
             "Bad activity token: android.os.BinderProxy@2bd79ce",
             "\"credentialId\": \"B9mTcFSck2LzJO2S3ols63\",",

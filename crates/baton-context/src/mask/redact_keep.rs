@@ -227,6 +227,79 @@ pub(super) const NOT_A_CREDENTIAL: &[&[u8]] = &[
     b"count",
 ];
 
+/// Keys named `…key` that hold no secret whatever their value (`cache_key`, `sort_key`).
+const KEYS_NOT_SECRET: &[&[u8]] = &[
+    b"public",
+    b"primary",
+    b"foreign",
+    b"sort",
+    b"partition",
+    b"cache",
+    b"idempotency",
+    b"hash",
+    b"range",
+    b"object",
+    b"file",
+    b"map",
+    b"lookup",
+    b"dedup",
+    b"row",
+    b"unique",
+    b"index",
+    b"routing",
+    b"group",
+    b"sign",
+    b"verify",
+    b"verifying",
+    b"host",
+    b"node",
+];
+
+/// For a key named `…key` (`With::KeyRandom`): a value that looks generated, 20 characters or
+/// more of base64 or hex (`base64:` before it allowed), random (Shannon entropy over 3.5
+/// bits, 3 for hex), letters and digits both, not a UUID; and a key not of those that hold
+/// none (`cache_key`).
+pub(super) fn is_random_key_value(caps: &Captures<'_>) -> bool {
+    let key = group(caps, "key").to_ascii_lowercase();
+    let word = key.strip_suffix(b"key").unwrap_or(&key);
+    let word = word
+        .strip_suffix(b"_")
+        .or_else(|| word.strip_suffix(b"-"))
+        .or_else(|| word.strip_suffix(b"."))
+        .unwrap_or(word);
+    // A bare `key` names something (`<add key="ConnectionString_B2B" …>`, a map's entry).
+    if word.is_empty() || KEYS_NOT_SECRET.iter().any(|w| word.ends_with(w)) {
+        return false;
+    }
+    let value = group(caps, "value");
+    let inner = value
+        .strip_prefix(b"\"")
+        .or_else(|| value.strip_prefix(b"'"))
+        .unwrap_or(value);
+    let inner = inner
+        .strip_suffix(b"\"")
+        .or_else(|| inner.strip_suffix(b"'"))
+        .unwrap_or(inner);
+    let inner = inner.strip_prefix(b"base64:").unwrap_or(inner);
+    let hex = inner.iter().all(u8::is_ascii_hexdigit);
+    let uuid = inner.len() == 36
+        && inner.iter().enumerate().all(|(i, b)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                *b == b'-'
+            } else {
+                b.is_ascii_hexdigit()
+            }
+        });
+    inner.len() >= 20
+        && inner
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-'))
+        && inner.iter().any(u8::is_ascii_digit)
+        && inner.iter().any(u8::is_ascii_alphabetic)
+        && !uuid
+        && entropy(inner) > if hex { 3.0 } else { 3.5 }
+}
+
 /// Whether the key's words after its key word say the value is not the secret itself.
 fn names_no_secret(caps: &Captures<'_>) -> bool {
     let (Some(key), Some(core)) = (caps.name("key"), caps.name("core")) else {

@@ -10,7 +10,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Captures, Regex};
 
 pub use super::redact_keep::MARK;
-use super::redact_keep::{entropy, group, group0, is_no_secret, keep_value};
+use super::redact_keep::{entropy, group, group0, is_no_secret, is_random_key_value, keep_value};
 
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
 /// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
@@ -142,6 +142,9 @@ pub(super) enum With {
     Fixed(&'static [u8]),
     /// `key<sep>value`: the value is replaced (its quotes kept) unless it is plainly no secret.
     KeyValue,
+    /// As `KeyValue`, for a key that names a secret only sometimes (`APP_KEY`, `fernet_key`,
+    /// `decryptionKey`): only a value that looks generated (`redact_keep::looks_random`).
+    KeyRandom,
     /// `scheme://user:password@`: the password replaced, unless it is a port and a path
     /// (`host:8443/path@v2`).
     Userinfo,
@@ -854,6 +857,15 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             ),
             b"${1}[REDACTED]${2}",
         ),
+        // Any key named `…key` (`APP_KEY`, `fernet_key`, `decryptionKey`) whose value looks
+        // generated: long, base64 or hex, random (a cache or sort key's value is no secret).
+        rule(
+            &["key"],
+            &format!(
+                r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>key))(?P<sep>\\?["']?\]?{assign}){value}"#
+            ),
+            With::KeyRandom,
+        ),
         // A personal access token's key (`ado_pat = …`, `gitlab-pat: …`): the key ends in
         // `pat` right before its separator (`standard_patterns` is no key).
         rule(
@@ -943,7 +955,7 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             })
         }
         With::Fixed(with) => rule.re().replace_all(text, with),
-        With::KeyValue => rule.re().replace_all(text, |caps: &Captures<'_>| {
+        With::KeyValue | With::KeyRandom => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let all = group0(caps);
             let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
             // `${TOKEN:-default}`: a shell's parameter expansion, not an assignment.
@@ -969,7 +981,8 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                 let start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
                 &text[start..m.start()]
             });
-            if expansion || tagged_block || keep_value(caps, next, before) {
+            let chance = matches!(rule.with, With::KeyRandom) && !is_random_key_value(caps);
+            if chance || expansion || tagged_block || keep_value(caps, next, before) {
                 return all.to_vec();
             }
             let value = group(caps, "value");
