@@ -484,6 +484,8 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
         || unquoted.starts_with(b"$")
         || inner.starts_with(b"%(")
         || inner.starts_with(b"{{")
+        // A remark in parentheses (`PASSWORD: (see above)`).
+        || inner.starts_with(b"(")
         || placeholder(inner)
         // A YAML alias (`*dbpw`), AWS SigV4's credential scope (`AKID…/20150830/…`).
         || (inner.len() > 1

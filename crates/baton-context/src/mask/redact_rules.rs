@@ -954,6 +954,34 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                 }
             })
         }
+        // A flag's or a command's value replaced after what it keeps (`${1}`) is kept when it
+        // is a name in code, not a secret: letters alone, camelCase or snake_case, holding a key
+        // word (`pulumi config set --secret dbPassword`).
+        With::Fixed(with) if with == b"${1}[REDACTED]" => {
+            rule.re().replace_all(text, |caps: &Captures<'_>| {
+                let all = group0(caps);
+                let kept = caps.get(1).map_or(0, |m| m.len());
+                let raw = &all[kept..];
+                let value = raw.to_ascii_lowercase();
+                // camelCase or snake_case, as names in code are (`PASSWORD` is a placeholder,
+                // replaced at no cost).
+                let shaped = raw.windows(2).any(|w| {
+                    w[0].is_ascii_lowercase() && (w[1].is_ascii_uppercase() || w[1] == b'_')
+                });
+                let name = shaped
+                    && value.iter().all(|b| b.is_ascii_alphabetic() || *b == b'_')
+                    && KEY_WORDS
+                        .iter()
+                        .any(|w| memchr::memmem::find(&value, w.as_bytes()).is_some());
+                if name {
+                    all.to_vec()
+                } else {
+                    let mut out = all[..kept].to_vec();
+                    out.extend_from_slice(MARK.as_bytes());
+                    out
+                }
+            })
+        }
         With::Fixed(with) => rule.re().replace_all(text, with),
         With::KeyValue | With::KeyRandom => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let all = group0(caps);
