@@ -211,8 +211,9 @@ pub(super) const NOT_THE_SECRET: &[&[u8]] = &[
     b"manager",
 ];
 
-/// Words before a key word that make it no credential: `authenticity_token`, `csrf_token`: a form's, bound to a session; `NextToken`,
-/// `page_token`: a listing's place; `max_tokens`: a count.
+/// Words before a key word that make it no credential: `publicToken` (published by design),
+/// `authenticity_token` and `csrf_token` (a form's, bound to a session), `NextToken` and
+/// `page_token` (a listing's place), `max_tokens` (a count).
 pub(super) const NOT_A_CREDENTIAL: &[&[u8]] = &[
     b"public",
     b"csrf",
@@ -316,7 +317,6 @@ fn names_no_secret(caps: &Captures<'_>) -> bool {
         .strip_prefix(b"s")
         .filter(|w| !w.is_empty())
         .unwrap_or(&word);
-    // `publicToken`, `PUBLIC_KEY`: published by design.
     let before_core = key.as_bytes()[..core.start() - key.start()].to_ascii_lowercase();
     let before_core = before_core
         .strip_suffix(b"_")
