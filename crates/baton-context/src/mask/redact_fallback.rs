@@ -34,11 +34,19 @@ const REACH: usize = 3;
 /// name and no redaction yet.
 pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
     let lower = text.to_ascii_lowercase();
+    // Each line once, at the first name found on it (in the lists' order); a line's start by
+    // binary search, so a long text with many names costs no more than its length.
+    let newlines: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
+    let line_start = |at: usize| {
+        let i = newlines.partition_point(|&n| n < at);
+        if i == 0 { 0 } else { newlines[i - 1] + 1 }
+    };
+    let mut seen = std::collections::HashSet::new();
     let mut lines: Vec<(usize, usize, bool)> = Vec::new();
     for name in WORDS.iter().chain(FLAGS) {
         for at in memchr::memmem::find_iter(&lower, name.as_bytes()) {
-            let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
-            if lines.iter().any(|&(s, _, _)| s == start)
+            let start = line_start(at);
+            if seen.contains(&start)
                 || not_a_credential(&lower[start..at])
                 || names_no_secret(&lower[at + name.len()..])
             {
@@ -46,6 +54,7 @@ pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
             }
             // A word's name is inside its word, whose rest is skipped; a flag's ends it.
             let flag = FLAGS.contains(name);
+            seen.insert(start);
             lines.push((start, at + name.len(), flag));
         }
     }
@@ -58,8 +67,8 @@ pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
             let joined = at > 0
                 && (matches!(text[at - 1], b'_' | b'-' | b'.')
                     || (text[at - 1].is_ascii_lowercase() && text[at].is_ascii_uppercase()));
-            let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
-            if word_end && joined && !lines.iter().any(|&(s, _, _)| s == start) {
+            let start = line_start(at);
+            if word_end && joined && seen.insert(start) {
                 lines.push((start, end, false));
             }
         }
