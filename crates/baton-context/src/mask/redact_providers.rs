@@ -127,10 +127,14 @@ fn hits(text: &[u8]) -> Vec<(usize, usize)> {
                 .map(|m| (m.start(), m.pattern().as_usize())),
         );
     }
+    // A hit's line start by binary search over the text's line breaks: a long line with many
+    // keywords (minified JSON) costs its length once, not once a keyword.
+    let newlines: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
     let mut hits: Vec<(usize, usize)> = at
         .into_iter()
         .flat_map(|(pos, k)| {
-            let start = memchr::memrchr(b'\n', &text[..pos]).map_or(0, |i| i + 1);
+            let i = newlines.partition_point(|&n| n < pos);
+            let start = if i == 0 { 0 } else { newlines[i - 1] + 1 };
             RULES_OF[k].iter().map(move |&r| (start, usize::from(r)))
         })
         .collect();
