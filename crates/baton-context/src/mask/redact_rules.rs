@@ -983,55 +983,63 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             })
         }
         With::Fixed(with) => rule.re().replace_all(text, with),
-        With::KeyValue | With::KeyRandom => rule.re().replace_all(text, |caps: &Captures<'_>| {
-            let all = group0(caps);
-            let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
-            // `${TOKEN:-default}`: a shell's parameter expansion, not an assignment.
-            // Spring's `${db.password:X}` gives a default, a literal like any other.
-            let expansion = caps
-                .get(0)
-                .is_some_and(|m| text[..m.start()].ends_with(b"${"))
-                && (group(caps, "sep").trim_ascii() != b":"
-                    || matches!(
-                        group(caps, "value").first(),
-                        Some(b'-' | b'=' | b'+' | b'?')
-                    ));
-            // `password: !vault |`: a YAML tag before a block scalar, whose lines are the
-            // value (`redact_next`'s block state takes them).
-            let tagged_block = caps.get(0).is_some_and(|m| {
-                let rest = &text[m.end()..];
-                let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-                group(caps, "value").starts_with(b"!")
-                    && is_no_secret(line.trim_ascii())
-                    && !line.trim_ascii().is_empty()
-            });
-            let before = caps.get(0).map_or(&text[..0], |m| {
-                let start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
-                &text[start..m.start()]
-            });
-            let chance = matches!(rule.with, With::KeyRandom) && !is_random_key_value(caps);
-            if chance || expansion || tagged_block || keep_value(caps, next, before) {
-                return all.to_vec();
-            }
-            let value = group(caps, "value");
-            let mut out = Vec::with_capacity(all.len());
-            out.extend_from_slice(group(caps, "key"));
-            out.extend_from_slice(group(caps, "sep"));
-            let quote: &[u8] = if value.starts_with(b"\\\"") {
-                b"\\\""
-            } else if value.starts_with(b"\"") {
-                b"\""
-            } else if value.starts_with(b"'") {
-                b"'"
-            } else {
-                b""
-            };
-            out.extend_from_slice(quote);
-            out.extend_from_slice(MARK.as_bytes());
-            out.extend_from_slice(quote);
-            // What the match needed after the value (an element's closing `</`).
-            out.extend_from_slice(group(caps, "tail"));
-            out
-        }),
+        // (Where the line of the last match starts, and how far the text was read for it:
+        // matches come in order, so each byte is read once however long the line.)
+        With::KeyValue | With::KeyRandom => {
+            let mut line = (0usize, 0usize);
+            rule.re().replace_all(text, move |caps: &Captures<'_>| {
+                let all = group0(caps);
+                let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
+                // `${TOKEN:-default}`: a shell's parameter expansion, not an assignment.
+                // Spring's `${db.password:X}` gives a default, a literal like any other.
+                let expansion = caps
+                    .get(0)
+                    .is_some_and(|m| text[..m.start()].ends_with(b"${"))
+                    && (group(caps, "sep").trim_ascii() != b":"
+                        || matches!(
+                            group(caps, "value").first(),
+                            Some(b'-' | b'=' | b'+' | b'?')
+                        ));
+                // `password: !vault |`: a YAML tag before a block scalar, whose lines are the
+                // value (`redact_next`'s block state takes them).
+                let tagged_block = group(caps, "value").starts_with(b"!")
+                    && caps.get(0).is_some_and(|m| {
+                        let rest = &text[m.end()..];
+                        let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+                        is_no_secret(line.trim_ascii()) && !line.trim_ascii().is_empty()
+                    });
+                let at = caps.get(0).map_or(0, |m| m.start());
+                if at >= line.0 {
+                    if let Some(i) = memchr::memrchr(b'\n', &text[line.0..at]) {
+                        line.1 = line.0 + i + 1;
+                    }
+                    line.0 = at;
+                }
+                let before = &text[line.1.min(at)..at];
+                let chance = matches!(rule.with, With::KeyRandom) && !is_random_key_value(caps);
+                if chance || expansion || tagged_block || keep_value(caps, next, before) {
+                    return all.to_vec();
+                }
+                let value = group(caps, "value");
+                let mut out = Vec::with_capacity(all.len());
+                out.extend_from_slice(group(caps, "key"));
+                out.extend_from_slice(group(caps, "sep"));
+                let quote: &[u8] = if value.starts_with(b"\\\"") {
+                    b"\\\""
+                } else if value.starts_with(b"\"") {
+                    b"\""
+                } else if value.starts_with(b"'") {
+                    b"'"
+                } else {
+                    b""
+                };
+                out.extend_from_slice(quote);
+                out.extend_from_slice(MARK.as_bytes());
+                out.extend_from_slice(quote);
+                // What the match needed after the value (an element's closing `</`).
+                out.extend_from_slice(group(caps, "tail"));
+                out
+            })
+        }
     }
 }
