@@ -326,35 +326,64 @@ fn names_no_secret(caps: &Captures<'_>) -> bool {
     NOT_THE_SECRET.contains(&word) || NOT_A_CREDENTIAL.iter().any(|w| before_core.ends_with(w))
 }
 
+/// Which quotes are open at a place on its line: an odd number of `"` (or of `'`), not
+/// escaped, between the line's start and there.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct OpenQuotes {
+    double: bool,
+    single: bool,
+}
+
+/// [`OpenQuotes`] at each match of one search, read forward once: matches come in order, so
+/// every byte of the text is read once however long its line and however many matches.
+#[derive(Debug, Default)]
+pub(super) struct QuoteCursor {
+    pos: usize,
+    open: OpenQuotes,
+    escaped: bool,
+}
+
+impl QuoteCursor {
+    /// The quotes open at `at` (not before the last place asked for).
+    pub(super) fn at(&mut self, text: &[u8], at: usize) -> OpenQuotes {
+        for &b in &text[self.pos.min(at)..at] {
+            if b == b'\n' {
+                (self.open, self.escaped) = (OpenQuotes::default(), false);
+                continue;
+            }
+            if self.escaped {
+                self.escaped = false;
+                continue;
+            }
+            match b {
+                b'\\' => self.escaped = true,
+                b'"' => self.open.double = !self.open.double,
+                b'\'' => self.open.single = !self.open.single,
+                _ => {}
+            }
+        }
+        self.pos = self.pos.max(at);
+        self.open
+    }
+}
+
 /// Whether the key stands inside a string literal that the value's opening quote closes: the
 /// line before the key holds an odd number of that quote (`"Password: " + getPassword() +
 /// ","`, `echo 'password = '.$p['x']`, `passwordLabel:"Password:",next:"…"`): the "value" is
 /// code between two strings.
-fn value_closes_keys_string(caps: &Captures<'_>, before: &[u8]) -> bool {
+fn value_closes_keys_string(caps: &Captures<'_>, open: OpenQuotes) -> bool {
     let value = group(caps, "value");
     let Some(&q @ (b'"' | b'\'')) = value.first() else {
         return false;
     };
-    if memchr::memchr(q, group(caps, "sep")).is_some() {
-        return false;
-    }
-    let (mut open, mut escaped) = (false, false);
-    for &b in before {
-        if escaped {
-            escaped = false;
-        } else if b == b'\\' {
-            escaped = true;
-        } else if b == q {
-            open = !open;
-        }
-    }
-    open
+    memchr::memchr(q, group(caps, "sep")).is_none()
+        && if q == b'"' { open.double } else { open.single }
 }
 
 /// Whether a key's value is plainly no secret: a placeholder, a boolean, a reference to a
-/// variable, a name or call in code, a `pwd` that is a directory. `before` is the line's text
-/// before the match.
-pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, before: &[u8]) -> bool {
+/// variable, a name or call in code, a `pwd` that is a directory. `open` is the quotes open
+/// where the match starts.
+pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes) -> bool {
     let value = group(caps, "value");
     let inner = value
         .strip_prefix(b"\\\"")
@@ -377,7 +406,7 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, before: &[u8]) -
     let sep = group(caps, "sep");
     let compares =
         memchr::memmem::find(sep, b"==").is_some() || memchr::memmem::find(sep, b"!=").is_some();
-    if names_no_secret(caps) || value_closes_keys_string(caps, before) {
+    if names_no_secret(caps) || value_closes_keys_string(caps, open) {
         return true;
     }
     // `tests_pass=12`: a count, not a password.

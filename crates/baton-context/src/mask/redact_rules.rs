@@ -10,7 +10,9 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Captures, Regex};
 
 pub use super::redact_keep::MARK;
-use super::redact_keep::{entropy, group, group0, is_no_secret, is_random_key_value, keep_value};
+use super::redact_keep::{
+    QuoteCursor, entropy, group, group0, is_no_secret, is_random_key_value, keep_value,
+};
 
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
 /// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
@@ -983,10 +985,8 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
             })
         }
         With::Fixed(with) => rule.re().replace_all(text, with),
-        // (Where the line of the last match starts, and how far the text was read for it:
-        // matches come in order, so each byte is read once however long the line.)
         With::KeyValue | With::KeyRandom => {
-            let mut line = (0usize, 0usize);
+            let mut quotes = QuoteCursor::default();
             rule.re().replace_all(text, move |caps: &Captures<'_>| {
                 let all = group0(caps);
                 let next = caps.get(0).and_then(|m| text.get(m.end()).copied());
@@ -1008,16 +1008,9 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                         let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
                         is_no_secret(line.trim_ascii()) && !line.trim_ascii().is_empty()
                     });
-                let at = caps.get(0).map_or(0, |m| m.start());
-                if at >= line.0 {
-                    if let Some(i) = memchr::memrchr(b'\n', &text[line.0..at]) {
-                        line.1 = line.0 + i + 1;
-                    }
-                    line.0 = at;
-                }
-                let before = &text[line.1.min(at)..at];
+                let open = quotes.at(text, caps.get(0).map_or(0, |m| m.start()));
                 let chance = matches!(rule.with, With::KeyRandom) && !is_random_key_value(caps);
-                if chance || expansion || tagged_block || keep_value(caps, next, before) {
+                if chance || expansion || tagged_block || keep_value(caps, next, open) {
                     return all.to_vec();
                 }
                 let value = group(caps, "value");
