@@ -7,7 +7,9 @@
 use std::borrow::Cow;
 use std::sync::{LazyLock, OnceLock};
 
-use regex::bytes::{Captures, Regex};
+use regex::bytes::Captures;
+
+use super::redact_rule::{Rule, With, fixed, rule};
 
 pub use super::redact_keep::MARK;
 use super::redact_keep::{
@@ -138,49 +140,13 @@ impl Bits {
     }
 }
 
-/// What a rule puts in place of its match.
-pub(super) enum With {
-    /// A fixed replacement (`$n` keeps a group, e.g. the user of a URL).
-    Fixed(&'static [u8]),
-    /// `key<sep>value`: the value is replaced (its quotes kept) unless it is plainly no secret.
-    KeyValue,
-    /// As `KeyValue`, for a key that names a secret only sometimes (`APP_KEY`, `fernet_key`,
-    /// `decryptionKey`): only a value that looks generated (`redact_keep::looks_random`).
-    KeyRandom,
-    /// `scheme://user:password@`: the password replaced, unless it is a port and a path
-    /// (`host:8443/path@v2`).
-    Userinfo,
-    /// A `Cookie:` header's every value, or a `Set-Cookie:` header's first (its attributes,
-    /// `Path=/`, are not secrets).
-    Cookie,
-}
-
-pub(super) struct Rule {
-    anchors: &'static [&'static str],
-    src: String,
-    re: OnceLock<Regex>,
-    with: With,
-}
-
-impl Rule {
-    pub(super) fn re(&self) -> &Regex {
-        self.re
-            .get_or_init(|| Regex::new(&self.src).expect("redaction regex"))
-    }
-}
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
 pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|client[_.-]?key[_.-]?data|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
+/// The table, in order: a rule sees the text the rules before it left (a value already
+/// replaced is no secret to the next). Commands' rules and providers' prefixes have their own
+/// modules (`redact_commands`, `redact_prefixes`).
 pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
-    let rule = |anchors: &'static [&'static str], re: &str, with: With| Rule {
-        anchors,
-        src: re.to_string(),
-        re: OnceLock::new(),
-        with,
-    };
-    let fixed = |anchors: &'static [&'static str], re: &str, with: &'static [u8]| {
-        rule(anchors, re, With::Fixed(with))
-    };
     // A value: double-quoted (with escapes), JSON-escaped quotes, single-quoted, or bare up to
     // whitespace or punctuation that ends values in shells, JSON and connection strings (`&`
     // ends one only in a URL's query, see below).
@@ -197,7 +163,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let key_value = format!(
         r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?\]?{assign}){value}"#
     );
-    Rules::new(vec![
+    let mut rules = vec![
         // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
         // handled line by line (see `Redactor`).
         fixed(
@@ -236,136 +202,9 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)\b(?P<name>set-cookie|cookie)(?P<sep>\\?["']?[ \t]*:[ \t]*\\?["']?)(?P<value>[^\n"']*)"#,
             With::Cookie,
         ),
-        // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
-        // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u user:pass`, `sshpass -p X`, `redis-cli -a X`, `mysql -pX`, `psexec
-        // -p X`; and .netrc's `password X`. A flag follows a space or tab on its line (never
-        // the line's start, which is no command but a usage text's `--password requires a
-        // value`, nor a line break: a rule must give the same answer wherever a block is cut).
-        fixed(
-            &[
-                "-pass",
-                "-token",
-                "-api",
-                "-secret",
-                "-key",
-                "storepass",
-                "keypass",
-            ],
-            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
-            b"${1}[REDACTED]",
-        ),
-        // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
-        // flag), and a flag at a line's start when its value holds a digit (`--tls-bootstrap-token
-        // abcdef.0123…` pasted alone; a usage text's `--password requires a value` holds none).
-        fixed(
-            &[
-                "token",
-                "passw",
-                "secret",
-                "apikey",
-                "accesskey",
-                "pass ",
-                "pass=",
-            ],
-            r#"(?-u)([ \t\x60"'(]--?[a-z][a-z0-9]{2,}(?:Token|Password|Passwd|Secret|ApiKey|AccessKey|SecretKey|Pass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';$%-][^\s"';]*)"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["-pass", "-token", "-api", "-secret"],
-            r#"(?im-u)^(--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|token|secret|api-key|apikey|client-secret|access-token|auth-token)(?:[ \t]+|=))[^\s"';$%-]*[0-9][^\s"';]*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["-u"],
-            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["sshpass", "redis-cli", "mysql", "mongo", "psexec", "conan"],
-            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|conan|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t"',]-(?:p|a|-pass)[ \t]?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        // Other tools' password flags: LDAP's `-w`, SQL Server's and zip's `-P`, ssh-keygen's
-        // `-N`/`-P`, 7-Zip's and RAR's glued `-pX`, smbclient's `-U user%X`, lftp's `-u user,X`,
-        // `htpasswd -b [file] user X`, `net use … /user:me X`, `mysqladmin … password X`.
-        fixed(
-            &["ldap"],
-            r#"(?-u)(\bldap(?:search|add|modify|delete|compare|passwd|whoami|moddn|exop)\b[^\n]*?[ \t]-w[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &[
-                "sqlcmd",
-                "bcp",
-                "osql",
-                "isql",
-                "zip",
-                "ssh-keygen",
-                "mosquitto_",
-            ],
-            r#"(?-u)(\b(?:sqlcmd|bcp|osql|isql|zip|ssh-keygen|mosquitto_(?:pub|sub|rr))\b[^\n]*?[ \t]-[PN][ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["7z", "rar"],
-            r#"(?-u)(\b(?:7z|7za|7zz|7zr|unrar|rar)\b[^\n]*?[ \t]-p)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["smbclient", "lftp"],
-            r#"(?-u)(\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t=]?["']?[^\s%"']+%|\blftp\b[^\n]*?[ \t]-u[ \t]+[^\s,]+,)[^\s"']+"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["htpasswd"],
-            r#"(?-u)(\bhtpasswd[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["net use", "net user", "mysqladmin"],
-            r#"(?i-u)(\bnet[ \t]+use\b[^\n]*?[ \t]/user:\S+[ \t]+|\bnet[ \t]+user[ \t]+\S+[ \t]+|\bmysqladmin\b[^\n]*?[ \t]password[ \t]+["']?)[^\s/"'$%*][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        // `openssl passwd [options] X`, `mkpasswd [options] X`: the last word, when it is no
-        // option.
-        fixed(
-            &["openssl passwd", "mkpasswd"],
-            r"(?m-u)(\b(?:openssl[ \t]+passwd|mkpasswd)\b[^\n]*[ \t])[^\s-][^\s]*[ \t]*$",
-            b"${1}[REDACTED]",
-        ),
-        // `echo 'root:X' | chpasswd`, Redis' `requirepass X` and `masterauth X`, network
-        // devices' `username u password 0 X` and `enable secret X` (at a line's start: prose
-        // says "username and password to …"), SNMP communities, HAProxy's `insecure-password
-        // X`.
-        fixed(
-            &["chpasswd"],
-            r#"(?-u)(\becho[ \t]+(?:-[ne][ \t]+)?["']?[^\s:'"]+:)[^\s'"]+(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd)"#,
-            b"${1}[REDACTED]${2}",
-        ),
-        fixed(
-            &[
-                "requirepass",
-                "masterauth",
-                "username",
-                "enable",
-                "community",
-                "insecure-password",
-            ],
-            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password|snmp-server[ \t]+community|[rw][ow]community6?)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)[^\s"'$%<{][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run
-        // -p 8080:80` publishes a port).
-        fixed(
-            &["login"],
-            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl|az|cf)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]?)[^\s-][^\s]*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["machine"],
-            r"(?i-u)(\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+)\S+",
-            b"${1}[REDACTED]",
-        ),
+    ];
+    rules.extend(super::redact_commands::rules());
+    rules.extend([
         // A docker config's (and npm's `_auth`) base64 `user:password`.
         fixed(
             &["auth"],
@@ -397,220 +236,9 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token|ssws)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
             b"${1}[REDACTED]",
         ),
-        // Known token shapes. OpenAI / Anthropic (sk-…, sk-proj-…, sk-ant-…).
-        fixed(&["sk-"], r"(?-u)\bsk-[A-Za-z0-9_-]{16,}", b"[REDACTED]"),
-        // GitHub.
-        fixed(
-            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-            r"(?-u)\bgh[pousr]_[A-Za-z0-9]{30,}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["github_pat_"],
-            r"(?-u)\bgithub_pat_[A-Za-z0-9_]{20,}",
-            b"[REDACTED]",
-        ),
-        // GitLab, npm, PyPI, Hugging Face, Stripe secret and restricted keys.
-        fixed(
-            &["glpat-"],
-            r"(?-u)\bglpat-[A-Za-z0-9_-]{20,}",
-            b"[REDACTED]",
-        ),
-        fixed(&["npm_"], r"(?-u)\bnpm_[A-Za-z0-9]{36}\b", b"[REDACTED]"),
-        fixed(
-            &["pypi-"],
-            r"(?-u)\bpypi-AgE[A-Za-z0-9_-]{50,}",
-            b"[REDACTED]",
-        ),
-        fixed(&["hf_"], r"(?-u)\bhf_[A-Za-z0-9]{30,}\b", b"[REDACTED]"),
-        fixed(
-            &["k_live_", "k_test_"],
-            r"(?-u)\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
-            b"[REDACTED]",
-        ),
-        // AWS access key ids.
-        fixed(
-            &["akia", "asia"],
-            r"(?-u)\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-            b"[REDACTED]",
-        ),
-        // Slack tokens and Google API keys.
-        fixed(
-            &["xox"],
-            r"(?-u)\bxox[abposr]-[A-Za-z0-9-]{10,}",
-            b"[REDACTED]",
-        ),
-        fixed(&["aiza"], r"(?-u)\bAIza[0-9A-Za-z_-]{35}", b"[REDACTED]"),
-        // Slack app-level tokens (api.slack.com/authentication/token-types: xapp-).
-        fixed(
-            &["xapp-"],
-            r"(?-u)\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
-            b"[REDACTED]",
-        ),
-        // Google OAuth: client secrets (GOCSPX-), access tokens (ya29.), refresh (1//).
-        fixed(
-            &["gocspx-"],
-            r"(?-u)\bGOCSPX-[A-Za-z0-9_-]{20,}",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["ya29."],
-            r"(?-u)\bya29\.[A-Za-z0-9_-]{20,}",
-            b"[REDACTED]",
-        ),
-        // SendGrid API keys (docs.sendgrid.com: SG.<22>.<43>).
-        fixed(
-            &["sg."],
-            r"(?-u)\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}",
-            b"[REDACTED]",
-        ),
-        // Twilio API keys (SK…) and account SIDs' auth pairs are caught by the URL and -u
-        // rules; the key SID itself: SK + 32 hex.
-        fixed(
-            &[
-                "sk0", "sk1", "sk2", "sk3", "sk4", "sk5", "sk6", "sk7", "sk8", "sk9", "ska", "skb",
-                "skc", "skd", "ske", "skf",
-            ],
-            r"(?-u)\bSK[0-9a-f]{32}\b",
-            b"[REDACTED]",
-        ),
-        // Mailgun (key-…), Mailchimp (…-usN), Shopify (shpat_/shpss_/shpca_/shppa_),
-        // DigitalOcean (dop_v1_/doo_v1_/dor_v1_), Databricks (dapi…), HashiCorp Vault
-        // (hvs./hvb.), Linear (lin_api_), Postman (PMAK-), Doppler (dp.pt.), Pulumi (pul-),
-        // New Relic (NRAK-), Grafana (glc_/glsa_), Sentry (sntrys_), Square (sq0atp-/sq0csp-),
-        // Atlassian (ATATT3), age (AGE-SECRET-KEY-1), Telegram bot tokens (id:AA…).
-        fixed(&["key-"], r"(?-u)\bkey-[0-9a-zA-Z]{32}\b", b"[REDACTED]"),
-        fixed(
-            &["-us"],
-            r"(?-u)\b[0-9a-f]{32}-us[0-9]{1,2}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["shp"],
-            r"(?-u)\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["_v1_"],
-            r"(?-u)\bdo[opr]_v1_[a-f0-9]{64}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["dapi"],
-            r"(?-u)\bdapi[a-f0-9]{32}(?:-[0-9])?\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["hvs.", "hvb."],
-            r"(?-u)\bhv[sb]\.[A-Za-z0-9_-]{24,}",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["lin_api_"],
-            r"(?-u)\blin_api_[A-Za-z0-9]{40}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["pmak-"],
-            r"(?-u)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["dp."],
-            r"(?-u)\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
-            b"[REDACTED]",
-        ),
-        fixed(&["pul-"], r"(?-u)\bpul-[a-f0-9]{40}\b", b"[REDACTED]"),
-        fixed(&["nrak-"], r"(?-u)\bNRAK-[A-Z0-9]{27}\b", b"[REDACTED]"),
-        fixed(
-            &["glc_", "glsa_"],
-            r"(?-u)\bgl(?:c|sa)_[A-Za-z0-9+/_]{32,}={0,2}",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["sntry"],
-            r"(?-u)\bsntry[su]_[A-Za-z0-9+/=_]{40,}",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["sq0"],
-            r"(?-u)\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["atatt3"],
-            r"(?-u)\bATATT3[A-Za-z0-9_=-]{40,}",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &["age-secret-key-1"],
-            r"(?-u)\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b",
-            b"[REDACTED]",
-        ),
-        fixed(
-            &[":aa"],
-            r"(?-u)\b[0-9]{8,10}:AA[0-9A-Za-z_-]{30,36}\b",
-            b"[REDACTED]",
-        ),
-        // More providers' token prefixes. Those whose tokens are letters and digits, 20 or
-        // more after the prefix (so `gsk_model_training` or `rnd_seed` stay): Sourcegraph
-        // (sgp_), Groq (gsk_), Replicate (r8_), Perplexity (pplx-), xAI (xai-), Supabase
-        // (sbp_), Netlify (nfp_), RubyGems (rubygems_), Render (rnd_).
-        fixed(
-            &[
-                "sgp_",
-                "gsk_",
-                "r8_",
-                "pplx-",
-                "xai-",
-                "sbp_",
-                "nfp_",
-                "rubygems_",
-                "rnd_",
-            ],
-            r"(?-u)\b(?:sgp_|gsk_|r8_|pplx-|xai-|sbp_|nfp_|rubygems_|rnd_)[A-Za-z0-9]{20,}",
-            b"[REDACTED]",
-        ),
-        // Those whose tokens hold `_` or `-` too, behind prefixes no identifier has: Docker
-        // Hub PATs (dckr_pat_), PlanetScale (pscale_tkn_/pw_/oauth_), Figma (figd_), GitLab's
-        // other tokens (glptt-, gldt-, glrt-, glcbt-, glimt-, glsoat-), Fly.io (fo1_).
-        fixed(
-            &[
-                "dckr_pat_",
-                "pscale_",
-                "figd_",
-                "glptt-",
-                "gldt-",
-                "glrt-",
-                "glcbt-",
-                "glimt-",
-                "glsoat-",
-                "fo1_",
-            ],
-            r"(?-u)\b(?:dckr_pat_|pscale_(?:tkn|pw|oauth)_|figd_|glptt-|gldt-|glrt-|glcbt-|glimt-|glsoat-|fo1_)[A-Za-z0-9_=-]{20,}",
-            b"[REDACTED]",
-        ),
-        // Prefixes gitleaks' set lacks: Sourcegraph's `sgp_<16 hex>_<40 hex>`, Tavily
-        // (tvly-), Dependency-Track (odt_), Jina (jina_), Adafruit IO (aio_), crates.io
-        // (cio), NuGet (oy2), New Relic's license, admin, insert and query keys
-        // (…NRAL, NRAA-, NRII-, NRIQ-) and Pixie's (px-api-, px-dep-), a Twitch stream key
-        // (live_<id>_…), a Salesforce session id (00D…!…), an Azure DevOps PAT (…AZDO…),
-        // Doppler's environment tokens (dp.st.<env>.…).
-        fixed(
-            &[
-                "sgp_", "tvly-", "odt_", "jina_", "aio_", "cio", "oy2", "nral", "nraa-", "nrii-",
-                "nriq-", "live_", "00d", "azdo", "dp.st.", "px-api-", "px-dep-",
-            ],
-            r"(?-u)\b(?:sgp_(?:[a-f0-9]{16}|local)_[a-f0-9]{40}|tvly-[A-Za-z0-9]{32}|odt_[A-Za-z0-9]{32,40}|jina_[a-f0-9]{32}[A-Za-z0-9]{24,40}|aio_[A-Za-z0-9]{28}|cio[A-Za-z0-9]{32}|oy2[a-z0-9]{43}|[a-z0-9]{36}NRAL|NRAA-[a-f0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|live_[0-9]{6,12}_[A-Za-z0-9]{30}|00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}|[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|px-(?:api|dep)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}|dp\.st\.[a-z0-9_-]{1,32}\.[A-Za-z0-9]{40,})\b",
-            b"[REDACTED]",
-        ),
-        // Webhook URLs whose path is the secret, older shapes: Teams' outlook.office.com
-        // connectors, ThingsBoard device tokens (`/api/v1/<token>/telemetry`).
-        fixed(
-            &["outlook.office", "thingsboard"],
-            r"(?i-u)\b(https?://outlook\.office(?:365)?\.com/webhook/|(?:https?|coap)://[a-z0-9.-]*thingsboard[a-z0-9.-]*(?::[0-9]+)?/api/v1/)[A-Za-z0-9@/_-]+",
-            b"${1}[REDACTED]",
-        ),
+    ]);
+    rules.extend(super::redact_prefixes::rules());
+    rules.extend([
         // Password hashes: crypt(3)'s `$1$`, `$2a$`/`$2b$`/`$2y$` (bcrypt), `$5$`, `$6$`,
         // `$7$`, `$8$`, `$y$` (yescrypt), `$apr1$`, argon2; Kerberos AS-REP and TGS hashes as
         // cracking tools print them. Offline cracking makes them secrets too.
@@ -899,7 +527,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             ),
             With::KeyValue,
         ),
-    ])
+    ]);
+    Rules::new(rules)
 });
 
 pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {

@@ -1,0 +1,140 @@
+//! Redaction rules for commands: a password given to a tool on its command line (argv flags,
+//! tools' own flags and positions, network devices' configuration lines, registry logins).
+//! Part of the ordered rule table of `redact_rules` (`RULES`).
+
+use super::redact_rule::{Rule, fixed};
+
+pub(super) fn rules() -> Vec<Rule> {
+    vec![
+        // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
+        // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u user:pass`, `sshpass -p X`, `redis-cli -a X`, `mysql -pX`, `psexec
+        // -p X`; and .netrc's `password X`. A flag follows a space or tab on its line (never
+        // the line's start, which is no command but a usage text's `--password requires a
+        // value`, nor a line break: a rule must give the same answer wherever a block is cut).
+        fixed(
+            &[
+                "-pass",
+                "-token",
+                "-api",
+                "-secret",
+                "-key",
+                "storepass",
+                "keypass",
+            ],
+            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            b"${1}[REDACTED]",
+        ),
+        // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
+        // flag), and a flag at a line's start when its value holds a digit (`--tls-bootstrap-token
+        // abcdef.0123…` pasted alone; a usage text's `--password requires a value` holds none).
+        fixed(
+            &[
+                "token",
+                "passw",
+                "secret",
+                "apikey",
+                "accesskey",
+                "pass ",
+                "pass=",
+            ],
+            r#"(?-u)([ \t\x60"'(]--?[a-z][a-z0-9]{2,}(?:Token|Password|Passwd|Secret|ApiKey|AccessKey|SecretKey|Pass)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';$%-][^\s"';]*)"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["-pass", "-token", "-api", "-secret"],
+            r#"(?im-u)^(--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|token|secret|api-key|apikey|client-secret|access-token|auth-token)(?:[ \t]+|=))[^\s"';$%-]*[0-9][^\s"';]*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["-u"],
+            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["sshpass", "redis-cli", "mysql", "mongo", "psexec", "conan"],
+            r#"(?i-u)(\b(?:sshpass|redis-cli|mysql|mysqldump|mysqladmin|mongosh|mongo|conan|psexec(?:64)?(?:\.exe)?)\b[^\n]*?[ \t"',]-(?:p|a|-pass)[ \t]?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // Other tools' password flags: LDAP's `-w`, SQL Server's and zip's `-P`, ssh-keygen's
+        // `-N`/`-P`, 7-Zip's and RAR's glued `-pX`, smbclient's `-U user%X`, lftp's `-u user,X`,
+        // `htpasswd -b [file] user X`, `net use … /user:me X`, `mysqladmin … password X`.
+        fixed(
+            &["ldap"],
+            r#"(?-u)(\bldap(?:search|add|modify|delete|compare|passwd|whoami|moddn|exop)\b[^\n]*?[ \t]-w[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &[
+                "sqlcmd",
+                "bcp",
+                "osql",
+                "isql",
+                "zip",
+                "ssh-keygen",
+                "mosquitto_",
+            ],
+            r#"(?-u)(\b(?:sqlcmd|bcp|osql|isql|zip|ssh-keygen|mosquitto_(?:pub|sub|rr))\b[^\n]*?[ \t]-[PN][ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["7z", "rar"],
+            r#"(?-u)(\b(?:7z|7za|7zz|7zr|unrar|rar)\b[^\n]*?[ \t]-p)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["smbclient", "lftp"],
+            r#"(?-u)(\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t=]?["']?[^\s%"']+%|\blftp\b[^\n]*?[ \t]-u[ \t]+[^\s,]+,)[^\s"']+"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["htpasswd"],
+            r#"(?-u)(\bhtpasswd[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["net use", "net user", "mysqladmin"],
+            r#"(?i-u)(\bnet[ \t]+use\b[^\n]*?[ \t]/user:\S+[ \t]+|\bnet[ \t]+user[ \t]+\S+[ \t]+|\bmysqladmin\b[^\n]*?[ \t]password[ \t]+["']?)[^\s/"'$%*][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // `openssl passwd [options] X`, `mkpasswd [options] X`: the last word, when it is no
+        // option.
+        fixed(
+            &["openssl passwd", "mkpasswd"],
+            r"(?m-u)(\b(?:openssl[ \t]+passwd|mkpasswd)\b[^\n]*[ \t])[^\s-][^\s]*[ \t]*$",
+            b"${1}[REDACTED]",
+        ),
+        // `echo 'root:X' | chpasswd`, Redis' `requirepass X` and `masterauth X`, network
+        // devices' `username u password 0 X` and `enable secret X` (at a line's start: prose
+        // says "username and password to …"), SNMP communities, HAProxy's `insecure-password
+        // X`.
+        fixed(
+            &["chpasswd"],
+            r#"(?-u)(\becho[ \t]+(?:-[ne][ \t]+)?["']?[^\s:'"]+:)[^\s'"]+(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd)"#,
+            b"${1}[REDACTED]${2}",
+        ),
+        fixed(
+            &[
+                "requirepass",
+                "masterauth",
+                "username",
+                "enable",
+                "community",
+                "insecure-password",
+            ],
+            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password|snmp-server[ \t]+community|[rw][ow]community6?)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)[^\s"'$%<{][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run
+        // -p 8080:80` publishes a port).
+        fixed(
+            &["login"],
+            r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl|az|cf)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]?)[^\s-][^\s]*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["machine"],
+            r"(?i-u)(\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+)\S+",
+            b"${1}[REDACTED]",
+        ),
+    ]
+}

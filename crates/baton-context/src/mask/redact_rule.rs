@@ -1,0 +1,53 @@
+//! One redaction rule: its literal anchors, its regex (compiled on first use), and what replaces
+//! a match. The table of rules is `redact_rules::RULES`, with the commands' and providers'
+//! parts in `redact_commands` and `redact_prefixes`.
+
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+
+/// What a rule puts in place of its match.
+pub(super) enum With {
+    /// A fixed replacement (`$n` keeps a group, e.g. the user of a URL).
+    Fixed(&'static [u8]),
+    /// `key<sep>value`: the value is replaced (its quotes kept) unless it is plainly no secret.
+    KeyValue,
+    /// As `KeyValue`, for a key that names a secret only sometimes (`APP_KEY`, `fernet_key`,
+    /// `decryptionKey`): only a value that looks generated (`redact_keep::is_random_key_value`).
+    KeyRandom,
+    /// `scheme://user:password@`: the password replaced, unless it is a port and a path
+    /// (`host:8443/path@v2`).
+    Userinfo,
+    /// A `Cookie:` header's every value, or a `Set-Cookie:` header's first (its attributes,
+    /// `Path=/`, are not secrets).
+    Cookie,
+}
+
+pub(super) struct Rule {
+    pub(super) anchors: &'static [&'static str],
+    src: String,
+    re: OnceLock<Regex>,
+    pub(super) with: With,
+}
+
+impl Rule {
+    pub(super) fn re(&self) -> &Regex {
+        self.re
+            .get_or_init(|| Regex::new(&self.src).expect("redaction regex"))
+    }
+}
+
+/// A rule: its anchors, its regex (compiled on first use), what replaces a match.
+pub(super) fn rule(anchors: &'static [&'static str], re: &str, with: With) -> Rule {
+    Rule {
+        anchors,
+        src: re.to_string(),
+        re: OnceLock::new(),
+        with,
+    }
+}
+
+/// A rule whose match is replaced by a fixed text (`$n` keeps a group).
+pub(super) fn fixed(anchors: &'static [&'static str], re: &str, with: &'static [u8]) -> Rule {
+    rule(anchors, re, With::Fixed(with))
+}
