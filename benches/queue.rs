@@ -13,6 +13,10 @@
 
 #[path = "../tests/it/util/pg.rs"]
 mod pg;
+// pg.rs takes a test's turn on the machine; a benchmark runs on its main thread and takes none.
+#[path = "../tests/it/util/turn.rs"]
+#[allow(dead_code)]
+mod turn;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -12,6 +12,7 @@ pub mod real_agent;
 mod runner;
 pub mod scripted_agent;
 mod test;
+pub mod turn;
 
 pub use agent_cli::{agent_cli, path_with};
 pub use corpus::corpus;

@@ -258,6 +258,8 @@ extern "C" fn stop_at_exit() {
 /// A server of the test's own (stopped when dropped), for a test that restarts or pauses it:
 /// `None` after a `skipped: …` line, as [`server`].
 pub fn private(test: &str) -> Option<Private> {
+    // Lease and heartbeat timings: these tests run alone.
+    super::turn::alone();
     match PgServer::start(&["fsync=off", "full_page_writes=off"]) {
         Ok(s) => Some(Private(s)),
         Err(why) => {
@@ -287,6 +289,8 @@ fn skip_or_fail(test: &str, why: String) {
 /// The test process's server (started on first use, stopped at exit), or `None` after a
 /// `skipped: <test>: …` line when this machine has no PostgreSQL server binary.
 pub fn server(test: &str) -> Option<&'static PgServer> {
+    // Lease and heartbeat timings: these tests run alone.
+    super::turn::alone();
     let s = SERVER.get_or_init(|| {
         let s = PgServer::start(&[
             "fsync=off",

@@ -15,7 +15,11 @@ pub fn bin() -> PathBuf {
 /// are about: they are removed from this process once, before its first baton or git runs,
 /// so every child sees the machine's defaults. A test about one of them sets it on its own
 /// command. (CI runs the suite with all of them set.)
+///
+/// Every test passes here before its first child process, so this is also where it takes its
+/// turn on the machine beside the other tests (`turn::share`).
 pub fn neutral_env() {
+    super::turn::share();
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         for var in [
