@@ -295,6 +295,9 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("openssl passwd -1 -salt s4lt osslPw-77", "osslPw-77"),
     ("mkpasswd --method=sha-512 mkPw-5521", "mkPw-5521"),
     ("wlfreerdp /u:ann /p:FreeRdp9x /v:db", "FreeRdp9x"),
+    ("echo -n \"gcpSec-99\" | gcloud secrets create db-pass --data-file=-", "gcpSec-99"),
+    ("printf 'swarm-Pw7' | docker secret create db_pw -", "swarm-Pw7"),
+    ("echo ghLogin-55 | docker login -u ann --password-stdin", "ghLogin-55"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -503,5 +506,9 @@ pub const LOOK_ALIKES: &[&str] = &[
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "AKIAXXXXXXXXXXXXXXXX",
     "xoxb-xxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxx",
+    "echo \"$TOKEN\" | docker login -u ann --password-stdin",
+    "printf '%s' \"$DB_PASS\" | gcloud secrets versions add db-pass --data-file=-",
+    "echo \"done\" | tee secrets.log",
+    "echo $(vault read -field=pw x) | kubectl create secret generic db --from-file=pw=/dev/stdin",
 ];
 

@@ -112,6 +112,15 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"(?-u)(\becho[ \t]+(?:-[ne][ \t]+)?["']?[^\s:'"]+:)[^\s'"]+(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd)"#,
             b"${1}[REDACTED]${2}",
         ),
+        // A secret echoed into a command that stores it or logs in with it (`echo -n "X" |
+        // gcloud secrets create NAME --data-file=-`, `printf X | docker secret create NAME -`,
+        // `echo X | docker login -u me --password-stdin`, `gh secret set`, `kubectl create
+        // secret`, `passwd --stdin`); a variable or a command's output (`"$TOKEN"`) stays.
+        fixed(
+            &["secret", "-stdin", "data-file"],
+            r#"(?i-u)(\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:(?:'%s'|"%s"|%s)[ \t]+)?["']?)[^"'\s$|`%<>;&-][^"'\n|;&`]*?(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^\n|]*?(?:\bsecrets?[ \t]+(?:create|set|put|add|versions[ \t]+add)\b|--password-stdin|--data-file[ \t=]+-|\bpasswd[ \t]+--stdin|\bcreate[ \t]+secret\b))"#,
+            b"${1}[REDACTED]${2}",
+        ),
         fixed(
             &[
                 "requirepass",

@@ -33,7 +33,8 @@ pub(super) enum Pending {
     /// proceed:`): the next line that is not blank, when it is one random-looking word.
     Prompt,
     /// A name that is a secret's in a list of names and values (Kubernetes' `- name:
-    /// DB_PASSWORD`): the `value:` on the next line that is not blank.
+    /// DB_PASSWORD`, and the other spellings of [`NAME_ENTRY`]): the value on the next line
+    /// that is not blank.
     NameValue,
     /// A here-document given to a secret (`password = <<EOF`): every line up to its tag.
     Heredoc { tag: [u8; 16], len: u8 },
@@ -76,14 +77,21 @@ static PROMPT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i-u)\b(?:password|passphrase|token|secret)\b[^\n]*[ \t][^\n]*:[ \t\r]*$")
         .expect("prompt regex")
 });
+/// A secret's name in a list of names and values, in YAML, JSON or `key=value` (Kubernetes'
+/// `- name: DB_PASSWORD`, CloudFormation's `ParameterKey: DbPassword`, `"Name": "API_TOKEN",`),
+/// an XML element (Hadoop's `<name>fs.s3a.secret.key</name>`, JMeter's `<stringProp
+/// name="Argument.name">password</stringProp>`) or a numbered reply (Redis' `CONFIG GET`:
+/// `1) "requirepass"`).
 static NAME_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?i-u)^[ \t]*(?:- )?["']?name["']?[ \t]*:[ \t]*["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?,?[ \t\r]*$"#
+        r#"(?i-u)^[ \t]*(?:(?:- |\[?\{{[ \t]*)?["']?[a-z0-9_.]*(?:name|key)["']?[ \t]*[:=][ \t]*["']?[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*["']?,?|<[a-z0-9_:.-]+(?:[ \t][^<>]*)?>[ \t]*[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*[ \t]*</[a-z0-9_:.-]+>|[0-9]+\)[ \t]+"(?:[a-z0-9_.-]*?{KEY_CORE}[a-z0-9_.-]*|requirepass|masterauth)")[ \t\r]*$"#
     ))
     .expect("name regex")
 });
+/// The value beside such a name, in the same spellings (`value:`, `ParameterValue:`,
+/// `<value>…</value>`, `<stringProp name="Argument.value">…</stringProp>`, `2) "…"`).
 static NAMED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?-u)^[ \t]*["']?value["']?[ \t]*:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#][^\n]*?))[ \t\r,]*$"#)
+    Regex::new(r#"(?i-u)^[ \t]*(?:["']?[a-z0-9_.]*value["']?[ \t]*[:=][ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#][^\n]*?))[ \t\r,}\]]*$|<[a-z0-9_:.-]*(?:value[a-z0-9_:.-]*|[ \t][^<>]*value[^<>]*)>([^<\n]*)</|[0-9]+\)[ \t]+"([^"\n]*)"[ \t\r]*$)"#)
         .expect("value regex")
 });
 static HEREDOC: LazyLock<Regex> = LazyLock::new(|| {
@@ -143,18 +151,35 @@ pub(super) fn may_open(body: &[u8]) -> bool {
             || memchr::memmem::find(&t[..t.len().min(40)], b"> ").is_some()
             || t.starts_with(b"In [")
             || memchr::memmem::find(t, b"<<").is_some()
-            || lead.starts_with(b"name:")
-            || lead.starts_with(b"\"name\"");
+            || names_a_value(lead)
+            || lead.first().is_some_and(u8::is_ascii_digit);
         if !other {
             return starts_entry(body);
         }
     }
     let lower = body.to_ascii_lowercase();
-    // An opener names a secret: it holds a key word (the key/value rules' anchors).
+    // An opener names a secret: it holds a key word (the key/value rules' anchors), or Redis'
+    // names of its passwords.
     KEY_WORDS
         .iter()
+        .chain(&["requirepass", "masterauth"])
         .any(|w| memchr::memmem::find(&lower, w.as_bytes()).is_some())
         || starts_entry(body)
+}
+
+/// Whether a line starts with a key that names what the next line's value is (`name:`,
+/// `"Name":`, `ParameterKey=`): the first word before a `:` or `=` ends in `name` or `key`.
+fn names_a_value(lead: &[u8]) -> bool {
+    let head = &lead[..lead.len().min(48)];
+    let Some(at) = head.iter().position(|c| matches!(c, b':' | b'=')) else {
+        return false;
+    };
+    let key = head[..at].trim_ascii_end();
+    let key = key.strip_suffix(b"\"").unwrap_or(key);
+    let key = key.strip_suffix(b"'").unwrap_or(key);
+    let n = key.len();
+    (n >= 4 && key[n - 4..].eq_ignore_ascii_case(b"name"))
+        || (n >= 3 && key[n - 3..].eq_ignore_ascii_case(b"key"))
 }
 
 /// What `body` (a line without its newline, already redacted on its own) leaves for the next.
@@ -281,7 +306,7 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         Pending::NameValue if is_blank(body) => keep(body, Some(p)),
         Pending::NameValue => {
             let c = NAMED_VALUE.captures(body)?;
-            let v = c.get(1).or(c.get(2)).or(c.get(3)).expect("a group");
+            let v = (1..=5).find_map(|i| c.get(i)).expect("a group");
             Some((mask_span(body, v.start(), v.end()), None))
         }
         Pending::Heredoc { tag, len } if body.trim_ascii() == &tag[..usize::from(len)] => None,
@@ -381,6 +406,23 @@ mod tests {
                 "k8sTok-4411",
             ),
             (
+                "- ParameterKey: DBPassword\n  ParameterValue: cfnPar-9x",
+                "cfnPar-9x",
+            ),
+            (
+                "[{\"Name\": \"API_TOKEN\",\n  \"Value\": \"ssmTok-77\"}]",
+                "ssmTok-77",
+            ),
+            (
+                "<property>\n  <name>fs.s3a.secret.key</name>\n  <value>hadoopKey9</value>",
+                "hadoopKey9",
+            ),
+            (
+                "<stringProp name=\"Argument.name\">password</stringProp>\n<stringProp name=\"Argument.value\">jmPw-123</stringProp>",
+                "jmPw-123",
+            ),
+            ("1) \"masterauth\"\n2) \"redisAuth-5\"", "redisAuth-5"),
+            (
                 ">>> os.environ[\"API_TOKEN\"]\n'replTok-5521'\n>>> 1",
                 "replTok-5521",
             ),
@@ -438,6 +480,11 @@ mod tests {
             "variable \"db_password\" {\n  type = string\n}\ndefault = \"kept1234\"",
             // A name that is no secret's, a value taken from elsewhere, a certificate.
             "- name: MODE\n  value: fast2024",
+            "- ParameterKey: Environment\n  ParameterValue: prod-2024",
+            "<name>fs.s3a.endpoint</name>\n<value>s3.example.com</value>",
+            "1) \"maxmemory\"\n2) \"1073741824\"",
+            "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}",
+            "<name>db.password</name>\n<description>the password</description>",
             "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
             "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
             "motd = <<EOF\nwelcome 2024\nEOF",
