@@ -298,6 +298,13 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("echo -n \"gcpSec-99\" | gcloud secrets create db-pass --data-file=-", "gcpSec-99"),
     ("printf 'swarm-Pw7' | docker secret create db_pw -", "swarm-Pw7"),
     ("echo ghLogin-55 | docker login -u ann --password-stdin", "ghLogin-55"),
+    ("/msg NickServ IDENTIFY ann ircPw-2801", "ircPw-2801"),
+    ("PASS ftp-Pw-3701", "ftp-Pw-3701"),
+    ("a001 LOGIN ann \"imapPw-44\"", "imapPw-44"),
+    ("C: AUTH PLAIN AGFubgBzZWNyZXQtOTk=", "AGFubgBzZWNyZXQtOTk="),
+    ("echo 'krb-Pw-90' | kinit ann@EXAMPLE.COM", "krb-Pw-90"),
+    ("echo sudoPw-59x | sudo -S apt-get update", "sudoPw-59x"),
+    ("define('SECURE_AUTH_KEY', 'wpSalt-77q');", "wpSalt-77q"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -510,5 +517,13 @@ pub const LOOK_ALIKES: &[&str] = &[
     "printf '%s' \"$DB_PASS\" | gcloud secrets versions add db-pass --data-file=-",
     "echo \"done\" | tee secrets.log",
     "echo $(vault read -field=pw x) | kubectl create secret generic db --from-file=pw=/dev/stdin",
+    "PASS  src/auth/password.test.ts (3.2 s)",
+    "PASS src/auth/login.test.js",
+    "250-AUTH PLAIN LOGIN",
+    "/msg NickServ HELP IDENTIFY",
+    "User login ann failed",
+    "os.environ[\"API_TOKEN\"] = token",
+    "process.env.SESSION_SECRET = crypto.randomBytes(32).toString('hex')",
+    "echo \"$SUDO_PW\" | sudo -S true",
 ];
 

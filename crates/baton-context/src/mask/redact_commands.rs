@@ -115,10 +115,18 @@ pub(super) fn rules() -> Vec<Rule> {
         // A secret echoed into a command that stores it or logs in with it (`echo -n "X" |
         // gcloud secrets create NAME --data-file=-`, `printf X | docker secret create NAME -`,
         // `echo X | docker login -u me --password-stdin`, `gh secret set`, `kubectl create
-        // secret`, `passwd --stdin`); a variable or a command's output (`"$TOKEN"`) stays.
+        // secret`, `passwd --stdin`, `kinit`, `sudo -S`, `cryptsetup`); a variable or a
+        // command's output (`"$TOKEN"`) stays.
         fixed(
-            &["secret", "-stdin", "data-file"],
-            r#"(?i-u)(\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:(?:'%s'|"%s"|%s)[ \t]+)?["']?)[^"'\s$|`%<>;&-][^"'\n|;&`]*?(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^\n|]*?(?:\bsecrets?[ \t]+(?:create|set|put|add|versions[ \t]+add)\b|--password-stdin|--data-file[ \t=]+-|\bpasswd[ \t]+--stdin|\bcreate[ \t]+secret\b))"#,
+            &[
+                "secret",
+                "-stdin",
+                "data-file",
+                "kinit",
+                "sudo",
+                "cryptsetup",
+            ],
+            r#"(?i-u)(\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:(?:'%s'|"%s"|%s)[ \t]+)?["']?)[^"'\s$|`%<>;&-][^"'\n|;&`]*?(["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^\n|]*?(?:\bsecrets?[ \t]+(?:create|set|put|add|versions[ \t]+add)\b|--password-stdin|--data-file[ \t=]+-|\bpasswd[ \t]+--stdin|\bcreate[ \t]+secret\b|\bkinit\b|\bsudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S|\bcryptsetup\b))"#,
             b"${1}[REDACTED]${2}",
         ),
         fixed(
@@ -139,6 +147,21 @@ pub(super) fn rules() -> Vec<Rule> {
             &["login"],
             r#"(?-u)(\b(?:docker|podman|buildah|skopeo|helm|oras|nerdctl|az|cf)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]?)[^\s-][^\s]*"#,
             b"${1}[REDACTED]",
+        ),
+        // Passwords on the wire, as a protocol's transcript shows them: IRC's `/msg NickServ
+        // IDENTIFY [account] X`, FTP's and POP3's `PASS X` (a line of its own: a test
+        // runner's `PASS  src/x.test.ts` names a path), IMAP's `a1 LOGIN user X` (a tag with
+        // a digit: `User login ann failed` is prose), SMTP's
+        // `AUTH PLAIN <base64>` (`250-AUTH PLAIN LOGIN` announces mechanisms).
+        fixed(
+            &["identify"],
+            r#"(?i-u)(\b(?:nickserv|ns)[ \t]+:?identify[ \t]+(?:[^\s"']+[ \t]+)?)[^\s"'$]+"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["pass ", "login ", "auth plain"],
+            r#"(?m-u)(^PASS[ \t])[^\s/:$][^\s/:]*([ \t\r]*)$|(^[A-Za-z.]*[0-9][A-Za-z0-9.]*[ \t]+(?:LOGIN|login)[ \t]+"?[^\s"]+"?[ \t]+"?)[^\s"$][^\s"]*("?[ \t\r]*)$|(\bAUTH[ \t]+PLAIN[ \t]+)[A-Za-z0-9+/]{8,}={0,2}"#,
+            b"${1}${3}${5}[REDACTED]${2}${4}",
         ),
         fixed(
             &["machine"],

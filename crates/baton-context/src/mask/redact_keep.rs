@@ -82,24 +82,28 @@ fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
         .filter(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
         .count();
     folded == core
+        // The key's last word (`API_TOKEN = token`, `SECRET_KEY = key`): a variable.
+        || (folded.len() >= 3 && inner.iter().all(u8::is_ascii_lowercase) && core.ends_with(&folded))
         || (camel && memchr::memmem::find(&folded, &core).is_some())
         // `shouldUseOpenHandsKey`: a variable, not a password.
         || (letters && inner[0].is_ascii_lowercase() && humps >= 2)
 }
 
-/// A call in code, `getPassword()`, `os.getenv(` (its argument quoted, past the value): a
-/// name, `(`, and nothing after the closing parenthesis. `x(1)yz` is no call.
+/// A call in code, `getPassword()`, `os.getenv(` (its argument quoted, past the value), a
+/// chain of calls (`crypto.randomBytes(32).toString(`): a name, `(`, and nothing after the
+/// last closing parenthesis but another call. `x(1)yz` is no call.
 fn is_call(inner: &[u8]) -> bool {
     let Some(open) = memchr::memchr(b'(', inner) else {
         return false;
     };
     let (name, rest) = (&inner[..open], &inner[open + 1..]);
+    let chained = rest.ends_with(b"(") && memchr::memmem::find(rest, b").").is_some();
     name.first()
         .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
         && name
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-        && (rest.is_empty() || rest.ends_with(b")"))
+        && (rest.is_empty() || rest.ends_with(b")") || chained)
 }
 
 /// Namespaces whose members are configuration read in code, not written in it: Terraform's

@@ -41,6 +41,9 @@ pub(super) enum Pending {
     /// A REPL's input that reads a secret (`>>> settings.PASSWORD`, `irb> ENV["TOKEN"]`): the
     /// quoted result on the next line that is not blank (`=> "X"`, `'X'`, `Out[3]: 'X'`).
     Result,
+    /// An `expect` script waiting for a password prompt (`expect "Password:"`, pexpect's
+    /// `child.expect('Passphrase')`): the string its next `send` gives.
+    Send,
     /// A key block that is not a PEM private key (`-----BEGIN OpenVPN Static key V1-----`):
     /// every line up to its `-----END`.
     KeyBlock,
@@ -108,6 +111,14 @@ static RESULT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?-u)^[ \t]*(?:=>|Out\[[0-9]+\]:|\$[0-9]+ ==>|res[0-9]+: [A-Za-z.]+ =)?[ \t]*(?:\\?"([^"\\\n]*)\\?"|'([^'\n]*)')[ \t\r]*$"#)
         .expect("result regex")
 });
+static EXPECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i-u)\bexpect\b[^\n]*(?:assw|passphrase|passcode|token|secret)")
+        .expect("expect regex")
+});
+static SEND: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?-u)^[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*\.)?(?:send|sendline|exp_send)[ \t(]+(?:-- )?["']([^"'\n]*?)(?:\\r|\\n)?["']"#)
+        .expect("send regex")
+});
 static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
 });
@@ -141,6 +152,10 @@ pub(super) fn may_open(body: &[u8]) -> bool {
     let Some(&last) = t.last() else {
         return false;
     };
+    // An `expect` script's prompt names no key word when it is a glob (`*assword:`).
+    if memchr::memmem::find(t, b"expect").is_some() {
+        return true;
+    }
     let before = t.len().checked_sub(2).map(|i| t[i]);
     let ends = matches!(last, b'>' | b':' | b'=' | b'|' | b'{')
         || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')));
@@ -235,6 +250,9 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     {
         return Some(Pending::KeyBlock);
     }
+    if EXPECT.is_match(body) {
+        return Some(Pending::Send);
+    }
     PROMPT.is_match(body).then_some(Pending::Prompt)
 }
 
@@ -312,6 +330,11 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         Pending::Heredoc { tag, len } if body.trim_ascii() == &tag[..usize::from(len)] => None,
         Pending::Heredoc { .. } => {
             Some((mask_span(body, indent(body), trim_end(body).len()), Some(p)))
+        }
+        Pending::Send if is_blank(body) => keep(body, Some(p)),
+        Pending::Send => {
+            let v = SEND.captures(body)?.get(1).expect("group 1");
+            Some((mask_span(body, v.start(), v.end()), None))
         }
         Pending::KeyBlock if body.trim_ascii_start().starts_with(b"-----END ") => None,
         Pending::KeyBlock => Some((mask_span(body, indent(body), trim_end(body).len()), Some(p))),
@@ -423,6 +446,14 @@ mod tests {
             ),
             ("1) \"masterauth\"\n2) \"redisAuth-5\"", "redisAuth-5"),
             (
+                "spawn ssh ann@db\nexpect \"*assword:\"\nsend \"expPw-4411\\r\"\ninteract",
+                "expPw-4411",
+            ),
+            (
+                "child.expect('Enter passphrase')\nchild.sendline('pexPw-77')",
+                "pexPw-77",
+            ),
+            (
                 ">>> os.environ[\"API_TOKEN\"]\n'replTok-5521'\n>>> 1",
                 "replTok-5521",
             ),
@@ -485,6 +516,9 @@ mod tests {
             "1) \"maxmemory\"\n2) \"1073741824\"",
             "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}",
             "<name>db.password</name>\n<description>the password</description>",
+            "expect \"Password:\"\nsend \"$pass\\r\"",
+            "expect \"login:\"\nsend \"ann\\r\"",
+            "expect \"Password:\"\nputs \"sent\"\nsend \"later\\r\"",
             "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
             "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
             "motd = <<EOF\nwelcome 2024\nEOF",
