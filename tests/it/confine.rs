@@ -414,6 +414,13 @@ fn links_and_fifos_on_the_names_baton_writes_are_refused() {
     };
     // `.gitignore`: baton mask still runs the command (passed through, unmasked, saying why).
     check(&local.join(".gitignore"), &["mask", "--", "echo", "hi"], 0);
+    // And for a session's folder and a task run's journal, which write it too.
+    check(&local.join(".gitignore"), &["session", "new", "review"], 2);
+    check(
+        &local.join(".gitignore"),
+        &["run", "orchestrate", "add-login", "--agent", "sim"],
+        2,
+    );
     // A task's lock file and the manifest's spare.
     let task = tasks_dir(&p).join("add-login");
     check(&task.join(".lock"), &["phase", "begin", "spec"], 2);

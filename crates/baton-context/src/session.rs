@@ -27,14 +27,20 @@ pub fn validate_kind(kind: &str) -> Result<()> {
     Ok(())
 }
 
-/// `<local>/.gitignore` holds `*`, so nothing machine-local is ever committed.
+/// `<local>/.gitignore` holds `*`, so nothing machine-local is ever committed. Never through
+/// a link or into a FIFO (a cloned repository can carry either): the file is read and replaced
+/// only when it is a regular one. A temp file a killed write left in `<local>` (this one's
+/// own, or any other of baton's atomic writes there) is removed first.
 pub fn ensure_gitignore(local: &Path) -> Result<()> {
     std::fs::create_dir_all(local).map_err(io_err(local))?;
+    let removed = baton_core::fs::remove_stale_temps(local, std::time::Duration::from_secs(60));
+    baton_core::fs::note_removed_temps(&removed, local.parent().unwrap_or(local));
     let gi = local.join(".gitignore");
-    let current = match std::fs::read_to_string(&gi) {
-        Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::io(&gi, e)),
+    let current = if baton_core::fs::own_file(&gi)? {
+        let bytes = baton_core::fs::read_no_link(&gi).map_err(|e| Error::io(&gi, e))?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        String::new()
     };
     if current.lines().any(|l| l.trim() == "*") {
         return Ok(());
@@ -44,7 +50,7 @@ pub fn ensure_gitignore(local: &Path) -> Result<()> {
         next.push('\n');
     }
     next.push_str("*\n");
-    Ok(std::fs::write(&gi, next).map_err(io_err(&gi))?)
+    Ok(baton_core::fs::write_atomic(&gi, next.as_bytes())?)
 }
 
 /// Create a fresh session directory and return its path.
@@ -198,6 +204,33 @@ pub fn clean(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `.gitignore` write killed between its temp file and its rename leaves the temp file
+    /// in `.baton/`: the next call removes it (its writer is gone) and keeps one of a live
+    /// writer, and an existing text gains `*` once.
+    #[test]
+    fn a_killed_writes_temp_file_is_removed_and_the_text_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join(".baton");
+        std::fs::create_dir_all(&local).unwrap();
+        let dead = local.join(format!("{}2000000000-aB3dE", baton_core::fs::TEMP_PREFIX));
+        let live = local.join(format!(
+            "{}{}-fG5hI",
+            baton_core::fs::TEMP_PREFIX,
+            std::process::id()
+        ));
+        std::fs::write(&dead, "*\n").unwrap();
+        std::fs::write(&live, "*\n").unwrap();
+        std::fs::write(local.join(".gitignore"), "scratch/").unwrap();
+        ensure_gitignore(&local).unwrap();
+        assert!(!dead.exists(), "the dead writer's temp file is gone");
+        assert!(live.exists(), "a live writer's temp file is kept");
+        ensure_gitignore(&local).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(local.join(".gitignore")).unwrap(),
+            "scratch/\n*\n"
+        );
+    }
 
     #[test]
     fn kinds_and_durations() {

@@ -24,26 +24,7 @@ pub fn scratch_dir(local: &Path) -> Result<PathBuf> {
     // Masked outputs may hold secrets: never written through a symlink to elsewhere.
     baton_core::fs::confined(local, &dir)?;
     create_private_dir(&dir)?;
-    // Never through a link or into a FIFO (a cloned repository can carry either): the
-    // file is read and replaced only when it is a regular one.
-    let ignore = local.join(".gitignore");
-    let current = if baton_core::fs::own_file(&ignore)? {
-        let bytes = baton_core::fs::read_no_link(&ignore).map_err(|e| Error::io(&ignore, e))?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
-    } else {
-        None
-    };
-    if !current
-        .as_deref()
-        .is_some_and(|t| t.lines().any(|l| l.trim() == "*"))
-    {
-        let mut text = current.unwrap_or_default();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("*\n");
-        baton_core::fs::write_atomic(&ignore, text.as_bytes())?;
-    }
+    crate::session::ensure_gitignore(local)?;
     Ok(dir)
 }
 

@@ -518,14 +518,16 @@ impl EpicRun {
     }
 
     /// Temp files of story or status writes a kill cut short: gone before any agent's
-    /// `git add -A` can stage them. In the project, and in this run's story worktrees.
+    /// `git add -A` can stage them. In the project, and in this run's story worktrees; and
+    /// those of baton's own writes in `.baton/` (its `.gitignore`), which nothing commits but
+    /// which must not pile up.
     fn remove_cut_short_writes(&self) {
         let mut tops = vec![self.project_dir.clone()];
         tops.extend(self.spec.tree.as_ref().map(|t| t.path.clone()));
         if let Ok(rd) = std::fs::read_dir(self.local.join("worktrees").join(&self.run_id)) {
             tops.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
         }
-        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::from([self.local.clone()]);
         for top in &tops {
             for e in &self.epics {
                 for s in &e.stories {
