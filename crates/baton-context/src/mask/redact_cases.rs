@@ -305,6 +305,14 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("echo 'krb-Pw-90' | kinit ann@EXAMPLE.COM", "krb-Pw-90"),
     ("echo sudoPw-59x | sudo -S apt-get update", "sudoPw-59x"),
     ("define('SECURE_AUTH_KEY', 'wpSalt-77q');", "wpSalt-77q"),
+    ("r = requests.post(url, json={'user': 'ann', 'pass': 'pyPass-71'})", "pyPass-71"),
+    ("PQsetdbLogin(\"db\", \"5432\", NULL, NULL, \"app\", \"ann\", \"pqLogin-5\");", "pqLogin-5"),
+    ("dsn := \"root:mysqlDsn-9@tcp(127.0.0.1:3306)/test\"", "mysqlDsn-9"),
+    ("snmpget -v3 -l authPriv -u mon -a SHA -A authPass-77 -x AES -X privPass-78 sw1 sysName.0", "privPass-78"),
+    ("ipmitool -H 10.1.1.5 -U root -P ipmiRoot-5 chassis status", "ipmiRoot-5"),
+    ("vault login hvsLike-Tok-9", "hvsLike-Tok-9"),
+    ("smbpasswd -s -a ann <<< smbHere-44", "smbHere-44"),
+    ("echo 'vaultPass-8' > ~/.vault_pass.txt", "vaultPass-8"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -525,5 +533,12 @@ pub const LOOK_ALIKES: &[&str] = &[
     "os.environ[\"API_TOKEN\"] = token",
     "process.env.SESSION_SECRET = crypto.randomBytes(32).toString('hex')",
     "echo \"$SUDO_PW\" | sudo -S true",
+    "Access denied for user 'ann'@'localhost' (using password: NO)",
+    "gh auth login --with-token < token.txt",
+    "PASSWORD_EXPIRY_DAYS=90",
+    "TOKEN_TTL_SECONDS=3600",
+    "echo \"$VAULT_PASS\" > ~/.vault_pass.txt",
+    "vault login -method=github",
+    "ipmitool -H 10.1.1.5 -U root -E chassis status",
 ];
 

@@ -21,7 +21,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 "storepass",
                 "keypass",
             ],
-            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';]+)"#,
+            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';<>|&][^\s"';]*)"#,
             b"${1}[REDACTED]",
         ),
         // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
@@ -162,6 +162,38 @@ pub(super) fn rules() -> Vec<Rule> {
             &["pass ", "login ", "auth plain"],
             r#"(?m-u)(^PASS[ \t])[^\s/:$][^\s/:]*([ \t\r]*)$|(^[A-Za-z.]*[0-9][A-Za-z0-9.]*[ \t]+(?:LOGIN|login)[ \t]+"?[^\s"]+"?[ \t]+"?)[^\s"$][^\s"]*("?[ \t\r]*)$|(\bAUTH[ \t]+PLAIN[ \t]+)[A-Za-z0-9+/]{8,}={0,2}"#,
             b"${1}${3}${5}[REDACTED]${2}${4}",
+        ),
+        // net-snmp's passphrases (`snmpwalk -v3 … -A X -x AES -X Y`: `-A` authentication,
+        // `-X` privacy), one rule each so both are found on one line; IPMI's `-P`.
+        fixed(
+            &["snmp"],
+            r#"(?-u)(\bsnmp[a-z]*\b[^\n]*?[ \t]-A[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["snmp"],
+            r#"(?-u)(\bsnmp[a-z]*\b[^\n]*?[ \t]-X[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["ipmitool"],
+            r#"(?-u)(\bipmitool\b[^\n]*?[ \t]-P[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // A token or password given as a command's word: `cargo login X`, `vault login X`,
+        // `snyk auth X`, `rclone obscure X`; `sshpass -f <(echo X)`; a here-string to a password
+        // tool (`vncpasswd -f <<< X`).
+        fixed(
+            &["login", "snyk", "obscure", "sshpass", "<<<"],
+            r#"(?-u)(\b(?:(?:cargo|vault|bao)[ \t]+login|snyk[ \t]+auth|rclone[ \t]+obscure)[ \t]+|\bsshpass\b[^\n]*?-f[ \t]*<\([ \t]*(?:echo|printf)[ \t]+(?:-n[ \t]+)?["']?|\b[a-z0-9_-]*passw[a-z0-9_-]*\b[^\n<]*<<<[ \t]*["']?)[^\s$<>|&"'()-][^\s"'()]*"#,
+            b"${1}[REDACTED]",
+        ),
+        // A literal echoed into a file named after a secret (`echo "X" >
+        // ~/.gnupg/passphrase.txt`, `>> .vault_pass`, `> token`).
+        fixed(
+            &["echo", "printf"],
+            r#"(?im-u)(\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*["']?)[^"'\s$|`%<>;&-][^"'\n|;&`<>]*?(["']?[ \t]*>>?[ \t]*[^\s|;&<>]*(?:pass|secret|token|cred)[^\s|;&<>/]*(?:[ \t;&]|$))"#,
+            b"${1}[REDACTED]${2}",
         ),
         fixed(
             &["machine"],

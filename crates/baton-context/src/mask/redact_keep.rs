@@ -417,6 +417,15 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
     if core == b"pass" && inner.iter().all(u8::is_ascii_digit) {
         return true;
     }
+    // A setting about the secret (`PASSWORD_EXPIRY_DAYS=90`, `TOKEN_TTL=3600`): a short
+    // number under a key that goes on in words past its secret's.
+    let after = memchr::memmem::rfind(&key, &core).map_or(&[][..], |i| &key[i + core.len()..]);
+    if after.iter().any(u8::is_ascii_alphabetic)
+        && inner.len() <= 6
+        && inner.iter().all(u8::is_ascii_digit)
+    {
+        return true;
+    }
     if !quoted
         && (compares
             || CODE_WORDS.contains(&&lower[..])
@@ -510,6 +519,8 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
         || matches!(
             &inner.to_ascii_lowercase()[..],
             b"null" | b"none" | b"nil" | b"true" | b"false" | b"undefined" | b"<none>"
+            // MySQL's `(using password: YES)`, a switch's state.
+            | b"yes" | b"no" | b"on" | b"off"
             // An encoding's name (`Buffer.from("accountKey", "base64")`).
             | b"base64" | b"base64url" | b"hex" | b"utf8" | b"utf-8" | b"ascii" | b"binary"
             | b"latin1"

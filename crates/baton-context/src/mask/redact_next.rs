@@ -44,6 +44,10 @@ pub(super) enum Pending {
     /// An `expect` script waiting for a password prompt (`expect "Password:"`, pexpect's
     /// `child.expect('Passphrase')`): the string its next `send` gives.
     Send,
+    /// A table whose header names a secret's column (`ID  Description  Token`): that
+    /// column's field in each row, to a blank line or a row that does not line up. `at` is
+    /// the column's byte offset, or its field's index when the header is tab-separated.
+    Column { at: u16, tabs: bool },
     /// A key block that is not a PEM private key (`-----BEGIN OpenVPN Static key V1-----`):
     /// every line up to its `-----END`.
     KeyBlock,
@@ -119,6 +123,29 @@ static SEND: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?-u)^[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*\.)?(?:send|sendline|exp_send)[ \t(]+(?:-- )?["']([^"'\n]*?)(?:\\r|\\n)?["']"#)
         .expect("send regex")
 });
+/// A command that prints a secret alone on the next line (`gcloud auth print-access-token`,
+/// `aws ecr get-login-password`, `heroku auth:token`, `gh auth token`, `kubectl create
+/// token`, `gcloud secrets versions access`).
+static PRINTS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i-u)(?:\bprint-(?:access|identity)-token|\bget-login-password|\bauth[ \t:]token|\bcreate[ \t]+token|\bprint[ \t]+token|\bversions[ \t]+access)\b[^\n|>]*$")
+        .expect("prints regex")
+});
+/// A secret's column name in a table's header.
+const COLUMN_NAMES: &[&[u8]] = &[
+    b"token",
+    b"password",
+    b"passphrase",
+    b"secret",
+    b"secret key",
+    b"secret_key",
+    b"secretaccesskey",
+    b"secret access key",
+    b"api key",
+    b"api_key",
+    b"apikey",
+    b"access token",
+    b"access_token",
+];
 static NETRC_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^([ \t]*(?:password|passwd)[ \t]+)(\S+)").expect("netrc regex")
 });
@@ -137,6 +164,92 @@ fn indent(b: &[u8]) -> usize {
 
 fn is_blank(b: &[u8]) -> bool {
     trim_end(b).is_empty()
+}
+
+/// A table row's fields, as `(start, end)`: split on tabs, or else on runs of two spaces or
+/// more (one space joins a column's words).
+fn columns(t: &[u8], tabs: bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        let gap = if tabs {
+            t[i] == b'\t'
+        } else {
+            t[i] == b' ' && t.get(i + 1) == Some(&b' ')
+        };
+        if gap || (!tabs && t[i] == b'\t') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < t.len() {
+            let end = if tabs {
+                t[i] == b'\t'
+            } else {
+                t[i] == b'\t' || (t[i] == b' ' && t.get(i + 1) == Some(&b' '))
+            };
+            if end {
+                break;
+            }
+            i += 1;
+        }
+        let field = trim_end(&t[start..i]);
+        let lead = indent(field);
+        out.push((start + lead, start + field.len()));
+    }
+    out
+}
+
+/// A table's header with a secret's column: every field a title (letters, spaces, `_`, `-`),
+/// two fields or more, one of them a secret's name.
+fn secret_column(body: &[u8]) -> Option<Pending> {
+    let t = trim_end(body);
+    if t.len() > 300 {
+        return None;
+    }
+    let tabs = memchr::memchr(b'\t', t).is_some();
+    let cols = columns(t, tabs);
+    let title = |&(s, e): &(usize, usize)| {
+        e > s
+            && e - s <= 30
+            && t[s..e]
+                .iter()
+                .all(|c| c.is_ascii_alphabetic() || matches!(c, b' ' | b'_' | b'-'))
+    };
+    if cols.len() < 2 || !cols.iter().all(title) {
+        return None;
+    }
+    let i = cols
+        .iter()
+        .position(|&(s, e)| COLUMN_NAMES.iter().any(|n| t[s..e].eq_ignore_ascii_case(n)))?;
+    let at = if tabs { i } else { cols[i].0 };
+    Some(Pending::Column {
+        at: u16::try_from(at).ok()?,
+        tabs,
+    })
+}
+
+/// Whether a line may be a table's header naming a secret's column: aligned, and holding
+/// one of the names' cores in a common case.
+fn may_head_a_table(t: &[u8]) -> bool {
+    (memchr::memchr(b'\t', t).is_some() || memchr::memmem::find(t, b"  ").is_some())
+        && [
+            &b"oken"[..],
+            b"OKEN",
+            b"assw",
+            b"ASSW",
+            b"ecret",
+            b"ECRET",
+            b"assphrase",
+            b"pi key",
+            b"PI KEY",
+            b"pikey",
+            b"PIKEY",
+            b"pi_key",
+            b"PI_KEY",
+        ]
+        .iter()
+        .any(|w| memchr::memmem::find(t, w).is_some())
 }
 
 fn starts_entry(body: &[u8]) -> bool {
@@ -167,9 +280,12 @@ pub(super) fn may_open(body: &[u8]) -> bool {
             || t.starts_with(b"In [")
             || memchr::memmem::find(t, b"<<").is_some()
             || names_a_value(lead)
-            || lead.first().is_some_and(u8::is_ascii_digit);
+            || lead.first().is_some_and(u8::is_ascii_digit)
+            || memchr::memmem::find(t, b"token").is_some()
+            || memchr::memmem::find(t, b"login-password").is_some()
+            || memchr::memmem::find(t, b"versions access").is_some();
         if !other {
-            return starts_entry(body);
+            return may_head_a_table(t) || starts_entry(body);
         }
     }
     let lower = body.to_ascii_lowercase();
@@ -253,6 +369,12 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     if EXPECT.is_match(body) {
         return Some(Pending::Send);
     }
+    if PRINTS.is_match(body) {
+        return Some(Pending::Prompt);
+    }
+    if let Some(c) = secret_column(body) {
+        return Some(c);
+    }
     PROMPT.is_match(body).then_some(Pending::Prompt)
 }
 
@@ -335,6 +457,27 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         Pending::Send => {
             let v = SEND.captures(body)?.get(1).expect("group 1");
             Some((mask_span(body, v.start(), v.end()), None))
+        }
+        Pending::Column { .. } if is_blank(body) => None,
+        Pending::Column { at, tabs: true } => {
+            let t = trim_end(body);
+            let &(s, e) = columns(t, true).get(usize::from(at))?;
+            Some((mask_span(body, s, e), Some(p)))
+        }
+        Pending::Column { at, tabs: false } => {
+            let at = usize::from(at);
+            let t = trim_end(body);
+            let aligned = at < t.len()
+                && !t[at].is_ascii_whitespace()
+                && (at == 0 || t[at - 1].is_ascii_whitespace());
+            if !aligned {
+                return None;
+            }
+            let e = t[at..]
+                .iter()
+                .position(u8::is_ascii_whitespace)
+                .map_or(t.len(), |n| at + n);
+            Some((mask_span(body, at, e), Some(p)))
         }
         Pending::KeyBlock if body.trim_ascii_start().starts_with(b"-----END ") => None,
         Pending::KeyBlock => Some((mask_span(body, indent(body), trim_end(body).len()), Some(p))),
@@ -454,6 +597,16 @@ mod tests {
                 "pexPw-77",
             ),
             (
+                "NAME    USER   PASSWORD\ndb1     ann    tblPw-5501\ndb2     bob    tblPw-5502",
+                "tblPw-550",
+            ),
+            ("id\tname\tapi_key\n7\tci\ttabKey-81x", "tabKey-81x"),
+            (
+                "$ aws ecr get-login-password\neyJwYXlsb2FkIjoiZWNyIn0x9",
+                "eyJwYXlsb2FkIjoiZWNyIn0x9",
+            ),
+            ("gh auth token\ngho_printedToken123", "gho_printedToken123"),
+            (
                 ">>> os.environ[\"API_TOKEN\"]\n'replTok-5521'\n>>> 1",
                 "replTok-5521",
             ),
@@ -519,6 +672,13 @@ mod tests {
             "expect \"Password:\"\nsend \"$pass\\r\"",
             "expect \"login:\"\nsend \"ann\\r\"",
             "expect \"Password:\"\nputs \"sent\"\nsend \"later\\r\"",
+            // A table without a secret's column; one whose rows stop lining up; a command
+            // that prints no secret.
+            "NAME    TYPE    DATA   AGE\ndb      Opaque  2      5d",
+            "NAME    TOKEN\n\nafter-blank-2024x",
+            "Tokens  Saved\n12000   9000x",
+            "gh auth status\nLogged-in-2024",
+            "Token expired at 2026-01-01T00:00:00Z\nrenew-2024abc",
             "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
             "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
             "motd = <<EOF\nwelcome 2024\nEOF",

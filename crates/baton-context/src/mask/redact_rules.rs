@@ -272,6 +272,19 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)(\b(?:PlainAuth|getConnection|mysqli?_connect|mysqli|PDO|pg_connect|pymysql\.connect|MySQLdb\.connect|set_password)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2}[ \t]*)(["'])[^"'\n]+(["'])"#,
             b"${1}${2}[REDACTED]${3}",
         ),
+        // C clients' password argument by position: `mysql_real_connect(conn, host, user,
+        // "X", …)`, libpq's `PQsetdbLogin(host, port, opts, tty, db, user, "X")`.
+        fixed(
+            &["mysql_real_connect", "pqsetdblogin"],
+            r#"(?i-u)(\b(?:mysql_real_connect[ \t]*\((?:[ \t]*(?:"[^"\n]*"|[a-z_&*][a-z0-9_.>&*-]*)[ \t]*,){3}|PQsetdbLogin[ \t]*\((?:[ \t]*(?:"[^"\n]*"|[a-z_&*][a-z0-9_.>&*-]*)[ \t]*,){6})[ \t]*")[^"\n]+(")"#,
+            b"${1}[REDACTED]${2}",
+        ),
+        // A Go driver's DSN without a scheme, `user:X@tcp(host:port)/db` (MySQL's, Redis').
+        fixed(
+            &["@tcp(", "@unix(", "@udp("],
+            r#"(?-u)(\b[A-Za-z0-9_.+-]+:)[^\s@:/"'()]+(@(?:tcp|tcp6|unix|udp)\()"#,
+            b"${1}[REDACTED]${2}",
+        ),
         // A secret-named variable set from a string's constructor (`let password =
         // String::from("X")`, `SecretString::new("X".into())`, `new String("X")`; not a call
         // that reads, such as `os.getenv("X")`). No type between the name and its `=`: an
@@ -464,6 +477,13 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             &format!(
                 r#"(?i-u)\b(?P<key>[a-z0-9_.-]*[_.-](?P<core>pass))(?P<sep>\\?["']?{assign}){value}"#
             ),
+            With::KeyValue,
+        ),
+        // A quoted key that is `pass` or `pw` alone (`{"user":"ann","pass":"X"}`, `'pw' =>
+        // 'X'`), its value quoted: a test summary's `pass: 12` is neither.
+        rule(
+            &["\"pass\"", "'pass'", "\"pw\"", "'pw'"],
+            r#"(?i-u)(?P<key>["'](?P<core>pass|pw)["'])(?P<sep>[ \t]*(?::|=>|=)[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#,
             With::KeyValue,
         ),
         // `pass = X` or YAML's `pass: X` at a line's start, unquoted.
