@@ -166,36 +166,32 @@ fn is_blank(b: &[u8]) -> bool {
     trim_end(b).is_empty()
 }
 
-/// A table row's fields, as `(start, end)`: split on tabs, or else on runs of two spaces or
-/// more (one space joins a column's words).
+/// A table row's fields, as `(start, end)`: split on each tab (an empty field counts), or
+/// else on runs of two spaces or more (one space joins a column's words).
 fn columns(t: &[u8], tabs: bool) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    if tabs {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\t', t).chain(std::iter::once(t.len())) {
+            let f = &t[start..end];
+            let lead = indent(f);
+            out.push((start + lead, start + trim_end(f).len().max(lead)));
+            start = end + 1;
+        }
+        return out;
+    }
+    let gap = |i: usize| t[i] == b'\t' || (t[i] == b' ' && t.get(i + 1) == Some(&b' '));
     let mut i = 0;
     while i < t.len() {
-        let gap = if tabs {
-            t[i] == b'\t'
-        } else {
-            t[i] == b' ' && t.get(i + 1) == Some(&b' ')
-        };
-        if gap || (!tabs && t[i] == b'\t') {
+        if gap(i) || t[i] == b' ' {
             i += 1;
             continue;
         }
         let start = i;
-        while i < t.len() {
-            let end = if tabs {
-                t[i] == b'\t'
-            } else {
-                t[i] == b'\t' || (t[i] == b' ' && t.get(i + 1) == Some(&b' '))
-            };
-            if end {
-                break;
-            }
+        while i < t.len() && !gap(i) {
             i += 1;
         }
-        let field = trim_end(&t[start..i]);
-        let lead = indent(field);
-        out.push((start + lead, start + field.len()));
+        out.push((start, start + trim_end(&t[start..i]).len()));
     }
     out
 }
@@ -265,8 +261,11 @@ pub(super) fn may_open(body: &[u8]) -> bool {
     let Some(&last) = t.last() else {
         return false;
     };
-    // An `expect` script's prompt names no key word when it is a glob (`*assword:`).
-    if memchr::memmem::find(t, b"expect").is_some() {
+    // An `expect` script's prompt names no key word when it is a glob (`*assword:`). The
+    // word alone: a test log's many "expected" lines are no script.
+    if memchr::memmem::find_iter(t, b"expect")
+        .any(|i| matches!(t.get(i + 6), Some(b' ' | b'\t' | b'(' | b'"' | b'\'')))
+    {
         return true;
     }
     let before = t.len().checked_sub(2).map(|i| t[i]);
@@ -601,6 +600,10 @@ mod tests {
                 "tblPw-550",
             ),
             ("id\tname\tapi_key\n7\tci\ttabKey-81x", "tabKey-81x"),
+            (
+                "ID\tDescription\tToken\n0a1b2c\t\ttabTok-86xyz==",
+                "tabTok-86xyz",
+            ),
             (
                 "$ aws ecr get-login-password\neyJwYXlsb2FkIjoiZWNyIn0x9",
                 "eyJwYXlsb2FkIjoiZWNyIn0x9",
