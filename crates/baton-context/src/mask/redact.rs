@@ -321,6 +321,15 @@ pub fn redact_json(v: &mut serde_json::Value) {
 mod tests {
     use super::*;
 
+    /// A variable named after its key is the key's whole last word (`API_TOKEN = token`),
+    /// not any tail of it: `password = word` is a password.
+    #[test]
+    fn only_the_keys_last_word_is_taken_for_a_variable() {
+        assert_eq!(redact("API_TOKEN = token"), "API_TOKEN = token");
+        assert_eq!(redact("password = word"), "password = [REDACTED]");
+        assert_eq!(redact("api_token = ken"), "api_token = [REDACTED]");
+    }
+
     #[test]
     fn a_value_on_the_next_line_is_redacted_alone_and_streamed_alike() {
         for text in [

@@ -540,5 +540,7 @@ pub const LOOK_ALIKES: &[&str] = &[
     "echo \"$VAULT_PASS\" > ~/.vault_pass.txt",
     "vault login -method=github",
     "ipmitool -H 10.1.1.5 -U root -E chassis status",
+    "3 login attempts failed",
+    "SECRET_KEY = key",
 ];
 

@@ -150,8 +150,8 @@ pub(super) fn rules() -> Vec<Rule> {
         ),
         // Passwords on the wire, as a protocol's transcript shows them: IRC's `/msg NickServ
         // IDENTIFY [account] X`, FTP's and POP3's `PASS X` (a line of its own: a test
-        // runner's `PASS  src/x.test.ts` names a path), IMAP's `a1 LOGIN user X` (a tag with
-        // a digit: `User login ann failed` is prose), SMTP's
+        // runner's `PASS  src/x.test.ts` names a path), IMAP's `a1 LOGIN user X` (a tag of
+        // letters and digits: `User login ann failed`, `3 login attempts failed` are prose), SMTP's
         // `AUTH PLAIN <base64>` (`250-AUTH PLAIN LOGIN` announces mechanisms).
         fixed(
             &["identify"],
@@ -160,7 +160,7 @@ pub(super) fn rules() -> Vec<Rule> {
         ),
         fixed(
             &["pass ", "login ", "auth plain"],
-            r#"(?m-u)(^PASS[ \t])[^\s/:$][^\s/:]*([ \t\r]*)$|(^[A-Za-z.]*[0-9][A-Za-z0-9.]*[ \t]+(?:LOGIN|login)[ \t]+"?[^\s"]+"?[ \t]+"?)[^\s"$][^\s"]*("?[ \t\r]*)$|(\bAUTH[ \t]+PLAIN[ \t]+)[A-Za-z0-9+/]{8,}={0,2}"#,
+            r#"(?m-u)(^PASS[ \t])[^\s/:$][^\s/:]*([ \t\r]*)$|(^(?:[A-Za-z]+[0-9]+|[0-9]+[A-Za-z]+)[A-Za-z0-9.]*[ \t]+(?:LOGIN|login)[ \t]+"?[^\s"]+"?[ \t]+"?)[^\s"$][^\s"]*("?[ \t\r]*)$|(\bAUTH[ \t]+PLAIN[ \t]+)[A-Za-z0-9+/]{8,}={0,2}"#,
             b"${1}${3}${5}[REDACTED]${2}${4}",
         ),
         // net-snmp's passphrases (`snmpwalk -v3 … -A X -x AES -X Y`: `-A` authentication,

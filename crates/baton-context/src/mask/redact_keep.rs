@@ -55,8 +55,9 @@ const TYPE_NAMES: &[&[u8]] = &[
 ];
 
 /// Whether a bare value is a name in code, not a secret: camelCase holding the key's own word
-/// (`apiKey: apiKeyIsDirty`, `finalApiKey`), or the word itself (`token=Token{…}`).
-fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
+/// (`apiKey: apiKeyIsDirty`, `finalApiKey`), the word itself (`token=Token{…}`), or the key's
+/// last word (`key` is the key, lowercased).
+fn is_code_name(inner: &[u8], core: &[u8], key: &[u8]) -> bool {
     if !inner
         .iter()
         .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
@@ -68,6 +69,11 @@ fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
         .filter(|b| **b != b'_')
         .map(u8::to_ascii_lowercase)
         .collect();
+    let last_word = key
+        .rsplit(|b| matches!(b, b'_' | b'.' | b'-'))
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let core: Vec<u8> = core
         .iter()
         .filter(|b| !matches!(b, b'_' | b'.' | b'-'))
@@ -83,7 +89,7 @@ fn is_code_name(inner: &[u8], core: &[u8]) -> bool {
         .count();
     folded == core
         // The key's last word (`API_TOKEN = token`, `SECRET_KEY = key`): a variable.
-        || (folded.len() >= 3 && inner.iter().all(u8::is_ascii_lowercase) && core.ends_with(&folded))
+        || (inner.iter().all(u8::is_ascii_lowercase) && inner == last_word)
         || (camel && memchr::memmem::find(&folded, &core).is_some())
         // `shouldUseOpenHandsKey`: a variable, not a password.
         || (letters && inner[0].is_ascii_lowercase() && humps >= 2)
@@ -435,7 +441,7 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
             || is_call(inner)
             || is_reference(inner, &core)
             || TYPE_NAMES.contains(&&lower[..])
-            || is_code_name(inner, &core)
+            || is_code_name(inner, &core, &key)
             || is_object_id(inner))
     {
         // A call (`formData.get(…)`), a type, a variable named after the key.
