@@ -63,6 +63,55 @@ pub struct Args {
     pub store: super::StoreRoot,
 }
 
+/// The hook's arguments as `baton init` writes them (`hook AGENT EVENT [--scope S]
+/// [--threshold N] [--root DIR]`), read without clap: a hook runs on every tool call of every
+/// agent, and building clap's tree of every command was a third of a pass-through hook's own
+/// work. Anything else (`--help`, a value clap would refuse, a flag given twice, `--x=y`) is
+/// `None`, and goes through clap, which parses these the same way (tested).
+pub fn quick_args(args: &[std::ffi::OsString]) -> Option<Args> {
+    use clap::ValueEnum;
+    let [_, hook, agent, event, rest @ ..] = args else {
+        return None;
+    };
+    if hook != "hook" {
+        return None;
+    }
+    let mut a = Args {
+        agent: HookAgent::from_str(agent.to_str()?, false).ok()?,
+        event: Event::from_str(event.to_str()?, false).ok()?,
+        threshold: None,
+        scope: Scope::default(),
+        store: super::StoreRoot { root: None },
+    };
+    let (mut scope, mut threshold, mut root) = (false, false, false);
+    for pair in rest.chunks(2) {
+        let [flag, value] = pair else { return None };
+        let text = value.to_str()?;
+        if text.is_empty() || text.starts_with('-') {
+            return None;
+        }
+        let seen = match flag.to_str()? {
+            "--scope" => {
+                a.scope = Scope::from_str(text, false).ok()?;
+                &mut scope
+            }
+            "--threshold" => {
+                a.threshold = Some(text.parse().ok()?);
+                &mut threshold
+            }
+            "--root" => {
+                a.store.root = Some(value.into());
+                &mut root
+            }
+            _ => return None,
+        };
+        if std::mem::replace(seen, true) {
+            return None;
+        }
+    }
+    Some(a)
+}
+
 /// Largest hook input read (an output past it is cut in the read, and masked).
 const MAX_INPUT: u64 = 64 * 1024 * 1024;
 

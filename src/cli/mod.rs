@@ -340,9 +340,13 @@ pub fn main() -> ExitCode {
             }
         };
     }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(a) = hook::quick_args(&args) {
+        return hook::run(&a, a.store.root.as_deref());
+    }
     let mut command = <Cli as clap::CommandFactory>::command();
     let mut matches = command
-        .try_get_matches_from_mut(std::env::args_os())
+        .try_get_matches_from_mut(args)
         .unwrap_or_else(|e| e.exit());
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
         .unwrap_or_else(|e| e.format(&mut command).exit());
@@ -578,5 +582,48 @@ mod tests {
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    /// A hook's command line read without clap (`hook::quick_args`) is what clap reads; what it
+    /// does not take, clap gets.
+    #[test]
+    fn a_hooks_quick_arguments_are_clap_s() {
+        use clap::Parser;
+        let parse = |line: &str| -> Vec<std::ffi::OsString> {
+            std::iter::once("baton")
+                .chain(line.split(' '))
+                .map(Into::into)
+                .collect()
+        };
+        for line in [
+            "hook claude post-tool-use",
+            "hook codex pre-tool-use --scope user",
+            "hook gemini post-tool-use --scope plugin --threshold 300",
+            "hook claude session-start --root docs/x --scope project",
+            "hook claude post-tool-use-failure --threshold 0",
+        ] {
+            let quick = super::hook::quick_args(&parse(line)).expect(line);
+            let clap = match super::Cli::try_parse_from(parse(line)).expect(line).command {
+                super::Command::Hook(a) => a,
+                other => panic!("{line}: {other:?}"),
+            };
+            assert_eq!(format!("{quick:?}"), format!("{clap:?}"), "{line}");
+        }
+        for line in [
+            "hook claude",
+            "hook claude post-tool-use --help",
+            "hook claude post-tool-use --scope",
+            "hook claude post-tool-use --scope nobody",
+            "hook claude post-tool-use --scope user --scope user",
+            "hook claude post-tool-use --threshold -1",
+            "hook claude post-tool-use --threshold=3",
+            "hook claude post-tool-use --root --scope",
+            "hook claude post-tool-use --json",
+            "hook nobody post-tool-use",
+            "hook claude nothing",
+            "status claude post-tool-use",
+        ] {
+            assert!(super::hook::quick_args(&parse(line)).is_none(), "{line}");
+        }
     }
 }

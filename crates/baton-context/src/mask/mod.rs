@@ -37,6 +37,7 @@ mod spawn;
 pub mod summarize;
 pub mod tally;
 pub mod timeout;
+mod words;
 
 pub use summarize::{Counts, Failure, Summary};
 

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use regex::bytes::Regex;
 
 use super::redact_keep::{MARK, entropy, is_no_secret};
+use super::words::Words;
 
 /// What an allowlist's regexes are tried against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,14 +108,11 @@ static AUTOMATON: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
 /// each.
 fn hits(text: &[u8]) -> Vec<(usize, usize)> {
     let mut at: Vec<(usize, usize)> = Vec::new();
-    // A short text is searched keyword by keyword: building the automaton costs more.
+    // A short text is read once (`Words`): building the automaton costs more.
     if text.len() <= 4096 {
+        static SHORT: OnceLock<Words> = OnceLock::new();
         let lower = text.to_ascii_lowercase();
-        for (k, word) in KEYWORDS.iter().enumerate() {
-            for pos in memchr::memmem::find_iter(&lower, word.as_bytes()) {
-                at.push((pos, k));
-            }
-        }
+        at.extend(SHORT.get_or_init(|| Words::new(&KEYWORDS)).find_all(&lower));
     } else {
         let ac = AUTOMATON.get_or_init(|| {
             aho_corasick::AhoCorasick::builder()

@@ -2,6 +2,7 @@
 //! a match. The table of rules is `redact_rules::RULES`, with the commands' and providers'
 //! parts in `redact_commands` and `redact_prefixes`.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
@@ -25,7 +26,9 @@ pub(super) enum With {
 
 pub(super) struct Rule {
     pub(super) anchors: &'static [&'static str],
-    src: String,
+    /// The regex's source: most are literals, kept as they are (this table is built in every
+    /// hook process).
+    src: Cow<'static, str>,
     re: OnceLock<Regex>,
     pub(super) with: With,
 }
@@ -38,16 +41,24 @@ impl Rule {
 }
 
 /// A rule: its anchors, its regex (compiled on first use), what replaces a match.
-pub(super) fn rule(anchors: &'static [&'static str], re: &str, with: With) -> Rule {
+pub(super) fn rule(
+    anchors: &'static [&'static str],
+    re: impl Into<Cow<'static, str>>,
+    with: With,
+) -> Rule {
     Rule {
         anchors,
-        src: re.to_string(),
+        src: re.into(),
         re: OnceLock::new(),
         with,
     }
 }
 
 /// A rule whose match is replaced by a fixed text (`$n` keeps a group).
-pub(super) fn fixed(anchors: &'static [&'static str], re: &str, with: &'static [u8]) -> Rule {
+pub(super) fn fixed(
+    anchors: &'static [&'static str],
+    re: impl Into<Cow<'static, str>>,
+    with: &'static [u8],
+) -> Rule {
     rule(anchors, re, With::Fixed(with))
 }

@@ -10,6 +10,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::Captures;
 
 use super::redact_rule::{Rule, With, fixed, rule};
+use super::words::Words;
 
 pub use super::redact_keep::MARK;
 use super::redact_keep::{
@@ -43,33 +44,36 @@ pub(super) struct Rules {
     anchors: Vec<&'static str>,
     /// Each rule's anchors, one bit each (see [`Rules::anchors_in`]).
     masks: Vec<Bits>,
+    /// The anchors of a short text.
+    short: Words,
     /// One pass over a long text for all anchors.
     prefilter: OnceLock<aho_corasick::AhoCorasick>,
 }
 
 impl Rules {
     fn new(rules: Vec<Rule>) -> Rules {
+        // Anchors once each, in first-seen order (a fast hash: this runs in every hook process).
         let mut anchors: Vec<&'static str> = Vec::new();
-        for r in &rules {
-            for a in r.anchors {
-                debug_assert_eq!(a.to_ascii_lowercase(), *a, "anchors are lower case");
-                if !anchors.contains(a) {
-                    anchors.push(a);
-                }
-            }
-        }
-        assert!(anchors.len() <= Bits::MAX, "anchors fit the bit set");
+        let mut index: std::collections::HashMap<&'static str, usize, foldhash::fast::FixedState> =
+            std::collections::HashMap::with_capacity_and_hasher(Bits::MAX, Default::default());
         let masks = rules
             .iter()
             .map(|r| {
                 let mut m = Bits::default();
                 for a in r.anchors {
-                    m.set(anchors.iter().position(|x| x == a).expect("listed"));
+                    debug_assert_eq!(a.to_ascii_lowercase(), *a, "anchors are lower case");
+                    let i = *index.entry(a).or_insert_with(|| {
+                        anchors.push(a);
+                        anchors.len() - 1
+                    });
+                    assert!(i < Bits::MAX, "anchors fit the bit set");
+                    m.set(i);
                 }
                 m
             })
             .collect();
         Rules {
+            short: Words::new(&anchors),
             rules,
             anchors,
             masks,
@@ -78,16 +82,14 @@ impl Rules {
     }
 
     /// The anchors `text` holds, one bit each (in the order of `anchors`). A short text (a
-    /// hook's small output, a line) is searched anchor by anchor: building the automaton costs
+    /// hook's small output, a line) is read once (`Words`): building the automaton costs
     /// more than that (half a millisecond, on every hook).
     fn anchors_in(&self, text: &[u8]) -> Bits {
         let mut seen = Bits::default();
         if text.len() <= 4096 {
             let lower = text.to_ascii_lowercase();
-            for (i, a) in self.anchors.iter().enumerate() {
-                if memchr::memmem::find(&lower, a.as_bytes()).is_some() {
-                    seen.set(i);
-                }
+            for (_, i) in self.short.find_all(&lower) {
+                seen.set(i);
             }
             return seen;
         }
@@ -152,7 +154,9 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     // ends one only in a URL's query, see below).
     // Quoted strings side by side are one value (a shell's `'a''b'`, C's and Python's `"a" "b"`
     // without the space).
-    let value = r#"(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
+    // A value redacted already is one (`password: x = [REDACTED]` read again must not take
+    // `x =` for the value instead), and is kept.
+    let value = r#"(?P<value>\[REDACTED\]|"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
     // The separators of an assignment: `=`, `:`, `=>`, Go's and Make's `:=`, Make's `::=`,
     // `?=` and `+=`, PHP's `.=`; a typed declaration's type may stand before it (`var token
     // string = …`). And a comparison with a literal (`if password == "team10"`): a password
@@ -163,7 +167,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     let key_value = format!(
         r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|base|b64|base64|[0-9]+))?)(?P<sep>\\?["']?\]?{assign}){value}"#
     );
-    let mut rules = vec![
+    let mut rules = Vec::with_capacity(128);
+    rules.extend([
         // A private key on one line (JSON `"-----BEGIN …\nMII…"`); multi-line blocks are
         // handled line by line (see `Redactor`).
         fixed(
@@ -202,7 +207,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)\b(?P<name>set-cookie|cookie)(?P<sep>\\?["']?[ \t]*:[ \t]*\\?["']?)(?P<value>[^\n"']*)"#,
             With::Cookie,
         ),
-    ];
+    ]);
     rules.extend(super::redact_commands::rules());
     rules.extend([
         // A docker config's (and npm's `_auth`) base64 `user:password`.
@@ -214,7 +219,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // Query parameters: ?token=…&, &password=…
         rule(
             QUERY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(?P<key>[?&][a-z0-9_.-]*?(?P<core>{KEY_CORE}|sig|signature|x-amz-security-token))(?P<sep>=)(?P<value>[^&#\s"'<>]+)"#
             ),
             With::KeyValue,
@@ -292,7 +297,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // of 60,000 `password=` pairs, against 3 ms without).
         fixed(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(\b[a-z0-9_]*{KEY_CORE}[a-z0-9_]*[ \t]*=[ \t]*(?:new[ \t]+String|String::from|String::new|SecretString::new|SecretString::from|Secret::new|SecretStr::new|Zeroizing::new|Password::new|SecureString)[ \t]*\([ \t]*b?)(["'])[^"'\n]+(["'])"#
             ),
             b"${1}${2}[REDACTED]${3}",
@@ -300,7 +305,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // C's `#define DB_PASSWORD "X"`, EDN's and Lisp's `:password "X"`.
         fixed(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)((?:#define[ \t]+|[ \t({{,]:)[a-z0-9_-]*?{KEY_CORE}[a-z0-9_-]*[ \t]+)(")[^"\n]+(")"#
             ),
             b"${1}${2}[REDACTED]${3}",
@@ -357,7 +362,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // API_TOKEN, value: X}`, `<env name="SECRET" value="X"/>`).
         rule(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(?P<key>\bname\\?["']?[ \t]*[:=][ \t]*\\?["']?[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*\\?["']?)(?P<sep>[ \t]*[,;]?[ \t]*\\?["']?value\\?["']?[ \t]*[:=][ \t]*){value}"#
             ),
             With::KeyValue,
@@ -368,7 +373,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // a placeholder).
         fixed(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(\b[a-z0-9_.]*{KEY_CORE}[a-z0-9_]*["'\])]*\)?[^\n]*?(?:\|\||\?\?|\bor[ \t]|\.unwrap_or\(|\.orElse\(|\bdefault[ \t]*=|\benv\([ \t]*["'][^"'\n]*["'][ \t]*,)[ \t]*)(["'])[^"'\n$]{{3,}}?(?-i:[0-9A-Z!#%&*+?@])[^"'\n]*(["'])"#
             ),
             b"${1}${2}[REDACTED]${3}",
@@ -389,7 +394,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // A YAML anchor before a value (`password: &pw X`).
         rule(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>{KEY_CORE}))(?P<sep>[ \t]*:[ \t]*&[a-z0-9_-]+[ \t]+)(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s"'#]+)"#
             ),
             With::KeyValue,
@@ -450,7 +455,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // word: `PasswordMinLength` is a setting about passwords).
         rule(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(?P<key>\bkey[ \t]*=[ \t]*["'][a-z0-9_.:-]*?(?P<core>{KEY_CORE})(?:[_.-]?(?:key|value|[0-9]+))?["'])(?P<sep>[ \t]+value[ \t]*=[ \t]*)(?P<value>"[^"\n]*"|'[^'\n]*')"#
             ),
             With::KeyValue,
@@ -465,7 +470,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // SMTP_PASS=… (`PASS` after a prefix only: a test summary's `PASS=12` is no secret).
         rule(
             ENV_WORDS,
-            &format!(
+            format!(
                 r#"(?-u)\b(?P<key>(?:[A-Z0-9]+_)*(?P<core>SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|[A-Z0-9]+_PASS|[A-Z0-9]+_PAT)(?:_[A-Z0-9]+)*)(?P<sep>(?:["']\])?{assign})(?P<value>"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';`]+)"#
             ),
             With::KeyValue,
@@ -474,7 +479,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // `db.pass=X`; a count such as `tests_pass=12` is kept, see `keep_value`).
         rule(
             &["_pass", ".pass", "-pass"],
-            &format!(
+            format!(
                 r#"(?i-u)\b(?P<key>[a-z0-9_.-]*[_.-](?P<core>pass))(?P<sep>\\?["']?{assign}){value}"#
             ),
             With::KeyValue,
@@ -500,11 +505,11 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             With::KeyValue,
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
-        rule(KEY_WORDS, &key_value, With::KeyValue),
+        rule(KEY_WORDS, key_value.clone(), With::KeyValue),
         // A plan's change of a secret, `password = "old" -> "new"` (Terraform): the new one too.
         fixed(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(\b[a-z0-9_.-]*{KEY_CORE}[a-z0-9_.-]*[ \t]*=[ \t]*"[^"\n]*"[ \t]*->[ \t]*")[^"\n]+(")"#
             ),
             b"${1}[REDACTED]${2}",
@@ -513,7 +518,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // generated: long, base64 or hex, random (a cache or sort key's value is no secret).
         rule(
             &["key"],
-            &format!(
+            format!(
                 r#"(?i-u)\b(?P<key>[a-z0-9_.-]*?(?P<core>key))(?P<sep>\\?["']?\]?{assign}){value}"#
             ),
             With::KeyRandom,
@@ -522,7 +527,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // `pat` right before its separator (`standard_patterns` is no key).
         rule(
             &["_pat", "-pat", ".pat"],
-            &format!(
+            format!(
                 r#"(?i-u)\b(?P<key>[a-z0-9_.-]*[_.-](?P<core>pat))(?P<sep>\\?["']?{assign}){value}"#
             ),
             With::KeyValue,
@@ -531,7 +536,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // `<ApiKey>…</ApiKey>` (its value on the next line: `redact_next`).
         rule(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?i-u)(?P<key><[a-z0-9_.:-]*?(?P<core>{KEY_CORE})[a-z0-9_.:-]*)(?P<sep>(?:[ \t][^<>\n]*)?>)(?P<value>[^<\s][^<\n]*?)(?P<tail></)"#
             ),
             With::KeyValue,
@@ -542,7 +547,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // a JSON key (`"API_SECRET", "valueFrom": {…}`).
         rule(
             KEY_WORDS,
-            &format!(
+            format!(
                 r#"(?im-u)(?P<key>(?:["']|\b)[a-z0-9_.-]*?(?P<core>{KEY_CORE})[a-z0-9_.-]*["'])(?P<sep>[ \t]*,[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*(?:"|$)|'[^'\n]*(?:'|$))(?P<tail>[ \t]*(?:[,)\];]|$)|[ \t]+[^:\s])"#
             ),
             With::KeyValue,
