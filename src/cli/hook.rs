@@ -70,6 +70,17 @@ pub struct Args {
 /// `None`, and goes through clap, which parses these the same way (tested).
 pub fn quick_args(args: &[std::ffi::OsString]) -> Option<Args> {
     use clap::ValueEnum;
+    // By the names the enums give themselves (clap's own look-up would bring its code in).
+    fn named<T: ValueEnum + Copy>(
+        text: &std::ffi::OsStr,
+        name: fn(T) -> &'static str,
+    ) -> Option<T> {
+        let text = text.to_str()?;
+        T::value_variants()
+            .iter()
+            .copied()
+            .find(|v| name(*v) == text)
+    }
     let [_, hook, agent, event, rest @ ..] = args else {
         return None;
     };
@@ -77,8 +88,8 @@ pub fn quick_args(args: &[std::ffi::OsString]) -> Option<Args> {
         return None;
     }
     let mut a = Args {
-        agent: HookAgent::from_str(agent.to_str()?, false).ok()?,
-        event: Event::from_str(event.to_str()?, false).ok()?,
+        agent: named(agent, HookAgent::name)?,
+        event: named(event, Event::arg)?,
         threshold: None,
         scope: Scope::default(),
         store: super::StoreRoot { root: None },
@@ -92,7 +103,7 @@ pub fn quick_args(args: &[std::ffi::OsString]) -> Option<Args> {
         }
         let seen = match flag.to_str()? {
             "--scope" => {
-                a.scope = Scope::from_str(text, false).ok()?;
+                a.scope = named(value, Scope::name)?;
                 &mut scope
             }
             "--threshold" => {
@@ -143,7 +154,12 @@ pub fn run(a: &Args, root: Option<&Path>) -> ExitCode {
             route: project.config.mask.route(),
             read_threshold: project.config.mask.read_threshold(),
         };
-        hooks::handle(a.agent, a.event, &input, &env)
+        let answer = hooks::handle(a.agent, a.event, &input, &env);
+        // The process ends with the hook: tearing down its configuration was a tenth of a
+        // pass-through's page faults (as `cli::main` leaves clap's tree).
+        std::mem::forget(env);
+        std::mem::forget(project);
+        answer
     })();
     match answer {
         Ok(Some(v)) => {

@@ -601,6 +601,8 @@ mod tests {
             "hook gemini post-tool-use --scope plugin --threshold 300",
             "hook claude session-start --root docs/x --scope project",
             "hook claude post-tool-use-failure --threshold 0",
+            "hook gemini pre-compact --scope user",
+            "hook codex pre-compact --scope plugin --root .",
         ] {
             let quick = super::hook::quick_args(&parse(line)).expect(line);
             let clap = match super::Cli::try_parse_from(parse(line)).expect(line).command {

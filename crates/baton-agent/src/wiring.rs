@@ -38,6 +38,15 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Its value of `--scope`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::User => "user",
+            Scope::Plugin => "plugin",
+        }
+    }
+
     fn flag(self) -> &'static str {
         match self {
             Scope::Project => "",

@@ -20,6 +20,7 @@ pub mod detect;
 pub mod gain;
 pub mod record;
 pub mod redact;
+mod redact_anchors;
 mod redact_commands;
 mod redact_fallback;
 mod redact_keep;

@@ -11,7 +11,7 @@ use std::io::Write;
 
 pub use super::redact_keep::MARK;
 use super::redact_next::{self, Pending};
-use super::redact_rules::{RULES, apply};
+use super::redact_rules::{apply, candidates};
 use super::{redact_fallback, redact_providers};
 
 /// Apply every rule that may match to text that holds no multi-line private key: the
@@ -19,7 +19,7 @@ use super::{redact_fallback, redact_providers};
 /// password-like word after a name (`redact_fallback`).
 fn redact_lines(text: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Cow<'_, [u8]> = Cow::Borrowed(text);
-    for rule in RULES.candidates(text) {
+    for rule in candidates(text) {
         if let Cow::Owned(o) = apply(rule, &out) {
             out = Cow::Owned(o);
         }
@@ -143,7 +143,7 @@ fn quiet_lines(text: &[u8]) -> usize {
 /// Replace every secret in `text`.
 pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
     // Nothing any one-line rule matches, and no line that starts a multi-line secret.
-    if quiet_lines(text) == text.len() && !RULES.candidates(text).any(|r| r.re().is_match(text)) {
+    if quiet_lines(text) == text.len() && !candidates(text).any(|r| r.re().is_match(text)) {
         // The providers' rules and the last one hold no state from line to line.
         return match redact_providers::redact(text) {
             Cow::Borrowed(_) => redact_fallback::redact(text),
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn a_text_is_searched_only_by_the_rules_whose_anchors_it_holds() {
-        let n = |t: &str| RULES.candidates(t.as_bytes()).count();
+        let n = |t: &str| candidates(t.as_bytes()).count();
         // A test log's "passed" is no key word; "password" is one of the query, `.env`,
         // key/value, XML element, call-argument, name/value, prose, fetchmail, appSettings,
         // Gradle, SQL, camelCase flag, string constructor, `#define`, fallback literal, plan

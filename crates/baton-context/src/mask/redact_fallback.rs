@@ -41,7 +41,7 @@ pub(super) fn redact(text: &[u8]) -> Cow<'_, [u8]> {
         let i = newlines.partition_point(|&n| n < at);
         if i == 0 { 0 } else { newlines[i - 1] + 1 }
     };
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::BTreeSet::new();
     let mut lines: Vec<(usize, usize, bool)> = Vec::new();
     for name in WORDS.iter().chain(FLAGS) {
         for at in memchr::memmem::find_iter(&lower, name.as_bytes()) {

@@ -9,6 +9,7 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::Captures;
 
+use super::redact_anchors::ANCHORS;
 use super::redact_rule::{Rule, With, fixed, rule};
 use super::words::Words;
 
@@ -40,95 +41,85 @@ const QUERY_WORDS: &[&str] = key_words!("://");
 /// would never fire on it (the labelled set in redact_cases.rs catches that).
 pub(super) struct Rules {
     rules: Vec<Rule>,
-    /// Every rule's anchors, once each.
-    anchors: Vec<&'static str>,
-    /// Each rule's anchors, one bit each (see [`Rules::anchors_in`]).
+    /// Each rule's anchors, one bit each (bit `i` is `ANCHORS[i]`).
     masks: Vec<Bits>,
-    /// The anchors of a short text.
-    short: Words,
-    /// One pass over a long text for all anchors.
-    prefilter: OnceLock<aho_corasick::AhoCorasick>,
 }
 
 impl Rules {
     fn new(rules: Vec<Rule>) -> Rules {
-        // Anchors once each, in first-seen order (a fast hash: this runs in every hook process).
-        let mut anchors: Vec<&'static str> = Vec::new();
-        let mut index: std::collections::HashMap<&'static str, usize, foldhash::fast::FixedState> =
-            std::collections::HashMap::with_capacity_and_hasher(Bits::MAX, Default::default());
         let masks = rules
             .iter()
             .map(|r| {
                 let mut m = Bits::default();
                 for a in r.anchors {
-                    debug_assert_eq!(a.to_ascii_lowercase(), *a, "anchors are lower case");
-                    let i = *index.entry(a).or_insert_with(|| {
-                        anchors.push(a);
-                        anchors.len() - 1
+                    let i = ANCHORS.binary_search(a).unwrap_or_else(|_| {
+                        panic!("the anchor {a:?} is missing from redact_anchors::ANCHORS")
                     });
-                    assert!(i < Bits::MAX, "anchors fit the bit set");
                     m.set(i);
                 }
                 m
             })
             .collect();
-        Rules {
-            short: Words::new(&anchors),
-            rules,
-            anchors,
-            masks,
-            prefilter: OnceLock::new(),
-        }
+        Rules { rules, masks }
     }
+}
 
-    /// The anchors `text` holds, one bit each (in the order of `anchors`). A short text (a
-    /// hook's small output, a line) is read once (`Words`): building the automaton costs
-    /// more than that (half a millisecond, on every hook).
-    fn anchors_in(&self, text: &[u8]) -> Bits {
-        let mut seen = Bits::default();
-        if text.len() <= 4096 {
-            let lower = text.to_ascii_lowercase();
-            for (_, i) in self.short.find_all(&lower) {
-                seen.set(i);
-            }
-            return seen;
-        }
-        let ac = self.prefilter.get_or_init(|| {
-            aho_corasick::AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&self.anchors)
-                .expect("redaction anchors")
-        });
-        let mut left = self.anchors.len();
-        for m in ac.find_overlapping_iter(text) {
-            if seen.set(m.pattern().as_usize()) {
-                left -= 1;
-                if left == 0 {
-                    break;
-                }
-            }
-        }
-        seen
-    }
+/// Every rule's anchors (building the table checks each is in `ANCHORS`).
+#[cfg(test)]
+pub(super) fn rule_anchors() -> impl Iterator<Item = &'static [&'static str]> {
+    RULES.rules.iter().map(|r| r.anchors)
+}
 
-    /// The rules that may match somewhere in `text`, in order.
-    pub(super) fn candidates(&self, text: &[u8]) -> impl Iterator<Item = &Rule> {
-        let seen = self.anchors_in(text);
-        self.rules
-            .iter()
-            .zip(&self.masks)
-            .filter(move |(_, m)| m.meets(&seen))
-            .map(|(r, _)| r)
+/// The rules that may match somewhere in `text`, in order. A text holding no anchor builds no
+/// rule.
+pub(super) fn candidates(text: &[u8]) -> impl Iterator<Item = &'static Rule> {
+    let seen = anchors_in(text);
+    let rules: &[Rule] = if seen.is_empty() { &[] } else { &RULES.rules };
+    let masks: &[Bits] = if seen.is_empty() { &[] } else { &RULES.masks };
+    rules
+        .iter()
+        .zip(masks)
+        .filter(move |(_, m)| m.meets(&seen))
+        .map(|(r, _)| r)
+}
+
+/// The anchors `text` holds, one bit each. A short text (a hook's small output, a line) is
+/// read once (`Words`): building the automaton costs more than that (half a millisecond, on
+/// every hook).
+fn anchors_in(text: &[u8]) -> Bits {
+    static SHORT: OnceLock<Words> = OnceLock::new();
+    static LONG: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    let mut seen = Bits::default();
+    if text.len() <= 4096 {
+        let lower = text.to_ascii_lowercase();
+        for (_, i) in SHORT.get_or_init(|| Words::new(ANCHORS)).find_all(&lower) {
+            seen.set(i);
+        }
+        return seen;
     }
+    let ac = LONG.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(ANCHORS)
+            .expect("redaction anchors")
+    });
+    let mut left = ANCHORS.len();
+    for m in ac.find_overlapping_iter(text) {
+        if seen.set(m.pattern().as_usize()) {
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    seen
 }
 
 /// A set of anchors, one bit each.
 #[derive(Default, Clone, Copy)]
-pub(super) struct Bits([u64; 4]);
+pub(super) struct Bits([u64; ANCHORS.len().div_ceil(64)]);
 
 impl Bits {
-    const MAX: usize = 256;
-
     /// Set bit `i`; whether it was new.
     fn set(&mut self, i: usize) -> bool {
         let (w, b) = (i / 64, 1u64 << (i % 64));
@@ -139,6 +130,10 @@ impl Bits {
 
     fn meets(&self, other: &Bits) -> bool {
         self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
     }
 }
 

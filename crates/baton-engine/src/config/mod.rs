@@ -323,6 +323,11 @@ fn merge(layers: &[Layer]) -> Result<Config> {
     for l in layers {
         merge_into(&mut merged, &l.table);
     }
+    // No file: the defaults, without the deserializer (a hook in a project without baton.toml
+    // runs this on every tool call). The same value either way (tested).
+    if layers.is_empty() {
+        return Ok(Config::default());
+    }
     let config: Config = toml::Value::Table(merged)
         .try_into()
         .map_err(|e: toml::de::Error| {
@@ -426,6 +431,16 @@ pub fn confined(p: &Path) -> std::result::Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project without any configuration file gets `Config::default()` without the
+    /// deserializer: exactly what an empty file gives, checks included.
+    #[test]
+    fn no_file_is_an_empty_files_defaults() {
+        let empty: Config = toml::Value::Table(toml::Table::new()).try_into().unwrap();
+        assert_eq!(format!("{:?}", merge(&[]).unwrap()), format!("{empty:?}"));
+        let default = Config::default();
+        check_agent(&default, &default.run.default_agent, Path::new(FILE_NAME)).unwrap();
+    }
 
     #[test]
     fn confined_paths() {
