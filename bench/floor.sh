@@ -9,10 +9,12 @@
 #   durable ops  `baton phase begin`, `baton phase complete` (STORE + END), `baton exec
 #                START_PHASE` / `END_PHASE` on a task with 10 completed phases, vs one process
 #                appending 200 B with fsync (`dd … oflag=append conv=notrunc,fsync`)
-#   start-up     `baton --version` vs `/bin/true`
+#   start-up     `baton --version` and a pass-through hook (`baton hook claude post-tool-use` on
+#                a 2-line Bash output) vs `/bin/true`
 #   outline      `baton outline DIR` vs `ctags -R --output-format=json DIR` on a real tree
 #                (this project's src/ and tests/ + ripgrep's crates: ripgrep, globset, grep-*,
-#                ignore, from the cargo registry), wall, CPU (user + system) and peak RSS
+#                ignore, from the cargo registry; then tokio's source, ~5 MB), wall, CPU (user +
+#                system) and peak RSS
 #                (GNU time); then single files: a 1.1 MB file of globset's glob.rs repeated,
 #                and the tree's largest real files, vs `ctags --output-format=json FILE`
 #   memory       peak RSS of `baton run verify` (10 items, sim agent; VmHWM polled) when no
@@ -76,28 +78,37 @@ VQ=$TMP/verify
 mkdir -p "$VQ" && git -C "$VQ" init -q
 (cd "$VQ" && "$BATON" queue add bench $(printf 'ITEM%04d ' $(seq 1 10)) >/dev/null)
 
-export BATON ROUNDS TMP ROOT TREE GLOB VQ
+# A second, larger tree: tokio's source as published (when the registry holds it).
+TOKIO=$(find_crate tokio)
+if [[ -n $TOKIO ]]; then
+    cp -r "$TOKIO" "$TMP/tokio" && TOKIO=$TMP/tokio
+    git -C "$TOKIO" init -q && git -C "$TOKIO" add -A
+fi
+export BATON ROUNDS TMP ROOT TREE GLOB VQ TOKIO
 python3 - "${BIG[@]}" <<'PY'
-import os, subprocess, sys, time, statistics
+import json, os, subprocess, sys, time, statistics
 
-B, N, TMP, ROOT, TREE, GLOB, VQ = (os.environ[k] for k in "BATON ROUNDS TMP ROOT TREE GLOB VQ".split())
+B, N, TMP, ROOT, TREE, GLOB, VQ, TOKIO = (os.environ[k] for k in "BATON ROUNDS TMP ROOT TREE GLOB VQ TOKIO".split())
 N = int(N)
 BIG = sys.argv[1:]
 null = os.open(os.devnull, os.O_WRONLY)
 
-def spawn(argv, cwd=None):
-    """Wall seconds and CPU seconds (user + system) of one whole process."""
-    t = time.perf_counter()
+def spawn(argv, cwd=None, stdin=None):
+    """Wall seconds and CPU seconds (user + system) of one whole process. Always posix_spawn
+    (a fork of this Python costs more than the processes measured); `cwd` is entered around
+    the timing."""
+    fd = os.open(stdin or os.devnull, os.O_RDONLY)
+    here = os.getcwd()
     if cwd:
-        pid = os.fork()
-        if pid == 0:
-            os.chdir(cwd); os.dup2(null, 1); os.dup2(null, 2)
-            os.execvp(argv[0], argv)
-    else:
-        pid = os.posix_spawnp(argv[0], argv, os.environ,
-                              file_actions=[(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)])
+        os.chdir(cwd)
+    t = time.perf_counter()
+    pid = os.posix_spawnp(argv[0], argv, os.environ,
+                          file_actions=[(os.POSIX_SPAWN_DUP2, fd, 0), (os.POSIX_SPAWN_DUP2, null, 1),
+                                        (os.POSIX_SPAWN_DUP2, null, 2)])
     _, st, ru = os.wait4(pid, 0)
     wall = time.perf_counter() - t
+    os.chdir(here)
+    os.close(fd)
     if st != 0:
         sys.exit(f"failed ({st}): {' '.join(argv)}")
     return wall, ru.ru_utime + ru.ru_stime
@@ -115,7 +126,16 @@ print(f"machine: {os.cpu_count()} cores, load average {load():.2f} at the start;
 dd = ["dd", "if=/dev/zero", f"of={TMP}/dd.bin", "bs=200", "count=1", "oflag=append", "conv=notrunc,fsync", "status=none"]
 # `--root` belongs to each command (after its words).
 r = lambda *a: [B, *a, "--root", ROOT]
-cases = {k: [] for k in ["dd", "begin", "complete", "exec_start", "exec_end", "true", "version"]}
+cases = {k: [] for k in ["dd", "begin", "complete", "exec_start", "exec_end", "true", "version", "hook"]}
+# A Bash call's small output, as Claude Code hands it to its PostToolUse hook (a git repository
+# without baton.toml: the common case of a hook wired for the user).
+HOOK_EVENT = f"{TMP}/hook-event.json"
+with open(HOOK_EVENT, "w") as f:
+    json.dump({"session_id": "s", "transcript_path": "t", "cwd": VQ, "permission_mode": "default",
+               "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "git status"},
+               "tool_response": {"stdout": "On branch main\nnothing to commit, working tree clean\n",
+                                 "stderr": "", "interrupted": False, "isImage": False},
+               "tool_use_id": "t1"}, f)
 def store_pair(i):
     cases["begin"].append(spawn(r("phase", "begin", "implementation", "--task-id", str(i), "--needs", "memory"))[0])
     cases["complete"].append(spawn(r("phase", "complete", "implementation", "--task-id", str(i), "--status",
@@ -125,7 +145,8 @@ def exec_pair(i):
     cases["exec_end"].append(spawn(r("exec", f"END_PHASE phase: review task_id: {i} status: success"))[0])
 groups = [lambda i: cases["dd"].append(spawn(dd)[0]), store_pair, exec_pair,
           lambda i: cases["true"].append(spawn(["/bin/true"])[0]),
-          lambda i: cases["version"].append(spawn([B, "--version"])[0])]
+          lambda i: cases["version"].append(spawn([B, "--version"])[0]),
+          lambda i: cases["hook"].append(spawn([B, "hook", "claude", "post-tool-use"], VQ, HOOK_EVENT)[0])]
 for i in range(N):
     # The order turns every round: no command always follows the same one.
     for k in range(len(groups)):
@@ -136,8 +157,9 @@ print("| measure (p50 wall) | ms | floor | ms | ratio | target |")
 print("|---|---:|---|---:|---:|---|")
 for k, what in [("complete", "`baton phase complete` (STORE + END)"), ("begin", "`baton phase begin`"),
                 ("exec_start", "`baton exec START_PHASE`"), ("exec_end", "`baton exec END_PHASE`")]:
-    print(f"| {what} | {m[k]:.2f} | dd 200 B + fsync | {m['dd']:.2f} | **{m[k] / m['dd']:.2f}×** | ≤ 1.5× |")
-print(f"| `baton --version` | {m['version']:.2f} | `/bin/true` | {m['true']:.2f} | **{m['version'] / m['true']:.2f}×** | ≤ 1.5× |")
+    print(f"| {what} | {m[k]:.2f} | dd 200 B + fsync | {m['dd']:.2f} | **{m[k] / m['dd']:.2f}×** | ≤ 1.1× |")
+print(f"| `baton --version` | {m['version']:.2f} | `/bin/true` | {m['true']:.2f} | **{m['version'] / m['true']:.2f}×** | |")
+print(f"| `baton hook claude post-tool-use`, pass-through (2 lines) | {m['hook']:.2f} | `/bin/true` | {m['true']:.2f} | **{m['hook'] / m['true']:.2f}×** | ≤ 1.05× |")
 
 # 2. outlines vs ctags
 R = max(5, N // 20)
@@ -158,10 +180,15 @@ def compare(name, baton_argv, ctags_argv, cwd=None):
 size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(TREE) if "/.git" not in d for f in fs)
 files = sum(len(fs) for d, _, fs in os.walk(TREE) if "/.git" not in d)
 print(f"\nload average {load():.2f}; tree: {files} files, {size / 1e6:.2f} MB; {R} rounds each\n")
+print("Targets: a tree ≤ 1.3× wall, one file ≤ 1.2× wall (the repeated glob.rs is the worst case, not a real file).\n")
 print("| outline | baton wall ms | ctags wall ms | wall ratio | CPU ratio | baton RSS | ctags RSS |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 compare("the tree (`baton outline .` / `ctags -R`)", [B, "outline", "."],
         ["ctags", "-R", "--output-format=json", "-f", "-", "."], cwd=TREE)
+if TOKIO:
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(TOKIO) if "/.git" not in d for f in fs)
+    compare(f"tokio's source ({size / 1e6:.2f} MB, a real tree of one project)", [B, "outline", "."],
+            ["ctags", "-R", "--output-format=json", "-f", "-", "."], cwd=TOKIO)
 for f in [GLOB, *BIG]:
     label = "globset glob.rs ×N" if f == GLOB else os.path.relpath(f, TREE)
     compare(f"{label} ({os.path.getsize(f) / 1e6:.2f} MB)", [B, "outline", f],
@@ -187,6 +214,6 @@ def verify_hwm():
 hwm = verify_hwm()
 print(f"\n| memory and size | value | target |\n|---|---:|---|")
 print(f"| `baton run verify` orchestrator peak RSS (10 items, sim agent) | {hwm / 1024:.1f} MB | ≤ 25 MB |")
-print(f"| binary size | {os.path.getsize(B) / 1e6:.1f} MB | ≤ 40 MB |")
+print(f"| binary size | {os.path.getsize(B) / 1e6:.1f} MB | ≤ 35 MB |")
 print(f"\nload average {load():.2f} at the end")
 PY
