@@ -74,8 +74,11 @@ pub(super) fn rule_anchors() -> impl Iterator<Item = &'static [&'static str]> {
 /// rule.
 pub(super) fn candidates(text: &[u8]) -> impl Iterator<Item = &'static Rule> {
     let seen = anchors_in(text);
-    let rules: &[Rule] = if seen.is_empty() { &[] } else { &RULES.rules };
-    let masks: &[Bits] = if seen.is_empty() { &[] } else { &RULES.masks };
+    let (rules, masks): (&[Rule], &[Bits]) = if seen.is_empty() {
+        (&[], &[])
+    } else {
+        (&RULES.rules, &RULES.masks)
+    };
     rules
         .iter()
         .zip(masks)
