@@ -313,6 +313,9 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("vault login hvsLike-Tok-9", "hvsLike-Tok-9"),
     ("smbpasswd -s -a ann <<< smbHere-44", "smbHere-44"),
     ("echo 'vaultPass-8' > ~/.vault_pass.txt", "vaultPass-8"),
+    ("setenv API_TOKEN tcshTok-42", "tcshTok-42"),
+    ("set -x DB_PASSWORD 'fishQuoted-7'", "fishQuoted-7"),
+    ("set --export CLIENT_SECRET fishExp0rt9", "fishExp0rt9"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -542,5 +545,10 @@ pub const LOOK_ALIKES: &[&str] = &[
     "ipmitool -H 10.1.1.5 -U root -E chassis status",
     "3 login attempts failed",
     "SECRET_KEY = key",
+    "TOKEN_EXPIRY=3600s",
+    "SECRET_CACHE_SIZE=64mb",
+    "setenv API_TOKEN $TOKEN",
+    "set -x GITHUB_TOKEN (gh auth token)",
+    "setenv LD_LIBRARY_PATH /opt/lib",
 ];
 

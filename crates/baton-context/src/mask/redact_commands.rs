@@ -3,9 +3,20 @@
 //! Part of the ordered rule table of `redact_rules` (`RULES`).
 
 use super::redact_rule::{Rule, fixed};
+use super::redact_rules::KEY_CORE;
 
 pub(super) fn rules() -> Vec<Rule> {
     vec![
+        // csh's `setenv NAME VALUE` and fish's `set -x NAME VALUE` (`-gx`, `--export`): a
+        // variable named after a secret, its value after a space (not a variable, `$X`, nor a
+        // command's output, `(cat f)`).
+        fixed(
+            &["setenv", "set -"],
+            format!(
+                r#"(?i-u)(\b(?:setenv|set[ \t]+(?:-[a-z]*x[a-z]*|--export)(?:[ \t]+-[a-z]+)*)[ \t]+[a-z0-9_]*{KEY_CORE}[a-z0-9_]*[ \t]+)(?:"[^"$\n][^"\n]*"|'[^'$\n][^'\n]*'|[^\s"';$(<>|&][^\s"';]*)"#
+            ),
+            b"${1}[REDACTED]",
+        ),
         // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
         // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u user:pass`, `sshpass -p X`, `redis-cli -a X`, `mysql -pX`, `psexec
         // -p X`; and .netrc's `password X`. A flag follows a space or tab on its line (never

@@ -238,6 +238,12 @@ pub(super) const NOT_A_CREDENTIAL: &[&[u8]] = &[
     b"count",
 ];
 
+/// Units a setting's number may carry (`3600s`, `30d`, `64mb`), lower case.
+const UNITS: &[&[u8]] = &[
+    b"ms", b"s", b"sec", b"secs", b"m", b"min", b"mins", b"h", b"hr", b"hrs", b"d", b"day",
+    b"days", b"w", b"y", b"k", b"kb", b"mb", b"gb", b"kib", b"mib", b"gib",
+];
+
 /// Keys named `…key` that hold no secret whatever their value (`cache_key`, `sort_key`).
 const KEYS_NOT_SECRET: &[&[u8]] = &[
     b"public",
@@ -425,10 +431,13 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
     }
     // A setting about the secret (`PASSWORD_EXPIRY_DAYS=90`, `TOKEN_TTL=3600`): a short
     // number under a key that goes on in words past its secret's.
+    // `TOKEN_EXPIRY=3600s`, `SECRET_CACHE_SIZE=64mb`: the number may carry its unit.
     let after = memchr::memmem::rfind(&key, &core).map_or(&[][..], |i| &key[i + core.len()..]);
+    let digits = inner.iter().take_while(|b| b.is_ascii_digit()).count();
+    let unit = &lower[digits..];
     if after.iter().any(u8::is_ascii_alphabetic)
-        && inner.len() <= 6
-        && inner.iter().all(u8::is_ascii_digit)
+        && (1..=6).contains(&digits)
+        && (unit.is_empty() || UNITS.contains(&unit))
     {
         return true;
     }
