@@ -316,6 +316,12 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("setenv API_TOKEN tcshTok-42", "tcshTok-42"),
     ("set -x DB_PASSWORD 'fishQuoted-7'", "fishQuoted-7"),
     ("set --export CLIENT_SECRET fishExp0rt9", "fishExp0rt9"),
+    ("ACL SETUSER worker on >aclW0rker-3 ~jobs:* +@list", "aclW0rker-3"),
+    ("conn home : PSK 'swanPsk-58'", "swanPsk-58"),
+    ("nmcli connection modify corp 802-1x.password eapPw-4410", "eapPw-4410"),
+    ("iwconfig wlan1 key [2] s:wepTwo-31", "wepTwo-31"),
+    ("dsn = \"https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2\"", "0123456789abcdef0123456789abcdef"),
+    ("STOREPASS=keyt00lStore7", "keyt00lStore7"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -550,5 +556,9 @@ pub const LOOK_ALIKES: &[&str] = &[
     "setenv API_TOKEN $TOKEN",
     "set -x GITHUB_TOKEN (gh auth token)",
     "setenv LD_LIBRARY_PATH /opt/lib",
+    "username ops privilege 15 secret 5",
+    "user default on nopass ~* +@all",
+    "nmcli connection modify corp wifi-sec.key-mgmt wpa-psk",
+    "SENTRY_DSN=https://public@sentry.example.com/1",
 ];
 

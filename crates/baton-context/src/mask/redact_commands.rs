@@ -2,8 +2,7 @@
 //! tools' own flags and positions, network devices' configuration lines, registry logins).
 //! Part of the ordered rule table of `redact_rules` (`RULES`).
 
-use super::redact_rule::{Rule, fixed};
-use super::redact_rules::KEY_CORE;
+use super::redact_rule::{KEY_CORE, Rule, fixed};
 
 pub(super) fn rules() -> Vec<Rule> {
     vec![
@@ -149,7 +148,26 @@ pub(super) fn rules() -> Vec<Rule> {
                 "community",
                 "insecure-password",
             ],
-            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password|snmp-server[ \t]+community|[rw][ow]community6?)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)[^\s"'$%<{][^\s"']*"#,
+            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password|snmp-server[ \t]+community|[rw][ow]community6?)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)(?:[^\s"'$%<{0-9]|[0-9][^\s"'])[^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        // Redis' ACL (`user app on >X ~* +@all`, `ACL SETUSER app on >X`): `>` adds a password.
+        fixed(
+            &["user "],
+            r#"(?im-u)((?:^[ \t]*user|\bacl[ \t]+setuser)[ \t]+\S+[ \t]+(?:\S+[ \t]+)*?>)[^\s"']+"#,
+            b"${1}[REDACTED]",
+        ),
+        // strongSwan's and Libreswan's secrets file: `: PSK "X"`, `host : EAP X`, `: XAUTH X`.
+        fixed(
+            &["psk", "eap", "xauth", "ntlm"],
+            r#"(?-u)(:[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+)(?:"[^"\n]+"|'[^'\n]+'|[^\s"'$][^\s]*)"#,
+            b"${1}[REDACTED]",
+        ),
+        // NetworkManager's properties on nmcli's command line (`wifi-sec.psk X`,
+        // `802-1x.password X`, `vpn.secrets X`) and a WEP key given to iwconfig (`key s:X`).
+        fixed(
+            &["nmcli", "iwconfig"],
+            r#"(?-u)(\b(?:nmcli\b[^\n]*?[ \t][a-z0-9-]+\.(?:psk|password|secrets|wep-key[0-3]|leap-password|pin)|iwconfig\b[^\n]*?[ \t]key(?:[ \t]+\[[0-9]\])?)[ \t]+(?:s:)?)[^\s"'$-][^\s]*"#,
             b"${1}[REDACTED]",
         ),
         // A registry login's `-p` (`docker login -u me -p X`; only after `login`: `docker run

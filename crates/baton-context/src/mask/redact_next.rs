@@ -96,9 +96,10 @@ static NAME_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
     .expect("name regex")
 });
 /// The value beside such a name, in the same spellings (`value:`, `ParameterValue:`,
-/// `<value>…</value>`, `<stringProp name="Argument.value">…</stringProp>`, `2) "…"`).
+/// `<value>…</value>`, `<stringProp name="Argument.value">…</stringProp>`, a property list's
+/// `<string>…</string>` after its `<key>`, `2) "…"`).
 static NAMED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i-u)^[ \t]*(?:["']?[a-z0-9_.]*value["']?[ \t]*[:=][ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#][^\n]*?))[ \t\r,}\]]*$|<[a-z0-9_:.-]*(?:value[a-z0-9_:.-]*|[ \t][^<>]*value[^<>]*)>([^<\n]*)</|[0-9]+\)[ \t]+"([^"\n]*)"[ \t\r]*$)"#)
+    Regex::new(r#"(?i-u)^[ \t]*(?:["']?[a-z0-9_.]*value["']?[ \t]*[:=][ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#][^\n]*?))[ \t\r,}\]]*$|<(?:[a-z0-9_:.-]*(?:value[a-z0-9_:.-]*|[ \t][^<>]*value[^<>]*)|string|data)>([^<\n]*)</|[0-9]+\)[ \t]+"([^"\n]*)"[ \t\r]*$)"#)
         .expect("value regex")
 });
 static HEREDOC: LazyLock<Regex> = LazyLock::new(|| {
@@ -588,6 +589,10 @@ mod tests {
             ),
             ("1) \"masterauth\"\n2) \"redisAuth-5\"", "redisAuth-5"),
             (
+                "<dict>\n  <key>ClientSecret</key>\n  <string>plistCs-77</string>\n</dict>",
+                "plistCs-77",
+            ),
+            (
                 "spawn ssh ann@db\nexpect \"*assword:\"\nsend \"expPw-4411\\r\"\ninteract",
                 "expPw-4411",
             ),
@@ -668,6 +673,8 @@ mod tests {
             // A name that is no secret's, a value taken from elsewhere, a certificate.
             "- name: MODE\n  value: fast2024",
             "- ParameterKey: Environment\n  ParameterValue: prod-2024",
+            "<key>APIKey</key>\n<string>$(API_KEY)</string>",
+            "<key>CFBundleName</key>\n<string>Shop2024</string>",
             "<name>fs.s3a.endpoint</name>\n<value>s3.example.com</value>",
             "1) \"maxmemory\"\n2) \"1073741824\"",
             "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}",

@@ -26,6 +26,13 @@ pub(super) fn rules() -> Vec<Rule> {
             b"[REDACTED]",
         ),
         fixed(&["npm_"], r"(?-u)\bnpm_[A-Za-z0-9]{36}\b", b"[REDACTED]"),
+        // A Sentry DSN's key (docs.sentry.io, "Data Source Name"): the user part of its URL,
+        // with the legacy secret after a colon.
+        fixed(
+            &["sentry.io"],
+            r"(?i-u)(\bhttps?://)[0-9a-f]{16,64}(?::[0-9a-f]{16,64})?(@[a-z0-9.-]*\bsentry\.io\b)",
+            b"${1}[REDACTED]${2}",
+        ),
         fixed(
             &["pypi-"],
             r"(?-u)\bpypi-AgE[A-Za-z0-9_-]{50,}",

@@ -1,6 +1,7 @@
 //! One redaction rule: its literal anchors, its regex (compiled on first use), and what replaces
 //! a match. The table of rules is `redact_rules::RULES`, with the commands' and providers'
-//! parts in `redact_commands` and `redact_prefixes`.
+//! parts in `redact_commands` and `redact_prefixes`; the names of secrets they all build on
+//! (`KEY_CORE`) are here, below every part.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -62,3 +63,6 @@ pub(super) fn fixed(
 ) -> Rule {
     rule(anchors, re, With::Fixed(with))
 }
+
+/// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|client[_.-]?key[_.-]?data|auth[_.-]?(?:key|salt)|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?|(?:key|store)pass)";

@@ -10,6 +10,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::Captures;
 
 use super::redact_anchors::ANCHORS;
+pub(super) use super::redact_rule::KEY_CORE;
 use super::redact_rule::{Rule, With, fixed, rule};
 use super::words::Words;
 
@@ -139,9 +140,6 @@ impl Bits {
         self.0.iter().all(|&w| w == 0)
     }
 }
-
-/// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|preshared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|client[_.-]?key[_.-]?data|auth[_.-]?(?:key|salt)|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?)";
 
 /// The table, in order: a rule sees the text the rules before it left (a value already
 /// replaced is no secret to the next). Commands' rules and providers' prefixes have their own
