@@ -321,7 +321,7 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("nmcli connection modify corp 802-1x.password eapPw-4410", "eapPw-4410"),
     ("iwconfig wlan1 key [2] s:wepTwo-31", "wepTwo-31"),
     ("dsn = \"https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2\"", "0123456789abcdef0123456789abcdef"),
-    ("STOREPASS=keyt00lStore7", "keyt00lStore7"),
+    ("STOREPASS=Jks5t0reP4ss", "Jks5t0reP4ss"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.

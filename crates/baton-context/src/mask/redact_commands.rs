@@ -68,12 +68,12 @@ pub(super) fn rules() -> Vec<Rule> {
         // Other tools' password flags: LDAP's `-w`, SQL Server's and zip's `-P`, ssh-keygen's
         // `-N`/`-P`, 7-Zip's and RAR's glued `-pX`, smbclient's `-U user%X`, lftp's `-u user,X`,
         // `htpasswd -b [file] user X`, `net use … /user:me X`, `mysqladmin … password X`.
-        fixed(
+        tool_flag(
             &["ldap"],
-            r#"(?-u)(\bldap(?:search|add|modify|delete|compare|passwd|whoami|moddn|exop)\b[^\n]*?[ \t]-w[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
+            "ldap(?:search|add|modify|delete|compare|passwd|whoami|moddn|exop)",
+            "w",
         ),
-        fixed(
+        tool_flag(
             &[
                 "sqlcmd",
                 "bcp",
@@ -83,8 +83,8 @@ pub(super) fn rules() -> Vec<Rule> {
                 "ssh-keygen",
                 "mosquitto_",
             ],
-            r#"(?-u)(\b(?:sqlcmd|bcp|osql|isql|zip|ssh-keygen|mosquitto_(?:pub|sub|rr))\b[^\n]*?[ \t]-[PN][ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
+            "(?:sqlcmd|bcp|osql|isql|zip|ssh-keygen|mosquitto_(?:pub|sub|rr))",
+            "[PN]",
         ),
         fixed(
             &["7z", "rar"],
@@ -194,21 +194,9 @@ pub(super) fn rules() -> Vec<Rule> {
         ),
         // net-snmp's passphrases (`snmpwalk -v3 … -A X -x AES -X Y`: `-A` authentication,
         // `-X` privacy), one rule each so both are found on one line; IPMI's `-P`.
-        fixed(
-            &["snmp"],
-            r#"(?-u)(\bsnmp[a-z]*\b[^\n]*?[ \t]-A[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["snmp"],
-            r#"(?-u)(\bsnmp[a-z]*\b[^\n]*?[ \t]-X[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        fixed(
-            &["ipmitool"],
-            r#"(?-u)(\bipmitool\b[^\n]*?[ \t]-P[ \t]?["']?)[^\s"'$%-][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
+        tool_flag(&["snmp"], "snmp[a-z]*", "A"),
+        tool_flag(&["snmp"], "snmp[a-z]*", "X"),
+        tool_flag(&["ipmitool"], "ipmitool", "P"),
         // A token or password given as a command's word: `cargo login X`, `vault login X`,
         // `snyk auth X`, `rclone obscure X`; `sshpass -f <(echo X)`; a here-string to a password
         // tool (`vncpasswd -f <<< X`).
@@ -230,4 +218,15 @@ pub(super) fn rules() -> Vec<Rule> {
             b"${1}[REDACTED]",
         ),
     ]
+}
+
+/// A tool's password flag (`ldapsearch … -w X`, `ipmitool … -P X`): the value after the flag
+/// anywhere after the tool's name on its line, joined to it or not, quoted or not; not a
+/// variable (`$X`, `%X%`) nor the next flag. `tools` and `flag` are regex pieces.
+fn tool_flag(anchors: &'static [&'static str], tools: &str, flag: &str) -> Rule {
+    fixed(
+        anchors,
+        format!(r#"(?-u)(\b{tools}\b[^\n]*?[ \t]-{flag}[ \t]?["']?)[^\s"'$%-][^\s"']*"#),
+        b"${1}[REDACTED]",
+    )
 }

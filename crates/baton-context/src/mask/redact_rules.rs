@@ -25,7 +25,7 @@ use super::redact_keep::{
 /// `CC_TEST_REPORTER_ID`), with any more anchors a rule needs after them.
 macro_rules! key_words {
     ($($more:literal),*) => {
-        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter", "psk" $(, $more)*]
+        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter", "psk", "storepass" $(, $more)*]
     };
 }
 pub(super) const KEY_WORDS: &[&str] = key_words!();
@@ -501,7 +501,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             With::KeyValue,
         ),
         // key=value, key: value, "key": "value", key => value, in any case.
-        rule(KEY_WORDS, key_value.clone(), With::KeyValue),
+        rule(KEY_WORDS, key_value, With::KeyValue),
         // A plan's change of a secret, `password = "old" -> "new"` (Terraform): the new one too.
         fixed(
             KEY_WORDS,
