@@ -322,6 +322,17 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("iwconfig wlan1 key [2] s:wepTwo-31", "wepTwo-31"),
     ("dsn = \"https://0123456789abcdef0123456789abcdef@o1.ingest.us.sentry.io/2\"", "0123456789abcdef0123456789abcdef"),
     ("STOREPASS=Jks5t0reP4ss", "Jks5t0reP4ss"),
+    // The tenth held-out set's misses (in other words): a key that is a noun and `pass`,
+    // `pass=` beside a user's field, an element named `pw`, Oracle's unquoted `IDENTIFIED BY`,
+    // Bundler's gem-server credentials, `-auth`/`addauth digest` pairs.
+    ("bindpass: ldapBindPw-71", "ldapBindPw-71"),
+    ("ts=12:00 login=ann pass=logPw-3301 ok", "logPw-3301"),
+    ("<pw>elemPw-5512</pw>", "elemPw-5512"),
+    ("ALTER USER scott IDENTIFIED BY tiger2026 ACCOUNT UNLOCK;", "tiger2026"),
+    ("export BUNDLE_ENTERPRISE__EXAMPLE__ORG=ann:bundleEnv-8", "bundleEnv-8"),
+    ("bundle config set --global gems.example.org ann:bundleCfg-9", "bundleCfg-9"),
+    ("jenkins-cli -s http://ci/ --auth ann:apiTok-61 who-am-i", "apiTok-61"),
+    ("zkCli.sh -server zk:2181 addauth digest ops:zkOps-44", "zkOps-44"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -560,5 +571,15 @@ pub const LOOK_ALIKES: &[&str] = &[
     "user default on nopass ~* +@all",
     "nmcli connection modify corp wifi-sec.key-mgmt wpa-psk",
     "SENTRY_DSN=https://public@sentry.example.com/1",
+    // The tenth held-out set's look-alikes (in other words): a Windows variable, a quoted
+    // backquoted command; and what the new rules must leave.
+    "api_key=%API_KEY%",
+    "smtp_pass = \"`security find-generic-password -w -s smtp`\"",
+    "bypass = true",
+    "compass: north",
+    "CREATE USER ann IDENTIFIED BY VALUES 'S:8F2D';",
+    "GRANT SELECT ON t TO ann IDENTIFIED BY :pw;",
+    "BUNDLE_JOBS=4",
+    "curl -u \"$USER:$TOKEN\" https://example.com",
 ];
 

@@ -17,10 +17,12 @@ pub(super) fn rules() -> Vec<Rule> {
             b"${1}[REDACTED]",
         ),
         // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
-        // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u user:pass`, `sshpass -p X`, `redis-cli -a X`, `mysql -pX`, `psexec
-        // -p X`; and .netrc's `password X`. A flag follows a space or tab on its line (never
-        // the line's start, which is no command but a usage text's `--password requires a
-        // value`, nor a line break: a rule must give the same answer wherever a block is cut).
+        // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u
+        // user:pass` (jenkins-cli's `-auth`, ZooKeeper's `addauth digest`), `sshpass -p X`,
+        // `redis-cli -a X`, `mysql -pX`, `psexec -p X`; and .netrc's `password X`. A flag
+        // follows a space or tab on its line (never the line's start, which is no command but
+        // a usage text's `--password requires a value`, nor a line break: a rule must give
+        // the same answer wherever a block is cut).
         fixed(
             &[
                 "-pass",
@@ -56,8 +58,8 @@ pub(super) fn rules() -> Vec<Rule> {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["-u"],
-            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U)[ \t]+['"]?[^\s:'"]+:)[^\s'"]+"#,
+            &["-u", "-auth", "addauth"],
+            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U|-auth|--auth|addauth[ \t]+digest)[ \t]+['"]?[^\s:'"]+:)[^\s'"$][^\s'"]*"#,
             b"${1}[REDACTED]",
         ),
         fixed(

@@ -425,6 +425,10 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
     if names_no_secret(caps) || value_closes_keys_string(caps, open) {
         return true;
     }
+    // `IDENTIFIED BY VALUES '…'`, MySQL's `IDENTIFIED BY PASSWORD '…'`: a keyword.
+    if core == b"by" && matches!(&lower[..], b"values" | b"password") {
+        return true;
+    }
     // `tests_pass=12`: a count, not a password.
     if core == b"pass" && inner.iter().all(u8::is_ascii_digit) {
         return true;
@@ -485,7 +489,8 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
     }
     // A backquoted command (`\`etcdctl get /secret\``), an absolute path
     // (`/en/enterprise/creating-a-strong-password`), one character (`PuttyPassword=0`).
-    let command = value.starts_with(b"`") && inner.iter().any(u8::is_ascii_whitespace);
+    let command = (value.starts_with(b"`") || (inner.starts_with(b"`") && inner.ends_with(b"`")))
+        && inner.iter().any(u8::is_ascii_whitespace);
     let path = inner.first() == Some(&b'/')
         && inner.iter().filter(|&&b| b == b'/').count() >= 2
         && !inner.iter().any(u8::is_ascii_whitespace);
@@ -542,6 +547,13 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
         )
         || unquoted.starts_with(b"$")
         || inner.starts_with(b"%(")
+        // A Windows variable (`%NUGET_PASSWORD%`).
+        || (inner.len() > 2
+            && inner[0] == b'%'
+            && inner[inner.len() - 1] == b'%'
+            && inner[1..inner.len() - 1]
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'_'))
         || inner.starts_with(b"{{")
         // A remark in parentheses (`PASSWORD: (see above)`).
         || inner.starts_with(b"(")

@@ -44,10 +44,15 @@ pub(super) enum Pending {
     /// An `expect` script waiting for a password prompt (`expect "Password:"`, pexpect's
     /// `child.expect('Passphrase')`): the string its next `send` gives.
     Send,
-    /// A table whose header names a secret's column (`ID  Description  Token`): that
-    /// column's field in each row, to a blank line or a row that does not line up. `at` is
-    /// the column's byte offset, or its field's index when the header is tab-separated.
-    Column { at: u16, tabs: bool },
+    /// A table whose header names a secret's column (`ID  Description  Token`,
+    /// `id,email,password`, `| user | token |`): that column's field in each row, to a blank
+    /// line or a row that does not line up. `at` is the column's byte offset when the header
+    /// is aligned with spaces, else its field's index; a row of a comma- or pipe-separated
+    /// table has the header's `fields`.
+    Column { at: u16, sep: Sep, fields: u8 },
+    /// A block named for the secrets it holds (Consul's `tokens {`, `secrets {`,
+    /// `credentials = {`): each `name = "value"` in it, to its closing `}`.
+    Secrets,
     /// A key block that is not a PEM private key (`-----BEGIN OpenVPN Static key V1-----`):
     /// every line up to its `-----END`.
     KeyBlock,
@@ -108,6 +113,28 @@ static HEREDOC: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("heredoc regex")
 });
+/// A sentence that says a secret was just made (`Password for the [elastic] user successfully
+/// reset.`): the next line may print it.
+static ANNOUNCED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i-u)\b(?:password|passphrase|token|secret)\b[^\n]*\b(?:reset|generated|regenerated|created|changed)\b")
+        .expect("announced regex")
+});
+/// What prints a made secret on the line after its announcement: `New value: X`.
+static LABELLED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i-u)^[ \t]*(?:(?:new|generated|temporary|initial)[ \t]+)?(?:value|password|passphrase|secret|token)[ \t]*[:=][ \t]*(\S+)[ \t\r]*$")
+        .expect("labelled regex")
+});
+static SECRETS_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i-u)^[ \t]*(?:tokens|secrets|credentials|passwords)[ \t]*(?:=[ \t]*)?\{[ \t\r]*$",
+    )
+    .expect("secrets block regex")
+});
+/// One entry of such a block: `name = "value"`, `name: value`.
+static ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?-u)^[ \t]*["']?[A-Za-z0-9_.-]+["']?[ \t]*[=:][ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#{\[,]+))[ \t]*,?[ \t\r]*$"#)
+        .expect("entry regex")
+});
 static PROMPTED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u)^[ \t]*(?:>>>?|In \[[0-9]+\]:|[A-Za-z0-9_()\[\]:.-]*>)[ \t]")
         .expect("prompt regex")
@@ -167,16 +194,77 @@ fn is_blank(b: &[u8]) -> bool {
     trim_end(b).is_empty()
 }
 
-/// A table row's fields, as `(start, end)`: split on each tab (an empty field counts), or
-/// else on runs of two spaces or more (one space joins a column's words).
-fn columns(t: &[u8], tabs: bool) -> Vec<(usize, usize)> {
+/// How a table's columns are told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sep {
+    /// Runs of two spaces or more (one space joins a column's words), or tabs among them.
+    Aligned,
+    Tab,
+    /// CSV: commas outside double quotes.
+    Comma,
+    /// A Markdown table: `|` between fields, and around them.
+    Pipe,
+}
+
+impl Sep {
+    /// The separator a header line uses, the strongest first.
+    fn of(t: &[u8]) -> Sep {
+        if t.starts_with(b"|") && t.ends_with(b"|") {
+            Sep::Pipe
+        } else if memchr::memchr(b'\t', t).is_some() {
+            Sep::Tab
+        } else if memchr::memchr(b',', t).is_some() && memchr::memmem::find(t, b"  ").is_none() {
+            Sep::Comma
+        } else {
+            Sep::Aligned
+        }
+    }
+}
+
+/// A table row's fields, as `(start, end)` without the spaces around them (nor a field's
+/// double quotes, in CSV): split on each tab, comma or pipe (an empty field counts), or
+/// on runs of two spaces or more.
+fn columns(t: &[u8], sep: Sep) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    if tabs {
+    let field = |s: usize, e: usize| {
+        let f = &t[s..e];
+        let lead = indent(f);
+        let (s, e) = (s + lead, s + trim_end(f).len().max(lead));
+        match sep {
+            Sep::Comma if e - s >= 2 && t[s] == b'"' && t[e - 1] == b'"' => (s + 1, e - 1),
+            _ => (s, e),
+        }
+    };
+    if sep == Sep::Comma {
+        let (mut start, mut quoted) = (0, false);
+        for (i, &c) in t.iter().enumerate() {
+            match c {
+                b'"' => quoted = !quoted,
+                b',' if !quoted => {
+                    out.push(field(start, i));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        out.push(field(start, t.len()));
+        return out;
+    }
+    if sep == Sep::Pipe {
+        let inner = t.strip_prefix(b"|").unwrap_or(t);
+        let inner = inner.strip_suffix(b"|").unwrap_or(inner);
+        let base = usize::from(t.first() == Some(&b'|'));
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'|', inner).chain(std::iter::once(inner.len())) {
+            out.push(field(base + start, base + end));
+            start = end + 1;
+        }
+        return out;
+    }
+    if sep == Sep::Tab {
         let mut start = 0;
         for end in memchr::memchr_iter(b'\t', t).chain(std::iter::once(t.len())) {
-            let f = &t[start..end];
-            let lead = indent(f);
-            out.push((start + lead, start + trim_end(f).len().max(lead)));
+            out.push(field(start, end));
             start = end + 1;
         }
         return out;
@@ -204,8 +292,8 @@ fn secret_column(body: &[u8]) -> Option<Pending> {
     if t.len() > 300 {
         return None;
     }
-    let tabs = memchr::memchr(b'\t', t).is_some();
-    let cols = columns(t, tabs);
+    let sep = Sep::of(t);
+    let cols = columns(t, sep);
     let title = |&(s, e): &(usize, usize)| {
         e > s
             && e - s <= 30
@@ -219,17 +307,18 @@ fn secret_column(body: &[u8]) -> Option<Pending> {
     let i = cols
         .iter()
         .position(|&(s, e)| COLUMN_NAMES.iter().any(|n| t[s..e].eq_ignore_ascii_case(n)))?;
-    let at = if tabs { i } else { cols[i].0 };
+    let at = if sep == Sep::Aligned { cols[i].0 } else { i };
     Some(Pending::Column {
         at: u16::try_from(at).ok()?,
-        tabs,
+        sep,
+        fields: u8::try_from(cols.len()).ok()?,
     })
 }
 
 /// Whether a line may be a table's header naming a secret's column: aligned, and holding
 /// one of the names' cores in a common case.
 fn may_head_a_table(t: &[u8]) -> bool {
-    (memchr::memchr(b'\t', t).is_some() || memchr::memmem::find(t, b"  ").is_some())
+    (memchr::memchr3(b'\t', b',', b'|', t).is_some() || memchr::memmem::find(t, b"  ").is_some())
         && [
             &b"oken"[..],
             b"OKEN",
@@ -283,7 +372,10 @@ pub(super) fn may_open(body: &[u8]) -> bool {
             || lead.first().is_some_and(u8::is_ascii_digit)
             || memchr::memmem::find(t, b"token").is_some()
             || memchr::memmem::find(t, b"login-password").is_some()
-            || memchr::memmem::find(t, b"versions access").is_some();
+            || memchr::memmem::find(t, b"versions access").is_some()
+            || [&b"reset"[..], b"generated", b"created", b"changed"]
+                .iter()
+                .any(|w| memchr::memmem::find(t, w).is_some());
         if !other {
             return may_head_a_table(t) || starts_entry(body);
         }
@@ -375,7 +467,10 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     if let Some(c) = secret_column(body) {
         return Some(c);
     }
-    PROMPT.is_match(body).then_some(Pending::Prompt)
+    if SECRETS_BLOCK.is_match(body) {
+        return Some(Pending::Secrets);
+    }
+    (PROMPT.is_match(body) || ANNOUNCED.is_match(body)).then_some(Pending::Prompt)
 }
 
 /// A word that looks generated: eight characters or more, letters and digits both, no space.
@@ -435,8 +530,20 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         Pending::Prompt if is_blank(body) => keep(body, Some(p)),
         Pending::Prompt => {
             let (s, e) = (indent(body), trim_end(body).len());
-            is_random_word(&body[s..e]).then(|| (mask_span(body, s, e), None))
+            if is_random_word(&body[s..e]) {
+                return Some((mask_span(body, s, e), None));
+            }
+            let v = LABELLED.captures(body)?.get(1).expect("group 1");
+            is_random_word(v.as_bytes()).then(|| (mask_span(body, v.start(), v.end()), None))
         }
+        Pending::Secrets if trim_end(&body[indent(body)..]).starts_with(b"}") => None,
+        Pending::Secrets => match ENTRY.captures(body) {
+            Some(c) => {
+                let v = (1..=3).find_map(|i| c.get(i)).expect("a group");
+                keep(&mask_span(body, v.start(), v.end()), Some(p))
+            }
+            None => keep(body, Some(p)),
+        },
         Pending::Result if is_blank(body) => keep(body, Some(p)),
         Pending::Result => {
             let c = RESULT.captures(body)?;
@@ -459,12 +566,34 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             Some((mask_span(body, v.start(), v.end()), None))
         }
         Pending::Column { .. } if is_blank(body) => None,
-        Pending::Column { at, tabs: true } => {
+        Pending::Column {
+            at, sep: Sep::Tab, ..
+        } => {
             let t = trim_end(body);
-            let &(s, e) = columns(t, true).get(usize::from(at))?;
+            let &(s, e) = columns(t, Sep::Tab).get(usize::from(at))?;
             Some((mask_span(body, s, e), Some(p)))
         }
-        Pending::Column { at, tabs: false } => {
+        Pending::Column {
+            at,
+            sep: sep @ (Sep::Comma | Sep::Pipe),
+            fields,
+        } => {
+            let cols = columns(trim_end(body), sep);
+            if cols.len() != usize::from(fields) {
+                return None;
+            }
+            // A field of words is prose (a table of options that describes each token).
+            let (s, e) = cols[usize::from(at)];
+            if body[s..e].iter().any(u8::is_ascii_whitespace) {
+                return keep(body, Some(p));
+            }
+            Some((mask_span(body, s, e), Some(p)))
+        }
+        Pending::Column {
+            at,
+            sep: Sep::Aligned,
+            ..
+        } => {
             let at = usize::from(at);
             let t = trim_end(body);
             let aligned = at < t.len()
@@ -509,199 +638,5 @@ fn mask_span(body: &[u8], s: usize, e: usize) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each text's lines through the state, as `Redactor` does.
-    fn run(text: &str) -> String {
-        let mut state = None;
-        let mut out = Vec::new();
-        for line in text.split('\n') {
-            let b = line.as_bytes();
-            let taken = state.and_then(|p| follow(p, b));
-            match taken {
-                Some((l, s)) => {
-                    out.push(String::from_utf8(l).unwrap());
-                    state = s;
-                }
-                None => {
-                    out.push(line.to_string());
-                    state = opens(b);
-                }
-            }
-        }
-        out.join("\n")
-    }
-
-    #[test]
-    fn a_value_on_the_lines_after_its_key_is_redacted() {
-        let cases = [
-            (
-                "<config>\n  <password>\n    hunter2xml\n  </password>\n</config>",
-                "hunter2xml",
-            ),
-            ("<apiKey>\nAKEYONNEXTLINE\n</apiKey>", "AKEYONNEXTLINE"),
-            ("password:\n  s3cretOnNext", "s3cretOnNext"),
-            (
-                "{\n  \"client_secret\":\n    \"cs-next-line\",\n  \"x\": 1\n}",
-                "cs-next-line",
-            ),
-            (
-                "tls:\n  private_key: |\n    MIIEvQIBADANBgkq\n    hkiG9w0BAQEFAASC\n  cert: x",
-                "hkiG9w0BAQEFAASC",
-            ),
-            (
-                "token: >-\n  folded.token.value\n\nnext: 1",
-                "folded.token.value",
-            ),
-            (
-                "machine api.example.com\n  login me@example.com\n  password netrcNextLine1\n",
-                "netrcNextLine1",
-            ),
-            ("default\n  login anon\n  password anonPw42", "anonPw42"),
-            (
-                "variable \"okta_api_token\" {\n  type = string\n  default = \"004EWTpRQTxyz\"\n}",
-                "004EWTpRQTxyz",
-            ),
-            (
-                "An admin user has been created.\nPlease use this password to log in:\n\n  bd9627decc6346d7a\n",
-                "bd9627decc6346d7a",
-            ),
-            (
-                "env:\n  - name: API_TOKEN\n    value: \"k8sTok-4411\"\n  - name: MODE",
-                "k8sTok-4411",
-            ),
-            (
-                "- ParameterKey: DBPassword\n  ParameterValue: cfnPar-9x",
-                "cfnPar-9x",
-            ),
-            (
-                "[{\"Name\": \"API_TOKEN\",\n  \"Value\": \"ssmTok-77\"}]",
-                "ssmTok-77",
-            ),
-            (
-                "<property>\n  <name>fs.s3a.secret.key</name>\n  <value>hadoopKey9</value>",
-                "hadoopKey9",
-            ),
-            (
-                "<stringProp name=\"Argument.name\">password</stringProp>\n<stringProp name=\"Argument.value\">jmPw-123</stringProp>",
-                "jmPw-123",
-            ),
-            ("1) \"masterauth\"\n2) \"redisAuth-5\"", "redisAuth-5"),
-            (
-                "<dict>\n  <key>ClientSecret</key>\n  <string>plistCs-77</string>\n</dict>",
-                "plistCs-77",
-            ),
-            (
-                "spawn ssh ann@db\nexpect \"*assword:\"\nsend \"expPw-4411\\r\"\ninteract",
-                "expPw-4411",
-            ),
-            (
-                "child.expect('Enter passphrase')\nchild.sendline('pexPw-77')",
-                "pexPw-77",
-            ),
-            (
-                "NAME    USER   PASSWORD\ndb1     ann    tblPw-5501\ndb2     bob    tblPw-5502",
-                "tblPw-550",
-            ),
-            ("id\tname\tapi_key\n7\tci\ttabKey-81x", "tabKey-81x"),
-            (
-                "ID\tDescription\tToken\n0a1b2c\t\ttabTok-86xyz==",
-                "tabTok-86xyz",
-            ),
-            (
-                "$ aws ecr get-login-password\neyJwYXlsb2FkIjoiZWNyIn0x9",
-                "eyJwYXlsb2FkIjoiZWNyIn0x9",
-            ),
-            ("gh auth token\ngho_printedToken123", "gho_printedToken123"),
-            (
-                ">>> os.environ[\"API_TOKEN\"]\n'replTok-5521'\n>>> 1",
-                "replTok-5521",
-            ),
-            (
-                "pry(main)> Rails.application.credentials.secret_key_base\n=> \"pryRes-77ab\"",
-                "pryRes-77ab",
-            ),
-            (
-                "db_password = <<-END\n  heredoc-secret-9\n  END\nnext = 1",
-                "heredoc-secret-9",
-            ),
-            (
-                "-----BEGIN OpenVPN Static key V1-----\n0a1b2c3d4e5f60718293a4b5c6d7e8f9\n-----END OpenVPN Static key V1-----",
-                "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
-            ),
-            // A YAML tag before the block scalar (Ansible's vault).
-            (
-                "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231386436336334\nport: 5432",
-                "6231386436336334",
-            ),
-        ];
-        for (text, secret) in cases {
-            let out = run(text);
-            assert!(!out.contains(secret), "{text:?} -> {out:?}");
-            assert!(out.contains(MARK), "{out:?}");
-            assert_eq!(
-                out.lines().count(),
-                text.lines().count(),
-                "one line each: {out:?}"
-            );
-        }
-        // What follows the value is kept: the closing tag, the next key, the cert.
-        assert!(run("<password>\n  pw1234567\n</password>").ends_with("</password>"));
-        assert!(run("tls:\n  private_key: |\n    MIIE\n  cert: x").ends_with("  cert: x"));
-    }
-
-    #[test]
-    fn look_alikes_on_the_lines_after_a_key_are_kept() {
-        let cases = [
-            // A variable, a placeholder, a nested structure, a sentence.
-            "password:\n  ${DB_PASSWORD}",
-            "<password>\n  {{ vault_password }}\n</password>",
-            "secrets:\n  - name: db\n    value: x",
-            "api_key =\n  os.environ[\"API_KEY\"] + suffix",
-            "token:\n  type: string\n  description: the token",
-            // No key word: nothing pending.
-            "results:\n  passedCount",
-            // A self-closing element, a closing tag.
-            "<password/>\nnext line stays",
-            "</password>\nnext line stays",
-            // A .netrc entry ends at a blank line.
-            "machine a.example.com login me\n\npassword is required here",
-            // A variable not named after a secret; a default outside the block.
-            "variable \"region\" {\n  default = \"eu-west-1abc\"\n}",
-            "variable \"db_password\" {\n  type = string\n}\ndefault = \"kept1234\"",
-            // A name that is no secret's, a value taken from elsewhere, a certificate.
-            "- name: MODE\n  value: fast2024",
-            "- ParameterKey: Environment\n  ParameterValue: prod-2024",
-            "<key>APIKey</key>\n<string>$(API_KEY)</string>",
-            "<key>CFBundleName</key>\n<string>Shop2024</string>",
-            "<name>fs.s3a.endpoint</name>\n<value>s3.example.com</value>",
-            "1) \"maxmemory\"\n2) \"1073741824\"",
-            "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}",
-            "<name>db.password</name>\n<description>the password</description>",
-            "expect \"Password:\"\nsend \"$pass\\r\"",
-            "expect \"login:\"\nsend \"ann\\r\"",
-            "expect \"Password:\"\nputs \"sent\"\nsend \"later\\r\"",
-            // A table without a secret's column; one whose rows stop lining up; a command
-            // that prints no secret.
-            "NAME    TYPE    DATA   AGE\ndb      Opaque  2      5d",
-            "NAME    TOKEN\n\nafter-blank-2024x",
-            "Tokens  Saved\n12000   9000x",
-            "gh auth status\nLogged-in-2024",
-            "Token expired at 2026-01-01T00:00:00Z\nrenew-2024abc",
-            "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
-            "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
-            "motd = <<EOF\nwelcome 2024\nEOF",
-            // A REPL reading no secret; a secret's prompt followed by no literal.
-            ">>> settings.DEBUG\n'on-2024'",
-            ">>> len(token)\n42",
-            // A prompt followed by a sentence, a plain word, a short one.
-            "Checking token permissions:\n  read access granted",
-            "Enter the password for admin:\nsucceeded",
-            "The secret was rotated on:\n2024-01-01",
-        ];
-        for text in cases {
-            assert_eq!(run(text), text, "{text:?}");
-        }
-    }
-}
+#[path = "redact_next_tests.rs"]
+mod tests;

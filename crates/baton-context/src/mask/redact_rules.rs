@@ -487,6 +487,42 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)(?P<key>["'](?P<core>pass|pw)["'])(?P<sep>[ \t]*(?::|=>|=)[ \t]*)(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"#,
             With::KeyValue,
         ),
+        // A key that is a noun and `pass` (offlineimap's `remotepass = X`, `bindpass`,
+        // `rootpass`): `bypass` and `compass` are not such nouns.
+        rule(
+            &["pass =", "pass=", "pass:"],
+            format!(
+                r#"(?i-u)\b(?P<key>(?:remote|local|bind|root|admin|db|mail|smtp|imap|pop|ldap|user|auth|proxy|master|server|client|wifi|vnc|rpc|sudo|login|sys|dba|ftp|sftp|ssh|sql|mysql|pg|redis|app|web|api)(?P<core>pass))(?P<sep>\\?["']?{assign}){value}"#
+            ),
+            With::KeyValue,
+        ),
+        // `pass=X` after a user's field (a log's `user=etl pass=X`).
+        fixed(
+            &["pass=", "pass:"],
+            r#"(?i-u)(\b(?:user|username|login)[=:][^\s=]+[ \t,;]+pass[=:])[^\s"',;&$%{(<][^\s"',;&]*"#,
+            b"${1}[REDACTED]",
+        ),
+        // An element named `pass` or `pw` (FileZilla's `<Pass encoding="base64">X</Pass>`).
+        rule(
+            &["<pass", "<pw"],
+            r#"(?i-u)(?P<key><(?P<core>pass|pw))(?P<sep>(?:[ \t][^<>\n]*)?>)(?P<value>[^<\s][^<\n]*?)(?P<tail></)"#,
+            With::KeyValue,
+        ),
+        // Oracle's `IDENTIFIED BY X`, unquoted, in a statement: `CREATE`/`ALTER` a user or
+        // role, or in capitals ("the user is identified by their email" is prose). `IDENTIFIED BY VALUES '…'`
+        // and MySQL's `BY PASSWORD '…'` name what follows (`keep_value`).
+        rule(
+            &["identified"],
+            r#"(?-u)(?P<key>(?:(?i:\b(?:create|alter)[ \t]+(?:user|role)[ \t]+[^\s;]+[ \t]+identified)|\bIDENTIFIED)[ \t]+(?P<core>(?i:by)))(?P<sep>[ \t]+)(?P<value>[^\s"';:?$&][^\s;]*)"#,
+            With::KeyValue,
+        ),
+        // Bundler's credentials for a gem server (`BUNDLE_GEMS__EXAMPLE__COM: "user:X"`,
+        // `bundle config set --global gems.example.com user:X`).
+        fixed(
+            &["bundle"],
+            r#"(?-u)(\bBUNDLE_[A-Z0-9_]*__[A-Z0-9_]+["']?[ \t]*[:=][ \t]*["']?[^\s:"']+:|\bbundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?[a-z0-9-]+(?:\.[a-z0-9-]+)+[ \t]+["']?[^\s:"']+:)[^\s"'$][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
         // `pass = X` or YAML's `pass: X` at a line's start, unquoted.
         rule(
             &["pass =", "pass=", "pass:"],
