@@ -65,6 +65,81 @@ pub use output::Out;
 /// `baton --version`: the version and the commit it was built from (build.rs).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BATON_COMMIT"), ")");
 
+/// Declares [`Command`], one variant per subcommand, and beside it, in `one::<Variant>`, a
+/// one-variant copy of each made by the same derive from the same attributes. A command line
+/// that names its subcommand first is parsed against a tree of that subcommand alone
+/// ([`parse`]): building the whole top level (45 commands, the global options copied into
+/// each) was two thirds of a bookkeeping command's instructions.
+macro_rules! commands {
+    ($( $(#[$attr:meta])* $variant:ident($ty:ty), )*) => {
+        #[derive(Debug, Subcommand)]
+        // Each subcommand's arguments are built only when it runs (or its help is asked for).
+        #[command(defer = true)]
+        pub enum Command {
+            $( $(#[$attr])* $variant($ty), )*
+        }
+
+        #[allow(non_snake_case)]
+        mod one {
+            $(
+                pub(super) mod $variant {
+                    use super::super::*;
+                    #[derive(Debug, Subcommand)]
+                    #[command(defer = true)]
+                    pub(in super::super) enum One {
+                        $(#[$attr])* $variant($ty),
+                    }
+                    impl From<One> for Command {
+                        fn from(one: One) -> Command {
+                            let One::$variant(a) = one;
+                            Command::$variant(a)
+                        }
+                    }
+                }
+            )*
+        }
+
+        /// The tree of `name`'s subcommand alone, and how to read its matches as a [`Cli`].
+        fn one_tree(name: &str) -> Option<(clap::Command, ReadOne)> {
+            $(
+                if <one::$variant::One as Subcommand>::has_subcommand(name) {
+                    return Some((
+                        <CliOf<one::$variant::One> as clap::CommandFactory>::command(),
+                        |m| {
+                            let c = <CliOf<one::$variant::One> as clap::FromArgMatches>::from_arg_matches_mut(m)?;
+                            Ok(Cli { json: c.json, command: c.command.into() })
+                        },
+                    ));
+                }
+            )*
+            None
+        }
+    };
+}
+
+/// Reads a one-subcommand tree's matches as the whole command line.
+type ReadOne = fn(&mut clap::ArgMatches) -> std::result::Result<Cli, clap::Error>;
+
+/// The command line as clap reads it, from the smallest tree that can read it: the named
+/// subcommand's alone when it comes first (`baton phase begin …`), else the whole (`baton`,
+/// `baton --help`, `baton help x`, a typo clap suggests a command for).
+fn parse(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
+    let one = args.get(1).and_then(|a| a.to_str()).and_then(one_tree);
+    let (mut command, read): (clap::Command, ReadOne) = match one {
+        Some(tree) => tree,
+        None => (<Cli as clap::CommandFactory>::command(), |m| {
+            <Cli as clap::FromArgMatches>::from_arg_matches_mut(m)
+        }),
+    };
+    let mut matches = command.try_get_matches_from_mut(args)?;
+    let cli = read(&mut matches).map_err(|e| e.format(&mut command))?;
+    // The process ends when this command does: tearing down clap's tree would cost a tenth of
+    // a bookkeeping command's own work.
+    std::mem::forget(matches);
+    std::mem::forget(command);
+    Ok(cli)
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "baton",
@@ -89,19 +164,18 @@ Exit codes: 0 ok · 1 a story, task or item failed, nothing found, violations ·
 error · 130/143/129 stopped by Ctrl-C/SIGTERM/SIGHUP (resumable) · budget: 10 warn, 11 rotate \
 · mask: the command's own (124 timed out). README's \"Exit codes\" says more."
 )]
-pub struct Cli {
+pub struct CliOf<C: Subcommand> {
     /// Print machine-readable JSON
     #[arg(long, global = true)]
     pub json: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: C,
 }
 
-#[derive(Debug, Subcommand)]
-// Each subcommand's arguments are built only when it runs (or its help is asked for): building
-// every command's arguments was most of a bookkeeping command's own start-up.
-#[command(defer = true)]
-pub enum Command {
+/// baton's command line: the global options and one of [`Command`].
+pub type Cli = CliOf<Command>;
+
+commands! {
     /// Create, list, summarize and select tasks (INIT, LIST, SUMMARY)
     #[command(display_order = 20)]
     Task(Group<task::TaskCmd>),
@@ -344,16 +418,7 @@ pub fn main() -> ExitCode {
     if let Some(a) = hook::quick_args(&args) {
         return hook::run(&a, a.store.root.as_deref());
     }
-    let mut command = <Cli as clap::CommandFactory>::command();
-    let mut matches = command
-        .try_get_matches_from_mut(args)
-        .unwrap_or_else(|e| e.exit());
-    let cli = <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
-        .unwrap_or_else(|e| e.format(&mut command).exit());
-    // The process ends when this command does: tearing down clap's tree of ~100 commands and
-    // arguments would cost a tenth of a bookkeeping command's own work.
-    std::mem::forget(matches);
-    std::mem::forget(command);
+    let cli = parse(args).unwrap_or_else(|e| e.exit());
     let json = cli.json;
     match run(cli) {
         Ok(code) => code,
@@ -582,6 +647,76 @@ mod tests {
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    /// A command line that names its subcommand first is read from that subcommand's tree
+    /// alone (`parse`), as the whole tree reads it: the same help, values and errors.
+    #[test]
+    fn one_subcommands_tree_reads_as_the_whole() {
+        use clap::{CommandFactory, Parser};
+        let mut whole = super::Cli::command();
+        whole.build();
+        let names: Vec<String> = whole
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .filter(|n| n != "help")
+            .collect();
+        for name in &names {
+            let (mut one, _) = super::one_tree(name).expect(name);
+            one.build();
+            let only: Vec<&str> = one.get_subcommands().map(|c| c.get_name()).collect();
+            assert_eq!(only, [name.as_str(), "help"], "{name}");
+            let help = |c: &mut clap::Command| {
+                let sub = c.find_subcommand_mut(name).expect(name);
+                (
+                    sub.render_long_help().to_string(),
+                    sub.render_usage().to_string(),
+                )
+            };
+            assert_eq!(help(&mut one), help(&mut whole), "{name}");
+        }
+        for other in ["help", "--json", "-h", "phase-begin", ""] {
+            assert!(super::one_tree(other).is_none(), "{other}");
+        }
+        let args = |line: &str| -> Vec<std::ffi::OsString> {
+            std::iter::once("baton")
+                .chain(line.split(' ').filter(|w| !w.is_empty()))
+                .map(Into::into)
+                .collect()
+        };
+        for line in [
+            "phase begin implementation --task-id 3 --needs memory --root docs/x",
+            "phase complete review --status success --file - --json --task t",
+            "phase begin",
+            "phase begn x",
+            "phase begin --help",
+            "phase",
+            "task init demo --root r",
+            "task --task t list --json",
+            "exec --root r START_PHASE",
+            "status --json",
+            "mask -- cargo test --no-run",
+            "tokens --model o200k_base --nope",
+            "workflow",
+            "workflow show epic-execute",
+            "queue add q A B",
+            "init claude --global --uninstall",
+            "run --help",
+            "hook claude post-tool-use --threshold x",
+            "completions bash",
+            "store spec --json",
+        ] {
+            let a = super::Cli::try_parse_from(args(line));
+            let b = super::parse(args(line));
+            match (a, b) {
+                (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line}"),
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.kind(), b.kind(), "{line}");
+                    assert_eq!(a.render().to_string(), b.render().to_string(), "{line}");
+                }
+                (a, b) => panic!("{line}: {a:?} against {b:?}"),
+            }
+        }
     }
 
     /// A hook's command line read without clap (`hook::quick_args`) is what clap reads; what it
