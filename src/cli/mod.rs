@@ -104,10 +104,10 @@ macro_rules! commands {
             $(
                 if <one::$variant::One as Subcommand>::has_subcommand(name) {
                     return Some((
-                        <CliOf<one::$variant::One> as clap::CommandFactory>::command(),
+                        <one::$variant::One as Subcommand>::augment_subcommands(top()),
                         |m| {
-                            let c = <CliOf<one::$variant::One> as clap::FromArgMatches>::from_arg_matches_mut(m)?;
-                            Ok(Cli { json: c.json, command: c.command.into() })
+                            let c = <one::$variant::One as clap::FromArgMatches>::from_arg_matches_mut(m)?;
+                            Ok(Cli { json: m.get_flag("json"), command: c.into() })
                         },
                     ));
                 }
@@ -115,6 +115,17 @@ macro_rules! commands {
             None
         }
     };
+}
+
+/// No subcommand: `CliOf<NoCommand>` is the top level alone (its options and settings), built
+/// once for every one-subcommand tree rather than once per subcommand's type.
+#[derive(Debug, Subcommand)]
+pub enum NoCommand {}
+
+/// The top level without its subcommands.
+#[inline(never)]
+fn top() -> clap::Command {
+    <CliOf<NoCommand> as clap::CommandFactory>::command()
 }
 
 /// Reads a one-subcommand tree's matches as the whole command line.
