@@ -333,6 +333,15 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("bundle config set --global gems.example.org ann:bundleCfg-9", "bundleCfg-9"),
     ("jenkins-cli -s http://ci/ --auth ann:apiTok-61 who-am-i", "apiTok-61"),
     ("zkCli.sh -server zk:2181 addauth digest ops:zkOps-44", "zkOps-44"),
+    // The eleventh held-out set's misses (in other words): a COBOL data item's VALUE,
+    // GitHub Actions' add-mask, curl's cookies and document.cookie, a tool's `set NAME X`,
+    // openssl's `-k`.
+    ("01 DB-PASSWD PIC X(8) VALUE \"cbl4Pass\".", "cbl4Pass"),
+    ("echo \"::add-mask::maskMe-8812\"", "maskMe-8812"),
+    ("curl --cookie 'lang=en; sid=curlSid-7731' https://x", "curlSid-7731"),
+    ("document.cookie = 'auth=jsCookie-55x; Secure';", "jsCookie-55x"),
+    ("envx set GITHUB_TOKEN ghTokenEnvx-4471", "ghTokenEnvx-4471"),
+    ("openssl aes-256-cbc -d -k encK3y-19 -in x.enc", "encK3y-19"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -581,5 +590,14 @@ pub const LOOK_ALIKES: &[&str] = &[
     "GRANT SELECT ON t TO ann IDENTIFIED BY :pw;",
     "BUNDLE_JOBS=4",
     "curl -u \"$USER:$TOKEN\" https://example.com",
+    // The eleventh held-out set's look-alikes (in other words): a cookie that is a setting's
+    // word, a password read from the environment or a file; what the new rules must leave.
+    "Cookie: lang=en; theme=light",
+    "openssl rsa -in k.pem -passin file:/run/secrets/pw -out p.pem",
+    "curl -b cookies.txt https://example.com",
+    "git checkout -b fix/token-refresh",
+    "set API_TOKEN before running the deploy",
+    "::add-mask::${{ secrets.DEPLOY_KEY }}",
+    "01 DB-PASSWD PIC X(8).",
 ];
 

@@ -16,6 +16,19 @@ pub(super) fn rules() -> Vec<Rule> {
             ),
             b"${1}[REDACTED]",
         ),
+        // A tool's `set NAME X` (`dotenv set API_SECRET X`): a variable named after a secret,
+        // in capitals, and a value with a digit (prose sets a word: "set DB_PASSWORD before").
+        fixed(
+            &["secret", "passw", "token", "key", "credential"],
+            r#"(?-u)(\bset[ \t]+["']?[A-Z][A-Z0-9_]*(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*["']?[ \t]+)(?:"[^"$\n]*[0-9][^"\n]*"|'[^'$\n]*[0-9][^'\n]*'|[^\s"';$(<>|&-][^\s"';0-9]*[0-9][^\s"';]*)"#,
+            b"${1}[REDACTED]",
+        ),
+        // openssl's `-k X` (enc's password).
+        fixed(
+            &["openssl"],
+            r#"(?-u)(\bopenssl[ \t]+[^\n]*?[ \t]-k[ \t]+)[^\s"'$-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
         // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
         // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u
         // user:pass` (jenkins-cli's `-auth`, ZooKeeper's `addauth digest`), `sshpass -p X`,

@@ -197,10 +197,11 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r"(?i-u)\b(https?://[a-z0-9.-]*webhook\.office\.com/webhookb2/)[A-Za-z0-9@/_-]+",
             b"${1}[REDACTED]",
         ),
-        // Cookies: every value of a request's Cookie header, a Set-Cookie's own value.
+        // Cookies: every value of a request's Cookie header and of curl's `-b`/`--cookie`, a
+        // Set-Cookie's or `document.cookie = "…"`'s own value.
         rule(
-            &["cookie"],
-            r#"(?i-u)\b(?P<name>set-cookie|cookie)(?P<sep>\\?["']?[ \t]*:[ \t]*\\?["']?)(?P<value>[^\n"']*)"#,
+            &["cookie", "curl"],
+            r#"(?i-u)(?P<name>\bset-cookie|document\.cookie|\bcookie|\bcurl\b[^\n]*?[ \t](?:-b|--cookie))(?P<sep>\\?["']?[ \t]*[:=][ \t]*\\?["']?|[ \t]+["']?)(?P<value>[^\n"']*)"#,
             With::Cookie,
         ),
     ]);
@@ -523,6 +524,20 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?-u)(\bBUNDLE_[A-Z0-9_]*__[A-Z0-9_]+["']?[ \t]*[:=][ \t]*["']?[^\s:"']+:|\bbundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?[a-z0-9-]+(?:\.[a-z0-9-]+)+[ \t]+["']?[^\s:"']+:)[^\s"'$][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
+        // A COBOL data item named after a secret, its `VALUE 'X'`.
+        fixed(
+            KEY_WORDS,
+            format!(
+                r#"(?i-u)(\b[0-9]{{2}}[ \t]+[a-z0-9-]*?{KEY_CORE}[a-z0-9-]*[ \t]+PIC(?:TURE)?[ \t][^\n.]*?\bVALUE[ \t]+)(["'])[^"'\n]+(["'])"#
+            ),
+            b"${1}${2}[REDACTED]${3}",
+        ),
+        // GitHub Actions' `::add-mask::X`: what a workflow masks is a secret.
+        fixed(
+            &["::add-mask::"],
+            r"(?-u)(::add-mask::)[^\s$][^\n]*",
+            b"${1}[REDACTED]",
+        ),
         // `pass = X` or YAML's `pass: X` at a line's start, unquoted.
         rule(
             &["pass =", "pass=", "pass:"],
@@ -614,7 +629,8 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
         With::Cookie => rule.re().replace_all(text, |caps: &Captures<'_>| {
             let name = group(caps, "name");
             let value = group(caps, "value");
-            let every = !name.eq_ignore_ascii_case(b"set-cookie");
+            let every = !(name.eq_ignore_ascii_case(b"set-cookie")
+                || name.eq_ignore_ascii_case(b"document.cookie"));
             let mut out = Vec::with_capacity(value.len() + 16);
             out.extend_from_slice(name);
             out.extend_from_slice(group(caps, "sep"));
@@ -622,8 +638,18 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                 if i > 0 {
                     out.push(b';');
                 }
+                // A setting's word (`theme=dark`, `lang=en`): no session's value.
+                let word = |v: &[u8]| {
+                    let v = v.trim_ascii();
+                    v.len() <= 12 && v.iter().all(u8::is_ascii_alphabetic)
+                };
                 match memchr::memchr(b'=', pair) {
-                    Some(eq) if (i == 0 || every) && eq + 1 < pair.len() => {
+                    Some(eq)
+                        if (i == 0 || every)
+                            && eq + 1 < pair.len()
+                            && !word(&pair[eq + 1..])
+                            && !is_no_secret(pair[eq + 1..].trim_ascii()) =>
+                    {
                         out.extend_from_slice(&pair[..=eq]);
                         out.extend_from_slice(MARK.as_bytes());
                     }
@@ -663,7 +689,13 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                     && KEY_WORDS
                         .iter()
                         .any(|w| memchr::memmem::find(&value, w.as_bytes()).is_some());
-                if name {
+                // Where a tool reads its secret from (openssl's `-pass env:NAME`, `file:…`,
+                // `fd:3`, `stdin`): a reference, not the secret.
+                let reference = [&b"env:"[..], b"file:", b"fd:"]
+                    .iter()
+                    .any(|p| raw.starts_with(p))
+                    || raw == b"stdin";
+                if name || reference {
                     all.to_vec()
                 } else {
                     let mut out = all[..kept].to_vec();
