@@ -23,6 +23,7 @@ pub mod redact;
 mod redact_anchors;
 mod redact_commands;
 mod redact_fallback;
+mod redact_files;
 mod redact_keep;
 mod redact_next;
 mod redact_prefixes;

@@ -342,6 +342,16 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("document.cookie = 'auth=jsCookie-55x; Secure';", "jsCookie-55x"),
     ("envx set GITHUB_TOKEN ghTokenEnvx-4471", "ghTokenEnvx-4471"),
     ("openssl aes-256-cbc -d -k encK3y-19 -in x.enc", "encK3y-19"),
+    // The twelfth held-out set's misses (in other words): another Authorization scheme, a
+    // chat server's webhook token, a routing key that is generated, a key as its bytes, a
+    // password after its scheme in braces, `sp_addlogin`'s password.
+    ("Authorization: Klaviyo-API-Key pk_9f8e7d6c5b4a3f2e1d0c", "pk_9f8e7d6c5b4a3f2e1d0c"),
+    ("x-honeycomb-team: hcKey9x8w7v6", "hcKey9x8w7v6"),
+    ("https://mm.example.com/hooks/7xk3q9w5bj8f2m4p6r1t0y", "7xk3q9w5bj8f2m4p6r1t0y"),
+    ("routing_key=e93facc04764012d7bfb002500d5d1a6", "e93facc04764012d7bfb002500d5d1a6"),
+    ("static const uint8_t aes_key[16] = {0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c};", "0x2b, 0x7e, 0x15"),
+    ("bob:{SHA512-CRYPT}$6$x$abcdefXYZ012:1001:1001::/home/bob", "abcdefXYZ012"),
+    ("EXEC sp_addlogin 'etl', 'Etl#Load-5', 'shop';", "Etl#Load-5"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -599,5 +609,15 @@ pub const LOOK_ALIKES: &[&str] = &[
     "set API_TOKEN before running the deploy",
     "::add-mask::${{ secrets.DEPLOY_KEY }}",
     "01 DB-PASSWD PIC X(8).",
+    // The twelfth held-out set's look-alikes (in other words): YAML tags that name where a
+    // value is, a T-SQL variable; what the new rules must leave.
+    "api_token: !secret api_token",
+    "DbPassword: !Ref DbPasswordParam",
+    "EXEC sp_addlogin @loginame = N'etl', @passwd = @p1;",
+    "Authorization: Digest username=\"ann2\", realm=\"api\", nonce=\"dcd98b71\"",
+    "Authorization: required for every endpoint since 2024",
+    "https://docs.example.com/hooks/writing-webhook-handlers",
+    "routing_key=orders.created.eu",
+    "keys: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]",
 ];
 

@@ -263,7 +263,6 @@ const KEYS_NOT_SECRET: &[&[u8]] = &[
     b"row",
     b"unique",
     b"index",
-    b"routing",
     b"group",
     b"sign",
     b"verify",
@@ -455,7 +454,13 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
             || is_reference(inner, &core)
             || TYPE_NAMES.contains(&&lower[..])
             || is_code_name(inner, &core, &key)
-            || is_object_id(inner))
+            || is_object_id(inner)
+            // A T-SQL variable (`@passwd = @pw`).
+            || (inner.len() > 1
+                && inner[0] == b'@'
+                && inner[1..]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')))
     {
         // A call (`formData.get(…)`), a type, a variable named after the key.
         return true;

@@ -10,8 +10,8 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::Captures;
 
 use super::redact_anchors::ANCHORS;
-pub(super) use super::redact_rule::KEY_CORE;
-use super::redact_rule::{Rule, With, fixed, rule};
+pub(super) use super::redact_rule::{KEY_CORE, KEY_WORDS};
+use super::redact_rule::{Rule, With, fixed, key_words, rule};
 use super::words::Words;
 
 pub use super::redact_keep::MARK;
@@ -19,16 +19,6 @@ use super::redact_keep::{
     QuoteCursor, entropy, group, group0, is_no_secret, is_random_key_value, keep_value,
 };
 
-/// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
-/// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
-/// `sonar.login`, `crumb` for Jenkins' CSRF crumb, `reporter` for CodeClimate's
-/// `CC_TEST_REPORTER_ID`), with any more anchors a rule needs after them.
-macro_rules! key_words {
-    ($($more:literal),*) => {
-        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter", "psk", "storepass" $(, $more)*]
-    };
-}
-pub(super) const KEY_WORDS: &[&str] = key_words!();
 /// The `.env` names': a key word, or `_PASS` (`SMTP_PASS`), `_PAT` (`AZURE_DEVOPS_PAT`).
 const ENV_WORDS: &[&str] = key_words!("_pass", "_pat");
 /// A query parameter's: a key word, or a URL's (`&sig=`).
@@ -236,6 +226,26 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         fixed(
             &["auth"],
             r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?(?:basic|token|ssws)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
+            b"${1}[REDACTED]",
+        ),
+        // Any other scheme's credentials (`GenieKey X`, `Klaviyo-API-Key X`, `Negotiate X`):
+        // one token68 word with a digit (Digest's `username="…"` pairs hold no such word).
+        fixed(
+            &["auth"],
+            r"(?i-u)\b(authorization\\?[\x22']?[ \t]*[:=][ \t]*\\?[\x22']?[a-z][a-z0-9_-]{2,30}[ \t]+)[A-Za-z0-9._~+/-]*[0-9][A-Za-z0-9._~+/-]*=*",
+            b"${1}[REDACTED]",
+        ),
+        // Honeycomb's key header, named for a team.
+        fixed(
+            &["honeycomb"],
+            r"(?i-u)\b(x-honeycomb-team\\?[\x22']?[ \t]*:[ \t]*\\?[\x22']?)[A-Za-z0-9_-]{8,}",
+            b"${1}[REDACTED]",
+        ),
+        // A chat server's incoming webhook, its token the path's last part (Rocket.Chat's
+        // `/hooks/ID/TOKEN`, Mattermost's `/hooks/ID`): long, with a digit.
+        fixed(
+            &["/hooks/"],
+            r"(?i-u)\b(https?://[^\s/]+(?:/[^\s/]+)*?/hooks/(?:[a-z0-9_-]+/)?)(?:[A-Za-z_-]*[0-9][A-Za-z0-9_-]{15,}|[A-Za-z0-9_-]{15,}[0-9][A-Za-z_-]*|[A-Za-z0-9_-]{8,}[0-9][A-Za-z0-9_-]{7,})",
             b"${1}[REDACTED]",
         ),
     ]);
@@ -497,47 +507,10 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             ),
             With::KeyValue,
         ),
-        // `pass=X` after a user's field (a log's `user=etl pass=X`).
-        fixed(
-            &["pass=", "pass:"],
-            r#"(?i-u)(\b(?:user|username|login)[=:][^\s=]+[ \t,;]+pass[=:])[^\s"',;&$%{(<][^\s"',;&]*"#,
-            b"${1}[REDACTED]",
-        ),
-        // An element named `pass` or `pw` (FileZilla's `<Pass encoding="base64">X</Pass>`).
-        rule(
-            &["<pass", "<pw"],
-            r#"(?i-u)(?P<key><(?P<core>pass|pw))(?P<sep>(?:[ \t][^<>\n]*)?>)(?P<value>[^<\s][^<\n]*?)(?P<tail></)"#,
-            With::KeyValue,
-        ),
-        // Oracle's `IDENTIFIED BY X`, unquoted, in a statement: `CREATE`/`ALTER` a user or
-        // role, or in capitals ("the user is identified by their email" is prose). `IDENTIFIED BY VALUES '…'`
-        // and MySQL's `BY PASSWORD '…'` name what follows (`keep_value`).
-        rule(
-            &["identified"],
-            r#"(?-u)(?P<key>(?:(?i:\b(?:create|alter)[ \t]+(?:user|role)[ \t]+[^\s;]+[ \t]+identified)|\bIDENTIFIED)[ \t]+(?P<core>(?i:by)))(?P<sep>[ \t]+)(?P<value>[^\s"';:?$&][^\s;]*)"#,
-            With::KeyValue,
-        ),
-        // Bundler's credentials for a gem server (`BUNDLE_GEMS__EXAMPLE__COM: "user:X"`,
-        // `bundle config set --global gems.example.com user:X`).
-        fixed(
-            &["bundle"],
-            r#"(?-u)(\bBUNDLE_[A-Z0-9_]*__[A-Z0-9_]+["']?[ \t]*[:=][ \t]*["']?[^\s:"']+:|\bbundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?[a-z0-9-]+(?:\.[a-z0-9-]+)+[ \t]+["']?[^\s:"']+:)[^\s"'$][^\s"']*"#,
-            b"${1}[REDACTED]",
-        ),
-        // A COBOL data item named after a secret, its `VALUE 'X'`.
-        fixed(
-            KEY_WORDS,
-            format!(
-                r#"(?i-u)(\b[0-9]{{2}}[ \t]+[a-z0-9-]*?{KEY_CORE}[a-z0-9-]*[ \t]+PIC(?:TURE)?[ \t][^\n.]*?\bVALUE[ \t]+)(["'])[^"'\n]+(["'])"#
-            ),
-            b"${1}${2}[REDACTED]${3}",
-        ),
-        // GitHub Actions' `::add-mask::X`: what a workflow masks is a secret.
-        fixed(
-            &["::add-mask::"],
-            r"(?-u)(::add-mask::)[^\s$][^\n]*",
-            b"${1}[REDACTED]",
-        ),
+    ]);
+    // Credential files' and statements' own spellings.
+    rules.extend(super::redact_files::rules());
+    rules.extend([
         // `pass = X` or YAML's `pass: X` at a line's start, unquoted.
         rule(
             &["pass =", "pass=", "pass:"],
@@ -722,6 +695,19 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                         ));
                 // `password: !vault |`: a YAML tag before a block scalar, whose lines are the
                 // value (`redact_next`'s block state takes them).
+                // A YAML tag that names where the value is (Home Assistant's `!secret name`,
+                // `!env_var`, `!include`, CloudFormation's `!Ref`, `!Sub`, `!GetAtt`).
+                let reference_tag = matches!(
+                    &group(caps, "value").to_ascii_lowercase()[..],
+                    b"!secret"
+                        | b"!env_var"
+                        | b"!include"
+                        | b"!env"
+                        | b"!ref"
+                        | b"!sub"
+                        | b"!getatt"
+                        | b"!importvalue"
+                );
                 let tagged_block = group(caps, "value").starts_with(b"!")
                     && caps.get(0).is_some_and(|m| {
                         let rest = &text[m.end()..];
@@ -730,7 +716,12 @@ pub(super) fn apply<'t>(rule: &Rule, text: &'t [u8]) -> Cow<'t, [u8]> {
                     });
                 let open = quotes.at(text, caps.get(0).map_or(0, |m| m.start()));
                 let chance = matches!(rule.with, With::KeyRandom) && !is_random_key_value(caps);
-                if chance || expansion || tagged_block || keep_value(caps, next, open) {
+                if chance
+                    || expansion
+                    || reference_tag
+                    || tagged_block
+                    || keep_value(caps, next, open)
+                {
                     return all.to_vec();
                 }
                 let value = group(caps, "value");
