@@ -352,6 +352,17 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("static const uint8_t aes_key[16] = {0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c};", "0x2b, 0x7e, 0x15"),
     ("bob:{SHA512-CRYPT}$6$x$abcdefXYZ012:1001:1001::/home/bob", "abcdefXYZ012"),
     ("EXEC sp_addlogin 'etl', 'Etl#Load-5', 'shop';", "Etl#Load-5"),
+    // The thirteenth held-out set's misses (in other words): registries' `--creds`, Apple's
+    // altool, Poetry's and Composer's http-basic, a here-string to `sudo -S`, a one-line
+    // expect script, Maven's master password, a directive's value after a space, Sequelize.
+    ("buildah push --creds=ci:Bu1ld@h-x reg.example.com/app", "Bu1ld@h-x"),
+    ("xcrun altool --validate-app -f A.ipa -u a@b.c -p \"wxyz-abcd-efgh-ijkl\"", "wxyz-abcd-efgh-ijkl"),
+    ("composer config --global http-basic.pkg.example.org ann Cmp5r-Pw", "Cmp5r-Pw"),
+    ("sudo -kS <<< \"Sud0-Str1ng\" systemctl restart app", "Sud0-Str1ng"),
+    ("expect -c 'expect \"Password:\"; send -- \"Xp3ct-One\\r\"'", "Xp3ct-One"),
+    ("<master>{COQLCE6DU6GtcS5P=}</master>", "COQLCE6DU6GtcS5P="),
+    ("  shared_key Qx7Lm2Vp9Rt4Kw8Z", "Qx7Lm2Vp9Rt4Kw8Z"),
+    ("const db = new Sequelize('app', 'ann', 'Sqlz-Pw9', opts);", "Sqlz-Pw9"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -619,5 +630,12 @@ pub const LOOK_ALIKES: &[&str] = &[
     "https://docs.example.com/hooks/writing-webhook-handlers",
     "routing_key=orders.created.eu",
     "keys: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]",
+    // The thirteenth round's rules must leave: a directive's word, altool's keychain item, a
+    // password prompt with no send, a `--creds` variable.
+    "shared_key \"#{ENV['FLUENT_SHARED_KEY']}\"",
+    "Password required",
+    "xcrun altool --upload-app -f A.ipa -u a@b.c -p @keychain:AC_PASSWORD",
+    "expect -c 'expect \"Password:\"; interact'",
+    "skopeo copy --src-creds \"$REG_USER:$REG_PASS\" docker://a dir:/tmp/a",
 ];
 

@@ -71,8 +71,8 @@ pub(super) fn rules() -> Vec<Rule> {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["-u", "-auth", "addauth"],
-            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U|-auth|--auth|addauth[ \t]+digest)[ \t]+['"]?[^\s:'"]+:)[^\s'"$][^\s'"]*"#,
+            &["-u", "-auth", "addauth", "-creds"],
+            r#"(?-u)((?:^|\s)(?:-u|--user|--proxy-user|-U|-auth|--auth|addauth[ \t]+digest|--(?:src-|dest-)?creds)(?:[ \t]+|=)['"]?[^\s:'"]+:)[^\s'"$][^\s'"]*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -126,6 +126,30 @@ pub(super) fn rules() -> Vec<Rule> {
         fixed(
             &["openssl passwd", "mkpasswd"],
             r"(?m-u)(\b(?:openssl[ \t]+passwd|mkpasswd)\b[^\n]*[ \t])[^\s-][^\s]*[ \t]*$",
+            b"${1}[REDACTED]",
+        ),
+        // Apple's `altool … -p X` (an app-specific password; `@keychain:` and `@env:` name
+        // where it is), Poetry's and Composer's `config http-basic.NAME user X`, a
+        // here-string given to `sudo -S`, a one-line expect script's `send` after a password
+        // prompt.
+        fixed(
+            &["altool"],
+            r#"(?-u)(\baltool\b[^\n]*?[ \t](?:-p|--password)[ \t]+["']?)[^\s"'@$-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["http-basic"],
+            r#"(?-u)(\b(?:poetry|composer)[ \t]+config[ \t]+(?:--global[ \t]+)?http-basic\.\S+[ \t]+\S+[ \t]+["']?)[^\s"'$-][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["<<<"],
+            r#"(?-u)(\bsudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S[a-zA-Z]*[ \t]+<<<[ \t]*["']?)[^\s"'$][^\s"']*"#,
+            b"${1}[REDACTED]",
+        ),
+        fixed(
+            &["expect"],
+            r#"(?i-u)(\bexpect\b[^\n]*?(?:assw|passphrase)[^\n]*?\bsend[ \t]+(?:-- )?\\?["'])[^"'\\\n$][^"'\\\n]*"#,
             b"${1}[REDACTED]",
         ),
         // `echo 'root:X' | chpasswd`, Redis' `requirepass X` and `masterauth X`, network

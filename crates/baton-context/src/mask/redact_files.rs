@@ -1,7 +1,7 @@
 //! Redaction rules for credential files' and statements' own spellings: a log's `pass=`, an
 //! element named `pass`, Oracle's and SQL Server's statements, Bundler's credentials, a key
-//! written as its bytes, a password after its scheme in braces, COBOL's `VALUE`, GitHub
-//! Actions' `::add-mask::`. Part of the table in `redact_rules` (in its order there).
+//! written as its bytes, a password after its scheme in braces, Maven's master password, a
+//! directive's value after a space, COBOL's `VALUE`, GitHub Actions' `::add-mask::`. Part of the table in `redact_rules` (in its order there).
 
 use super::redact_rule::{KEY_CORE, KEY_WORDS, Rule, With, fixed, rule};
 
@@ -57,6 +57,24 @@ pub(super) fn rules() -> Vec<Rule> {
             &["sp_addlogin"],
             r"(?i-u)(\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?'[^'\n]*'[ \t]*,[ \t]*(?:@passwd[ \t]*=[ \t]*)?N?')[^'\n]+(')",
             b"${1}[REDACTED]${2}",
+        ),
+        // Maven's master password (settings-security.xml: `<master>{…}</master>`).
+        fixed(
+            &["<master>"],
+            r"(?-u)(<master>\{)[A-Za-z0-9+/=]{16,}(\}</master>)",
+            b"${1}[REDACTED]${2}",
+        ),
+        // A directive and its value on a line of their own, a space between (Fluentd's
+        // `shared_key X`, `private_key_passphrase X`): a value with a capital and a digit, as
+        // generated and chosen passwords have (prose says "password required", a setting
+        // `token expires_in3600`).
+        rule(
+            KEY_WORDS,
+            format!(
+                r#"(?m-u)^[ \t]*(?P<key>(?i:[a-z0-9_]*?(?P<core>{KEY_CORE})[a-z0-9_]*))(?P<sep>[ \t]+)(?P<value>{V}*(?:[A-Z]{V}*[0-9]|[0-9]{V}*[A-Z]){V}*)[ \t]*;?[ \t\r]*$"#,
+                V = r#"[^\s"'#;{}<>]"#
+            ),
+            With::KeyValue,
         ),
         // A COBOL data item named after a secret, its `VALUE 'X'`.
         fixed(

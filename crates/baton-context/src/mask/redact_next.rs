@@ -53,6 +53,9 @@ pub(super) enum Pending {
     /// A block named for the secrets it holds (Consul's `tokens {`, `secrets {`,
     /// `credentials = {`): each `name = "value"` in it, to its closing `}`.
     Secrets,
+    /// SMTP's AUTH LOGIN asking for the password (`334 UGFzc3dvcmQ6`, base64 of
+    /// "Password:"): the client's next line, a base64 word.
+    AuthLogin,
     /// A key block that is not a PEM private key (`-----BEGIN OpenVPN Static key V1-----`):
     /// every line up to its `-----END`.
     KeyBlock,
@@ -358,6 +361,10 @@ pub(super) fn may_open(body: &[u8]) -> bool {
     {
         return true;
     }
+    // SMTP's prompt for a password, in base64: it names no key word.
+    if memchr::memmem::find(t, b"Fzc3dvcmQ6").is_some() {
+        return true;
+    }
     let before = t.len().checked_sub(2).map(|i| t[i]);
     let ends = matches!(last, b'>' | b':' | b'=' | b'|' | b'{')
         || (matches!(last, b'-' | b'+' | b'0'..=b'9') && matches!(before, Some(b'|' | b'>')));
@@ -412,6 +419,11 @@ pub(super) fn opens(body: &[u8]) -> Option<Pending> {
     }
     if starts_entry(body) {
         return Some(Pending::Netrc);
+    }
+    if memchr::memmem::find(body, b"334 UGFzc3dvcmQ6").is_some()
+        || memchr::memmem::find(body, b"334 cGFzc3dvcmQ6").is_some()
+    {
+        return Some(Pending::AuthLogin);
     }
     if let Some(c) = BLOCK.captures(body) {
         return Some(Pending::Block {
@@ -535,6 +547,19 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             }
             let v = LABELLED.captures(body)?.get(1).expect("group 1");
             is_random_word(v.as_bytes()).then(|| (mask_span(body, v.start(), v.end()), None))
+        }
+        Pending::AuthLogin if is_blank(body) => keep(body, Some(p)),
+        Pending::AuthLogin => {
+            let t = trim_end(body);
+            let s = t
+                .iter()
+                .rposition(u8::is_ascii_whitespace)
+                .map_or(0, |i| i + 1);
+            let base64 = t.len() - s >= 4
+                && t[s..]
+                    .iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
+            base64.then(|| (mask_span(body, s, t.len()), None))
         }
         Pending::Secrets if trim_end(&body[indent(body)..]).starts_with(b"}") => None,
         Pending::Secrets => match ENTRY.captures(body) {

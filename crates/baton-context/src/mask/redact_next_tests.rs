@@ -109,6 +109,8 @@ fn a_value_on_the_lines_after_its_key_is_redacted() {
             "The API token was regenerated.\nNew token: regen7Tok9x",
             "regen7Tok9x",
         ),
+        // SMTP's AUTH LOGIN: the client's answer to the base64 "Password:".
+        ("334 UGFzc3dvcmQ6\nc2VjcmV0LVNtdHA5", "c2VjcmV0LVNtdHA5"),
         // CSV (a quoted field may hold commas) and a Markdown table.
         (
             "id,name,email,password\n8,\"Smith, Al\",al@x.org,csvPw-4471\n9,eve,e@x,csvPw-4472",
@@ -202,6 +204,8 @@ fn look_alikes_on_the_lines_after_a_key_are_kept() {
         "tokens {\n}\nnext = kept-2024x",
         "Password reset email sent.\nRequest id: a1b2c3d4e5",
         "Token created.\nNew value: pending",
+        // SMTP asking for the user name (base64 "Username:"), not the password.
+        "334 VXNlcm5hbWU6\nYWxpY2U=",
         // A CSV column that is no secret's; a row with other fields (prose); a Markdown
         // table's column of words.
         "id,name,email,password_hash\n7,bob,b@x,plainlook2024",

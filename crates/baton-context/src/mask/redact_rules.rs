@@ -280,8 +280,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}${2}[REDACTED]${3}",
         ),
         fixed(
-            &["connect", "pdo", "mysqli", "plainauth", "set_password"],
-            r#"(?i-u)(\b(?:PlainAuth|getConnection|mysqli?_connect|mysqli|PDO|pg_connect|pymysql\.connect|MySQLdb\.connect|set_password)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2}[ \t]*)(["'])[^"'\n]+(["'])"#,
+            &["connect", "pdo", "mysqli", "plainauth", "set_password", "sequelize"],
+            r#"(?i-u)(\b(?:PlainAuth|getConnection|new[ \t]+Sequelize|mysqli?_connect|mysqli|PDO|pg_connect|pymysql\.connect|MySQLdb\.connect|set_password)[ \t]*\((?:[ \t]*(?:"[^"\n]*"|'[^'\n]*'|\$?[a-z_][a-z0-9_.]*)[ \t]*,){2}[ \t]*)(["'])[^"'\n]+(["'])"#,
             b"${1}${2}[REDACTED]${3}",
         ),
         // C clients' password argument by position: `mysql_real_connect(conn, host, user,
