@@ -1,7 +1,8 @@
 //! Redaction rules for credential files' and statements' own spellings: a log's `pass=`, an
 //! element named `pass`, Oracle's and SQL Server's statements, Bundler's credentials, a key
 //! written as its bytes, a password after its scheme in braces, Maven's master password, a
-//! directive's value after a space, COBOL's `VALUE`, GitHub Actions' `::add-mask::`. Part of the table in `redact_rules` (in its order there).
+//! directive's value after a space, COBOL's `VALUE`, GitHub Actions' `::add-mask::`. Part of
+//! the table in `redact_rules`, in its order there.
 
 use super::redact_rule::{KEY_CORE, KEY_WORDS, Rule, With, fixed, rule};
 

@@ -228,7 +228,6 @@ impl Sep {
 /// double quotes, in CSV): split on each tab, comma or pipe (an empty field counts), or
 /// on runs of two spaces or more.
 fn columns(t: &[u8], sep: Sep) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
     let field = |s: usize, e: usize| {
         let f = &t[s..e];
         let lead = indent(f);
@@ -238,54 +237,59 @@ fn columns(t: &[u8], sep: Sep) -> Vec<(usize, usize)> {
             _ => (s, e),
         }
     };
-    if sep == Sep::Comma {
-        let (mut start, mut quoted) = (0, false);
-        for (i, &c) in t.iter().enumerate() {
-            match c {
-                b'"' => quoted = !quoted,
-                b',' if !quoted => {
-                    out.push(field(start, i));
-                    start = i + 1;
+    // Fields between each `byte` of `t[from..to]`.
+    let split = |from: usize, to: usize, byte: u8| {
+        let mut start = from;
+        let ends = memchr::memchr_iter(byte, &t[from..to]).map(|i| from + i);
+        ends.chain(std::iter::once(to))
+            .map(|end| {
+                let f = field(start, end);
+                start = end + 1;
+                f
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    match sep {
+        Sep::Tab => split(0, t.len(), b'\t'),
+        // Inside the pipes around the row.
+        Sep::Pipe => {
+            let from = usize::from(t.first() == Some(&b'|'));
+            let to = t.len() - usize::from(t.len() > from && t.last() == Some(&b'|'));
+            split(from, to, b'|')
+        }
+        Sep::Comma => {
+            let (mut start, mut quoted) = (0, false);
+            for (i, &c) in t.iter().enumerate() {
+                match c {
+                    b'"' => quoted = !quoted,
+                    b',' if !quoted => {
+                        out.push(field(start, i));
+                        start = i + 1;
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
+            out.push(field(start, t.len()));
+            out
         }
-        out.push(field(start, t.len()));
-        return out;
+        Sep::Aligned => {
+            let gap = |i: usize| t[i] == b'\t' || (t[i] == b' ' && t.get(i + 1) == Some(&b' '));
+            let mut i = 0;
+            while i < t.len() {
+                if gap(i) || t[i] == b' ' {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < t.len() && !gap(i) {
+                    i += 1;
+                }
+                out.push((start, start + trim_end(&t[start..i]).len()));
+            }
+            out
+        }
     }
-    if sep == Sep::Pipe {
-        let inner = t.strip_prefix(b"|").unwrap_or(t);
-        let inner = inner.strip_suffix(b"|").unwrap_or(inner);
-        let base = usize::from(t.first() == Some(&b'|'));
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'|', inner).chain(std::iter::once(inner.len())) {
-            out.push(field(base + start, base + end));
-            start = end + 1;
-        }
-        return out;
-    }
-    if sep == Sep::Tab {
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\t', t).chain(std::iter::once(t.len())) {
-            out.push(field(start, end));
-            start = end + 1;
-        }
-        return out;
-    }
-    let gap = |i: usize| t[i] == b'\t' || (t[i] == b' ' && t.get(i + 1) == Some(&b' '));
-    let mut i = 0;
-    while i < t.len() {
-        if gap(i) || t[i] == b' ' {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < t.len() && !gap(i) {
-            i += 1;
-        }
-        out.push((start, start + trim_end(&t[start..i]).len()));
-    }
-    out
 }
 
 /// A table's header with a secret's column: every field a title (letters, spaces, `_`, `-`),
