@@ -363,6 +363,17 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("<master>{COQLCE6DU6GtcS5P=}</master>", "COQLCE6DU6GtcS5P="),
     ("  shared_key Qx7Lm2Vp9Rt4Kw8Z", "Qx7Lm2Vp9Rt4Kw8Z"),
     ("const db = new Sequelize('app', 'ann', 'Sqlz-Pw9', opts);", "Sqlz-Pw9"),
+    // The fourteenth held-out set's misses (in other words): a Rust raw string, MySQL's
+    // temporary password, ldappasswd's new password, htpasswd's flags in any order, a
+    // password made inside a command substitution or a PowerShell subexpression, a pipe
+    // into passwd.
+    ("secret: r#\"Tw0-H4sh\"#,", "Tw0-H4sh"),
+    ("[Warning] A temporary password is generated for root@localhost: (u,Fq/2kXz", "(u,Fq/2kXz"),
+    ("ldappasswd -x -W -s Ld4pNew-9 uid=bob,dc=ex,dc=org", "Ld4pNew-9"),
+    ("htpasswd -c -b .htpasswd bob Htp-B0b9", "Htp-B0b9"),
+    ("useradd -p \"$(mkpasswd -m sha-512 'Mkp4ss-Wd')\" bob", "Mkp4ss-Wd"),
+    ("New-LocalUser bob -Password (ConvertTo-SecureString \"Ps-L0cal9\" -AsPlainText -Force)", "Ps-L0cal9"),
+    ("printf 'Pr1ntf-Pw\\nPr1ntf-Pw\\n' | passwd bob", "Pr1ntf-Pw"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
@@ -637,5 +648,10 @@ pub const LOOK_ALIKES: &[&str] = &[
     "xcrun altool --upload-app -f A.ipa -u a@b.c -p @keychain:AC_PASSWORD",
     "expect -c 'expect \"Password:\"; interact'",
     "skopeo copy --src-creds \"$REG_USER:$REG_PASS\" docker://a dir:/tmp/a",
+    // The fourteenth held-out set's look-alikes (in other words): a stored secret named by
+    // the key, a variable in escaped quotes; and what a subexpression's rule must leave.
+    "helm upgrade pg bitnami/postgresql --set global.postgresql.auth.existingSecret=pg-auth",
+    "buildConfigField \"String\", \"TOKEN\", \"\\\"${token}\\\"\"",
+    "usermod --password \"$(cat /run/secrets/hash)\" bob",
 ];
 

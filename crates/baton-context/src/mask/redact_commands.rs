@@ -29,6 +29,8 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"(?-u)(\bopenssl[ \t]+[^\n]*?[ \t]-k[ \t]+)[^\s"'$-][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
+        // (A value in a subexpression, `--password "$(openssl passwd …)"` or `-Password
+        // (ConvertTo-SecureString 'X' …)`, is code: the rules for what runs inside see it.)
         // The password of an argv flag: `--password X`, `--token X` (`--tls-bootstrap-token
         // X`; a first word of three letters or more: `--no-password` is a switch), curl's `-u
         // user:pass` (jenkins-cli's `-auth`, ZooKeeper's `addauth digest`), `sshpass -p X`,
@@ -46,7 +48,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 "storepass",
                 "keypass",
             ],
-            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"[^"\n]*"|'[^'\n]*'|[^\s"';<>|&][^\s"';]*)"#,
+            r#"(?i-u)([ \t]--?(?:[a-z0-9]{3,}-(?:[a-z0-9]+-)*)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token|private-key|key-password|(?:src|dest|new|old)?storepass|(?:src|dest|new|old)?keypass|passout|passin)(?:[ \t]+|=))(?:"(?:[^"\n$]|\$[^("\n])[^"\n]*"|'(?:[^'\n$]|\$[^('\n])[^'\n]*'|\$[^\s"';(][^\s"';]*|[^\s"';<>|&($][^\s"';]*)"#,
             b"${1}[REDACTED]",
         ),
         // A camelCase flag (`-vaultToken s.…`, `--dbPassword=…`; not a variable or the next
@@ -88,6 +90,8 @@ pub(super) fn rules() -> Vec<Rule> {
             "ldap(?:search|add|modify|delete|compare|passwd|whoami|moddn|exop)",
             "w",
         ),
+        // ldappasswd's `-s X`: the new password.
+        tool_flag(&["ldappasswd"], "ldappasswd", "s"),
         tool_flag(
             &[
                 "sqlcmd",
@@ -113,7 +117,7 @@ pub(super) fn rules() -> Vec<Rule> {
         ),
         fixed(
             &["htpasswd"],
-            r#"(?-u)(\bhtpasswd[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
+            r#"(?-u)(\bhtpasswd[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:-[a-zA-Z]+[ \t]+)*(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -125,8 +129,14 @@ pub(super) fn rules() -> Vec<Rule> {
         // option.
         fixed(
             &["openssl passwd", "mkpasswd"],
-            r"(?m-u)(\b(?:openssl[ \t]+passwd|mkpasswd)\b[^\n]*[ \t])[^\s-][^\s]*[ \t]*$",
+            r"(?m-u)(\b(?:openssl[ \t]+passwd|mkpasswd)\b[^\n)]*[ \t])[^\s-][^\s]*[ \t]*$",
             b"${1}[REDACTED]",
+        ),
+        // The same inside a command substitution (`$(openssl passwd -6 'X')`).
+        fixed(
+            &["openssl passwd", "mkpasswd"],
+            r#"(?-u)(\$\((?:openssl[ \t]+passwd|mkpasswd)\b[^\n)]*[ \t]["']?)[^\s"'()$-][^\s"'()]*(["']?\))"#,
+            b"${1}[REDACTED]${2}",
         ),
         // Apple's `altool … -p X` (an app-specific password; `@keychain:` and `@env:` name
         // where it is), Poetry's and Composer's `config http-basic.NAME user X`, a

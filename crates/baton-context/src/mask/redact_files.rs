@@ -85,6 +85,13 @@ pub(super) fn rules() -> Vec<Rule> {
             ),
             b"${1}${2}[REDACTED]${3}",
         ),
+        // MySQL's first start: `A temporary password is generated for root@localhost: X` (any
+        // characters: `hj,F7p/qV(9x`).
+        fixed(
+            &["temporary password"],
+            r"(?i-u)(\btemporary password is generated for \S+:[ \t]+)\S+",
+            b"${1}[REDACTED]",
+        ),
         // GitHub Actions' `::add-mask::X`: what a workflow masks is a secret.
         fixed(
             &["::add-mask::"],

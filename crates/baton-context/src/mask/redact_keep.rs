@@ -428,6 +428,11 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
     if core == b"by" && matches!(&lower[..], b"values" | b"password") {
         return true;
     }
+    // A stored secret named by the key (Helm's `auth.existingSecret=db-auth`).
+    let before = memchr::memmem::rfind(&key, &core).map_or(&key[..], |i| &key[..i]);
+    if before.ends_with(b"existing") {
+        return true;
+    }
     // `tests_pass=12`: a count, not a password.
     if core == b"pass" && inner.iter().all(u8::is_ascii_digit) {
         return true;
@@ -530,10 +535,10 @@ pub(super) fn is_no_secret(inner: &[u8]) -> bool {
                 .iter()
                 .all(|c| matches!(c, b'-' | b'+' | b'0'..=b'9'))
     };
-    // `"'$PASSWORD'"`: a shell's quotes around a variable.
+    // `"'$PASSWORD'"`: a shell's quotes around a variable (`\"${apiKey}\"`: escaped ones).
     let unquoted = &inner[inner
         .iter()
-        .take_while(|&&c| c == b'\'' || c == b'"')
+        .take_while(|&&c| matches!(c, b'\'' | b'"' | b'\\'))
         .count()..];
     inner.is_empty()
         || block(inner)

@@ -53,6 +53,10 @@ pub(super) enum Pending {
     /// A block named for the secrets it holds (Consul's `tokens {`, `secrets {`,
     /// `credentials = {`): each `name = "value"` in it, to its closing `}`.
     Secrets,
+    /// A mapping under a key named after a secret (CloudFormation's `DBPassword:` / `Type:
+    /// String` / `Default: X`): its `Default:` or `Value:`, to a line indented less or not an
+    /// entry.
+    Mapping { indent: usize },
     /// SMTP's AUTH LOGIN asking for the password (`334 UGFzc3dvcmQ6`, base64 of
     /// "Password:"): the client's next line, a base64 word.
     AuthLogin,
@@ -132,6 +136,15 @@ static SECRETS_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i-u)^[ \t]*(?:tokens|secrets|credentials|passwords)[ \t]*(?:=[ \t]*)?\{[ \t\r]*$",
     )
     .expect("secrets block regex")
+});
+/// A mapping's entry, `Type: String`.
+static MAPPING_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u)^[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*:[ \t]*\S").expect("mapping regex")
+});
+/// A mapping's default or value: `Default: X`.
+static MAPPING_DEFAULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i-u)^[ \t]*(?:default|default_?value|value)[ \t]*:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'#][^\n#]*?))[ \t\r]*$"#)
+        .expect("mapping default regex")
 });
 /// One entry of such a block: `name = "value"`, `name: value`.
 static ENTRY: LazyLock<Regex> = LazyLock::new(|| {
@@ -525,7 +538,10 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
                     .iter()
                     .any(|c| matches!(c, b' ' | b'\t' | b'{' | b'[' | b':' | b'=' | b'<'));
             if !(quoted || word) {
-                return None;
+                // A mapping under the key: its default or value is the secret.
+                return MAPPING_ENTRY
+                    .is_match(body)
+                    .then(|| (body.to_vec(), Some(Pending::Mapping { indent: at })));
             }
             let (s, e) = if quoted { (at + 1, end - 1) } else { (at, end) };
             Some((mask_span(body, s, e), None))
@@ -552,6 +568,17 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             let v = LABELLED.captures(body)?.get(1).expect("group 1");
             is_random_word(v.as_bytes()).then(|| (mask_span(body, v.start(), v.end()), None))
         }
+        Pending::Mapping { .. } if is_blank(body) => keep(body, Some(p)),
+        Pending::Mapping { indent: at } if indent(body) < at => None,
+        // Entries only (a summary's lines have lost their indentation).
+        Pending::Mapping { .. } if !MAPPING_ENTRY.is_match(body) => None,
+        Pending::Mapping { .. } => match MAPPING_DEFAULT.captures(body) {
+            Some(c) => {
+                let v = (1..=3).find_map(|i| c.get(i)).expect("a group");
+                keep(&mask_span(body, v.start(), v.end()), Some(p))
+            }
+            None => keep(body, Some(p)),
+        },
         Pending::AuthLogin if is_blank(body) => keep(body, Some(p)),
         Pending::AuthLogin => {
             let t = trim_end(body);

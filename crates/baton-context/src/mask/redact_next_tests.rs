@@ -109,6 +109,11 @@ fn a_value_on_the_lines_after_its_key_is_redacted() {
             "The API token was regenerated.\nNew token: regen7Tok9x",
             "regen7Tok9x",
         ),
+        // A CloudFormation parameter named after a secret: its default.
+        (
+            "ApiToken:\n  Type: String\n  NoEcho: true\n  Default: Cfn-T0ken9\nOther: x",
+            "Cfn-T0ken9",
+        ),
         // SMTP's AUTH LOGIN: the client's answer to the base64 "Password:".
         ("334 UGFzc3dvcmQ6\nc2VjcmV0LVNtdHA5", "c2VjcmV0LVNtdHA5"),
         // CSV (a quoted field may hold commas) and a Markdown table.
@@ -204,6 +209,8 @@ fn look_alikes_on_the_lines_after_a_key_are_kept() {
         "tokens {\n}\nnext = kept-2024x",
         "Password reset email sent.\nRequest id: a1b2c3d4e5",
         "Token created.\nNew value: pending",
+        // A parameter without a default; a default after the mapping ended.
+        "DbPassword:\n  Type: String\n  Description: the password\nDefault: kept2024x",
         // SMTP asking for the user name (base64 "Username:"), not the password.
         "334 VXNlcm5hbWU6\nYWxpY2U=",
         // A CSV column that is no secret's; a row with other fields (prose); a Markdown

@@ -142,7 +142,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
     // without the space).
     // A value redacted already is one (`password: x = [REDACTED]` read again must not take
     // `x =` for the value instead), and is kept.
-    let value = r#"(?P<value>\[REDACTED\]|"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"#;
+    let value = r##"(?P<value>\[REDACTED\]|r#*"[^"\n]*"#*|"(?:[^"\\\n]|\\.)*"(?:"(?:[^"\\\n]|\\.)*")*|\\"(?:[^"\\\n]|\\[^"])*\\"|'[^'\n]*'(?:'[^'\n]*')*|`[^`\n]*`|[^\s"';,<>(){}\[\]`]+)"##;
     // The separators of an assignment: `=`, `:`, `=>`, Go's and Make's `:=`, Make's `::=`,
     // `?=` and `+=`, PHP's `.=`; a typed declaration's type may stand before it (`var token
     // string = …`). And a comparison with a literal (`if password == "team10"`): a password
@@ -343,8 +343,8 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["sudo", "stdin"],
-            r#"(?-u)(\b(?:echo|printf)[ \t]+(?:-[ne][ \t]+)?(["']?))[^\s'"$][^'"\n|]*?((?:\\n)?["']?[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S\b|[^\n|]*--password-stdin|passwd[ \t]+--stdin))"#,
+            &["sudo", "stdin", "passw"],
+            r#"(?-u)(\b(?:echo|printf)[ \t]+(?:-[ne][ \t]+)?(["']?))[^\s'"$][^'"\n|]*?((?:\\n)?["']?[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S\b|[^\n|]*--password-stdin|passwd\b))"#,
             b"${1}[REDACTED]${3}",
         ),
         // Postfix's `sasl_passwd` (`[smtp.example.com]:587 me@example.com:X`), fetchmail's
