@@ -202,10 +202,12 @@ pub(super) fn quota_step(agent: AgentKind, message: &str) -> Option<String> {
 }
 
 /// codex's reset: "… or try again at 3:45 PM." (today), "try again at Nov 29th, 2026 3:45
-/// PM." (another day), in the machine's local time (codex formats it so).
+/// PM." (another day), in the machine's local time (codex formats it so: a time alone when
+/// the reset falls on codex's own today, its minute cut, not rounded). "Try again at …"
+/// without an offer before it.
 static TRY_AGAIN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"try again at (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:st|nd|rd|th)?, (?P<year>\d{4}) )?(?P<h>\d{1,2}):(?P<m>\d{2}) (?P<ap>AM|PM)",
+        r"(?:try|Try) again at (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:st|nd|rd|th)?, (?P<year>\d{4}) )?(?P<h>\d{1,2}):(?P<m>\d{2}) (?P<ap>AM|PM)",
     )
     .expect("static regex")
 });
@@ -275,9 +277,14 @@ fn codex_reset(message: &str, now: &jiff::Zoned) -> Option<jiff::Zoned> {
         _ => now.date(),
     };
     let mut at = date.at(hour, minute, 0, 0).to_zoned(tz).ok()?;
-    if c.name("mon").is_none() && at < now.checked_sub(jiff::Span::new().minutes(1)).ok()? {
-        // A time of day already gone is tomorrow's.
-        at = at.checked_add(jiff::Span::new().days(1)).ok()?;
+    if c.name("mon").is_none() {
+        // A time alone is on codex's today, which is ours but across a midnight between its
+        // message and this reading: a time a day ahead was yesterday's.
+        if at > now.checked_add(jiff::Span::new().hours(23)).ok()? {
+            at = at.checked_sub(jiff::Span::new().days(1)).ok()?;
+        }
+        // Its minute is cut (the caller waits a minute past it), and one already gone (a reset
+        // named for now, read a moment later) is never tomorrow's.
     }
     Some(at)
 }
@@ -475,14 +482,27 @@ mod tests {
             at("resets Dec 2, 3pm (Europe/Berlin)").as_deref(),
             Some("2026-12-02T15:00:00+01:00[Europe/Berlin]")
         );
-        // codex's, in the machine's zone (here: `now`'s): later today, gone (tomorrow), dated.
+        // codex's, in the machine's zone (here: `now`'s), a time alone on codex's today: later
+        // today; gone already (codex names a later day with its date: never tomorrow's);
+        // across a midnight between the message and its reading (yesterday's
+        // 11:59 PM); dated.
         assert_eq!(
             at("You've hit your usage limit. … or try again at 4:12 PM.").as_deref(),
             Some("2026-11-28T16:12:00+01:00[Europe/Berlin]")
         );
         assert_eq!(
-            at("… or try again at 9:05 AM.").as_deref(),
-            Some("2026-11-29T09:05:00+01:00[Europe/Berlin]")
+            at("… or try again at 9:30 AM.").as_deref(),
+            Some("2026-11-28T09:30:00+01:00[Europe/Berlin]")
+        );
+        assert_eq!(
+            at("You've hit your usage limit. Try again at 9:05 AM.").as_deref(),
+            Some("2026-11-28T09:05:00+01:00[Europe/Berlin]")
+        );
+        let after_midnight: jiff::Zoned =
+            "2026-11-29T00:00:02+01:00[Europe/Berlin]".parse().unwrap();
+        assert_eq!(
+            quota_reset("… or try again at 11:59 PM.", &after_midnight).map(|z| z.to_string()),
+            Some("2026-11-28T23:59:00+01:00[Europe/Berlin]".to_string())
         );
         assert_eq!(
             at("… or try again at Dec 3rd, 2026 12:30 AM.").as_deref(),
