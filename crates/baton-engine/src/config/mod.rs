@@ -255,8 +255,16 @@ struct Found {
     ignored: Option<PathBuf>,
 }
 
+/// Whether `dir` is a repository's top as git finds one: a `.git` file (a worktree's link) or
+/// a `.git` folder holding `HEAD`. An empty `.git` folder is none (a sandbox's mount target
+/// left in /tmp made every project below it look like the top's).
+fn is_repo_top(dir: &Path) -> bool {
+    let dot_git = dir.join(".git");
+    dot_git.is_file() || dot_git.join("HEAD").is_file()
+}
+
 fn find_project_dir(start: &Path) -> Found {
-    let repo = start.ancestors().find(|d| d.join(".git").exists());
+    let repo = start.ancestors().find(|d| is_repo_top(d));
     let config = start.ancestors().find(|d| d.join(FILE_NAME).is_file());
     match (config, repo) {
         (Some(c), Some(r)) if !c.starts_with(r) => Found {
@@ -432,6 +440,24 @@ pub fn confined(p: &Path) -> std::result::Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An empty `.git` folder above a project is not its repository's top (git itself would
+    /// not take it); a `.git` folder with `HEAD`, or a `.git` file, is.
+    #[test]
+    fn an_empty_dot_git_above_is_no_repository() {
+        let t = tempfile::tempdir().unwrap();
+        let project = t.path().join("p");
+        std::fs::create_dir_all(project.join("docs")).unwrap();
+        std::fs::create_dir(t.path().join(".git")).unwrap();
+        assert_eq!(
+            find_project_dir(&project.join("docs")).dir,
+            project.join("docs")
+        );
+        std::fs::write(t.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert_eq!(find_project_dir(&project.join("docs")).dir, t.path());
+        std::fs::write(project.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        assert_eq!(find_project_dir(&project.join("docs")).dir, project);
+    }
 
     /// A project without any configuration file gets `Config::default()` without the
     /// deserializer: exactly what an empty file gives (whose checks `merge` runs on both).
