@@ -552,13 +552,7 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         }
         Pending::Block { .. } => None,
         Pending::Variable if trim_end(&body[indent(body)..]) == b"}" => None,
-        Pending::Variable => match DEFAULT.captures(body) {
-            Some(c) => {
-                let v = c.get(1).expect("group 1");
-                keep(&mask_span(body, v.start(), v.end()), Some(p))
-            }
-            None => keep(body, Some(p)),
-        },
+        Pending::Variable => masked_value(&DEFAULT, body, p),
         Pending::Prompt if is_blank(body) => keep(body, Some(p)),
         Pending::Prompt => {
             let (s, e) = (indent(body), trim_end(body).len());
@@ -572,13 +566,7 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
         Pending::Mapping { indent: at } if indent(body) < at => None,
         // Entries only (a summary's lines have lost their indentation).
         Pending::Mapping { .. } if !MAPPING_ENTRY.is_match(body) => None,
-        Pending::Mapping { .. } => match MAPPING_DEFAULT.captures(body) {
-            Some(c) => {
-                let v = (1..=3).find_map(|i| c.get(i)).expect("a group");
-                keep(&mask_span(body, v.start(), v.end()), Some(p))
-            }
-            None => keep(body, Some(p)),
-        },
+        Pending::Mapping { .. } => masked_value(&MAPPING_DEFAULT, body, p),
         Pending::AuthLogin if is_blank(body) => keep(body, Some(p)),
         Pending::AuthLogin => {
             let t = trim_end(body);
@@ -593,13 +581,7 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             base64.then(|| (mask_span(body, s, t.len()), None))
         }
         Pending::Secrets if trim_end(&body[indent(body)..]).starts_with(b"}") => None,
-        Pending::Secrets => match ENTRY.captures(body) {
-            Some(c) => {
-                let v = (1..=3).find_map(|i| c.get(i)).expect("a group");
-                keep(&mask_span(body, v.start(), v.end()), Some(p))
-            }
-            None => keep(body, Some(p)),
-        },
+        Pending::Secrets => masked_value(&ENTRY, body, p),
         Pending::Result if is_blank(body) => keep(body, Some(p)),
         Pending::Result => {
             let c = RESULT.captures(body)?;
@@ -675,6 +657,17 @@ pub(super) fn follow(p: Pending, body: &[u8]) -> Option<(Vec<u8>, Option<Pending
             None => keep(body, Some(p)),
         },
     }
+}
+
+/// A line inside a block the state keeps (a Terraform variable, a mapping, a block of
+/// secrets): the value `re` finds in it (its first group that matched) masked, or the line as
+/// it is; the state goes on either way.
+fn masked_value(re: &Regex, body: &[u8], p: Pending) -> Option<(Vec<u8>, Option<Pending>)> {
+    let value = re
+        .captures(body)
+        .and_then(|c| c.iter().skip(1).flatten().next());
+    let line = value.map_or_else(|| body.to_vec(), |v| mask_span(body, v.start(), v.end()));
+    Some((line, Some(p)))
 }
 
 /// `body` with `[s, e)` replaced by the mark, unless that is plainly no secret (a variable, a
