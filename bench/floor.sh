@@ -9,8 +9,9 @@
 #   durable ops  `baton phase begin`, `baton phase complete` (STORE + END), `baton exec
 #                START_PHASE` / `END_PHASE` on a task with 10 completed phases, vs one process
 #                appending 200 B with fsync (`dd … oflag=append conv=notrunc,fsync`)
-#   start-up     `baton --version` and a pass-through hook (`baton hook claude post-tool-use` on
-#                a 2-line Bash output) vs `/bin/true`
+#   start-up     `baton --version`, a pass-through hook (`baton hook claude post-tool-use` on
+#                a 2-line Bash output) and an exact count (`baton tokens` of one line: the
+#                first count reads the o200k tables) vs `/bin/true`
 #   outline      `baton outline DIR` vs `ctags -R --output-format=json DIR` on a real tree
 #                (this project's src/ and tests/ + ripgrep's crates: ripgrep, globset, grep-*,
 #                ignore, from the cargo registry; then tokio's source, ~5 MB), wall, CPU (user +
@@ -126,7 +127,10 @@ print(f"machine: {os.cpu_count()} cores, load average {load():.2f} at the start;
 dd = ["dd", "if=/dev/zero", f"of={TMP}/dd.bin", "bs=200", "count=1", "oflag=append", "conv=notrunc,fsync", "status=none"]
 # `--root` belongs to each command (after its words).
 r = lambda *a: [B, *a, "--root", ROOT]
-cases = {k: [] for k in ["dd", "begin", "complete", "exec_start", "exec_end", "true", "version", "hook"]}
+cases = {k: [] for k in ["dd", "begin", "complete", "exec_start", "exec_end", "true", "version", "hook", "tokens"]}
+ONE_LINE = f"{TMP}/one-line.txt"
+with open(ONE_LINE, "w") as f:
+    f.write("hello world, counted exactly\n")
 # A Bash call's small output, as Claude Code hands it to its PostToolUse hook (a git repository
 # without baton.toml: the common case of a hook wired for the user).
 HOOK_EVENT = f"{TMP}/hook-event.json"
@@ -146,6 +150,7 @@ def exec_pair(i):
 groups = [lambda i: cases["dd"].append(spawn(dd)[0]), store_pair, exec_pair,
           lambda i: cases["true"].append(spawn(["/bin/true"])[0]),
           lambda i: cases["version"].append(spawn([B, "--version"])[0]),
+          lambda i: cases["tokens"].append(spawn([B, "tokens", ONE_LINE], VQ)[0]),
           lambda i: cases["hook"].append(spawn([B, "hook", "claude", "post-tool-use"], VQ, HOOK_EVENT)[0])]
 for i in range(N):
     # The order turns every round: no command always follows the same one.
@@ -159,6 +164,7 @@ for k, what in [("complete", "`baton phase complete` (STORE + END)"), ("begin", 
                 ("exec_start", "`baton exec START_PHASE`"), ("exec_end", "`baton exec END_PHASE`")]:
     print(f"| {what} | {m[k]:.2f} | dd 200 B + fsync | {m['dd']:.2f} | **{m[k] / m['dd']:.2f}×** | ≤ 1.1× |")
 print(f"| `baton --version` | {m['version']:.2f} | `/bin/true` | {m['true']:.2f} | **{m['version'] / m['true']:.2f}×** | |")
+print(f"| `baton tokens`, one line (exact, o200k_base) | {m['tokens']:.2f} | `/bin/true` | {m['true']:.2f} | **{m['tokens'] / m['true']:.2f}×** | a few ms |")
 print(f"| `baton hook claude post-tool-use`, pass-through (2 lines) | {m['hook']:.2f} | `/bin/true` | {m['true']:.2f} | **{m['hook'] / m['true']:.2f}×** | ≤ 1.05× |")
 
 # 2. outlines vs ctags

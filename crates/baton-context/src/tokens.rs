@@ -1,86 +1,91 @@
-//! Exact token counts (OpenAI's o200k_base / cl100k_base through `bpe-openai`, which matches
-//! tiktoken's `encode_ordinary`) and the documented estimate used for Claude, whose tokenizer
-//! is not public.
+//! Exact token counts (OpenAI's o200k_base / cl100k_base, the same tokens as `bpe-openai`
+//! and tiktoken's `encode_ordinary`) and the documented estimate used for Claude, whose
+//! tokenizer is not public.
 //!
-//! The vocabularies are `bpe-openai`'s own tables (build.rs): o200k_base's deserialized
-//! straight from the binary, cl100k_base's decompressed first, on the first exact count. A
-//! command that counts nothing (the task store, `--version`, an outline with estimated
-//! counts) neither reads nor holds them. They are shipped without the two automata that only
-//! bpe's table, minimal and appendable encoders read, and the token hash map only its
-//! bitfield encoder reads (build.rs, `counting_tables`): use `count`,
-//! `encode_via_backtracking` (what `Tokenizer::encode` does) and `decode_tokens` only.
+//! Both vocabularies are `bpe-openai`'s, which build.rs turns into what this module reads in
+//! place, with nothing decoded at run time ([`layout`]): a hash table of the tokens
+//! ([`vocab`]) and the pre-tokenizer as a ready DFA ([`split`]). So a process that counts one
+//! line costs a few page faults, not the 30 ms of deserializing 200K tokens and compiling a
+//! Unicode regex that `bpe-openai` spends on its first count. Unit tests compare pieces and
+//! token ids with `bpe-openai`'s own tokenizers.
 
 use std::sync::LazyLock;
 
-use bpe_openai::Tokenizer;
-use bpe_openai::byte_pair_encoding::BytePairEncoding;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 
 pub(crate) mod estimate;
+mod layout;
+mod split;
+mod vocab;
 
-// o200k_base, the default, as its postcard tables (deserialized from here: nothing to
-// decompress); cl100k_base compressed (build.rs).
-static O200K_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe"));
-static CL100K_DICT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.zst"));
+use split::{Aligned, Splitter};
+use vocab::Vocab;
 
-// The pre-tokenizer patterns, exactly as `bpe-openai` 0.3 builds its tokenizers (a unit test
-// checks ours against its own on mixed text): the negative look-ahead `\s+(?!\S)` is written
-// as a one-char pseudo look-ahead that the splitter drops.
-static O200K: LazyLock<Tokenizer> = LazyLock::new(|| {
-    let pat1 = [
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        "\\p{N}{1,3}",
-        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
-        "\\s*[\\r\\n]+",
-        "\\s+$",
-    ]
-    .join("|");
-    tokenizer(
-        postcard::from_bytes(O200K_TABLES).expect("valid tables"),
-        &pat1,
-    )
+static O200K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
+static O200K_DFA: &Aligned<[u8]> = &Aligned {
+    _align: [],
+    bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.dfa")),
+};
+static CL100K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"));
+static CL100K_DFA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.dfa"));
+
+static O200K: LazyLock<Tokenizer> = LazyLock::new(|| Tokenizer {
+    vocab: Vocab::new(O200K_TABLE),
+    splitter: Splitter::dense(O200K_DFA),
 });
 
-static CL100K: LazyLock<Tokenizer> = LazyLock::new(|| {
-    let pat1 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
-    tokenizer(vocabulary(CL100K_DICT), pat1)
+static CL100K: LazyLock<Tokenizer> = LazyLock::new(|| Tokenizer {
+    vocab: Vocab::new(CL100K_TABLE),
+    splitter: Splitter::sparse(CL100K_DFA),
 });
 
-/// Build a tokenizer: the vocabulary decoded, with `pat1` and the two whitespace patterns both
-/// encodings share.
-fn tokenizer(bpe: BytePairEncoding, pat1: &str) -> Tokenizer {
-    Tokenizer::new_lookahead(
-        bpe,
-        &[(pat1, false), ("\\s+\\s", true), ("\\s+", false)],
-        false,
-    )
-    .expect("valid pre-tokenizer patterns")
+/// A pre-tokenizer and the vocabulary its pieces are encoded with.
+pub(crate) struct Tokenizer {
+    vocab: Vocab,
+    splitter: Splitter,
 }
 
-/// Decode a vocabulary written by build.rs: its zstd frames side by side into one buffer,
-/// then the MessagePack tables.
-fn vocabulary(dict: &[u8]) -> BytePairEncoding {
-    let word = |i: usize| {
-        let b: [u8; 8] = dict[i * 8..i * 8 + 8].try_into().expect("8 bytes");
-        u64::from_le_bytes(b) as usize
-    };
-    let n = word(0);
-    let mut raw = vec![0u8; (0..n).map(|k| word(1 + 2 * k)).sum()];
-    std::thread::scope(|s| {
-        let (mut out, mut at) = (raw.as_mut_slice(), (1 + 2 * n) * 8);
-        for k in 0..n {
-            let (len, zlen) = (word(1 + 2 * k), word(2 + 2 * k));
-            let (dst, rest) = out.split_at_mut(len);
-            let src = &dict[at..at + zlen];
-            s.spawn(move || zstd::bulk::decompress_to_buffer(src, dst).expect("a valid frame"));
-            out = rest;
-            at += zlen;
+impl Tokenizer {
+    /// The pre-tokenizer's pieces of `text`: BPE encodes each on its own.
+    pub(crate) fn split<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.splitter.split(text)
+    }
+
+    /// Tokens of one piece of [`Tokenizer::split`].
+    pub(crate) fn count_piece(&self, piece: &str) -> usize {
+        self.vocab.count(piece.as_bytes())
+    }
+
+    pub(crate) fn count(&self, text: &str) -> usize {
+        self.split(text).map(|p| self.count_piece(p)).sum()
+    }
+
+    /// Token ids of one piece of [`Tokenizer::split`].
+    pub(crate) fn encode_piece(&self, piece: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        self.vocab.encode(piece.as_bytes(), &mut ids);
+        ids
+    }
+
+    /// Token ids of `text`.
+    #[cfg(test)]
+    pub(crate) fn encode(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        for piece in self.split(text) {
+            self.vocab.encode(piece.as_bytes(), &mut ids);
         }
-    });
-    postcard::from_bytes(&raw).expect("a valid vocabulary")
+        ids
+    }
+
+    /// The bytes of `ids`, joined (not always UTF-8: a token may hold part of a char).
+    pub(crate) fn decode(&self, ids: &[u32]) -> Vec<u8> {
+        ids.iter()
+            .flat_map(|&id| self.vocab.token(id))
+            .copied()
+            .collect()
+    }
 }
 
 /// A BPE vocabulary baton can count exactly.
@@ -109,7 +114,7 @@ impl Encoding {
         }
     }
 
-    /// The encoding's tokenizer, decoded on first use.
+    /// The encoding's tokenizer (its tables are read in place: nothing to decode).
     pub(crate) fn tokenizer(self) -> &'static Tokenizer {
         match self {
             Encoding::O200kBase => &O200K,
@@ -154,12 +159,12 @@ impl Encoding {
         let mut end = 0;
         // Pre-tokenizer pieces tile the text; whole pieces are cheap to count.
         for piece in tok.split(text) {
-            let n = tok.bpe.count(piece.as_bytes());
+            let n = tok.count_piece(piece);
             if used + n > max {
                 // Take as many tokens of this piece as fit, backing off to a char boundary.
-                let ids = tok.bpe.encode_via_backtracking(piece.as_bytes());
+                let ids = tok.encode_piece(piece);
                 let room = max - used;
-                let bytes = tok.bpe.decode_tokens(&ids[..room.min(ids.len())]);
+                let bytes = tok.decode(&ids[..room.min(ids.len())]);
                 let valid = match std::str::from_utf8(&bytes) {
                     Ok(s) => s.len(),
                     Err(e) => e.valid_up_to(),

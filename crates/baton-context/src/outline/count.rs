@@ -27,7 +27,7 @@ impl<'a> RangeCounter<'a> {
         let mut total = 0;
         for piece in tok.split(text) {
             starts.push((piece.as_ptr() as usize - base, total));
-            total += tok.bpe.count(piece.as_bytes());
+            total += tok.count_piece(piece);
         }
         RangeCounter {
             enc,
