@@ -16,7 +16,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 pub const V6_CONFIG: &str = "_bmad/bmm/config.yaml";
 pub const V4_CONFIG: &str = ".bmad-core/core-config.yaml";
@@ -88,7 +88,9 @@ impl Config {
             }
             let doc = std::fs::read_to_string(&path)
                 .map_err(|e| e.to_string())
-                .and_then(|t| YamlLoader::load_from_str(&t).map_err(|e| e.to_string()));
+                .and_then(|t| {
+                    super::load_yaml(&t).map_err(|(line, what)| format!("line {line}: {what}"))
+                });
             let docs = match doc {
                 Ok(d) => d,
                 Err(e) => {

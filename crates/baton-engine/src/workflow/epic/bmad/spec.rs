@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 use crate::error::{Error, Result};
 
@@ -206,13 +206,9 @@ pub fn load(root: &Path, dir: &Path) -> Result<SpecFolder> {
 
 /// The entries of `stories.yaml`, in order.
 pub fn parse(file: &Path, text: &str) -> Result<Vec<SpecStory>> {
-    let docs = YamlLoader::load_from_str(text).map_err(|e| {
-        Error::corrupt(
-            file,
-            Some(e.marker().line()),
-            format!("not valid YAML: {}", e.info()),
-        )
-        .hint("fix the YAML (each story: `- id: \"1\"`, `title: …`, `description: …`)")
+    let docs = super::load_yaml(text).map_err(|(line, what)| {
+        Error::corrupt(file, Some(line), format!("not valid YAML: {what}"))
+            .hint("fix the YAML (each story: `- id: \"1\"`, `title: …`, `description: …`)")
     })?;
     let doc = docs.into_iter().next().unwrap_or(Yaml::Array(vec![]));
     let list = match doc {
@@ -309,16 +305,13 @@ fn id_lines(text: &str) -> Vec<usize> {
 /// A story file's YAML frontmatter, whole (its lists: `deferred`, `closes_deferred`).
 pub fn frontmatter_yaml(text: &str) -> Option<Yaml> {
     let block = frontmatter_block(text)?;
-    YamlLoader::load_from_str(&text[block])
-        .ok()?
-        .into_iter()
-        .next()
+    super::load_yaml(&text[block]).ok()?.into_iter().next()
 }
 
 /// A story file's YAML frontmatter as its top-level scalar keys (`---` first line).
 pub fn frontmatter(text: &str) -> Option<std::collections::BTreeMap<String, String>> {
     let block = frontmatter_block(text)?;
-    let docs = YamlLoader::load_from_str(&text[block]).ok()?;
+    let docs = super::load_yaml(&text[block]).ok()?;
     let Some(Yaml::Hash(h)) = docs.into_iter().next() else {
         return Some(Default::default());
     };
@@ -329,7 +322,10 @@ pub fn frontmatter(text: &str) -> Option<std::collections::BTreeMap<String, Stri
     )
 }
 
-/// The byte range of the frontmatter's YAML (between the `---` lines).
+/// The byte range of the frontmatter's YAML (between the `---` lines). None also when it
+/// holds a control char YAML does not allow in a stream: the YAML reader stops at a NUL, so a
+/// `status` after one was neither read nor, once written, read back (found by fuzzing). Such
+/// a file is read and written as one without frontmatter.
 fn frontmatter_block(text: &str) -> Option<std::ops::Range<usize>> {
     let rest = text
         .strip_prefix("---\n")
@@ -338,7 +334,8 @@ fn frontmatter_block(text: &str) -> Option<std::ops::Range<usize>> {
     let mut pos = start;
     for line in rest.split_inclusive('\n') {
         if line.trim_end() == "---" {
-            return Some(start..pos);
+            let yaml = !text[start..pos].contains(super::not_yaml_char);
+            return yaml.then_some(start..pos);
         }
         pos += line.len();
     }
@@ -437,6 +434,18 @@ mod tests {
         assert!(e.to_string().contains("not valid YAML"), "{e}");
         let e = parse(f, "- id: \"2\"\n  description: no title\n").unwrap_err();
         assert!(e.to_string().contains("story 2 has no `title`"), "{e}");
+        // A NUL was the YAML reader's end of stream: the stories after it were left out.
+        let e = parse(
+            f,
+            "- id: \"1\"\n  title: One\n\0- id: \"2\"\n  title: Two\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "s/stories.yaml line 3: not valid YAML: holds the control character U+0000"
+            ),
+            "{e}"
+        );
         let e = parse(f, "just text\n").unwrap_err();
         assert!(e.to_string().contains("not a list of stories"), "{e}");
     }
@@ -460,6 +469,12 @@ mod tests {
             None
         );
         assert_eq!(set_status("# No frontmatter\n", "done"), None);
+        // A NUL ends the YAML reader's stream: such a frontmatter is none at all, so the status
+        // is the body's, read and written alike.
+        let nul = "---\ntitle: a\0b\nstatus: draft\n---\nStatus: draft\n";
+        assert_eq!(frontmatter(nul), None);
+        assert!(frontmatter_yaml(nul).is_none());
+        assert_eq!(set_status(nul, "done"), None);
         let blocked = "---\nstatus: blocked\n---\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n";
         assert_eq!(blocking_condition(blocked).as_deref(), Some("intent gap"));
     }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 use super::id::{self, EpicId, StoryId};
 use super::status::replace_file;
@@ -55,12 +55,8 @@ impl SprintStatus {
     /// Parse `text`; a YAML error or a missing/odd `development_status` is `Corrupt`, naming
     /// the file and (for syntax errors) the line.
     pub fn parse(path: &Path, text: &str) -> Result<SprintStatus> {
-        let docs = YamlLoader::load_from_str(text).map_err(|e| {
-            Error::corrupt(
-                path,
-                Some(e.marker().line()),
-                format!("invalid YAML: {}", e.info()),
-            )
+        let docs = super::load_yaml(text).map_err(|(line, what)| {
+            Error::corrupt(path, Some(line), format!("invalid YAML: {what}"))
         })?;
         let Some(root) = docs.first().and_then(Yaml::as_hash) else {
             return Err(Error::corrupt(path, None, "expected a YAML map at the top"));
@@ -330,6 +326,14 @@ mod tests {
         assert_eq!(
             s.for_retro(&one).map(|e| e.value.as_str()),
             Some("optional")
+        );
+        // A NUL ended the YAML reader's stream: the entries after it were left out, unsaid.
+        let nul = DOC.replace("  1-10-later", "\0 1-10-later");
+        let e = SprintStatus::parse(Path::new("s.yaml"), &nul).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s.yaml line 9: invalid YAML: holds the control character U+0000"),
+            "{e}"
         );
     }
 
