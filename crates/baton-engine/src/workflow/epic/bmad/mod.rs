@@ -653,6 +653,27 @@ pub fn set_story_status(root: &Path, id: &StoryId, status: &Status) -> Result<St
     })
 }
 
+/// `text` read as YAML, or the line and what is wrong. A control char YAML does not allow in a
+/// stream is refused first: the YAML reader takes a NUL for the stream's end, so everything
+/// after one — stories, statuses — was silently left out (found by fuzzing).
+pub(crate) fn load_yaml(text: &str) -> std::result::Result<Vec<yaml_rust2::Yaml>, (usize, String)> {
+    if let Some(at) = text.find(not_yaml_char) {
+        let line = text[..at].matches('\n').count() + 1;
+        let c = text[at..].chars().next().unwrap_or('\0');
+        return Err((
+            line,
+            format!("holds the control character U+{:04X}", c as u32),
+        ));
+    }
+    yaml_rust2::YamlLoader::load_from_str(text)
+        .map_err(|e| (e.marker().line(), e.info().to_string()))
+}
+
+/// A char YAML 1.2 does not allow in a stream (C0 and C1 controls but tab, line breaks and NEL).
+pub(crate) fn not_yaml_char(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{85}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -708,25 +729,4 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
-}
-
-/// `text` read as YAML, or the line and what is wrong. A control char YAML does not allow in a
-/// stream is refused first: the YAML reader takes a NUL for the stream's end, so everything
-/// after one — stories, statuses — was silently left out (found by fuzzing).
-pub(crate) fn load_yaml(text: &str) -> std::result::Result<Vec<yaml_rust2::Yaml>, (usize, String)> {
-    if let Some(at) = text.find(not_yaml_char) {
-        let line = text[..at].matches('\n').count() + 1;
-        let c = text[at..].chars().next().unwrap_or('\0');
-        return Err((
-            line,
-            format!("holds the control character U+{:04X}", c as u32),
-        ));
-    }
-    yaml_rust2::YamlLoader::load_from_str(text)
-        .map_err(|e| (e.marker().line(), e.info().to_string()))
-}
-
-/// A char YAML 1.2 does not allow in a stream (C0 and C1 controls but tab, line breaks and NEL).
-pub(crate) fn not_yaml_char(c: char) -> bool {
-    c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{85}')
 }
