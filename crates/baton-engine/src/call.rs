@@ -246,8 +246,8 @@ impl Calls<'_> {
             grace: Duration::from_secs(c.policy.grace_secs),
             resume: c.resume.clone(),
         };
-        // Otherwise the journal's count is an estimate: exact counting would load ~30 MB of
-        // vocabulary into the orchestrator for a number that only informs.
+        // Otherwise the journal's count is an estimate: exact counting is BPE over the whole
+        // prompt for a number that only informs.
         let prompt_tokens =
             counted.unwrap_or_else(|| baton_context::tokens::estimate(&prompt) as u64);
         let first = self.agents.run(&c.who, &req);

@@ -96,8 +96,8 @@ pub struct MaskRecord {
     pub tokens: u64,
     #[serde(default)]
     pub tokens_estimated: bool,
-    /// Tokens of what the agent read instead: estimated (a summary of a few hundred tokens,
-    /// where loading the vocabulary would cost more than the masking).
+    /// Tokens of what the agent read instead: always estimated (a summary of a few hundred
+    /// tokens; ARCHITECTURE, masking, says so).
     pub masked_tokens: u64,
 }
 

@@ -1,8 +1,8 @@
 //! How many tokens an output holds, at the cost its use deserves.
 //!
-//! Masking runs on every tool call of every agent (a hook is a whole process), and loading
-//! the o200k_base vocabulary costs tens of milliseconds and ~30 MB: more than reading and
-//! summarising a 165 KB output. So an output is first *estimated* in one cheap pass
+//! Masking runs on every tool call of every agent (a hook is a whole process), and an exact
+//! count is BPE over every piece of the output, about 30 ms of CPU per MB: as much as reading
+//! and summarising it. So an output is first *estimated* in one cheap pass
 //! ([`crate::tokens::estimate`]), and counted exactly only when the estimate cannot tell
 //! which side of the threshold it is on. Every figure that comes from the estimate says so
 //! (`tokens_estimated`).
@@ -51,7 +51,7 @@ pub fn tally(sample: &[u8], bytes: u64, threshold: usize) -> Tally {
 }
 
 /// Estimated tokens of a text shown to an agent (a masked output's summary): a figure for
-/// the mask log, where loading the vocabulary would cost more than the answer.
+/// the mask log, which records it as an estimate (`masked_tokens`).
 pub fn shown(text: &str) -> u64 {
     estimate(text) as u64
 }
