@@ -257,6 +257,25 @@ fn the_verify_queue_and_its_state_files_are_read() {
 fn resuming_a_finished_run_says_so_and_runs_nothing() {
     let p = project();
     let runs = p.path().join(".baton/runs");
+    // A write in `.baton/` that a kill cut short after the run's last event (no pid is that
+    // high), and a live writer's (this test's): the resume, the user's only next step, removes
+    // the first and says so; the second may be a write in progress and stays.
+    let cut_short = p.path().join(".baton/.baton-tmp-99999999-Ab12Cd");
+    let live = p
+        .path()
+        .join(format!(".baton/.baton-tmp-{}-Ef34Gh", std::process::id()));
+    std::fs::write(&cut_short, "# Waiting").unwrap();
+    std::fs::write(&live, "# Waiting").unwrap();
+    p.test()
+        .args(["run", "--resume", EPIC_RUN])
+        .stderr_contains(
+            "note: removed .baton/.baton-tmp-99999999-Ab12Cd, left by a write that was cut short",
+        )
+        .stderr_contains(&format!("run {EPIC_RUN} already finished"))
+        .status(3)
+        .run();
+    assert!(!cut_short.exists() && live.exists());
+    std::fs::remove_file(&live).unwrap();
     for (id, hint) in [
         (EPIC_RUN, "see its summary with `baton status`"),
         (TASK_RUN, "see where its task stands with `baton status`"),

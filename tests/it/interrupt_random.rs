@@ -460,6 +460,8 @@ fn interrupted(e: Engine, seed: u64, want: &Outcome, span: Duration, tally: &mut
     };
     tally.runs += 1;
     let mut steps = 0;
+    // Whether the last invocation was stopped by a signal (no resume after it yet).
+    let mut stopped_last = false;
     while !done(e, &p) {
         steps += 1;
         if steps > k + MAX_RESUMES {
@@ -495,6 +497,7 @@ fn interrupted(e: Engine, seed: u64, want: &Outcome, span: Duration, tally: &mut
                     "SIGINT"
                 };
                 hits.push(format!("{name}@{}ms", delay.as_millis()));
+                stopped_last = true;
                 if sig == libc::SIGKILL {
                     tally.sigkill += 1;
                 } else {
@@ -516,9 +519,24 @@ fn interrupted(e: Engine, seed: u64, want: &Outcome, span: Duration, tally: &mut
             continue;
         }
         tally.resumes += 1;
+        stopped_last = false;
         let (code, out) = finish(&p, &args);
         if code.is_none_or(|c| c > 1) {
             anomaly(format!("resume exited {code:?}: {out}"), &hits);
+            return;
+        }
+    }
+    if stopped_last {
+        // The signal came after the run's last event: its user cannot tell and resumes it,
+        // which says the run is over and removes what the signal cut short.
+        let args = next_args(e, &p);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out) = finish(&p, &args);
+        if code.is_none_or(|c| c > 1) && !out.contains("already finished") {
+            anomaly(
+                format!("resume of the finished run exited {code:?}: {out}"),
+                &hits,
+            );
             return;
         }
     }

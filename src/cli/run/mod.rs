@@ -272,7 +272,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         },
         (None, Some(id)) => {
             // A resumed run is routed by the workflow its journal started.
-            let j = Journal::open(&ctx.project.local_dir(), &id)?;
+            let local = ctx.project.local_dir();
+            let j = Journal::open(&local, &id)?;
+            // What a kill cut short in `.baton/` itself (ATTENTION.md, the current task), also
+            // when the kill came after the run's last event: this resume is then the user's
+            // only next step, and it says the run is finished.
+            let removed = baton_core::fs::remove_stale_temps(&local, std::time::Duration::from_secs(60));
+            baton_core::fs::note_removed_temps(&removed, &ctx.project.dir);
             if let Some(why) = j.closed() {
                 return Err(Error::state(format!("run {id} was closed: {why}")).hint(
                     "it is not continued; start a new run (stories it finished are skipped as done)",
