@@ -3,8 +3,8 @@
 //! tokenizer is not public.
 //!
 //! Both vocabularies are `bpe-openai`'s, which build.rs turns into what this module reads in
-//! place, with nothing decoded at run time ([`layout`]): a hash table of the tokens
-//! ([`vocab`]) and the pre-tokenizer as a ready DFA ([`split`]). So a process that counts one
+//! place, with nothing decoded at run time (`layout`): a hash table of the tokens
+//! (`vocab`) and the pre-tokenizer as a ready DFA (`split`). So a process that counts one
 //! line costs a few page faults, not the tens of milliseconds of deserializing 200K tokens
 //! and compiling a Unicode regex that `bpe-openai` spends on its first count. Unit tests
 //! compare pieces and token ids with `bpe-openai`'s own tokenizers.
