@@ -122,7 +122,9 @@ fn main() {
     let baton = PathBuf::from(env!("CARGO_BIN_EXE_baton"));
     let tmp = tempfile::tempdir().expect("tempdir");
     // A project of its own, so no baton.toml of the machine is read.
+    // A `.git` folder is a repository's top only when it holds HEAD (config::is_repo_top).
     std::fs::create_dir(tmp.path().join(".git")).expect("mkdir");
+    std::fs::write(tmp.path().join(".git/HEAD"), "ref: refs/heads/main\n").expect("write");
 
     let tokens_in = tmp.path().join("ten-mb.txt");
     let text = build_input(&corpus().join("tokens/files"), |_| true, 10 * 1024 * 1024);

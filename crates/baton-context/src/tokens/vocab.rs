@@ -250,6 +250,10 @@ mod tests {
         let c = vocab(Encoding::Cl100kBase);
         assert_eq!(c.rank(b"hello"), Some(15339));
         assert_eq!(c.rank(b" world"), Some(1917));
+        // Every single byte is a token in both: the merges' parts always are (their `expect`).
+        for v in [o, c] {
+            assert!((0..=255u8).all(|b| v.rank(&[b]).is_some()));
+        }
     }
 
     /// The heap merges exactly as the scan does, on pieces of every kind, both encodings.
