@@ -44,6 +44,9 @@ use walk::field_text;
 /// Files larger than this are not parsed (a note says so); parsing is linear but the output
 /// of a generated 100 MB file would help nobody.
 pub const MAX_PARSE_BYTES: usize = 64 * 1024 * 1024;
+/// Files at least this large have their tokens estimated on a thread of their own, beside
+/// the parse.
+const PARALLEL_ESTIMATE_BYTES: usize = 256 * 1024;
 /// Lines shown for a file that has no outline.
 const HEAD_LINES: usize = 10;
 /// Display caps: a signature or doc line longer than this is cut with `…`.
@@ -284,8 +287,18 @@ pub fn outline_with(
             });
             (counter, parsed)
         })
+    } else if code.is_some() && text.len() >= PARALLEL_ESTIMATE_BYTES && crate::cores() > 1 {
+        // The estimate is one cheap pass (~3 ms a MB), but serial: it overlaps the scan for
+        // skippable bodies that comes before the parse.
+        std::thread::scope(|s| {
+            let est = s.spawn(|| estimate::Estimator::new(text));
+            let parsed = code.map(|l| code_items(l, text));
+            let est = est
+                .join()
+                .unwrap_or_else(|_| estimate::Estimator::new(text));
+            (Counts::Estimated(est), parsed)
+        })
     } else {
-        // The estimate is one cheap pass: no thread to hand it to.
         let parsed = code.map(|l| code_items(l, text));
         (Counts::Estimated(estimate::Estimator::new(text)), parsed)
     };

@@ -7,9 +7,10 @@ use super::def::{Table, table};
 use super::walk::{first_error, walk};
 use super::{Item, Lang, python, rust};
 
-/// Files at least this large are parsed in two halves on two threads when a split point is
-/// found (see [`fast_items`]).
-pub(super) const SPLIT_PARSE_BYTES: usize = 256 * 1024;
+/// Texts the parser sees (after skipped bodies) at least this large are parsed in two halves
+/// on two threads when a split point is found (see [`fast_items`]): ~10 ms of parsing, where
+/// a thread costs tens of microseconds.
+pub(super) const SPLIT_PARSE_BYTES: usize = 64 * 1024;
 
 /// Parse and walk: items in document order, plus notes (syntax errors).
 pub(super) fn code_items(lang: Lang, text: &str) -> (Vec<Item>, Vec<String>) {

@@ -255,6 +255,56 @@ impl<'a> Thing<'a> {
 fn ptr(f: fn(u32) -> u32) -> u32 { let g: fn(u32) -> u32 = f; g(1) + g(2) + g(3) + g(4) }
 
 fn unbalanced_later() { let s = "}"; }
+
+/// A doc above a macro: it does not reach the function below.
+lazy!(a, b);
+fn after_macro() {}
+
+macro_rules! m { ($x:expr) => { $x } }
+m!(1);
+m![2];
+m! { 3 }
+#[cfg(test)]
+m!(4);
+fn tail() -> Vec<u8> { fn k() {}
+    m!(5);
+    vec![6] }
+
+pub struct Fields<T: Into<u8>> where T: Copy {
+    a: u8,
+    pub b: Vec<(u8, char)>,
+}
+struct Tuple(u32, String);
+pub enum Kinds { A = 1, B { x: u8 }, C(u8) }
+union U { a: u32, b: f32 }
+const TABLE: [u8; 3] = [1, 2, 3];
+static NAMES: &[&str] = &["{", "}"];
+const _: () = { impl Fields<u8> { fn inside(&self) {} } };
+const BUILT: Options = Options { a: Some(1), b: [0; 4] };
+fn union() -> u8 { let union = 1; union }
+
+// plain above
+/// Doc of a run: this line is shown.
+/// This line's text goes.
+///
+/// So does this one.
+fn documented_run() {}
+
+///
+/// *
+/// First real line after blanks.
+/// cut
+fn blank_first() {}
+
+// plain
+/// doc after a plain comment
+fn mixed() {}
+
+fn sig(
+    // a comment in a signature
+    // and its second line
+    x: u8,
+) {}
 "####;
     texts.push((Lang::Rust, tricky.to_string()));
     // Past SPLIT_PARSE_BYTES: the split into halves is exercised too.
@@ -281,6 +331,29 @@ fn unbalanced_later() { let s = "}"; }
     let holes = rust::skippable_bodies(tricky).expect("balanced");
     assert!(!holes.is_empty());
     assert!(holes.iter().all(|&(s, e)| !tricky[s..e].contains("fn ")));
+    let cut = |t: &str| holes.iter().any(|&(s, e)| &tricky[s..e] == t);
+    // Whole macro statements, fields and constants' values; not a macro under an attribute.
+    for t in ["m!(1);", "m![2];", "m! { 3 }", "m!(5);", "a, b", "4"] {
+        assert!(cut(t), "{t} not cut");
+    }
+    assert!(!cut("m!(4);"));
+    for t in [
+        "pub b: Vec",
+        "B { x: u8 }",
+        "a: u32",
+        "1, 2, 3",
+        "a: Some(1)",
+    ] {
+        assert!(holes.iter().any(|&(s, e)| tricky[s..e].contains(t)), "{t}");
+    }
+    assert!(holes.iter().all(|&(s, e)| !tricky[s..e].contains("inside")));
+    // A doc run's lines after its first with text; not that line, nor a signature's comments.
+    for t in [" This line's text goes.", " So does this one.", " cut"] {
+        assert!(cut(t), "{t} not cut");
+    }
+    for t in ["shown", "First real", "doc after", "second line"] {
+        assert!(holes.iter().all(|&(s, e)| !tricky[s..e].contains(t)), "{t}");
+    }
     // …and the fast parse is what produced the items above, not the fallback.
     let (grammar, tab) = (Lang::Rust.grammar().unwrap(), table(Lang::Rust).unwrap());
     assert!(fast_items(Lang::Rust, &grammar, &tab, tricky).is_some());
@@ -368,7 +441,7 @@ def last():
     return 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12"#;
     texts.push(tricky.to_string());
     let mut big = String::new();
-    while big.len() < 2 * SPLIT_PARSE_BYTES {
+    while big.len() < 8 * SPLIT_PARSE_BYTES {
         for t in texts.clone() {
             big.push_str(&t);
             big.push_str("\n\n");
@@ -489,9 +562,28 @@ mod props {
             "let é = \"ü{\";",
         ]);
         let body = prop::collection::vec(stmt, 0..8).prop_map(|v| v.join("\n    "));
-        prop::collection::vec((body, any::<bool>()), 1..8).prop_map(|fns| {
+        // Items between the functions: macro statements, fields, constants' values.
+        let item = prop::sample::select(vec![
+            "",
+            "m!(1);",
+            "/// Doc.\nm![2];",
+            "#[cfg(test)]\nm!(3);",
+            "m! {\n    4\n}",
+            "m!(x).y();",
+            "struct F<T> where T: Copy {\n    a: T,\n}",
+            "pub enum E { A = 1, B { x: u8 } }",
+            "struct P(u8);",
+            "const K: [u8; 2] = [1, 2];",
+            "static S: &str = \"}\";",
+            "const _: () = { fn hidden() {} };",
+            "// plain\n/// Doc a.\n/// Doc b.",
+            "///\n/// Doc c.\n/// more\n// plain",
+        ]);
+        prop::collection::vec((body, any::<bool>(), item), 1..8).prop_map(|fns| {
             let mut out = String::new();
-            for (i, (b, in_impl)) in fns.iter().enumerate() {
+            for (i, (b, in_impl, item)) in fns.iter().enumerate() {
+                out.push_str(item);
+                out.push('\n');
                 let f = format!("fn f{i}<'a>(x: &'a str) -> usize {{\n    {b}\n    x.len()\n}}\n");
                 if *in_impl {
                     out.push_str(&format!("impl T{i} {{\n{f}}}\n\n"));
