@@ -1,9 +1,9 @@
 //! baton: context management for multi-agent LLM coding workflows.
 //!
-//! The binary's crate: the command line (`cli`), the MCP server (`mcp`), the agent CLIs'
-//! hooks (`hooks`), `baton init` (`init`) and the run reports (`report`). Every operation
-//! lives in the library crates below it (baton-core, baton-store, baton-context,
-//! baton-agent, baton-engine); `cli` only parses arguments, calls them and renders results.
+//! The binary's crate: the command line (`cli`), the agent CLIs' hooks (`hooks`), `baton
+//! init` (`init`) and the run reports (`report`). Every operation lives in the library crates
+//! below it (baton-core, baton-store, baton-context, baton-agent, baton-engine, and
+//! baton-mcp, the MCP server); `cli` only parses arguments, calls them and renders results.
 //! See `docs/ARCHITECTURE.md` for the crate graph.
 
 // stdout is written without panicking on a closed pipe: `outln!`, `Out::emit`.
@@ -13,7 +13,6 @@ pub mod cli;
 pub mod error;
 pub mod hooks;
 pub mod init;
-pub mod mcp;
 pub mod report;
 
 pub use error::{Error, Result};

@@ -6,7 +6,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use baton::mcp::gate::{Verdict, judge};
+use baton_mcp::gate::{Verdict, judge};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 

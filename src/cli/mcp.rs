@@ -24,9 +24,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, _a: Args) -> Result<ExitCode> {
-    crate::mcp::serve(crate::mcp::tools::Ctx {
+    baton_mcp::serve(baton_mcp::tools::Ctx {
         project: ctx.project.clone(),
         store: ctx.store(),
+        log: |tool| eprintln!("baton mcp: {tool}"),
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -59,7 +59,6 @@ mod tokens;
 mod walkthrough;
 mod worker;
 mod workflow;
-pub(crate) use outline::tracked_files;
 pub use output::Out;
 
 /// `baton --version`: the version and the commit it was built from (build.rs).

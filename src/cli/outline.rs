@@ -1,7 +1,7 @@
 //! `baton outline`: the skeleton of source files (definitions, signatures, line ranges, token
 //! counts), or a repository map of a directory; and `baton extract FILE --symbol NAME`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
@@ -65,7 +65,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
     for p in &a.paths {
         let path = Path::new(p);
         if path.is_dir() {
-            let tracked = tracked_files(path)?;
+            let tracked = outline::tracked_files(path)?;
             files.extend(
                 outline::outline_files(&tracked, enc, a.exact_tokens, true)
                     .into_iter()
@@ -101,39 +101,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<ExitCode> {
         Ok(())
     });
     Ok(ExitCode::SUCCESS)
-}
-
-/// Files git tracks under `dir` (run directly, no shell), as paths joined to `dir`.
-pub(crate) fn tracked_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["ls-files", "-z", "--cached", "--", "."])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::not_found("git is not installed")
-                .hint("install git, or outline the files one by one: baton outline FILE…"),
-            _ => Error::io("git", e),
-        })?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::invalid(format!(
-            "{}: cannot list the files git tracks: {}",
-            dir.display(),
-            err.trim()
-        ))
-        .hint(
-            "a directory is mapped through `git ls-files`; outside a repository, name the files",
-        ));
-    }
-    Ok(out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| dir.join(String::from_utf8_lossy(p).as_ref()))
-        .filter(|p| p.is_file())
-        .collect())
 }
 
 #[derive(Serialize)]

@@ -9,6 +9,7 @@ const LAYERS: &[&[&str]] = &[
     &["baton-core"],
     &["baton-store", "baton-context", "baton-agent"],
     &["baton-engine"],
+    &["baton-mcp"],
     &["baton"],
 ];
 

@@ -15,7 +15,7 @@ fn tools_list_answer() -> String {
 }
 
 fn rmcp_free_list() -> Value {
-    serde_json::to_value(baton::mcp::tool_list()).unwrap()
+    serde_json::to_value(baton_mcp::tool_list()).unwrap()
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn the_python_sdk_lists_and_calls_every_tool() {
         .iter()
         .map(|t| t.as_str().unwrap())
         .collect();
-    let ours: Vec<String> = baton::mcp::tools::list()
+    let ours: Vec<String> = baton_mcp::tools::list()
         .iter()
         .map(|t| t.0.to_string())
         .collect();

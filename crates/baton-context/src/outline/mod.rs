@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::tokens::Encoding;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tokens::estimate;
 
 mod count;
@@ -349,6 +349,39 @@ pub fn outline_with(
     }
     o.outline_tokens = render_tokens(&o, enc);
     o
+}
+
+/// Files git tracks under `dir` (run directly, no shell), as paths joined to `dir`.
+pub fn tracked_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["ls-files", "-z", "--cached", "--", "."])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::not_found("git is not installed")
+                .hint("install git, or outline the files one by one: baton outline FILE…"),
+            _ => Error::io("git", e),
+        })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::invalid(format!(
+            "{}: cannot list the files git tracks: {}",
+            dir.display(),
+            err.trim()
+        ))
+        .hint(
+            "a directory is mapped through `git ls-files`; outside a repository, name the files",
+        ));
+    }
+    Ok(out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| dir.join(String::from_utf8_lossy(p).as_ref()))
+        .filter(|p| p.is_file())
+        .collect())
 }
 
 /// Outline many files on a small pool of threads (one per core), in the order given; a file

@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, Result};
 use baton_context::mask::{self, capture};
 use baton_context::tokens::Encoding;
 use baton_core::error::Fault;
+use baton_engine::{Error, Result};
 use baton_store::lang::{self, Command};
 
 /// The tools: name, description, input schema (properties, required).
@@ -194,6 +194,8 @@ pub fn effect(name: &str) -> Effect {
 pub struct Ctx {
     pub project: baton_engine::config::Project,
     pub store: baton_store::Store,
+    /// Told the name of every tool called (the server's log: stdout is the protocol).
+    pub log: fn(&str),
 }
 
 /// A tool's answer: the text, and whether it is an error the model should read.
@@ -455,7 +457,7 @@ fn outline(ctx: &Ctx, a: &Map<String, Value>) -> Result<Answer> {
     let a: FileArgs = args("outline", a)?;
     let path = project_path(ctx, &a.file)?;
     let text = if path.is_dir() {
-        let files = crate::cli::tracked_files(&path)?;
+        let files = outline::tracked_files(&path)?;
         let outlines = outline::outline_files(&files, Encoding::O200kBase, false, true);
         let mut text: String = outlines
             .into_iter()

@@ -1,7 +1,13 @@
-//! `baton mcp`: baton's task store and context tools served over MCP on stdio, with the
-//! official Rust SDK (`rmcp`). At most 12 tools with small schemas ([`tools`]); every answer is
-//! short text in the command language's STATUS/TASK/DATA form, large results go to scratch
-//! files. stdout is the protocol: logging goes to stderr only.
+//! baton-mcp: baton's task store and context tools served over MCP on stdio (`baton mcp`),
+//! with the official Rust SDK (`rmcp`). At most 12 tools with small schemas ([`tools`]); every
+//! answer is short text in the command language's STATUS/TASK/DATA form, large results go to
+//! scratch files. stdout is the protocol: the caller's log function (stderr) says each call.
+//!
+//! Depends on baton-core, baton-store, baton-context and baton-engine (the project's
+//! configuration); the binary's crate starts it. A crate of its own so that the SDK's code
+//! compiles beside the engine rather than inside the binary's crate.
+
+#![cfg_attr(test, allow(clippy::print_stdout, clippy::print_stderr))]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +20,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-use crate::error::{Error, Result};
+use baton_engine::{Error, Result};
 
 pub mod gate;
 pub mod tools;
@@ -95,7 +101,7 @@ impl ServerHandler for Server {
             .as_ref()
             .and_then(|m| m.get_progress_token())
             .or_else(|| context.meta.get_progress_token());
-        eprintln!("baton mcp: {name}");
+        (self.ctx.log)(&name);
         if name == "mask" {
             let m = match tools::parse_mask(&args) {
                 Ok(m) => m,
