@@ -353,12 +353,12 @@ mod tests {
         // A test log's "passed" is no key word; "password" is one of the query, `.env`,
         // key/value, XML element, call-argument, name/value, prose, fetchmail, appSettings,
         // Gradle, SQL, camelCase flag, string constructor, `#define`, fallback literal, plan
-        // change, YAML anchor, COBOL data item, a tool's `set NAME X`, a directive's value and
-        // a literal piped into a password prompt rules, "--password" the argv flag, keychain
-        // and `_pass` key rules too; none of the providers'.
+        // change, YAML anchor, COBOL data item, a tool's `set NAME X`, a directive's value, a
+        // literal piped into a password prompt and typed constant rules, "--password" the argv
+        // flag, keychain and `_pass` key rules too; none of the providers'.
         assert_eq!(n("test result: ok. 3 passed; 0 failed"), 0);
-        assert_eq!(n("password"), 21);
-        assert_eq!(n("--password"), 25);
+        assert_eq!(n("password"), 22);
+        assert_eq!(n("--password"), 26);
         // A long text is searched by the automaton, with the same answer.
         let long = format!("{} GHP_", "x".repeat(5000));
         assert_eq!(n(&long), 1);

@@ -374,10 +374,27 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("useradd -p \"$(mkpasswd -m sha-512 'Mkp4ss-Wd')\" bob", "Mkp4ss-Wd"),
     ("New-LocalUser bob -Password (ConvertTo-SecureString \"Ps-L0cal9\" -AsPlainText -Force)", "Ps-L0cal9"),
     ("printf 'Pr1ntf-Pw\\nPr1ntf-Pw\\n' | passwd bob", "Pr1ntf-Pw"),
+    // The fifteenth held-out set's misses (in other words): Ada's and ABAP's typed constants,
+    // Oracle's export and import tools and their parameter files, DB2's `USING`, SQLCipher's
+    // key.
+    ("Service_Token : String := \"tok-Ada-771\";", "tok-Ada-771"),
+    ("   Db_Secret : constant String := \"Ad4!Const\";", "Ad4!Const"),
+    ("CONSTANTS gc_api_key TYPE string VALUE 'AbapC0nst-9'.", "AbapC0nst-9"),
+    ("imp system/Imp0rt!9@xe full=y", "Imp0rt!9"),
+    ("expdp userid=scott/Par!file3@orcl directory=dp", "Par!file3"),
+    ("db2 ATTACH TO inst1 USER admin USING Att4ch!Pw", "Att4ch!Pw"),
+    ("sqlite> PRAGMA rekey = \"N3wCipher!\";", "N3wCipher!"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
 pub const LOOK_ALIKES: &[&str] = &[
+    // Beside the fifteenth held-out set's shapes.
+    "export/import data between them",
+    "imp and/or exp of the tables",
+    "PRAGMA cipher_page_size = 4096;",
+    "Db_Secret : String := Get_Env (\"DB_SECRET\");",
+    "DATA lv_token TYPE string.",
+    "CONNECT TO sample USER db2inst1",
     "Usage: cli login <token> [options]",
     "docker run -p 8080:80 -u app image",
     "docker login -u me --password-stdin registry.example.com",

@@ -309,6 +309,16 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             ),
             b"${1}${2}[REDACTED]${3}",
         ),
+        // Ada's typed constant, `Api_Password : constant String := "X"`, and ABAP's
+        // `DATA lv_password TYPE string VALUE 'X'`: a type (and a word before it) between the
+        // name and the value. Quoted values only: `:= Get_Env ("…")` is a call.
+        fixed(
+            KEY_WORDS,
+            format!(
+                r#"(?i-u)(\b[a-z0-9_]*{KEY_CORE}[a-z0-9_]*(?:[ \t]*:[ \t]*(?:constant[ \t]+)?[a-z_][a-z0-9_.]*[ \t]*:=|[ \t]+type[ \t]+[a-z_][a-z0-9_]*[ \t]+value)[ \t]*)(["'])[^"'\n]+(["'])"#
+            ),
+            b"${1}${2}[REDACTED]${3}",
+        ),
         // C's `#define DB_PASSWORD "X"`, EDN's and Lisp's `:password "X"`.
         fixed(
             KEY_WORDS,
@@ -330,6 +340,27 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             &["connect", "conn "],
             r"(?i-u)(\bconn(?:ect)?[ \t]+[a-z0-9_$#]+/)[^\s@/]+@",
             b"${1}[REDACTED]@",
+        ),
+        // Oracle's export and import tools take the same `user/X@db` (`exp system/X@prod`,
+        // `imp …`, or a parameter after it: `exp scott/X file=a.dmp`), and their parameter
+        // files `userid=user/X@db`; "export/import" and "and/or" are prose.
+        fixed(
+            &["exp ", "imp ", "userid"],
+            r"(?i-u)(\b(?:(?:exp|imp)(?:[ \t]+-?[a-z]+)*[ \t]+|userid[ \t]*=[ \t]*)[a-z0-9_$#]+/)[^\s@/]+(@|[ \t]+[a-z_]+=)",
+            b"${1}[REDACTED]${2}",
+        ),
+        // DB2's `CONNECT TO db USER name USING X` (and `ATTACH TO node …`).
+        fixed(
+            &["using"],
+            r"(?i-u)(\b(?:connect|attach)[ \t]+to[ \t]+\S+[ \t]+user[ \t]+\S+[ \t]+using[ \t]+)[^\s;]+",
+            b"${1}[REDACTED]",
+        ),
+        // SQLCipher's key: `PRAGMA key = 'X'` (`rekey`, `hexkey`, a schema's `db.key`); not
+        // `PRAGMA key_length`.
+        fixed(
+            &["pragma"],
+            r#"(?i-u)(\bpragma[ \t]+(?:[a-z0-9_]+\.)?(?:re)?(?:hex)?key[ \t]*=[ \t]*)(?:"[^"\n]+"|'[^'\n]+'|[^\s;'"]+)"#,
+            b"${1}'[REDACTED]'",
         ),
         fixed(
             &["auth "],
