@@ -384,10 +384,30 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("expdp userid=scott/Par!file3@orcl directory=dp", "Par!file3"),
     ("db2 ATTACH TO inst1 USER admin USING Att4ch!Pw", "Att4ch!Pw"),
     ("sqlite> PRAGMA rekey = \"N3wCipher!\";", "N3wCipher!"),
+    // The sixteenth held-out set's misses (in other words): OCI's `pass_phrase`, a Wi-Fi
+    // profile's key material, a placeholder's default, a seed phrase, POP3 in a transcript,
+    // net-snmp's `-c`.
+    ("pass_phrase=Oc1!Own-Phrase", "Oc1!Own-Phrase"),
+    ("\"key_material\": \"Km4t!Own-77\"", "Km4t!Own-77"),
+    ("echo ${SECRET_TOKEN:=tok3n-Own-Dflt}", "tok3n-Own-Dflt"),
+    (
+        "recovery_phrase: abandon ability able about above absent absorb abstract absurd abuse access accident",
+        "abandon ability able about above absent absorb abstract absurd abuse access accident",
+    ),
+    ("> PASS Own!Pop3", "Own!Pop3"),
+    ("snmpget -v1 -c 0wn!Comm 192.0.2.1 sysUpTime.0", "0wn!Comm"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
 pub const LOOK_ALIKES: &[&str] = &[
+    // Beside the sixteenth held-out set's shapes.
+    "rwcommunity private 10.0.0.0/8",
+    "snmp-server community public RO",
+    "x1 LOGIN bob {11}",
+    "[System.Environment]::GetEnvironmentVariable('API_TOKEN', 'Machine')",
+    "otpauth://hotp/Issuer:bob?counter=1",
+    "echo ${API_TOKEN:?set API_TOKEN first}",
+    "mnemonic: \"MOV\"",
     // Beside the fifteenth held-out set's shapes.
     "export/import data between them",
     "imp and/or exp of the tables",

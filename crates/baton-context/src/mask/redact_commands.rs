@@ -2,7 +2,7 @@
 //! tools' own flags and positions, network devices' configuration lines, registry logins).
 //! Part of the ordered rule table of `redact_rules` (`RULES`).
 
-use super::redact_rule::{KEY_CORE, Rule, fixed};
+use super::redact_rule::{KEY_CORE, Rule, With, fixed, rule};
 
 pub(super) fn rules() -> Vec<Rule> {
     vec![
@@ -197,8 +197,16 @@ pub(super) fn rules() -> Vec<Rule> {
                 "community",
                 "insecure-password",
             ],
-            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password|snmp-server[ \t]+community|[rw][ow]community6?)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)(?:[^\s"'$%<{0-9]|[0-9][^\s"'])[^\s"']*"#,
+            r#"(?im-u)(\b(?:requirepass|masterauth|insecure-password)[ \t]+["']?|^[ \t]*(?:username[ \t]+\S+[ \t]+(?:privilege[ \t]+[0-9]+[ \t]+)?(?:password|secret)|enable[ \t]+(?:password|secret))[ \t]+(?:[0-9][ \t]+)?)(?:[^\s"'$%<{0-9]|[0-9][^\s"'])[^\s"']*"#,
             b"${1}[REDACTED]",
+        ),
+        // SNMP's community (`snmp-server community X RO`, net-snmp's `rocommunity X`): a
+        // key/value, so that the defaults `public` and `private` stay (they say the device
+        // takes the well-known string).
+        rule(
+            &["community"],
+            r#"(?i-u)(?P<key>(?:\bsnmp-server[ \t]+|\b[rw][ow])(?P<core>community)6?)(?P<sep>[ \t]+["']?)(?P<value>(?:[^\s"'$%<{0-9]|[0-9][^\s"'])[^\s"']*)"#,
+            With::KeyValue,
         ),
         // Redis' ACL (`user app on >X ~* +@all`, `ACL SETUSER app on >X`): `>` adds a password.
         fixed(
@@ -227,9 +235,10 @@ pub(super) fn rules() -> Vec<Rule> {
             b"${1}[REDACTED]",
         ),
         // Passwords on the wire, as a protocol's transcript shows them: IRC's `/msg NickServ
-        // IDENTIFY [account] X`, FTP's and POP3's `PASS X` (a line of its own: a test
-        // runner's `PASS  src/x.test.ts` names a path), IMAP's `a1 LOGIN user X` (a tag of
-        // letters and digits: `User login ann failed`, `3 login attempts failed` are prose), SMTP's
+        // IDENTIFY [account] X`, FTP's and POP3's `PASS X` (a line of its own, maybe after a
+        // transcript's `C:`: a test runner's `PASS  src/x.test.ts` names a path), IMAP's `a1
+        // LOGIN user X` (a tag of letters and digits: `User login ann failed`, `3 login
+        // attempts failed` are prose; `{6}` announces a literal), SMTP's
         // `AUTH PLAIN <base64>` (`250-AUTH PLAIN LOGIN` announces mechanisms).
         fixed(
             &["identify"],
@@ -238,7 +247,7 @@ pub(super) fn rules() -> Vec<Rule> {
         ),
         fixed(
             &["pass ", "login ", "auth plain"],
-            r#"(?m-u)(^PASS[ \t])[^\s/:$][^\s/:]*([ \t\r]*)$|(^(?:[A-Za-z]+[0-9]+|[0-9]+[A-Za-z]+)[A-Za-z0-9.]*[ \t]+(?:LOGIN|login)[ \t]+"?[^\s"]+"?[ \t]+"?)[^\s"$][^\s"]*("?[ \t\r]*)$|(\bAUTH[ \t]+PLAIN[ \t]+)[A-Za-z0-9+/]{8,}={0,2}"#,
+            r#"(?m-u)(^(?:C:[ \t]*|>[ \t]*)?PASS[ \t])[^\s/:$][^\s/:]*([ \t\r]*)$|(^(?:[A-Za-z]+[0-9]+|[0-9]+[A-Za-z]+)[A-Za-z0-9.]*[ \t]+(?:LOGIN|login)[ \t]+"?[^\s"]+"?[ \t]+"?)[^\s"${][^\s"]*("?[ \t\r]*)$|(\bAUTH[ \t]+PLAIN[ \t]+)[A-Za-z0-9+/]{8,}={0,2}"#,
             b"${1}${3}${5}[REDACTED]${2}${4}",
         ),
         // net-snmp's passphrases (`snmpwalk -v3 … -A X -x AES -X Y`: `-A` authentication,
@@ -246,6 +255,8 @@ pub(super) fn rules() -> Vec<Rule> {
         tool_flag(&["snmp"], "snmp[a-z]*", "A"),
         tool_flag(&["snmp"], "snmp[a-z]*", "X"),
         tool_flag(&["ipmitool"], "ipmitool", "P"),
+        // net-snmp's v1/v2c community (`snmpwalk -v2c -c X host`).
+        tool_flag(&["snmp"], "snmp[a-z]*", "c"),
         // A token or password given as a command's word: `cargo login X`, `vault login X`,
         // `snyk auth X`, `rclone obscure X`; `sshpass -f <(echo X)`; a here-string to a password
         // tool (`vncpasswd -f <<< X`).

@@ -424,6 +424,18 @@ pub(super) fn keep_value(caps: &Captures<'_>, next: Option<u8>, open: OpenQuotes
     if names_no_secret(caps) || value_closes_keys_string(caps, open) {
         return true;
     }
+    // A placeholder's default that is a plain word (`${TOKEN:-default}`, `${PW:-changeme}`).
+    if key.starts_with(b"${") && inner.iter().all(u8::is_ascii_alphabetic) {
+        return true;
+    }
+    // SNMP's well-known communities; .NET's `GetEnvironmentVariable("DB_PASSWORD", "User")`
+    // names where to look, not a value.
+    if (core == b"community" && matches!(&lower[..], b"public" | b"private"))
+        || (memchr::memchr(b',', sep).is_some()
+            && matches!(inner, b"User" | b"Machine" | b"Process"))
+    {
+        return true;
+    }
     // `IDENTIFIED BY VALUES '…'`, MySQL's `IDENTIFIED BY PASSWORD '…'`: a keyword.
     if core == b"by" && matches!(&lower[..], b"values" | b"password") {
         return true;

@@ -65,16 +65,17 @@ pub(super) fn fixed(
 }
 
 /// Key words of the key/value rules (KEY_CORE and the `.env` names hold one of them; `passw`
-/// and `passphrase`, not `pass`: every test log says "passed"; `sonar` for SonarQube's
+/// and `passphrase` (`phrase` for OCI's `pass_phrase`), not `pass`: every test log says
+/// "passed"; `sonar` for SonarQube's
 /// `sonar.login`, `crumb` for Jenkins' CSRF crumb, `reporter` for CodeClimate's
 /// `CC_TEST_REPORTER_ID`), with any more anchors a rule needs after them.
 macro_rules! key_words {
     ($($more:literal),*) => {
-        &["secret", "key", "token", "passw", "passphrase", "pwd", "credential", "sonar", "crumb", "reporter", "psk", "storepass" $(, $more)*]
+        &["secret", "key", "token", "passw", "passphrase", "phrase", "pwd", "credential", "sonar", "crumb", "reporter", "psk", "storepass" $(, $more)*]
     };
 }
 pub(super) const KEY_WORDS: &[&str] = key_words!();
 pub(super) use key_words;
 
 /// Key names whose value is a secret, in any case, with `_`, `-` or `.` between words.
-pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|(?:pre)?shared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|client[_.-]?key[_.-]?data|auth[_.-]?(?:key|salt)|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|passphrase|password|passwd|pwd|secret|token|credentials?|(?:key|store)pass)";
+pub(super) const KEY_CORE: &str = r"(?:aws[_.-]?secret[_.-]?access[_.-]?key|client[_.-]?secret|secret[_.-]?key|private[_.-]?key|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|api[_.-]?key|api[_.-]?token|access[_.-]?key|access[_.-]?token|account[_.-]?key|shared[_.-]?access[_.-]?key|license[_.-]?key|(?:pre)?shared[_.-]?key|sonar[_.-]?(?:login|token)|test[_.-]?reporter[_.-]?id|device[_.-]?key|jenkins[_.-]?crumb|client[_.-]?key[_.-]?data|auth[_.-]?(?:key|salt)|(?:wpa[_.-]?)?psk|refresh[_.-]?token|auth[_.-]?token|id[_.-]?token|key[_.-]?material|pass[_.-]?phrase|password|passwd|pwd|secret|token|credentials?|(?:key|store)pass)";

@@ -200,7 +200,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         // A docker config's (and npm's `_auth`) base64 `user:password`.
         fixed(
             &["auth"],
-            r#"(?i-u)((?:\\?["'])?_?auth\\?["']?[ \t]*[:=][ \t]*\\?["']?)[A-Za-z0-9+/]{12,}={0,2}([^(A-Za-z0-9+/=]|$)"#,
+            r#"(?i-u)((?:\\?["']|\b)_?auth\\?["']?[ \t]*[:=][ \t]*\\?["']?)[A-Za-z0-9+/]{12,}={0,2}([^(A-Za-z0-9+/=]|$)"#,
             b"${1}[REDACTED]${2}",
         ),
         // Query parameters: ?token=…&, &password=…
@@ -308,6 +308,23 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
                 r#"(?i-u)(\b[a-z0-9_]*{KEY_CORE}[a-z0-9_]*[ \t]*=[ \t]*(?:new[ \t]+String|String::from|String::new|SecretString::new|SecretString::from|Secret::new|SecretStr::new|Zeroizing::new|Password::new|SecureString)[ \t]*\([ \t]*b?)(["'])[^"'\n]+(["'])"#
             ),
             b"${1}${2}[REDACTED]${3}",
+        ),
+        // A default inside a placeholder: a shell's `${API_KEY:-X}` (`:=`, `-`, `=`); not
+        // `${API_KEY:?message}`, a default that is another variable, or a placeholder word
+        // (`${TOKEN:-default}`: a key/value's judgement).
+        rule(
+            KEY_WORDS,
+            format!(
+                r#"(?i-u)(?P<key>\$\{{[a-z0-9_]*(?P<core>{KEY_CORE})[a-z0-9_]*)(?P<sep>:?[-=])(?P<value>[^}}\s$][^}}\s]*)(?P<tail>\}})"#
+            ),
+            With::KeyValue,
+        ),
+        // A wallet's seed phrase: 12 to 24 words under a name that says so (`mnemonic:`,
+        // `SEED_PHRASE=`, `recovery_phrase`); an assembly `mnemonic: "LDA"` is one word.
+        fixed(
+            &["mnemonic", "phrase"],
+            r#"(?i-u)(\b[a-z0-9_]*(?:mnemonic|seed[_.-]?phrase|recovery[_.-]?phrase|seed[_.-]?words)[a-z0-9_]*\\?["']?[ \t]*[:=][ \t]*\\?["']?)(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}"#,
+            b"${1}[REDACTED]",
         ),
         // Ada's typed constant, `Api_Password : constant String := "X"`, and ABAP's
         // `DATA lv_password TYPE string VALUE 'X'`: a type (and a word before it) between the
