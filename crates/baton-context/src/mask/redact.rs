@@ -354,12 +354,12 @@ mod tests {
         // key/value, XML element, call-argument, name/value, prose, fetchmail, appSettings,
         // Gradle, SQL, camelCase flag, string constructor, `#define`, fallback literal, plan
         // change, YAML anchor, COBOL data item, a tool's `set NAME X`, a directive's value, a
-        // literal piped into a password prompt, typed constant and placeholder default rules,
-        // "--password" the argv flag, keychain and `_pass` key rules too; none of the
-        // providers'.
+        // literal piped into a password prompt, typed constant, placeholder default and
+        // recovery password rules, "--password" the argv flag, keychain and `_pass` key rules
+        // too; none of the providers'.
         assert_eq!(n("test result: ok. 3 passed; 0 failed"), 0);
-        assert_eq!(n("password"), 23);
-        assert_eq!(n("--password"), 27);
+        assert_eq!(n("password"), 24);
+        assert_eq!(n("--password"), 28);
         // A long text is searched by the automaton, with the same answer.
         let long = format!("{} GHP_", "x".repeat(5000));
         assert_eq!(n(&long), 1);

@@ -378,7 +378,7 @@ pub const SECRETS: &[(&str, &str)] = &[
     // Oracle's export and import tools and their parameter files, DB2's `USING`, SQLCipher's
     // key.
     ("Service_Token : String := \"tok-Ada-771\";", "tok-Ada-771"),
-    ("   Db_Secret : constant String := \"Ad4!Const\";", "Ad4!Const"),
+    ("Db_Secret : constant String := \"Ad4!Const\";", "Ad4!Const"),
     ("CONSTANTS gc_api_key TYPE string VALUE 'AbapC0nst-9'.", "AbapC0nst-9"),
     ("imp system/Imp0rt!9@xe full=y", "Imp0rt!9"),
     ("expdp userid=scott/Par!file3@orcl directory=dp", "Par!file3"),
@@ -396,10 +396,30 @@ pub const SECRETS: &[(&str, &str)] = &[
     ),
     ("> PASS Own!Pop3", "Own!Pop3"),
     ("snmpget -v1 -c 0wn!Comm 192.0.2.1 sysUpTime.0", "0wn!Comm"),
+    // The seventeenth held-out set's misses (in other words): a token table's `Secret ID`,
+    // BitLocker's recovery password, a password echoed into smbpasswd, the flags of vmrun,
+    // winrs and influx, rar's header password, mosquitto_passwd's `-b`.
+    ("Secret ID: 0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0", "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"),
+    (
+        "RecoveryPassword : 111111-222222-333333-444444-555555-666666-777777-888888",
+        "111111-222222-333333-444444-555555-666666-777777-888888",
+    ),
+    ("printf 'Own!Smb3\\nOwn!Smb3\\n' | smbpasswd -s ann", "Own!Smb3"),
+    ("vmrun -gu root -gp Own!Vmrun list", "Own!Vmrun"),
+    ("winrs -r:host -u:me -password:Own!Winrs dir", "Own!Winrs"),
+    ("influx setup -u admin -p Own!Influx -o org -b b -f", "Own!Influx"),
+    ("rar a -m5 -hpOwn!RarHp out.rar in/", "Own!RarHp"),
+    ("mosquitto_passwd -b pw.txt dev Own!Mqtt", "Own!Mqtt"),
 ];
 
 /// Ordinary text that only looks like a secret; it must survive unchanged.
 pub const LOOK_ALIKES: &[&str] = &[
+    // Beside the seventeenth held-out set's shapes.
+    "Accessor ID: 0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",
+    "influx write -b metrics -p s \"cpu v=1\"",
+    "rar a -hp out.rar in/",
+    "vmrun list",
+    "ISBN-13 grouped 111111-222222",
     // Beside the sixteenth held-out set's shapes.
     "rwcommunity private 10.0.0.0/8",
     "snmp-server community public RO",

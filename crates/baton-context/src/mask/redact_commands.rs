@@ -107,7 +107,7 @@ pub(super) fn rules() -> Vec<Rule> {
         ),
         fixed(
             &["7z", "rar"],
-            r#"(?-u)(\b(?:7z|7za|7zz|7zr|unrar|rar)\b[^\n]*?[ \t]-p)[^\s"'$%-][^\s"']*"#,
+            r#"(?-u)(\b(?:7z|7za|7zz|7zr|unrar|rar)\b[^\n]*?[ \t]-h?p)[^\s"'$%-][^\s"']*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -116,8 +116,8 @@ pub(super) fn rules() -> Vec<Rule> {
             b"${1}[REDACTED]",
         ),
         fixed(
-            &["htpasswd"],
-            r#"(?-u)(\bhtpasswd[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:-[a-zA-Z]+[ \t]+)*(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
+            &["htpasswd", "mosquitto_passwd"],
+            r#"(?-u)(\b(?:htpasswd|mosquitto_passwd)[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:-[a-zA-Z]+[ \t]+)*(?:[^\s-][^\s]*[ \t]+){1,2})[^\s$%]\S*"#,
             b"${1}[REDACTED]",
         ),
         fixed(
@@ -257,6 +257,16 @@ pub(super) fn rules() -> Vec<Rule> {
         tool_flag(&["ipmitool"], "ipmitool", "P"),
         // net-snmp's v1/v2c community (`snmpwalk -v2c -c X host`).
         tool_flag(&["snmp"], "snmp[a-z]*", "c"),
+        // VMware's guest password (`vmrun -gu ann -gp X`), WinRM's shell (`winrs -p:X`),
+        // InfluxDB's user commands (`influx user password -n ann -p X`; `influx write -p s` is a
+        // precision).
+        tool_flag(&["vmrun"], "vmrun", "gp"),
+        tool_flag(&["winrs"], "winrs", "p(?:assword)?:"),
+        tool_flag(
+            &["influx"],
+            r"influx[ \t]+(?:setup|user[ \t]+(?:create|password))",
+            "p",
+        ),
         // A token or password given as a command's word: `cargo login X`, `vault login X`,
         // `snyk auth X`, `rclone obscure X`; `sshpass -f <(echo X)`; a here-string to a password
         // tool (`vncpasswd -f <<< X`).

@@ -38,8 +38,10 @@ pub(super) fn group0<'h>(caps: &Captures<'h>) -> &'h [u8] {
     caps.get(0).map_or(&[], |m| m.as_bytes())
 }
 
-/// Words that name a type, not a value (`apiKey: string`, `api_key: str`).
+/// Words that name a type, not a value (`apiKey: string`, `api_key: str`), and Ada's
+/// `constant` before one (`Api_Token : constant String := …`).
 const TYPE_NAMES: &[&[u8]] = &[
+    b"constant",
     b"string",
     b"str",
     b"number",

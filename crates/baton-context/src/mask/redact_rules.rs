@@ -326,6 +326,20 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
             r#"(?i-u)(\b[a-z0-9_]*(?:mnemonic|seed[_.-]?phrase|recovery[_.-]?phrase|seed[_.-]?words)[a-z0-9_]*\\?["']?[ \t]*[:=][ \t]*\\?["']?)(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}"#,
             b"${1}[REDACTED]",
         ),
+        // Nomad's and Consul's token tables: `Secret ID = <uuid>` (the `Accessor ID` beside it
+        // names the token, and stays).
+        fixed(
+            &["secret"],
+            r"(?i-u)(\bsecret[ \t]+id[ \t]*[=:][ \t]*)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            b"${1}[REDACTED]",
+        ),
+        // BitLocker's recovery password: eight groups of six digits, under a line that names it
+        // (`Recovery Password:`, `RecoveryPassword :`, manage-bde's `Password:`).
+        fixed(
+            &["passw", "recovery"],
+            r"(?-u)\b[0-9]{6}(?:-[0-9]{6}){7}\b",
+            b"[REDACTED]",
+        ),
         // Ada's typed constant, `Api_Password : constant String := "X"`, and ABAP's
         // `DATA lv_password TYPE string VALUE 'X'`: a type (and a word before it) between the
         // name and the value. Quoted values only: `:= Get_Env ("…")` is a call.
@@ -392,7 +406,7 @@ pub(super) static RULES: LazyLock<Rules> = LazyLock::new(|| {
         ),
         fixed(
             &["sudo", "stdin", "passw"],
-            r#"(?-u)(\b(?:echo|printf)[ \t]+(?:-[ne][ \t]+)?(["']?))[^\s'"$][^'"\n|]*?((?:\\n)?["']?[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S\b|[^\n|]*--password-stdin|passwd\b))"#,
+            r#"(?-u)(\b(?:echo|printf)[ \t]+(?:-[ne][ \t]+)?(["']?))[^\s'"$][^'"\n|]*?((?:\\n)?["']?[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-[a-zA-Z]+[ \t]+)*-[a-zA-Z]*S\b|[^\n|]*--password-stdin|(?:smb)?passwd\b))"#,
             b"${1}[REDACTED]${3}",
         ),
         // Postfix's `sasl_passwd` (`[smtp.example.com]:587 me@example.com:X`), fetchmail's
