@@ -25,6 +25,7 @@ mod redact_commands;
 mod redact_fallback;
 mod redact_files;
 mod redact_keep;
+mod redact_logins;
 mod redact_next;
 mod redact_prefixes;
 mod redact_providers;

@@ -1,7 +1,8 @@
 //! One redaction rule: its literal anchors, its regex (compiled on first use), and what replaces
-//! a match. The table of rules is `redact_rules::RULES`, with the commands', credential
-//! files' and providers' parts in `redact_commands`, `redact_files` and `redact_prefixes`; the
-//! names of secrets they all build on (`KEY_CORE`, `KEY_WORDS`) are here, below every part.
+//! a match. The table of rules is `redact_rules::RULES`, with the commands', databases'
+//! logins', credential files' and providers' parts in `redact_commands`, `redact_logins`,
+//! `redact_files` and `redact_prefixes`; the names of secrets they all build on (`KEY_CORE`,
+//! `KEY_WORDS`) are here, below every part.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
